@@ -1,0 +1,259 @@
+"""The ``checker.ini`` body definition: board wire facts, channels, calibrations, postures.
+
+The format is documented in ``docs/body.md``. Every parse error names the file and line.
+Sections::
+
+    [board]     port, baud, channels (the channel count)
+    [safety]    max_speed (units/s default), lip_active_fraction
+    [channels]  N = name default min max [role=R] [speed=U] [zero=U rad=R] [closed=U]
+    [posture NAME]  channel_name = value   (one section per named posture)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from anima.body.model import BoardInfo, Body, Calibration, Channel, Posture, Role
+from anima.errors import BodyDefinitionError, ConfigError
+
+DEFAULT_BODY = "nadine_checker.ini"
+_ROLES = {r.value: r for r in Role}
+_CHANNEL_KEYS = ("role", "speed", "zero", "rad", "closed")
+
+
+@dataclass
+class _Draft:
+    port: str = ""
+    baud: int = 115200
+    count: int | None = None
+    count_line: int = 0
+    max_speed: float = 600.0
+    lip_active_fraction: float = 0.15
+    channels: dict[int, tuple[int, Channel]] = field(default_factory=dict)
+    postures: dict[str, tuple[int, dict[str, tuple[int, float]]]] = field(default_factory=dict)
+
+
+def default_body_path() -> Path:
+    """The Nadine-like 28-channel definition shipped in the package."""
+    return Path(str(resources.files("anima.body") / "data" / DEFAULT_BODY))
+
+
+def load_body(path: str | Path | None = None) -> Body:
+    """Parse a ``checker.ini`` file (the shipped Nadine body when ``path`` is None)."""
+    p = Path(path) if path is not None else default_body_path()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BodyDefinitionError(str(p), None, f"cannot read: {exc.strerror or exc}") from exc
+    return parse_body(text, source=str(p))
+
+
+def parse_body(text: str, source: str = "<string>") -> Body:
+    """Parse ``checker.ini`` text; ``source`` names it in error messages."""
+    draft = _Draft()
+    section: str | None = None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = _strip_comment(raw)
+        if not line:
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):
+                raise BodyDefinitionError(source, lineno, f"unterminated section header {line!r}")
+            section = line[1:-1].strip()
+            if section.startswith("posture "):
+                name = section[len("posture ") :].strip()
+                if not name:
+                    raise BodyDefinitionError(source, lineno, "posture section without a name")
+                if name in draft.postures:
+                    raise BodyDefinitionError(source, lineno, f"duplicate posture {name!r}")
+                draft.postures[name] = (lineno, {})
+            elif section not in ("board", "safety", "channels"):
+                raise BodyDefinitionError(source, lineno, f"unknown section [{section}]")
+            continue
+        if "=" not in line:
+            raise BodyDefinitionError(source, lineno, f"expected 'key = value', got {line!r}")
+        key, value = (part.strip() for part in line.split("=", 1))
+        if section is None:
+            raise BodyDefinitionError(source, lineno, "entry before any [section]")
+        if section == "board":
+            _board_entry(draft, key, value, source, lineno)
+        elif section == "safety":
+            _safety_entry(draft, key, value, source, lineno)
+        elif section == "channels":
+            _channel_entry(draft, key, value, source, lineno)
+        else:
+            posture = draft.postures[section[len("posture ") :].strip()][1]
+            if key in posture:
+                raise BodyDefinitionError(source, lineno, f"channel {key!r} set twice in posture")
+            posture[key] = (lineno, _number(value, f"posture value for {key!r}", source, lineno))
+    return _finish(draft, source)
+
+
+def _strip_comment(raw: str) -> str:
+    for marker in (";", "#"):
+        cut = raw.find(marker)
+        if cut >= 0:
+            raw = raw[:cut]
+    return raw.strip()
+
+
+def _number(text: str, what: str, source: str, lineno: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BodyDefinitionError(source, lineno, f"{what}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise BodyDefinitionError(source, lineno, f"{what}: {text!r} is not finite")
+    return value
+
+
+def _integer(text: str, what: str, source: str, lineno: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise BodyDefinitionError(source, lineno, f"{what}: {text!r} is not an integer") from None
+
+
+def _board_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
+    if key == "port":
+        draft.port = value
+    elif key == "baud":
+        draft.baud = _integer(value, "baud", source, lineno)
+        if draft.baud <= 0:
+            raise BodyDefinitionError(source, lineno, f"baud must be > 0, got {draft.baud}")
+    elif key == "channels":
+        draft.count = _integer(value, "channels", source, lineno)
+        draft.count_line = lineno
+        if draft.count <= 0:
+            raise BodyDefinitionError(source, lineno, f"channels must be > 0, got {draft.count}")
+    else:
+        raise BodyDefinitionError(source, lineno, f"unknown [board] key {key!r}")
+
+
+def _safety_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
+    if key == "max_speed":
+        draft.max_speed = _number(value, "max_speed", source, lineno)
+        if draft.max_speed <= 0:
+            raise BodyDefinitionError(source, lineno, "max_speed must be > 0")
+    elif key == "lip_active_fraction":
+        draft.lip_active_fraction = _number(value, "lip_active_fraction", source, lineno)
+        if not 0.0 < draft.lip_active_fraction < 1.0:
+            raise BodyDefinitionError(source, lineno, "lip_active_fraction must be in (0, 1)")
+    else:
+        raise BodyDefinitionError(source, lineno, f"unknown [safety] key {key!r}")
+
+
+def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
+    number = _integer(key, "channel number", source, lineno)
+    if number < 1:
+        raise BodyDefinitionError(source, lineno, f"channel numbers start at 1, got {number}")
+    if number in draft.channels:
+        first = draft.channels[number][0]
+        raise BodyDefinitionError(source, lineno, f"channel {number} defined again (first: {first})")
+    fields = value.split()
+    if len(fields) < 4:
+        raise BodyDefinitionError(
+            source, lineno, f"channel {number}: expected 'name default min max', got {value!r}"
+        )
+    name = fields[0]
+    default, lo, hi = (
+        _number(f, f"channel {number} {label}", source, lineno)
+        for f, label in zip(fields[1:4], ("default", "min", "max"), strict=True)
+    )
+    extras: dict[str, str] = {}
+    for item in fields[4:]:
+        k, sep, v = item.partition("=")
+        if not sep or k not in _CHANNEL_KEYS:
+            raise BodyDefinitionError(
+                source,
+                lineno,
+                f"channel {number}: unknown option {item!r} (options: {', '.join(_CHANNEL_KEYS)})",
+            )
+        extras[k] = v
+    role = Role.OTHER
+    if "role" in extras:
+        try:
+            role = _ROLES[extras["role"]]
+        except KeyError:
+            raise BodyDefinitionError(
+                source,
+                lineno,
+                f"channel {number}: unknown role {extras['role']!r} (roles: {', '.join(_ROLES)})",
+            ) from None
+    calibration = None
+    if ("zero" in extras) != ("rad" in extras):
+        raise BodyDefinitionError(source, lineno, f"channel {number}: zero= and rad= go together")
+    try:
+        if "zero" in extras:
+            calibration = Calibration(
+                zero=_number(extras["zero"], "zero", source, lineno),
+                rad_per_unit=_number(extras["rad"], "rad", source, lineno),
+            )
+        channel = Channel(
+            name=name,
+            default=default,
+            min=lo,
+            max=hi,
+            role=role,
+            max_speed=_number(extras["speed"], "speed", source, lineno) if "speed" in extras else None,
+            calibration=calibration,
+            closed=_number(extras["closed"], "closed", source, lineno) if "closed" in extras else None,
+        )
+    except ConfigError as exc:
+        if isinstance(exc, BodyDefinitionError):
+            raise
+        raise BodyDefinitionError(source, lineno, str(exc)) from None
+    draft.channels[number] = (lineno, channel)
+
+
+def _finish(draft: _Draft, source: str) -> Body:
+    if not draft.channels:
+        raise BodyDefinitionError(source, None, "no [channels] defined")
+    count = draft.count if draft.count is not None else max(draft.channels)
+    beyond = [n for n in draft.channels if n > count]
+    if beyond:
+        n = min(beyond)
+        raise BodyDefinitionError(
+            source, draft.channels[n][0], f"channel {n} is beyond the board's {count} channels"
+        )
+    missing = [n for n in range(1, count + 1) if n not in draft.channels]
+    if missing:
+        raise BodyDefinitionError(
+            source, draft.count_line or None, f"channels {missing} are not defined"
+        )
+    channels = tuple(draft.channels[n][1] for n in range(1, count + 1))
+    names = {ch.name for ch in channels}
+    postures: dict[str, Posture] = {}
+    for pname, (_, entries) in draft.postures.items():
+        for cname, (lineno, value) in entries.items():
+            if cname not in names:
+                raise BodyDefinitionError(
+                    source, lineno, f"posture {pname!r}: unknown channel {cname!r}"
+                )
+            ch = next(c for c in channels if c.name == cname)
+            if not ch.min <= value <= ch.max:
+                raise BodyDefinitionError(
+                    source,
+                    lineno,
+                    f"posture {pname!r}: {cname} = {value:g} is outside [{ch.min:g}, {ch.max:g}]",
+                )
+        postures[pname] = Posture(name=pname, values={k: v for k, (_, v) in entries.items()})
+    postures.setdefault(
+        "default", Posture(name="default", values={ch.name: ch.default for ch in channels})
+    )
+    try:
+        return Body(
+            channels=channels,
+            postures=postures,
+            default_max_speed=draft.max_speed,
+            lip_active_fraction=draft.lip_active_fraction,
+            board=BoardInfo(port=draft.port, baud=draft.baud),
+            source=source,
+        )
+    except BodyDefinitionError:
+        raise
+    except ConfigError as exc:
+        raise BodyDefinitionError(source, None, str(exc)) from None

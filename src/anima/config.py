@@ -1,0 +1,238 @@
+"""Typed, frozen configuration, loaded from YAML and the environment at the edge.
+
+Every section is a keyword-only frozen dataclass validated in ``__post_init__``. Loading::
+
+    cfg = load_config("anima.yaml")          # file values over defaults
+    ANIMA_MOTION__RATE_HZ=50 anima serve     # environment over file: ANIMA_<SECTION>__<KEY>
+
+Environment values are parsed as YAML scalars (``50``, ``true``, ``[2, 5]``). Unknown keys and
+wrong types are errors that name the key (``motion.rate_hz``) and where it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, Union
+
+import yaml
+
+from anima.errors import ConfigError
+
+ENV_PREFIX = "ANIMA_"
+
+
+def _positive(section: str, **values: float) -> None:
+    for key, value in values.items():
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{section}.{key} must be a finite number > 0, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BreathingConfig:
+    enabled: bool = True  # a slow rise and fall of the head while idle
+    period_s: float = 5.0  # one breath, seconds
+    amplitude_rad: float = 0.015  # neck pitch swing, radians (0.015 ≈ 0.9°)
+
+    def __post_init__(self) -> None:
+        _positive("motion.breathing", period_s=self.period_s)
+        if not (math.isfinite(self.amplitude_rad) and 0 <= self.amplitude_rad <= 0.2):
+            raise ConfigError("motion.breathing.amplitude_rad must be in [0, 0.2] radians")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlinkConfig:
+    enabled: bool = True  # spontaneous blinks while the eyelids are free
+    interval_s: tuple[float, float] = (2.5, 6.0)  # random gap between blinks, seconds
+    close_s: float = 0.07  # lids closing, seconds
+    hold_s: float = 0.03  # lids shut, seconds
+    open_s: float = 0.12  # lids reopening, seconds
+
+    def __post_init__(self) -> None:
+        lo, hi = self.interval_s
+        if not (0 < lo <= hi and math.isfinite(hi)):
+            raise ConfigError(f"motion.blink.interval_s must be 0 < min ≤ max, got {lo}, {hi}")
+        _positive("motion.blink", close_s=self.close_s, open_s=self.open_s)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionConfig:
+    rate_hz: float = 100.0  # control loop rate
+    blend_s: float = 0.2  # min-jerk blend from the last commanded frame into every move
+    stop_s: float = 0.15  # clear()/stop: time to decelerate to a hold
+    idle_handback_s: float = 0.4  # a channel released by a move blends back into idle this fast
+    offset_bandwidth_hz: float = 4.0  # smoothing of secondary offsets (20–30 Hz sources)
+    offset_max_rate_rad_s: float = 2.5  # slew limit of offset head rotation
+    spin_s: float = 0.0003  # final part of each wait spent spinning for a precise wake-up
+    stats_window: int = 16384  # ticks kept for the percentiles of engine.stats()
+    breathing: BreathingConfig = field(default_factory=BreathingConfig)
+    blink: BlinkConfig = field(default_factory=BlinkConfig)
+
+    def __post_init__(self) -> None:
+        _positive(
+            "motion",
+            rate_hz=self.rate_hz,
+            blend_s=self.blend_s,
+            stop_s=self.stop_s,
+            idle_handback_s=self.idle_handback_s,
+            offset_bandwidth_hz=self.offset_bandwidth_hz,
+            offset_max_rate_rad_s=self.offset_max_rate_rad_s,
+        )
+        if self.rate_hz > 1000:
+            raise ConfigError(f"motion.rate_hz must be ≤ 1000, got {self.rate_hz}")
+        if self.offset_bandwidth_hz > 0.06 * self.rate_hz:
+            raise ConfigError(
+                f"motion.offset_bandwidth_hz must be ≤ {0.06 * self.rate_hz:g} at "
+                f"{self.rate_hz:g} Hz, got {self.offset_bandwidth_hz}"
+            )
+        if not 0 <= self.spin_s < 0.5 / self.rate_hz:
+            raise ConfigError("motion.spin_s must be ≥ 0 and under half a period")
+        if self.stats_window < 16:
+            raise ConfigError("motion.stats_window must be ≥ 16")
+
+    @property
+    def period(self) -> float:
+        return 1.0 / self.rate_hz
+
+
+@dataclass(frozen=True, kw_only=True)
+class BodyConfig:
+    checker_ini: str | None = None  # body definition file; None = the shipped Nadine body
+    rest_posture: str = "rest"  # where `anima serve` eases the body before exiting
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriverConfig:
+    type: str = "sim"  # which driver: see anima.drivers.DRIVERS
+    record: str | None = None  # sim: write every sent frame to this JSON Lines file
+    history: int = 1000  # sim: frames kept in memory
+
+    def __post_init__(self) -> None:
+        if self.history < 1:
+            raise ConfigError(f"driver.history must be ≥ 1, got {self.history}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeConfig:
+    status_interval_s: float = 5.0  # one-line status log period
+    shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
+
+    def __post_init__(self) -> None:
+        _positive("serve", status_interval_s=self.status_interval_s, shutdown_s=self.shutdown_s)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnimaConfig:
+    body: BodyConfig = field(default_factory=BodyConfig)
+    motion: MotionConfig = field(default_factory=MotionConfig)
+    driver: DriverConfig = field(default_factory=DriverConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    log_level: str = "INFO"  # logging level name
+
+    def __post_init__(self) -> None:
+        if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ConfigError(f"log_level must be a logging level name, got {self.log_level!r}")
+
+
+T = TypeVar("T")
+
+
+def load_config(
+    path: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> AnimaConfig:
+    """Defaults, then the YAML file (if any), then ``ANIMA_*`` environment variables."""
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        p = Path(path)
+        try:
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read config: {exc.strerror or exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{p}: invalid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{p}: the top level must be a mapping")
+        data = loaded or {}
+        source = str(p)
+    _merge_env(data, os.environ if env is None else env)
+    return from_dict(AnimaConfig, data, source)
+
+
+def _merge_env(data: dict[str, Any], env: Mapping[str, str]) -> None:
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name == "ANIMA_CONFIG":
+            continue
+        keys = [k.lower() for k in name[len(ENV_PREFIX) :].split("__")]
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        node = data
+        for key in keys[:-1]:
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"environment {name}: {key} is not a section")
+            node = child
+        node[keys[-1]] = value
+
+
+def from_dict(cls: type[T], data: Mapping[str, Any], source: str = "config", prefix: str = "") -> T:
+    """Build dataclass ``cls`` from plain data, checking keys and types; errors name the key."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: {prefix or 'config'} must be a mapping, got {data!r}")
+    assert dataclasses.is_dataclass(cls)
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key {prefix}{unknown[0]} (known: {', '.join(sorted(fields))})"
+        )
+    kwargs = {
+        name: _coerce(hints[name], value, source, f"{prefix}{name}") for name, value in data.items()
+    }
+    try:
+        return cls(**kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _coerce(tp: Any, value: Any, source: str, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(inner[0], value, source, key)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return from_dict(tp, value, source, prefix=f"{key}.")
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(value, list | tuple) or len(value) != len(args):
+            raise ConfigError(f"{source}: {key} must be a list of {len(args)} values, got {value!r}")
+        return tuple(_coerce(a, v, source, f"{key}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"{source}: {key}: unsupported config type {tp!r}")

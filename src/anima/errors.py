@@ -1,0 +1,85 @@
+"""The one exception tree of anima.
+
+Every error anima raises on purpose derives from :class:`AnimaError`, so a caller can catch
+everything anima-specific in one place, or one branch precisely::
+
+    AnimaError
+    ├── ConfigError                 bad configuration value or file (names the key or file:line)
+    │   └── BodyDefinitionError     a checker.ini / body definition that does not parse
+    ├── InvalidCommandError         a command with bad arguments (also a ValueError)
+    │   ├── NonFiniteValueError     NaN or ±inf where a number was expected
+    │   ├── UnknownChannelError     a channel name or index the body does not have
+    │   └── UnknownPostureError     a posture name the body does not have
+    ├── EStopActiveError            a move was refused because the emergency stop is latched
+    ├── DriverError                 the robot driver failed (connect, send)
+    │   └── NotConnectedError       send() before connect() or after disconnect()
+    ├── EngineStateError            start/stop misuse of the motion engine or runtime
+    └── MissingDependencyError      an optional extra is not installed (says which one)
+
+Errors carry context in their message: which key, which channel, which line of which file.
+"""
+
+from __future__ import annotations
+
+
+class AnimaError(Exception):
+    """Root of every error anima raises on purpose."""
+
+
+class ConfigError(AnimaError):
+    """A configuration value or file is invalid; the message names the key or file and line."""
+
+
+class BodyDefinitionError(ConfigError):
+    """A body definition (``checker.ini``) does not parse; the message names file and line."""
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class InvalidCommandError(AnimaError, ValueError):
+    """A command's arguments are invalid. Also a ``ValueError`` so generic callers catch it."""
+
+
+class NonFiniteValueError(InvalidCommandError):
+    """A NaN or infinite value was given where a finite number is required."""
+
+
+class UnknownChannelError(InvalidCommandError):
+    """A channel name or index that the body does not define."""
+
+
+class UnknownPostureError(InvalidCommandError):
+    """A posture name that the body does not define."""
+
+
+class EStopActiveError(AnimaError):
+    """The emergency stop is latched: new moves are refused until ``reset()``."""
+
+
+class DriverError(AnimaError):
+    """The robot driver failed to connect or to send a frame."""
+
+
+class NotConnectedError(DriverError):
+    """The driver was used before ``connect()`` or after ``disconnect()``."""
+
+
+class EngineStateError(AnimaError):
+    """The engine or runtime was started twice, stopped before start, or similar misuse."""
+
+
+class MissingDependencyError(AnimaError):
+    """An optional capability's package is not installed; the message gives the install hint."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"the optional package {package!r} is not installed; "
+            f"install it with: pip install 'anima[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra

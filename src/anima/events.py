@@ -1,0 +1,133 @@
+"""The event hub: how the runtime tells the world what happened.
+
+Producers (the motion engine's tick among them) call :meth:`EventHub.publish`, which only
+enqueues and never blocks. A dispatcher thread owned by the hub delivers events to
+subscribers, so a slow subscriber can never stall the 100 Hz loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of all events; ``kind`` is the stable name front doors publish it under."""
+
+    kind: ClassVar[str] = "event"
+    t: float = 0.0  # engine clock seconds when it happened (0 when not tied to a tick)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoveStarted(Event):
+    kind: ClassVar[str] = "move_started"
+    name: str
+    duration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoveFinished(Event):
+    kind: ClassVar[str] = "move_finished"
+    name: str
+    cut: bool  # False: it ran to its end; True: cleared, preempted or estopped
+    reason: str = ""  # why it was cut
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineFault(Event):
+    """Something the engine refused or survived (a bad override source, a driver error…)."""
+
+    kind: ClassVar[str] = "engine_fault"
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EStopChanged(Event):
+    kind: ClassVar[str] = "estop"
+    active: bool
+
+
+Handler = Callable[[Event], None]
+
+
+@dataclass
+class _Subscription:
+    handler: Handler
+    kinds: frozenset[str] | None = field(default=None)
+
+
+class EventHub:
+    """Publish/subscribe with asynchronous delivery on one dispatcher thread."""
+
+    def __init__(self) -> None:
+        self._subs: list[_Subscription] = []
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def subscribe(self, handler: Handler, *kinds: str) -> Callable[[], None]:
+        """Call ``handler`` for events of ``kinds`` (all when none given); returns unsubscribe."""
+        sub = _Subscription(handler, frozenset(kinds) if kinds else None)
+        with self._lock:
+            self._subs.append(sub)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if sub in self._subs:
+                    self._subs.remove(sub)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        """Enqueue ``event``; never blocks."""
+        self._queue.put(event)
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="anima-events", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        if self._thread is None:
+            return
+        self._queue.put(None)
+        self._thread.join(timeout)
+        self._thread = None
+
+    def drain(self) -> int:
+        """Deliver everything queued, on the calling thread (for tests and single-threaded use)."""
+        n = 0
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return n
+            if event is not None:
+                self._deliver(event)
+                n += 1
+
+    def _run(self) -> None:
+        while True:
+            event = self._queue.get()
+            if event is None:
+                return
+            self._deliver(event)
+
+    def _deliver(self, event: Event) -> None:
+        with self._lock:
+            subs = list(self._subs)
+        for sub in subs:
+            if sub.kinds is None or event.kind in sub.kinds:
+                try:
+                    sub.handler(event)
+                except Exception:
+                    log.exception("event handler %r failed on %s", sub.handler, event.kind)

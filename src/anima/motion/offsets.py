@@ -1,0 +1,180 @@
+"""Secondary offsets: additive, named, latest-value-wins inputs (gaze, speech sway, perception).
+
+Sources update at their own rate (20–30 Hz is typical) from their own threads. Each update
+replaces that source's *target*; the engine moves each source's applied value toward its
+target with a critically damped second-order filter whose velocity is slew-limited, so a
+30 Hz staircase becomes a smooth 100 Hz trajectory with no steps.
+
+An offset has a head rotation (roll, pitch, yaw in radians), composed with the primary head
+orientation as a rotation, and per-channel deltas in channel units (eyes, brows, …).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from anima.body import HEAD_ROLES, Body, Calibration, FloatArray
+from anima.errors import InvalidCommandError
+from anima.motion import so3
+from anima.motion.moves import check_finite
+
+_ROT = 3  # the first three columns of a source row are roll, pitch, yaw (radians)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Offset:
+    """One source's desired offset: a head rotation and per-channel deltas."""
+
+    head: tuple[float, float, float] = (0.0, 0.0, 0.0)  # roll, pitch, yaw in radians
+    deltas: Mapping[str | int, float] = field(default_factory=dict)  # channel → units
+
+
+class OffsetBank:
+    """Holds every source's target and smoothed state; thread-safe input, engine-side output."""
+
+    def __init__(
+        self,
+        body: Body,
+        period: float,
+        *,
+        bandwidth_hz: float = 4.0,
+        max_rate_rad_s: float = 2.5,
+    ) -> None:
+        # the explicit integrator is well damped only while ω·dt stays small
+        limit = 0.06 / period
+        if not (math.isfinite(bandwidth_hz) and 0 < bandwidth_hz <= limit):
+            raise InvalidCommandError(f"offset bandwidth_hz must be in (0, {limit:g}]")
+        self._body = body
+        self._dt = period
+        self._omega = 2.0 * math.pi * bandwidth_hz
+        n = len(body)
+        self._width = _ROT + n
+        self._vmax = np.concatenate(([max_rate_rad_s] * _ROT, body.max_speeds()))
+        self._vmin = -self._vmax
+        self._names: list[str] = []
+        self._target = np.zeros((0, self._width))
+        self._x = np.zeros((0, self._width))
+        self._v = np.zeros((0, self._width))
+        self._settled = True
+        self._lock = threading.Lock()
+        self._pending: dict[str, FloatArray | None] = {}
+        self._dirty = False
+        head = [body.role_index(r) for r in HEAD_ROLES]
+        self._head = [i for i in head if i is not None]
+        self._head_axes = [a for a, i in enumerate(head) if i is not None]
+        self._head_cal: list[tuple[int, int, Calibration]] = []
+        for axis, i in zip(self._head_axes, self._head, strict=True):
+            cal = body.channels[i].calibration
+            assert cal is not None  # the body guarantees head channels are calibrated
+            self._head_cal.append((axis, i, cal))
+        self._sum = np.zeros(self._width)
+        self._rotation: so3.Quat = so3.IDENTITY
+        self._ticks = 0
+        self._tmp = np.zeros((0, self._width))
+
+    # --- any thread -----------------------------------------------------------------------
+    def set(self, name: str, offset: Offset) -> None:
+        """Replace source ``name``'s target (validated here, applied at the next tick)."""
+        check_finite(offset.head, f"offset {name!r} head")
+        check_finite(offset.deltas.values(), f"offset {name!r} deltas")
+        row = np.zeros(self._width)
+        row[:_ROT] = offset.head
+        for channel, delta in offset.deltas.items():
+            row[_ROT + self._body.index(channel)] = delta
+        with self._lock:
+            self._pending[name] = row
+            self._dirty = True
+
+    def clear(self, name: str) -> None:
+        """Let source ``name`` decay smoothly to zero."""
+        with self._lock:
+            self._pending[name] = None
+            self._dirty = True
+
+    def reset(self) -> None:
+        """Forget every source at once (estop): no smoothing, nothing pending."""
+        with self._lock:
+            self._pending.clear()
+            self._dirty = False
+        self._names = []
+        self._target = np.zeros((0, self._width))
+        self._x = self._target.copy()
+        self._v = self._target.copy()
+        self._tmp = self._target.copy()
+        self._sum[:] = 0.0
+        self._rotation = so3.IDENTITY
+        self._settled = True
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(self._names)
+
+    # --- engine thread ----------------------------------------------------------------------
+    def _drain(self) -> None:
+        with self._lock:
+            pending, self._pending, self._dirty = self._pending, {}, False
+        for name, row in pending.items():
+            if name not in self._names:
+                if row is None:
+                    continue
+                self._names.append(name)
+                grow = np.zeros((1, self._width))
+                self._target = np.vstack((self._target, grow))
+                self._x = np.vstack((self._x, grow))
+                self._v = np.vstack((self._v, grow))
+                self._tmp = np.zeros_like(self._x)
+            i = self._names.index(name)
+            self._target[i] = 0.0 if row is None else row
+        self._settled = False
+
+    def step(self) -> bool:
+        """Advance the smoothing by one tick; False when there is nothing to apply."""
+        if self._dirty:
+            self._drain()
+        if not self._names:
+            return False
+        if self._settled:
+            return True
+        w, dt, x, v, tmp = self._omega, self._dt, self._x, self._v, self._tmp
+        # critically damped: a = ω²(target − x) − 2ω·v, semi-implicit Euler, slew-limited v
+        np.subtract(self._target, x, out=tmp)
+        if self._ticks % 8 == 0 and np.abs(tmp).max() < 1e-6 and np.abs(v).max() < 1e-6:
+            x[:] = self._target
+            v[:] = 0.0
+            self._settled = True
+        else:
+            tmp *= w * w * dt
+            v *= 1.0 - 2.0 * w * dt
+            v += tmp
+            np.minimum(v, self._vmax, out=v)
+            np.maximum(v, self._vmin, out=v)
+            np.multiply(v, dt, out=tmp)
+            x += tmp
+        self._ticks += 1
+        # what apply() adds: the channel deltas summed over sources, the rotations composed
+        np.add.reduce(x, axis=0, out=self._sum)
+        q = so3.IDENTITY
+        for roll, pitch, yaw in x[:, :_ROT].tolist():
+            if roll != 0.0 or pitch != 0.0 or yaw != 0.0:
+                r = so3.from_euler(roll, pitch, yaw)
+                q = r if q is so3.IDENTITY else so3.multiply(q, r)
+        self._rotation = q
+        return True
+
+    def apply(self, frame: FloatArray) -> None:
+        """Add the smoothed offsets to ``frame`` in place (head as a rotation)."""
+        frame += self._sum[_ROT:]
+        q = self._rotation
+        if q is so3.IDENTITY or not self._head:
+            return
+        angles = [0.0, 0.0, 0.0]
+        for axis, i, cal in self._head_cal:
+            angles[axis] = (frame[i] - cal.zero) * cal.rad_per_unit
+        composed = so3.to_euler(so3.multiply(q, so3.from_euler(*angles)))
+        for axis, i, cal in self._head_cal:
+            frame[i] = cal.zero + composed[axis] / cal.rad_per_unit

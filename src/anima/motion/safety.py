@@ -1,0 +1,58 @@
+"""The safety stage: the one place where limits are enforced before anything reaches a driver.
+
+In order: non-finite values are replaced by the last commanded value (and reported), every
+channel is clamped to its range, the body's forbidden combinations are resolved, and every
+channel's change per tick is limited to its speed limit × period. The forbidden-combination
+rule is re-checked after the step limit and resolved within it, so both invariants hold for
+every frame sent.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from anima.body import Body, FloatArray
+
+
+class SafetyStage:
+    def __init__(self, body: Body, period: float) -> None:
+        self.lower = body.lower()
+        self.upper = body.upper()
+        self.step = body.max_speeds() * period  # units per tick
+        self.rule = body.lip_rule
+        self._rest = body.defaults()
+        self._lo = np.zeros(len(body))
+        self._hi = np.zeros(len(body))
+
+    def apply(self, frame: FloatArray, last: FloatArray) -> bool:
+        """Make ``frame`` safe to send after ``last``, in place. False if it had non-finite values."""
+        finite = math.isfinite(float(frame.sum()))
+        if not finite:
+            bad = ~np.isfinite(frame)
+            frame[bad] = last[bad]
+        rule = self.rule
+        # (the thresholds lie inside the channels' ranges, so checking before the clamp is the same)
+        if rule is not None and rule.violated(frame):
+            # Nadine's rule: the mouth cannot be pulled wide and narrow at once: close it
+            for i in (rule.open, rule.wide, rule.narrow):
+                frame[i] = self._rest[i]
+        # one clamp to [max(min, last − step), min(max, last + step)]: last is in range, so the
+        # result is both in range and within one step of last
+        lo, hi = self._lo, self._hi
+        np.subtract(last, self.step, out=lo)
+        np.maximum(lo, self.lower, out=lo)
+        np.add(last, self.step, out=hi)
+        np.minimum(hi, self.upper, out=hi)
+        np.maximum(frame, lo, out=frame)
+        np.minimum(frame, hi, out=frame)
+        if rule is not None and rule.violated(frame):
+            # The step limit kept both widths up on the way from one to the other. ``last`` was
+            # safe, so one of them was inactive there: hold that one at its threshold, which is
+            # closer to ``last`` than the limited value and therefore still within the step.
+            if last[rule.wide] <= rule.wide_active:
+                frame[rule.wide] = rule.wide_active
+            else:
+                frame[rule.narrow] = rule.narrow_active
+        return finite

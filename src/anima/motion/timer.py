@@ -1,0 +1,109 @@
+"""Absolute-deadline scheduling and the loop's health figures.
+
+Tick k is due at ``t0 + k·period`` on the injected clock. A late tick runs late but never moves
+later deadlines; when whole periods were slept through, the skipped deadlines are counted as
+missed and the loop rejoins the grid. There is no drift by construction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from anima.clock import Clock
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopStats:
+    """The engine's own health report (``engine.stats()``, ``anima bench loop``)."""
+
+    ticks: int  # ticks run since start
+    elapsed_s: float  # from the first tick to the last
+    rate_hz: float  # achieved tick rate over the whole run
+    target_hz: float  # the configured rate
+    period_error_p50_ms: float  # |actual start − deadline|, over the recent window
+    period_error_p99_ms: float
+    period_error_max_ms: float
+    missed: int  # deadlines skipped because a tick came a whole period late
+    tick_compute_p50_us: float  # time spent inside tick(), over the recent window
+    tick_compute_p99_us: float
+    window: int  # how many recent ticks the percentiles cover
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+class LoopTimer:
+    def __init__(self, clock: Clock, period: float, window: int = 16384) -> None:
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError(f"period must be > 0, got {period!r}")
+        self._clock = clock
+        self.period = period
+        self._errors = np.zeros(window)
+        self._compute = np.zeros(window)
+        self._window = window
+        self._t0 = 0.0
+        self._k = 0
+        self.ticks = 0
+        self.missed = 0
+        self._first: float | None = None
+        self._last = 0.0
+
+    def start(self) -> None:
+        """Anchor the grid: the first tick is due now."""
+        self._t0 = self._clock.now()
+        self._k = 0
+        self.ticks = 0
+        self.missed = 0
+        self._first = None
+
+    def deadline(self, k: int) -> float:
+        return self._t0 + k * self.period
+
+    def wait(self) -> float:
+        """Sleep until the next deadline; return that deadline (the tick's nominal time)."""
+        k = self._k
+        due = self._t0 + k * self.period
+        self._clock.sleep_until(due)
+        now = self._clock.now()
+        passed = math.floor((now - self._t0) / self.period)
+        if passed > k:
+            self.missed += passed - k
+            k = passed
+            due = self._t0 + k * self.period
+        self._k = k + 1
+        slot = self.ticks % self._window
+        self._errors[slot] = now - due
+        if self._first is None:
+            self._first = now
+        self._last = now
+        self.ticks += 1
+        return due
+
+    def record_compute(self, seconds: float) -> None:
+        self._compute[(self.ticks - 1) % self._window] = seconds
+
+    def stats(self) -> LoopStats:
+        n = min(self.ticks, self._window)
+        elapsed = self._last - self._first if self._first is not None else 0.0
+        rate = (self.ticks - 1) / elapsed if self.ticks > 1 and elapsed > 0 else 0.0
+        if n == 0:
+            errors = compute = np.zeros(1)
+        else:
+            errors = np.abs(self._errors[:n])
+            compute = self._compute[:n]
+        return LoopStats(
+            ticks=self.ticks,
+            elapsed_s=elapsed,
+            rate_hz=rate,
+            target_hz=1.0 / self.period,
+            period_error_p50_ms=float(np.percentile(errors, 50)) * 1e3,
+            period_error_p99_ms=float(np.percentile(errors, 99)) * 1e3,
+            period_error_max_ms=float(errors.max()) * 1e3,
+            missed=self.missed,
+            tick_compute_p50_us=float(np.percentile(compute, 50)) * 1e6,
+            tick_compute_p99_us=float(np.percentile(compute, 99)) * 1e6,
+            window=n,
+        )

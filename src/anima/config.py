@@ -217,8 +217,13 @@ def _coerce(tp: Any, value: Any, source: str, key: str) -> Any:
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(value, list | tuple) or len(value) != len(args):
-            raise ConfigError(f"{source}: {key} must be a list of {len(args)} values, got {value!r}")
-        return tuple(_coerce(a, v, source, f"{key}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
+            raise ConfigError(
+                f"{source}: {key} must be a list of {len(args)} values, got {value!r}"
+            )
+        return tuple(
+            _coerce(a, v, source, f"{key}[{i}]")
+            for i, (a, v) in enumerate(zip(args, value, strict=True))
+        )
     if tp is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")

@@ -2,11 +2,11 @@
 
 from anima.body.checker_ini import default_body_path, load_body, parse_body
 from anima.body.model import (
+    HEAD_ROLES,
     BoardInfo,
     Body,
     Calibration,
     Channel,
-    HEAD_ROLES,
     FloatArray,
     LipWidthRule,
     Posture,
@@ -14,11 +14,11 @@ from anima.body.model import (
 )
 
 __all__ = [
+    "HEAD_ROLES",
     "BoardInfo",
     "Body",
     "Calibration",
     "Channel",
-    "HEAD_ROLES",
     "FloatArray",
     "LipWidthRule",
     "Posture",

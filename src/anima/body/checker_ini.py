@@ -152,7 +152,9 @@ def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int
         raise BodyDefinitionError(source, lineno, f"channel numbers start at 1, got {number}")
     if number in draft.channels:
         first = draft.channels[number][0]
-        raise BodyDefinitionError(source, lineno, f"channel {number} defined again (first: {first})")
+        raise BodyDefinitionError(
+            source, lineno, f"channel {number} defined again (first: {first})"
+        )
     fields = value.split()
     if len(fields) < 4:
         raise BodyDefinitionError(
@@ -198,9 +200,13 @@ def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int
             min=lo,
             max=hi,
             role=role,
-            max_speed=_number(extras["speed"], "speed", source, lineno) if "speed" in extras else None,
+            max_speed=_number(extras["speed"], "speed", source, lineno)
+            if "speed" in extras
+            else None,
             calibration=calibration,
-            closed=_number(extras["closed"], "closed", source, lineno) if "closed" in extras else None,
+            closed=_number(extras["closed"], "closed", source, lineno)
+            if "closed" in extras
+            else None,
         )
     except ConfigError as exc:
         if isinstance(exc, BodyDefinitionError):

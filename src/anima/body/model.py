@@ -175,7 +175,9 @@ class Body:
                     )
         rule = self.lip_rule
         if rule is not None and rule.violated(self.defaults()):
-            raise ConfigError(f"{self.source}: the default frame has both lip-width channels active")
+            raise ConfigError(
+                f"{self.source}: the default frame has both lip-width channels active"
+            )
 
     # --- lookup ---------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -48,7 +48,9 @@ class SimDriver:
                 self._file = self._record_path.open("w", encoding="utf-8")
             except OSError as exc:
                 raise DriverError(f"sim: cannot open recording {self._record_path}: {exc}") from exc
-            self._writer = threading.Thread(target=self._write, name="anima-sim-record", daemon=True)
+            self._writer = threading.Thread(
+                target=self._write, name="anima-sim-record", daemon=True
+            )
             self._writer.start()
         self._connected = True
 

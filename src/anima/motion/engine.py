@@ -65,7 +65,9 @@ def default_idle_layers(body: Body, config: MotionConfig) -> list[IdleLayer]:
     if config.blink.enabled:
         k = config.blink
         layers.append(
-            Blink(body, interval_s=k.interval_s, close_s=k.close_s, hold_s=k.hold_s, open_s=k.open_s)
+            Blink(
+                body, interval_s=k.interval_s, close_s=k.close_s, hold_s=k.hold_s, open_s=k.open_s
+            )
         )
     return layers
 
@@ -172,9 +174,11 @@ class MotionEngine:
         head: tuple[float, float, float] = (0.0, 0.0, 0.0),
         deltas: Mapping[str | int, float] | None = None,
     ) -> None:
-        """Set source ``name``'s offset: head (roll, pitch, yaw) radians, channel deltas in units."""
+        """Set offset source ``name``: head (roll, pitch, yaw) in radians, deltas in units."""
         if len(head) != 3:
-            raise InvalidCommandError(f"offset {name!r}: head needs (roll, pitch, yaw), got {head!r}")
+            raise InvalidCommandError(
+                f"offset {name!r}: head needs (roll, pitch, yaw), got {head!r}"
+            )
         roll, pitch, yaw = (float(a) for a in head)
         self._offsets.set(name, Offset(head=(roll, pitch, yaw), deltas=dict(deltas or {})))
 
@@ -185,9 +189,7 @@ class MotionEngine:
         """Own ``values``' channels with fixed values until :meth:`release_override`."""
         self._overrides.set_values(name, values)
 
-    def set_override_source(
-        self, name: str, channels: Sequence[str | int], fn: OverrideFn
-    ) -> None:
+    def set_override_source(self, name: str, channels: Sequence[str | int], fn: OverrideFn) -> None:
         """Own ``channels`` with values from ``fn(t)`` each tick; ``None`` from fn releases."""
         self._overrides.set_source(name, channels, fn)
 
@@ -365,7 +367,9 @@ class MotionEngine:
 
     def _drop_queue(self, reason: str) -> None:
         while self._queue:
-            self._emit(MoveFinished(t=self._t, name=self._queue.popleft().name, cut=True, reason=reason))
+            self._emit(
+                MoveFinished(t=self._t, name=self._queue.popleft().name, cut=True, reason=reason)
+            )
 
     def _cut(self, reason: str) -> None:
         if self._move is not None:
@@ -478,4 +482,3 @@ class MotionEngine:
     @property
     def faults(self) -> int:
         return self._faults
-

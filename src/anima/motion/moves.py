@@ -82,8 +82,8 @@ class Goto:
     @classmethod
     def posture(cls, body: Body, posture: str, duration: float) -> Goto:
         """A goto to one of the body's named postures."""
-        values: dict[str | int, float] = dict(body.posture(posture).values)
-        return cls(body, values, duration, name=f"goto:{posture}")
+        target: Mapping[str | int, float] = dict(body.posture(posture).values)
+        return cls(body, target, duration, name=f"goto:{posture}")
 
     @property
     def channels(self) -> IndexArray:
@@ -153,10 +153,11 @@ class Keyframes:
     def evaluate(self, t: float) -> FloatArray:
         x = t / self._period
         i = int(x)
+        frames: FloatArray = self._frames
         if i >= self._last:
-            return self._frames[self._last]
+            return frames[self._last]  # type: ignore[no-any-return]  # numpy row of a 2-D array
         if i < 0:
-            return self._frames[0]
+            return frames[0]  # type: ignore[no-any-return]
         result: FloatArray = self._frames[i] + self._steps[i] * (x - i)
         return result
 

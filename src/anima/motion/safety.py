@@ -27,7 +27,10 @@ class SafetyStage:
         self._hi = np.zeros(len(body))
 
     def apply(self, frame: FloatArray, last: FloatArray) -> bool:
-        """Make ``frame`` safe to send after ``last``, in place. False if it had non-finite values."""
+        """Make ``frame`` safe to send after ``last``, in place.
+
+        Returns False when ``frame`` had non-finite values (they were replaced).
+        """
         finite = math.isfinite(float(frame.sum()))
         if not finite:
             bad = ~np.isfinite(frame)

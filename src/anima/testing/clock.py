@@ -34,6 +34,5 @@ class FakeClock:
     def sleep_until(self, deadline: float) -> None:
         with self._lock:
             self.waits.append(deadline)
-            if deadline > self._now:
-                self._now = deadline
+            self._now = max(self._now, deadline)
             self._now += max(0.0, self._overshoot(deadline))

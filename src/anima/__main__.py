@@ -1,0 +1,3 @@
+from anima.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``anima bench``: they print figures; no unit test asserts timings."""

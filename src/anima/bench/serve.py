@@ -1,0 +1,70 @@
+"""``anima bench serve``: start `anima serve` as a user would; time to first tick, idle RSS."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+READY = "anima ready"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeBenchResult:
+    start_to_first_tick_s: float  # process spawn → the "ready" line (printed at the first tick)
+    rss_idle_mb: float  # resident memory after idling
+    idle_s: float  # how long it idled before the reading
+    exit_code: int  # after SIGTERM (0 = eased to rest and exited cleanly)
+    exit_s: float  # SIGTERM → process gone
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    raise RuntimeError("VmRSS not found")
+
+
+def run_serve_bench(idle_s: float = 5.0, timeout: float = 20.0) -> ServeBenchResult:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anima", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        ready = None
+        while time.monotonic() - t0 < timeout:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if READY in line:
+                ready = time.monotonic() - t0
+                break
+        if ready is None:
+            raise RuntimeError("anima serve did not report ready")
+        time.sleep(idle_s)
+        rss = _rss_mb(proc.pid)
+        t1 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout)
+        return ServeBenchResult(
+            start_to_first_tick_s=ready,
+            rss_idle_mb=rss,
+            idle_s=idle_s,
+            exit_code=code,
+            exit_s=time.monotonic() - t1,
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,101 @@
+"""Wires the parts together and owns their start/stop order.
+
+Start: event hub → driver.connect() → motion loop. Stop: ease the body to its rest posture
+(bounded in time) → motion loop → driver.disconnect() → event hub.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from types import TracebackType
+
+from anima.body import Body, load_body
+from anima.clock import Clock
+from anima.config import AnimaConfig
+from anima.drivers import Driver, create_driver
+from anima.errors import EngineStateError
+from anima.events import EventHub
+from anima.motion.engine import MotionEngine
+from anima.motion.moves import Goto
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """One robot's runtime: body, driver, motion engine and event hub, started in order."""
+
+    def __init__(
+        self,
+        config: AnimaConfig | None = None,
+        *,
+        body: Body | None = None,
+        driver: Driver | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config or AnimaConfig()
+        self.body = body or load_body(self.config.body.checker_ini)
+        self.events = EventHub()
+        self.driver = driver or create_driver(self.config.driver, self.body)
+        self.engine = MotionEngine(
+            self.body, self.driver, clock=clock, config=self.config.motion, events=self.events
+        )
+        self._started = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                raise EngineStateError("runtime already started")
+            self.events.start()
+            self.driver.connect()
+            self.engine.start()
+            self._started = True
+
+    def wait_first_tick(self, timeout: float = 2.0) -> bool:
+        """Block until the motion loop has sent its first frame (True) or timeout (False)."""
+        end = time.monotonic() + timeout
+        while self.engine.stats().ticks == 0:
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.001)
+        return True
+
+    def ease_to_rest(self, timeout: float | None = None) -> bool:
+        """Blend the body to its rest posture; True when it got there within ``timeout``."""
+        timeout = self.config.serve.shutdown_s if timeout is None else timeout
+        name = self.config.body.rest_posture
+        if name not in self.body.postures:
+            log.warning("no posture %r in the body; easing to 'default'", name)
+            name = "default"
+        if self.engine.estopped:
+            return False
+        self.engine.play_now(Goto.posture(self.body, name, duration=min(1.0, 0.7 * timeout)))
+        return self.engine.wait_until_idle(timeout)
+
+    def stop(self, *, ease: bool = True) -> None:
+        with self._lock:
+            if not self._started:
+                return
+            try:
+                if ease:
+                    reached = self.ease_to_rest()
+                    log.info("eased to rest posture" if reached else "stopped before rest")
+            finally:
+                self.engine.stop()
+                self.driver.disconnect()
+                self.events.stop()
+                self._started = False
+
+    def __enter__(self) -> Runtime:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop(ease=exc_type is None)

@@ -82,7 +82,8 @@ class Goto:
     @classmethod
     def posture(cls, body: Body, posture: str, duration: float) -> Goto:
         """A goto to one of the body's named postures."""
-        target: Mapping[str | int, float] = dict(body.posture(posture).values)
+        target: dict[str | int, float] = {}
+        target.update(body.posture(posture).values)
         return cls(body, target, duration, name=f"goto:{posture}")
 
     @property

@@ -176,6 +176,24 @@ def bench_loop(
     Console().print(table)
 
 
+@bench_app.command("tick")
+def bench_tick(
+    ticks: Annotated[int, typer.Option(min=100, help="How many ticks to time.")] = 20_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Time the fused tick alone (all layers, 28 channels), ticks back to back."""
+    from anima.bench.tick import run_tick_bench
+
+    r = run_tick_bench(ticks)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    typer.echo(
+        f"fused tick, {r.ticks} ticks back to back: p50 {r.p50_us:.1f} µs, "
+        f"p99 {r.p99_us:.1f} µs, mean {r.mean_us:.1f} µs"
+    )
+
+
 @bench_app.command("serve")
 def bench_serve(
     idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from anima.motion.minjerk import min_jerk
 from anima.motion.moves import Decelerate, Move
 from anima.motion.offsets import Offset, OffsetBank
 from anima.motion.overrides import OverrideFn, OverrideTable
-from anima.motion.safety import SafetyStage
+from anima.motion.safety import SafetyStage, all_finite
 from anima.motion.timer import LoopStats, LoopTimer
 
 log = logging.getLogger(__name__)
@@ -427,7 +426,7 @@ class MotionEngine:
         lt = t - self._move_t0
         try:
             values = self._primary_values(move, lt)
-            if values.shape != move.channels.shape or not math.isfinite(float(values.sum())):
+            if values.shape != move.channels.shape or not all_finite(values):
                 raise ValueError(f"evaluate() gave {values.shape} values or non-finite ones")
         except Exception as exc:  # a broken move is dropped, the body holds where it was
             self._fault(f"move:{move.name}", f"{exc}")

@@ -9,7 +9,6 @@ not block: read a position, index a table). A callable returning ``None`` releas
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import numpy as np
 
 from anima.body import Body, FloatArray
 from anima.motion.moves import IndexArray, check_finite
+from anima.motion.safety import all_finite
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class OverrideTable:
                     dropped.append(name)
                     continue
                 values = np.asarray(got, dtype=np.float64)
-                if values.shape != entry.channels.shape or not math.isfinite(float(values.sum())):
+                if values.shape != entry.channels.shape or not all_finite(values):
                     dropped.append(name)
                     self._on_fault(
                         name,

@@ -41,6 +41,9 @@ from anima.motion.timer import LoopStats, LoopTimer
 log = logging.getLogger(__name__)
 
 _QUEUE, _NOW, _CLEAR = "queue", "now", "clear"
+# Local move time is a difference of two clock readings near t0 (~1e3 s or more), so it carries
+# rounding error of ~1e-13 s: a move whose end falls on a tick must not slip to the next one.
+_TIME_EPS = 1e-9
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +124,7 @@ class MotionEngine:
         self._commands: collections.deque[tuple[str, Move | None]] = collections.deque()
         self._queue: collections.deque[Move] = collections.deque()
         self._move: Move | None = None
+        self._move_announced = False  # MoveStarted was published for it (not a Decelerate)
         self._move_t0 = 0.0
         self._move_end = 0.0
         self._blend_from: FloatArray | None = None
@@ -372,7 +376,8 @@ class MotionEngine:
 
     def _cut(self, reason: str) -> None:
         if self._move is not None:
-            self._emit(MoveFinished(t=self._t, name=self._move.name, cut=True, reason=reason))
+            if self._move_announced:
+                self._emit(MoveFinished(t=self._t, name=self._move.name, cut=True, reason=reason))
             self._move = None
             self._owned[:] = False
             self._idle_settled = False
@@ -396,6 +401,7 @@ class MotionEngine:
         move.begin(start)
         channels = move.channels
         self._move = move
+        self._move_announced = emit
         self._move_t0 = t - self.period
         first = np.asarray(move.evaluate(0.0), dtype=np.float64)
         gap = start[channels] - first
@@ -424,6 +430,9 @@ class MotionEngine:
         move = self._move
         assert move is not None
         lt = t - self._move_t0
+        ending = lt >= self._move_end - _TIME_EPS
+        if ending:
+            lt = max(lt, self._move_end)
         try:
             values = self._primary_values(move, lt)
             if values.shape != move.channels.shape or not all_finite(values):
@@ -434,8 +443,9 @@ class MotionEngine:
             self._idle_event.set()
             return
         self._base[move.channels] = values
-        if lt >= self._move_end:
-            self._emit(MoveFinished(t=t, name=move.name, cut=False))
+        if ending:
+            if self._move_announced:
+                self._emit(MoveFinished(t=t, name=move.name, cut=False))
             self._move = None
             self._owned[:] = False
             self._idle_settled = False

@@ -229,7 +229,7 @@ def body_show(
         raise _fail(exc) from exc
     table = Table(title=f"{body.source} — {len(body)} channels, port {body.board.port or '-'}")
     for col in ("#", "name", "default", "min", "max", "role", "speed/s", "calibration"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col in ("name", "role"))
     for i, ch in enumerate(body.channels, start=1):
         cal = ch.calibration
         table.add_row(

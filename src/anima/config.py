@@ -67,7 +67,8 @@ class MotionConfig:
     blend_s: float = 0.2  # min-jerk blend from the last commanded frame into every move
     stop_s: float = 0.15  # clear()/stop: time to decelerate to a hold
     idle_handback_s: float = 0.4  # a channel released by a move blends back into idle this fast
-    offset_bandwidth_hz: float = 4.0  # smoothing of secondary offsets (20–30 Hz sources)
+    # smoothing of secondary offsets (20–30 Hz sources); None: 4 Hz, or less at low loop rates
+    offset_bandwidth_hz: float | None = None
     offset_max_rate_rad_s: float = 2.5  # slew limit of offset head rotation
     spin_s: float = 0.0003  # final part of each wait spent spinning for a precise wake-up
     stats_window: int = 16384  # ticks kept for the percentiles of engine.stats()
@@ -81,15 +82,16 @@ class MotionConfig:
             blend_s=self.blend_s,
             stop_s=self.stop_s,
             idle_handback_s=self.idle_handback_s,
-            offset_bandwidth_hz=self.offset_bandwidth_hz,
             offset_max_rate_rad_s=self.offset_max_rate_rad_s,
         )
         if self.rate_hz > 1000:
             raise ConfigError(f"motion.rate_hz must be ≤ 1000, got {self.rate_hz}")
-        if self.offset_bandwidth_hz > 0.06 * self.rate_hz:
+        bw = self.offset_bandwidth_hz
+        if bw is not None and not (math.isfinite(bw) and 0 < bw <= 0.06 * self.rate_hz):
+            # the offset filter's explicit integrator is well damped only while ω·dt is small
             raise ConfigError(
-                f"motion.offset_bandwidth_hz must be ≤ {0.06 * self.rate_hz:g} at "
-                f"{self.rate_hz:g} Hz, got {self.offset_bandwidth_hz}"
+                f"motion.offset_bandwidth_hz must be in (0, {0.06 * self.rate_hz:g}] at "
+                f"{self.rate_hz:g} Hz, got {bw}"
             )
         if not 0 <= self.spin_s < 0.5 / self.rate_hz:
             raise ConfigError("motion.spin_s must be ≥ 0 and under half a period")
@@ -99,6 +101,13 @@ class MotionConfig:
     @property
     def period(self) -> float:
         return 1.0 / self.rate_hz
+
+    @property
+    def offset_bandwidth(self) -> float:
+        """The effective offset smoothing bandwidth in Hz."""
+        if self.offset_bandwidth_hz is not None:
+            return self.offset_bandwidth_hz
+        return min(4.0, 0.06 * self.rate_hz)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -98,7 +98,7 @@ class MotionEngine:
         self._offsets = OffsetBank(
             body,
             self.period,
-            bandwidth_hz=cfg.offset_bandwidth_hz,
+            bandwidth_hz=cfg.offset_bandwidth,
             max_rate_rad_s=cfg.offset_max_rate_rad_s,
         )
         self._overrides = OverrideTable(body, self._override_fault)

@@ -1,0 +1,79 @@
+"""The runtime wires body, driver, engine and events, and eases to rest when it stops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from anima.config import AnimaConfig, DriverConfig, ServeConfig
+from anima.drivers.sim import SimDriver
+from anima.errors import ConfigError, EngineStateError
+from anima.events import Event, MoveFinished
+from anima.motion import Goto
+from anima.runtime import Runtime
+
+
+def test_start_runs_the_loop_and_stop_eases_to_the_rest_posture() -> None:
+    driver = SimDriver()
+    rt = Runtime(driver=driver)
+    seen: list[Event] = []
+    rt.events.subscribe(seen.append, "move_finished")
+    rt.start()
+    try:
+        assert rt.wait_first_tick(2.0)
+        assert driver.is_connected
+        rt.engine.queue_move(Goto(rt.body, {"r_elbow": 180.0}, duration=0.2))
+        assert rt.engine.wait_until_idle(3.0)
+    finally:
+        rt.stop()
+    assert not driver.is_connected
+    assert not rt.engine.running
+    rest = rt.body.posture("rest").values
+    last = driver.last
+    assert last is not None
+    for name, value in rest.items():
+        # idle layers begin their hand-back in the goto's last tick: allow their first sliver
+        assert last.values[rt.body.index(name)] == pytest.approx(value, abs=0.01), name
+    names = [e.name for e in seen if isinstance(e, MoveFinished)]
+    assert names[:1] == ["goto"]
+    assert names[-1] == "goto:rest"
+
+
+def test_context_manager_starts_and_stops() -> None:
+    driver = SimDriver()
+    with Runtime(driver=driver) as rt:
+        assert rt.wait_first_tick(2.0)
+        assert rt.engine.running
+    assert not driver.is_connected
+    assert driver.sent > 0
+
+
+def test_starting_twice_is_an_error() -> None:
+    rt = Runtime(driver=SimDriver())
+    rt.start()
+    try:
+        with pytest.raises(EngineStateError):
+            rt.start()
+    finally:
+        rt.stop(ease=False)
+
+
+def test_unknown_driver_type_names_the_choices() -> None:
+    with pytest.raises(ConfigError, match=r"driver\.type: unknown driver 'nope' \(known: sim\)"):
+        Runtime(AnimaConfig(driver=DriverConfig(type="nope")))
+
+
+def test_estopped_runtime_stops_without_moving() -> None:
+    driver = SimDriver()
+    rt = Runtime(AnimaConfig(serve=ServeConfig(shutdown_s=0.5)), driver=driver)
+    rt.start()
+    try:
+        assert rt.wait_first_tick(2.0)
+        rt.engine.estop()
+        assert rt.engine.wait_until_idle(1.0)
+        held = rt.engine.last_frame
+    finally:
+        rt.stop()
+    last = driver.last
+    assert last is not None
+    np.testing.assert_allclose(last.values, held)

@@ -45,8 +45,19 @@ fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "bootstrap: creating $VENV with $PYTHON"
-  "$PYTHON" -m venv "$VENV" || {
-    echo "bootstrap: 'python -m venv' failed; on Debian install python3-venv" >&2; exit 1; }
+  if ! "$PYTHON" -m venv "$VENV"; then
+    rm -rf "$VENV"
+    # Debian's own Python ships venv/ensurepip separately
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "bootstrap: installing python3-venv"
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv </dev/null
+      "$PYTHON" -m venv "$VENV"
+    else
+      echo "bootstrap: 'python -m venv' failed; install python3-venv (sudo apt-get install python3-venv)" >&2
+      exit 1
+    fi
+  fi
 fi
 
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then

@@ -1,0 +1,30 @@
+"""Run every anima benchmark once and print one JSON summary."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+import sys
+
+from anima.bench.loop import run_loop_bench
+from anima.bench.serve import run_serve_bench
+from anima.bench.tick import run_tick_bench
+
+
+def main() -> None:
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
+    loop = run_loop_bench(seconds)
+    tick = run_tick_bench()
+    serve = run_serve_bench(idle_s=5.0)
+    summary = {
+        "machine": {"python": platform.python_version(), "cpus": platform.machine()},
+        "loop": loop.stats.as_dict() | {"faults": loop.faults, "moves_played": loop.moves_played},
+        "tick": dataclasses.asdict(tick),
+        "serve": dataclasses.asdict(serve),
+    }
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

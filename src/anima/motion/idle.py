@@ -36,6 +36,12 @@ class IdleLayer(Protocol):
         ...
 
 
+def _role_channel(body: Body, role: Role) -> tuple[IndexArray, int]:
+    """The channel set and index of ``role`` (empty and -1 when the body has no such channel)."""
+    index = body.role_index(role)
+    return np.array([] if index is None else [index], dtype=np.intp), -1 if index is None else index
+
+
 class Breathing:
     """A slow sinusoid on the neck pitch: the head rises and falls as if breathing."""
 
@@ -45,9 +51,8 @@ class Breathing:
         if not (math.isfinite(amplitude_rad) and amplitude_rad >= 0):
             raise ConfigError(f"breathing amplitude_rad must be ≥ 0, got {amplitude_rad!r}")
         self.name = "breathing"
-        index = body.role_index(Role.NECK_PITCH)
-        self._channels = np.array([] if index is None else [index], dtype=np.intp)
-        self._index = -1 if index is None else index
+        self._channels, self._index = _role_channel(body, Role.NECK_PITCH)
+        index = self._index if self._index >= 0 else None
         cal = None if index is None else body.channels[index].calibration
         self._amplitude = 0.0 if cal is None else amplitude_rad / abs(cal.rad_per_unit)
         self._omega = 2.0 * math.pi / period_s
@@ -81,11 +86,9 @@ class Blink:
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"blink {label} must be ≥ 0, got {v!r}")
         self.name = "blink"
-        index = body.role_index(Role.EYELIDS)
-        self._channels = np.array([] if index is None else [index], dtype=np.intp)
-        self._index = -1 if index is None else index
-        if index is not None:
-            ch = body.channels[index]
+        self._channels, self._index = _role_channel(body, Role.EYELIDS)
+        if self._index >= 0:
+            ch = body.channels[self._index]
             self._closed = ch.closed if ch.closed is not None else ch.min
         else:
             self._closed = 0.0

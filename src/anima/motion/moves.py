@@ -63,7 +63,23 @@ def _duration(duration: float, what: str, *, allow_inf: bool = False) -> float:
     return d
 
 
-class Goto:
+class _FixedMove:
+    """What the built-in moves share: a fixed channel set and a fixed duration."""
+
+    name: str
+    _channels: IndexArray
+    _duration: float
+
+    @property
+    def channels(self) -> IndexArray:
+        return self._channels
+
+    @property
+    def duration(self) -> float:
+        return self._duration
+
+
+class Goto(_FixedMove):
     """Minimum-jerk motion from wherever the body is to a target (a partial frame or posture)."""
 
     def __init__(
@@ -85,14 +101,6 @@ class Goto:
         target: dict[str | int, float] = {}
         target.update(body.posture(posture).values)
         return cls(body, target, duration, name=f"goto:{posture}")
-
-    @property
-    def channels(self) -> IndexArray:
-        return self._channels
-
-    @property
-    def duration(self) -> float:
-        return self._duration
 
     def begin(self, start: FloatArray) -> None:
         self._start = start[self._channels].copy()
@@ -163,7 +171,7 @@ class Keyframes:
         return result
 
 
-class Hold:
+class Hold(_FixedMove):
     """Hold channels where they are for ``duration`` seconds (``inf``: until cleared)."""
 
     def __init__(
@@ -176,14 +184,6 @@ class Hold:
         )
         self._values = np.zeros(len(self._channels), dtype=np.float64)
 
-    @property
-    def channels(self) -> IndexArray:
-        return self._channels
-
-    @property
-    def duration(self) -> float:
-        return self._duration
-
     def begin(self, start: FloatArray) -> None:
         self._values = start[self._channels].copy()
 
@@ -191,7 +191,7 @@ class Hold:
         return self._values
 
 
-class Decelerate:
+class Decelerate(_FixedMove):
     """Bring moving channels to rest with a linearly decaying velocity (used by ``clear``).
 
     Position and velocity stay continuous: x(t) = x0 + v·(t − t²/2T) until T, then held.
@@ -201,16 +201,8 @@ class Decelerate:
         self.name = "decelerate"
         self._channels = channels
         self._velocity = velocity
-        self._stop = max(float(stop_time), 1e-6)
+        self._stop = self._duration = max(float(stop_time), 1e-6)
         self._start = np.zeros(len(channels), dtype=np.float64)
-
-    @property
-    def channels(self) -> IndexArray:
-        return self._channels
-
-    @property
-    def duration(self) -> float:
-        return self._stop
 
     def begin(self, start: FloatArray) -> None:
         self._start = start[self._channels].copy()

@@ -121,10 +121,20 @@ class DriverConfig:
     type: str = "sim"  # which driver: see anima.drivers.DRIVERS
     record: str | None = None  # sim: write every sent frame to this JSON Lines file
     history: int = 1000  # sim: frames kept in memory
+    port: str | None = None  # serial: device path; None = the body's checker.ini [board] port
+    baud: int | None = None  # serial: bit rate; None = the body's checker.ini [board] baud
+    write_timeout_s: float = 0.002  # serial: a write may hold the tick at most this long
+    reconnect_s: tuple[float, float] = (0.25, 2.0)  # serial: first and longest retry delay
 
     def __post_init__(self) -> None:
         if self.history < 1:
             raise ConfigError(f"driver.history must be ≥ 1, got {self.history}")
+        if self.baud is not None and self.baud <= 0:
+            raise ConfigError(f"driver.baud must be > 0, got {self.baud}")
+        _positive("driver", write_timeout_s=self.write_timeout_s)
+        lo, hi = self.reconnect_s
+        if not (0 < lo <= hi and math.isfinite(hi)):
+            raise ConfigError(f"driver.reconnect_s must be 0 < first ≤ longest, got {lo}, {hi}")
 
 
 @dataclass(frozen=True, kw_only=True)

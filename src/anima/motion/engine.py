@@ -161,7 +161,7 @@ class MotionEngine:
         """
         self._estop = True
         self._estop_pending = True
-        self._commands.clear()
+        self._drop_commands("estop")
 
     def reset(self) -> None:
         """Release the emergency stop; idle life and offsets blend back in."""
@@ -331,7 +331,7 @@ class MotionEngine:
             if not self._estop_applied:
                 self._estop_applied = True
                 self._cut("estop")
-                self._queue.clear()
+                self._drop_queue("estop")
                 self._offsets.reset()
                 self._overrides.reset()
                 np.copyto(self._base, self._last)
@@ -344,7 +344,7 @@ class MotionEngine:
                 self._idle_event.set()
                 self._emit(EStopChanged(t=t, active=True))
         if self._estop:
-            self._commands.clear()  # moves that raced past the check in queue_move
+            self._drop_commands("estop")  # moves that raced past the check in queue_move
             return self._send(t, self._last)
         self._estop_applied = False
         self._emit(EStopChanged(t=t, active=False))
@@ -367,6 +367,16 @@ class MotionEngine:
             else:
                 self._drop_queue("cleared")
                 self._decelerate(t)
+
+    def _drop_commands(self, reason: str) -> None:
+        # any thread: popleft is atomic, so each accepted move is finished exactly once
+        while True:
+            try:
+                _, move = self._commands.popleft()
+            except IndexError:
+                return
+            if move is not None:
+                self._emit(MoveFinished(t=self._t, name=move.name, cut=True, reason=reason))
 
     def _drop_queue(self, reason: str) -> None:
         while self._queue:

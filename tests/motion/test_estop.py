@@ -1,0 +1,121 @@
+"""The emergency stop: hold from the next tick, refuse moves until reset, resume smoothly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from anima.body import Body, FloatArray
+from anima.drivers.sim import SimDriver
+from anima.errors import AnimaError, EStopActiveError
+from anima.events import EStopChanged, Event, EventHub, MoveFinished, MoveStarted
+from anima.motion import Breathing, Goto, Hold
+from anima.testing import make_engine
+
+Frames = Callable[[SimDriver], FloatArray]
+
+
+def test_estop_holds_the_frame_from_the_next_tick(
+    fast_body: Body, hub: EventHub, seen: list[Event], frames: Frames
+) -> None:
+    engine, driver, _ = make_engine(body=fast_body, events=hub)
+    engine.queue_move(Goto(fast_body, {"arm": 900, "neck_yaw": 250}, 1.0))
+    engine.queue_move(Goto(fast_body, {"arm": 0}, 1.0, name="next"))
+    engine.set_offset("gaze", head=(0.0, 0.2, 0.0))
+    engine.set_override_source("speech", ["lip_open"], lambda t: [100.0 + 500.0 * (t % 0.1)])
+    engine.run(40)
+    before = frames(driver)[-1].copy()
+    engine.estop()
+    assert engine.estopped
+    engine.run(50)
+    held = frames(driver)[40:]
+    assert (held == before).all()  # not one more unit of motion, on any channel
+    hub.drain()
+    assert [e.active for e in seen if isinstance(e, EStopChanged)] == [True]
+    cut = {(e.name, e.reason) for e in seen if isinstance(e, MoveFinished)}
+    assert cut == {("goto", "estop"), ("next", "estop")}
+    state = engine.state()
+    assert (state.move, state.queued, state.overrides, state.offsets) == (None, 0, (), ())
+    assert state.estopped
+
+
+def test_moves_are_refused_until_reset(fast_body: Body) -> None:
+    engine, _, _ = make_engine(body=fast_body)
+    engine.estop()
+    with pytest.raises(EStopActiveError, match="reset"):
+        engine.queue_move(Goto(fast_body, {"arm": 5}, 0.1))
+    with pytest.raises(EStopActiveError):
+        engine.play_now(Goto(fast_body, {"arm": 5}, 0.1))
+    engine.run(5)
+    with pytest.raises(AnimaError):
+        engine.queue_move(Hold(fast_body, 1.0))
+    engine.reset()
+    assert not engine.estopped
+    engine.queue_move(Goto(fast_body, {"arm": 5}, 0.1))
+    engine.run(15)
+    assert engine.last_frame[fast_body.index("arm")] == pytest.approx(5.0)
+
+
+def test_estop_then_reset_before_a_tick_still_cuts(
+    fast_body: Body, hub: EventHub, seen: list[Event]
+) -> None:
+    engine, _, _ = make_engine(body=fast_body, events=hub)
+    engine.queue_move(Goto(fast_body, {"arm": 900}, 1.0))
+    engine.run(10)
+    engine.estop()
+    engine.reset()
+    engine.run(1)
+    hub.drain()
+    assert [(e.name, e.reason) for e in seen if isinstance(e, MoveFinished)] == [("goto", "estop")]
+    assert [e.active for e in seen if isinstance(e, EStopChanged)] == [True, False]
+    assert engine.state().move is None
+    engine.run(1)
+    engine.queue_move(Goto(fast_body, {"arm": 200}, 0.2, name="again"))
+    engine.run(1)
+    hub.drain()
+    assert [e.name for e in seen if isinstance(e, MoveStarted)] == ["goto", "again"]
+
+
+def test_commands_sent_just_before_the_estop_are_dropped_and_reported(
+    fast_body: Body, hub: EventHub, seen: list[Event], frames: Frames
+) -> None:
+    engine, driver, _ = make_engine(body=fast_body, events=hub)
+    engine.run(3)
+    engine.queue_move(Goto(fast_body, {"arm": 900}, 0.2, name="late"))  # not yet drained
+    engine.estop()
+    engine.run(10)
+    engine.reset()
+    engine.run(40)
+    assert (frames(driver) == fast_body.defaults()).all()
+    hub.drain()
+    assert [e.name for e in seen if isinstance(e, MoveStarted)] == []
+    # the caller was told its accepted move will not run
+    assert [(e.name, e.cut, e.reason) for e in seen if isinstance(e, MoveFinished)] == [
+        ("late", True, "estop")
+    ]
+
+
+def test_idle_resumes_without_a_step_after_reset(
+    fast_body: Body, hub: EventHub, seen: list[Event], frames: Frames
+) -> None:
+    breathing = Breathing(fast_body, period_s=2.0, amplitude_rad=0.2)  # ±20 units on the fast body
+    engine, driver, _ = make_engine(body=fast_body, idle=[breathing], events=hub)
+    pitch = fast_body.index("neck_pitch")
+    engine.run(30)
+    engine.estop()
+    engine.run(70)  # held while breathing's target swings by ~20 units
+    held = frames(driver)[30:100, pitch]
+    assert (held == held[0]).all()
+    engine.reset()
+    engine.run(150)
+    x = frames(driver)[:, pitch]
+    assert np.ptp(x[100:]) > 15.0  # breathing is back…
+    assert np.abs(np.diff(x[99:])).max() < 2.5  # …blended in, not jumped to
+    hub.drain()
+    assert [e.active for e in seen if isinstance(e, EStopChanged)] == [True, False]
+
+
+def test_estop_is_an_anima_error_branch() -> None:
+    assert issubclass(EStopActiveError, AnimaError)

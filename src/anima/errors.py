@@ -6,10 +6,13 @@ everything anima-specific in one place, or one branch precisely::
     AnimaError
     ├── ConfigError                 bad configuration value or file (names the key or file:line)
     │   └── BodyDefinitionError     a checker.ini / body definition that does not parse
+    ├── AnimationFileError          an XML animation file that does not validate (file, element)
     ├── InvalidCommandError         a command with bad arguments (also a ValueError)
     │   ├── NonFiniteValueError     NaN or ±inf where a number was expected
     │   ├── UnknownChannelError     a channel name or index the body does not have
-    │   └── UnknownPostureError     a posture name the body does not have
+    │   ├── UnknownPostureError     a posture name the body does not have
+    │   └── UnknownAnimationError   an animation name the library does not have
+    ├── CommandRefusedError         a valid command the current state refuses (shutdown, latched…)
     ├── EStopActiveError            a move was refused because the emergency stop is latched
     ├── DriverError                 the robot driver failed (connect, send)
     │   └── NotConnectedError       send() before connect() or after disconnect()
@@ -55,6 +58,25 @@ class UnknownChannelError(InvalidCommandError):
 
 class UnknownPostureError(InvalidCommandError):
     """A posture name that the body does not define."""
+
+
+class UnknownAnimationError(InvalidCommandError):
+    """An animation name the library does not have (the message suggests close names)."""
+
+
+class CommandRefusedError(AnimaError):
+    """A well-formed command the current state refuses (shutting down, gaze latched, nod…)."""
+
+
+class AnimationFileError(AnimaError):
+    """An XML animation file is invalid; names the file and the element."""
+
+    def __init__(self, path: str, element: str | None, reason: str) -> None:
+        where = f"{path}: <{element}>" if element else path
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.element = element
+        self.reason = reason
 
 
 class EStopActiveError(AnimaError):

@@ -1,0 +1,103 @@
+"""The animation library: every ``*.xml`` in the configured folders, by ``<animation_name>``.
+
+Loading never fails as a whole: a broken file is skipped and reported (``LoadReport.errors``).
+``reload()`` builds a new table and swaps it in one assignment, so lookups from other threads
+see either the old library or the new one, and the motion loop never stops.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from anima.animation.xml_format import Animation, parse_animation_file
+from anima.errors import AnimationFileError, UnknownAnimationError
+
+log = logging.getLogger(__name__)
+
+
+def shipped_folder() -> Path:
+    """The folder of animations that ship with anima."""
+    return Path(str(resources.files("anima.animation") / "data"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadReport:
+    loaded: int  # animations now in the library
+    files: int  # XML files looked at
+    errors: tuple[AnimationFileError, ...]  # files skipped, each with its reason
+
+
+class AnimationLibrary:
+    """Name → :class:`Animation`, loaded from folders of XML files."""
+
+    def __init__(self, folders: Iterable[str | Path], channel_count: int) -> None:
+        self.folders = tuple(Path(f) for f in folders)
+        self.channel_count = channel_count
+        self._animations: Mapping[str, Animation] = {}
+        self._lock = threading.Lock()  # one reload at a time; lookups take no lock
+        self.last_report = LoadReport(loaded=0, files=0, errors=())
+
+    def load(self) -> LoadReport:
+        """(Re)load every folder; the new table replaces the old one atomically."""
+        with self._lock:
+            table: dict[str, Animation] = {}
+            errors: list[AnimationFileError] = []
+            files = 0
+            for folder in self.folders:
+                if not folder.is_dir():
+                    errors.append(AnimationFileError(str(folder), None, "not a folder"))
+                    continue
+                for path in sorted(folder.glob("*.xml")):
+                    files += 1
+                    try:
+                        anim = parse_animation_file(path, self.channel_count)
+                    except AnimationFileError as exc:
+                        errors.append(exc)
+                        continue
+                    if anim.name in table:
+                        first = table[anim.name].source
+                        errors.append(
+                            AnimationFileError(
+                                str(path),
+                                "animation_name",
+                                f"duplicate name {anim.name!r} (already loaded from {first})",
+                            )
+                        )
+                        continue
+                    table[anim.name] = anim
+            self._animations = table
+            for err in errors:
+                log.warning("animation skipped: %s", err)
+            self.last_report = LoadReport(loaded=len(table), files=files, errors=tuple(errors))
+            return self.last_report
+
+    reload = load
+
+    def get(self, name: str) -> Animation:
+        try:
+            return self._animations[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._animations), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise UnknownAnimationError(f"unknown animation {name!r}{hint}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._animations
+
+    def __len__(self) -> int:
+        return len(self._animations)
+
+    def names(self) -> list[str]:
+        return sorted(self._animations)
+
+    def postures(self) -> list[str]:
+        return sorted(n for n, a in self._animations.items() if a.is_posture)
+
+    def gestures(self) -> list[str]:
+        return sorted(n for n, a in self._animations.items() if not a.is_posture)

@@ -8,6 +8,7 @@ sampled every 30 ms, then written in Nadine's XML format. Run after editing a ge
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def track(keys: Keys) -> list[float]:
     out = []
     for i in range(n):
         t = i * FRAME
-        for (t0, v0), (t1, v1) in zip(keys, keys[1:], strict=False):
+        for (t0, v0), (t1, v1) in itertools.pairwise(keys):
             if t <= t1 + 1e-9:
                 r = 0.0 if t1 == t0 else (t - t0) / (t1 - t0)
                 out.append(v0 + (v1 - v0) * min_jerk(r))
@@ -147,7 +148,7 @@ def main() -> None:
                 "r_shoulder_pitch": [(0, 40), (0.9, 205), (3.6, 205), (4.6, 40)],
                 "r_shoulder_roll": [(0, 60), (0.9, 110), (3.6, 110), (4.6, 60)],
                 "r_elbow": [(0, 50), (0.9, 165), (3.6, 165), (4.6, 50)],
-                "r_wrist_yaw": wave_yaw + [(4.6, 128)],
+                "r_wrist_yaw": [*wave_yaw, (4.6, 128)],
                 "r_hand": [(0, 30), (0.9, 22), (3.6, 22), (4.6, 30)],
                 "neck_roll": [(0, 128), (0.9, 136), (3.6, 136), (4.6, 128)],
                 "brows": [(0, 128), (0.6, 150), (3.9, 150), (4.6, 128)],

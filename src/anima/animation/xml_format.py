@@ -4,7 +4,7 @@
 
     <animation frame_ms="30">                   <!-- frame_ms is optional; default 30 -->
       <animation_name>nod</animation_name>      <!-- the lookup key; the file name is not -->
-      <channel9>128 140 152 140 128</channel9>  <!-- 1-based channel, integers 0–255, one a frame -->
+      <channel9>128 140 152 140 128</channel9>  <!-- 1-based, integers 0–255, one a frame -->
     </animation>
 
 A channel element present in the file is *used* by the animation. Channels may have different

@@ -55,6 +55,25 @@ class EStopChanged(Event):
     active: bool
 
 
+@dataclass(frozen=True, kw_only=True)
+class CommandRejected(Event):
+    """A command was refused; ``reason`` says exactly why (front doors report it to the sender)."""
+
+    kind: ClassVar[str] = "command_rejected"
+    command: str  # what was asked, e.g. "play_animation" or "look_at"
+    argument: str = ""  # an excerpt of what it was asked with
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice(Event):
+    """Something worth telling that is not an error (a gaze point clamped, a file reloaded…)."""
+
+    kind: ClassVar[str] = "notice"
+    source: str
+    message: str
+
+
 Handler = Callable[[Event], None]
 
 

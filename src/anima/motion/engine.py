@@ -123,6 +123,8 @@ class MotionEngine:
 
         self._commands: collections.deque[tuple[str, Move | None]] = collections.deque()
         self._queue: collections.deque[Move] = collections.deque()
+        # idle layers added or stopped from other threads, applied at the next tick
+        self._idle_changes: collections.deque[IdleLayer | str] = collections.deque()
         self._move: Move | None = None
         self._move_announced = False  # MoveStarted was published for it (not a Decelerate)
         self._move_t0 = 0.0
@@ -170,6 +172,18 @@ class MotionEngine:
     @property
     def estopped(self) -> bool:
         return self._estop
+
+    def add_idle_layer(self, layer: IdleLayer) -> None:
+        """Run ``layer`` from the next tick on, replacing any layer of the same name."""
+        self._idle_changes.append(layer)
+
+    def stop_idle_layer(self, name: str) -> None:
+        """Ask idle layer ``name`` to stop (it may fade out first); unknown names are ignored."""
+        self._idle_changes.append(name)
+
+    @property
+    def idle_layer_names(self) -> tuple[str, ...]:
+        return tuple(layer.name for layer in self.idle_layers)
 
     def set_offset(
         self,
@@ -290,6 +304,8 @@ class MotionEngine:
                 return held
         if self._commands:
             self._drain(t)
+        if self._idle_changes:
+            self._change_idle_layers()
         base = self._base
         if self._move is None and self._queue:
             self._begin(self._queue.popleft(), t)
@@ -297,7 +313,7 @@ class MotionEngine:
             self._primary(t)
         pre = self._pre
         np.copyto(pre, base)
-        if self._idle_channels:
+        if self.idle_layers:
             self._idle(t)
         composed = self._composed
         np.copyto(composed, pre)
@@ -316,13 +332,16 @@ class MotionEngine:
         try:
             if driver.is_connected:
                 frame = driver.send(frame)
-                self._driver_ok = True
+                self._driver_ok = driver.is_connected
             else:
                 self._driver_ok = False
         except Exception as exc:  # a driver failure must not stop the loop
             self._driver_ok = False
             self._fault("driver", f"send failed: {exc!r}")
-        np.copyto(self._last, frame.values)
+        if self._driver_ok:
+            np.copyto(self._last, frame.values)
+        # else: the robot still holds the last frame it got; keeping it as "last commanded"
+        # makes the step limit ramp from there when the driver comes back
         return frame
 
     def _estop_tick(self, t: float) -> Frame | None:
@@ -462,11 +481,36 @@ class MotionEngine:
             if not self._queue and not self._commands:
                 self._idle_event.set()
 
+    def _change_idle_layers(self) -> None:
+        layers = list(self.idle_layers)
+        while self._idle_changes:
+            change = self._idle_changes.popleft()
+            if isinstance(change, str):
+                for layer in layers:
+                    if layer.name == change:
+                        layer.stop()
+            else:
+                layers = [old for old in layers if old.name != change.name]
+                layers.append(change)
+        self._set_idle_layers(layers)
+
+    def _set_idle_layers(self, layers: list[IdleLayer]) -> None:
+        self.idle_layers = layers
+        channels = sorted({int(i) for layer in layers for i in layer.channels})
+        # a channel new to idle starts at weight 0 and blends in; known ones keep their weight
+        self._idle_ramp = {i: self._idle_ramp.get(i, 0.0) for i in channels}
+        self._idle_channels = channels
+        self._idle_settled = False
+
     def _idle(self, t: float) -> None:
         base, target, pre = self._base, self._target, self._pre
         np.copyto(target, base)
+        finished = False
         for layer in self.idle_layers:
             layer.apply(t, base, target)
+            finished = finished or layer.finished
+        if finished:
+            self._set_idle_layers([layer for layer in self.idle_layers if not layer.finished])
         ramp = self._idle_ramp
         if not self._idle_settled:
             settled = True

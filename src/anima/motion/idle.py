@@ -31,9 +31,31 @@ class IdleLayer(Protocol):
         """The channels this layer animates."""
         ...
 
+    @property
+    def finished(self) -> bool:
+        """True once the layer is done; the engine then drops it."""
+        ...
+
+    def stop(self) -> None:
+        """End the layer (it may fade out first). Called from any thread."""
+        ...
+
     def apply(self, t: float, base: FloatArray, target: FloatArray) -> None:
         """Write this layer's values for ``channels`` into ``target`` (already a copy of base)."""
         ...
+
+
+class _EndlessLayer:
+    """Layers that run until stopped."""
+
+    _finished = False
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def stop(self) -> None:
+        self._finished = True
 
 
 def _role_channel(body: Body, role: Role) -> tuple[IndexArray, int]:
@@ -42,7 +64,7 @@ def _role_channel(body: Body, role: Role) -> tuple[IndexArray, int]:
     return np.array([] if index is None else [index], dtype=np.intp), -1 if index is None else index
 
 
-class Breathing:
+class Breathing(_EndlessLayer):
     """A slow sinusoid on the neck pitch: the head rises and falls as if breathing."""
 
     def __init__(self, body: Body, *, period_s: float = 5.0, amplitude_rad: float = 0.015) -> None:
@@ -66,7 +88,7 @@ class Breathing:
             target[self._index] = base[self._index] + self._amplitude * math.sin(self._omega * t)
 
 
-class Blink:
+class Blink(_EndlessLayer):
     """Blinks at random intervals: the lids close quickly, hold briefly and reopen slower."""
 
     def __init__(

@@ -180,11 +180,13 @@ def load_config(
             raise ConfigError(f"{p}: the top level must be a mapping")
         data = loaded or {}
         source = str(p)
-    _merge_env(data, os.environ if env is None else env)
-    return from_dict(AnimaConfig, data, source)
+    origins = _merge_env(data, os.environ if env is None else env)
+    return from_dict(AnimaConfig, data, source, origins=origins)
 
 
-def _merge_env(data: dict[str, Any], env: Mapping[str, str]) -> None:
+def _merge_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, str]:
+    """Merge ``ANIMA_*`` variables into ``data``; returns dotted key → variable name."""
+    origins: dict[str, str] = {}
     for name, raw in env.items():
         if not name.startswith(ENV_PREFIX) or name == "ANIMA_CONFIG":
             continue
@@ -200,39 +202,61 @@ def _merge_env(data: dict[str, Any], env: Mapping[str, str]) -> None:
                 raise ConfigError(f"environment {name}: {key} is not a section")
             node = child
         node[keys[-1]] = value
+        origins[".".join(keys)] = f"environment {name}"
+    return origins
 
 
-def from_dict(cls: type[T], data: Mapping[str, Any], source: str = "config", prefix: str = "") -> T:
-    """Build dataclass ``cls`` from plain data, checking keys and types; errors name the key."""
+def from_dict(
+    cls: type[T],
+    data: Mapping[str, Any],
+    source: str = "config",
+    prefix: str = "",
+    origins: Mapping[str, str] | None = None,
+) -> T:
+    """Build dataclass ``cls`` from plain data, checking keys and types; errors name the key.
+
+    ``origins`` maps dotted keys to where their values came from (an environment variable),
+    so an error names the variable rather than the file.
+    """
+    origins = origins or {}
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{source}: {prefix or 'config'} must be a mapping, got {data!r}")
+        where = origins.get(prefix.rstrip("."), source)
+        raise ConfigError(f"{where}: {prefix or 'config'} must be a mapping, got {data!r}")
     assert dataclasses.is_dataclass(cls)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
+        key = f"{prefix}{unknown[0]}"
         raise ConfigError(
-            f"{source}: unknown key {prefix}{unknown[0]} (known: {', '.join(sorted(fields))})"
+            f"{origins.get(key, source)}: unknown key {key} (known: {', '.join(sorted(fields))})"
         )
     kwargs = {
-        name: _coerce(hints[name], value, source, f"{prefix}{name}") for name, value in data.items()
+        name: _coerce(
+            hints[name], value, origins.get(f"{prefix}{name}", source), f"{prefix}{name}", origins
+        )
+        for name, value in data.items()
     }
     try:
         return cls(**kwargs)
     except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        # a section's own check names its key in the message: find where that key came from
+        blamed = next(
+            (o for k, o in origins.items() if k.startswith(prefix) and k in str(exc)), source
+        )
+        raise ConfigError(f"{blamed}: {exc}") from None
 
 
-def _coerce(tp: Any, value: Any, source: str, key: str) -> Any:
+def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, str]) -> Any:
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
-        return _coerce(inner[0], value, source, key)
+        return _coerce(inner[0], value, source, key, origins)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return from_dict(tp, value, source, prefix=f"{key}.")
+        return from_dict(tp, value, source, prefix=f"{key}.", origins=origins)
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(value, list | tuple) or len(value) != len(args):
@@ -240,7 +264,7 @@ def _coerce(tp: Any, value: Any, source: str, key: str) -> Any:
                 f"{source}: {key} must be a list of {len(args)} values, got {value!r}"
             )
         return tuple(
-            _coerce(a, v, source, f"{key}[{i}]")
+            _coerce(a, v, source, f"{key}[{i}]", origins)
             for i, (a, v) in enumerate(zip(args, value, strict=True))
         )
     if tp is bool:

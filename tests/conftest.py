@@ -1,4 +1,4 @@
-"""Shared fixtures: a fast test body, an event recorder, and frame-history helpers."""
+"""Shared fixtures: a fast test body, an event hub with a recorder, the frames a sim was sent."""
 
 from __future__ import annotations
 
@@ -59,15 +59,6 @@ def frames_of(driver: SimDriver) -> FloatArray:
     return np.array([f.values for f in driver.history()], dtype=np.float64)
 
 
-def times_of(driver: SimDriver) -> FloatArray:
-    return np.array([f.t for f in driver.history()], dtype=np.float64)
-
-
 @pytest.fixture
 def frames() -> Callable[[SimDriver], FloatArray]:
     return frames_of
-
-
-@pytest.fixture
-def times() -> Callable[[SimDriver], FloatArray]:
-    return times_of

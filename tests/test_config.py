@@ -141,10 +141,6 @@ def test_bad_environment_values_are_errors_naming_the_key(env: dict[str, str], k
     assert key in str(info.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.py attributes errors from ANIMA_* variables to the YAML file (or 'defaults')",
-)
 def test_an_error_from_the_environment_names_the_variable(tmp_path: Path) -> None:
     path = _yaml(tmp_path, "motion:\n  rate_hz: 50\n")
     with pytest.raises(ConfigError) as info:

@@ -117,6 +117,47 @@ class BodyConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AnimationConfig:
+    folders: tuple[str, ...] = ()  # extra folders of *.xml animations, loaded after the shipped
+    shipped: bool = True  # load the animations that ship with anima first
+    posture_s: float = 0.6  # time to blend into a posture
+    reset_s: float = 0.4  # time to return to the default posture before a gesture
+
+    def __post_init__(self) -> None:
+        _positive("animation", posture_s=self.posture_s, reset_s=self.reset_s)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BehaviourConfig:
+    """Nadine's rules, with the names of the animations they refer to."""
+
+    default_posture: str = "LOOKUPPostureDefault"  # gestures start here; as a gaze target: clears
+    blink_animation: str = "blink"  # the plain blink (an idle layer)
+    full_blink_animation: str = "LOOKUPPostureDefaultBlink"  # back to default with a blink
+    shutdown_animation: str = "SHUTDOWN_NADINE"
+    clearing_animations: tuple[str, ...] = ("LOOKUP_Waving", "SHUTDOWN_NADINE")  # drop the queue
+    head_animations: tuple[str, ...] = ("nod", "shake")  # position look-at waits for them
+    looping_idle_animations: tuple[str, ...] = ("breathingSlow",)  # idle layers that loop
+    look_at_hold_s: float = 2.0  # after a look-at, gestures leave head and eyes alone this long
+    full_blink_every_s: float = 8.0  # a full blink after this long with nothing moving
+    gaze_dead_zone_rad: float = 0.02  # look-at changes smaller than this are ignored
+    gaze_smoothing_s: float = 0.1  # low-pass time constant on look-at targets
+    gaze_head_share: float = 0.7  # of a large gaze turn, the part the head takes
+
+    def __post_init__(self) -> None:
+        _positive(
+            "behaviour",
+            look_at_hold_s=self.look_at_hold_s,
+            full_blink_every_s=self.full_blink_every_s,
+            gaze_smoothing_s=self.gaze_smoothing_s,
+        )
+        if not (math.isfinite(self.gaze_dead_zone_rad) and 0 <= self.gaze_dead_zone_rad < 0.5):
+            raise ConfigError("behaviour.gaze_dead_zone_rad must be in [0, 0.5) radians")
+        if not 0 <= self.gaze_head_share <= 1:
+            raise ConfigError("behaviour.gaze_head_share must be in [0, 1]")
+
+
+@dataclass(frozen=True, kw_only=True)
 class DriverConfig:
     type: str = "sim"  # which driver: see anima.drivers.DRIVERS
     record: str | None = None  # sim: write every sent frame to this JSON Lines file
@@ -151,6 +192,8 @@ class AnimaConfig:
     body: BodyConfig = field(default_factory=BodyConfig)
     motion: MotionConfig = field(default_factory=MotionConfig)
     driver: DriverConfig = field(default_factory=DriverConfig)
+    animation: AnimationConfig = field(default_factory=AnimationConfig)
+    behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 
@@ -257,6 +300,11 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         return _coerce(inner[0], value, source, key, origins)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return from_dict(tp, value, source, prefix=f"{key}.", origins=origins)
+    if origin is tuple and typing.get_args(tp)[-1] is Ellipsis:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{source}: {key} must be a list, got {value!r}")
+        item = typing.get_args(tp)[0]
+        return tuple(_coerce(item, v, source, f"{key}[{i}]", origins) for i, v in enumerate(value))
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(value, list | tuple) or len(value) != len(args):

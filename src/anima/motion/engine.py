@@ -190,6 +190,8 @@ class MotionEngine:
         name: str,
         head: tuple[float, float, float] = (0.0, 0.0, 0.0),
         deltas: Mapping[str | int, float] | None = None,
+        *,
+        bandwidth_hz: float | None = None,
     ) -> None:
         """Set offset source ``name``: head (roll, pitch, yaw) in radians, deltas in units."""
         if len(head) != 3:
@@ -197,7 +199,9 @@ class MotionEngine:
                 f"offset {name!r}: head needs (roll, pitch, yaw), got {head!r}"
             )
         roll, pitch, yaw = (float(a) for a in head)
-        self._offsets.set(name, Offset(head=(roll, pitch, yaw), deltas=dict(deltas or {})))
+        self._offsets.set(
+            name, Offset(head=(roll, pitch, yaw), deltas=dict(deltas or {})), bandwidth_hz
+        )
 
     def clear_offset(self, name: str) -> None:
         self._offsets.clear(name)
@@ -241,6 +245,16 @@ class MotionEngine:
     def last_frame(self) -> FloatArray:
         """A copy of the last commanded frame."""
         return self._last.copy()
+
+    @property
+    def is_idle(self) -> bool:
+        """No primary move runs or waits."""
+        return self._idle_event.is_set()
+
+    @property
+    def max_offset_bandwidth_hz(self) -> float:
+        """The fastest smoothing an offset source may ask for at this loop rate."""
+        return self._offsets.max_bandwidth_hz
 
     def wait_until_idle(self, timeout: float | None = None) -> bool:
         """Block until no move runs or waits (True), or ``timeout`` passes (False)."""

@@ -45,13 +45,13 @@ class OffsetBank:
         bandwidth_hz: float = 4.0,
         max_rate_rad_s: float = 2.5,
     ) -> None:
-        # the explicit integrator is well damped only while ω·dt stays small
-        limit = 0.06 / period
-        if not (math.isfinite(bandwidth_hz) and 0 < bandwidth_hz <= limit):
-            raise InvalidCommandError(f"offset bandwidth_hz must be in (0, {limit:g}]")
         self._body = body
         self._dt = period
-        self._omega = 2.0 * math.pi * bandwidth_hz
+        # the explicit integrator is well damped only while ω·dt stays small
+        self.max_bandwidth_hz = 0.06 / period
+        self._default_bw = self._check_bandwidth(bandwidth_hz)
+        self._k1 = np.zeros((0, 1))  # per source: ω²·dt
+        self._k2 = np.zeros((0, 1))  # per source: 1 − 2ω·dt
         n = len(body)
         self._width = _ROT + n
         self._vmax = np.concatenate(([max_rate_rad_s] * _ROT, body.max_speeds()))
@@ -62,7 +62,7 @@ class OffsetBank:
         self._v = np.zeros((0, self._width))
         self._settled = True
         self._lock = threading.Lock()
-        self._pending: dict[str, FloatArray | None] = {}
+        self._pending: dict[str, tuple[FloatArray, float] | None] = {}
         self._dirty = False
         head = [body.role_index(r) for r in HEAD_ROLES]
         self._head = [i for i in head if i is not None]
@@ -78,8 +78,20 @@ class OffsetBank:
         self._tmp = np.zeros((0, self._width))
 
     # --- any thread -----------------------------------------------------------------------
-    def set(self, name: str, offset: Offset) -> None:
-        """Replace source ``name``'s target (validated here, applied at the next tick)."""
+    def _check_bandwidth(self, bandwidth_hz: float) -> float:
+        if not (math.isfinite(bandwidth_hz) and 0 < bandwidth_hz <= self.max_bandwidth_hz):
+            raise InvalidCommandError(
+                f"offset bandwidth_hz must be in (0, {self.max_bandwidth_hz:g}], "
+                f"got {bandwidth_hz!r}"
+            )
+        return bandwidth_hz
+
+    def set(self, name: str, offset: Offset, bandwidth_hz: float | None = None) -> None:
+        """Replace source ``name``'s target (validated here, applied at the next tick).
+
+        ``bandwidth_hz`` sets how fast this source is followed (default: the bank's).
+        """
+        bw = self._default_bw if bandwidth_hz is None else self._check_bandwidth(bandwidth_hz)
         check_finite(offset.head, f"offset {name!r} head")
         check_finite(offset.deltas.values(), f"offset {name!r} deltas")
         row = np.zeros(self._width)
@@ -87,7 +99,7 @@ class OffsetBank:
         for channel, delta in offset.deltas.items():
             row[_ROT + self._body.index(channel)] = delta
         with self._lock:
-            self._pending[name] = row
+            self._pending[name] = (row, bw)
             self._dirty = True
 
     def clear(self, name: str) -> None:
@@ -106,6 +118,8 @@ class OffsetBank:
         self._x = self._target.copy()
         self._v = self._target.copy()
         self._tmp = self._target.copy()
+        self._k1 = np.zeros((0, 1))
+        self._k2 = np.zeros((0, 1))
         self._sum[:] = 0.0
         self._rotation = so3.IDENTITY
         self._settled = True
@@ -118,9 +132,9 @@ class OffsetBank:
     def _drain(self) -> None:
         with self._lock:
             pending, self._pending, self._dirty = self._pending, {}, False
-        for name, row in pending.items():
+        for name, entry in pending.items():
             if name not in self._names:
-                if row is None:
+                if entry is None:
                     continue
                 self._names.append(name)
                 grow = np.zeros((1, self._width))
@@ -128,8 +142,17 @@ class OffsetBank:
                 self._x = np.vstack((self._x, grow))
                 self._v = np.vstack((self._v, grow))
                 self._tmp = np.zeros_like(self._x)
+                self._k1 = np.vstack((self._k1, [[0.0]]))
+                self._k2 = np.vstack((self._k2, [[0.0]]))
             i = self._names.index(name)
-            self._target[i] = 0.0 if row is None else row
+            if entry is None:
+                self._target[i] = 0.0
+                continue
+            row, bw = entry
+            self._target[i] = row
+            w = 2.0 * math.pi * bw
+            self._k1[i, 0] = w * w * self._dt
+            self._k2[i, 0] = 1.0 - 2.0 * w * self._dt
         self._settled = False
 
     def step(self) -> bool:
@@ -140,7 +163,7 @@ class OffsetBank:
             return False
         if self._settled:
             return True
-        w, dt, x, v, tmp = self._omega, self._dt, self._x, self._v, self._tmp
+        dt, x, v, tmp = self._dt, self._x, self._v, self._tmp
         # critically damped: a = ω²(target − x) − 2ω·v, semi-implicit Euler, slew-limited v
         np.subtract(self._target, x, out=tmp)
         if self._ticks % 8 == 0 and np.abs(tmp).max() < 1e-6 and np.abs(v).max() < 1e-6:
@@ -148,8 +171,8 @@ class OffsetBank:
             v[:] = 0.0
             self._settled = True
         else:
-            tmp *= w * w * dt
-            v *= 1.0 - 2.0 * w * dt
+            tmp *= self._k1
+            v *= self._k2
             v += tmp
             np.minimum(v, self._vmax, out=v)
             np.maximum(v, self._vmin, out=v)

@@ -19,8 +19,12 @@ _sum = np.add.reduce  # ndarray.sum() without its Python-level wrapper: this run
 
 
 def all_finite(values: FloatArray) -> bool:
-    """True when no value is NaN or infinite (one reduction: any NaN or inf makes the sum so)."""
-    return math.isfinite(_sum(values))
+    """True when no value is NaN or infinite.
+
+    One reduction on the fast path (any NaN or inf makes the sum so); only when the sum is not
+    finite — which huge but finite values can also cause, by overflow — is each value checked.
+    """
+    return math.isfinite(_sum(values)) or bool(np.isfinite(values).all())
 
 
 class SafetyStage:

@@ -1,0 +1,71 @@
+"""Typed commands: what every front door (console, MQTT, web, agent) turns its input into.
+
+Front doors parse and validate their own wire format once, build one of these, and hand it to
+the runtime; nothing downstream re-parses strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayAnimation:
+    name: str  # an <animation_name> from the library
+
+
+@dataclass(frozen=True, kw_only=True)
+class LookAt:
+    x: float  # metres, head frame: forward
+    y: float  # metres, head frame: to the robot's left
+    z: float  # metres, head frame: up
+
+
+@dataclass(frozen=True, kw_only=True)
+class LookAtTarget:
+    name: str  # a posture <animation_name>; the default posture clears the latch
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndLookAt:
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shutdown:
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Wake:
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetChannelDefault:
+    channel: int  # 1-based, as on the servo board and in animations
+    value: float  # channel units
+
+
+@dataclass(frozen=True, kw_only=True)
+class Speak:
+    text: str
+    locale: str = "en-US"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopSpeaking:
+    pass
+
+
+Command = (
+    PlayAnimation
+    | LookAt
+    | LookAtTarget
+    | EndLookAt
+    | Shutdown
+    | Wake
+    | SetChannelDefault
+    | Speak
+    | StopSpeaking
+)

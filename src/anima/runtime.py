@@ -1,7 +1,8 @@
 """Wires the parts together and owns their start/stop order.
 
-Start: event hub → driver.connect() → motion loop. Stop: ease the body to its rest posture
-(bounded in time) → motion loop → driver.disconnect() → event hub.
+Start: event hub → animation library → driver.connect() → motion loop → idle life.
+Stop: idle life → ease the body to its rest posture (bounded in time) → motion loop →
+driver.disconnect() → event hub.
 """
 
 from __future__ import annotations
@@ -9,14 +10,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from types import TracebackType
 
+from anima import commands as cmd
+from anima.animation.library import AnimationLibrary, shipped_folder
+from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.behaviour.idle_life import IdleLife
 from anima.body import Body, load_body
 from anima.clock import Clock
 from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
-from anima.errors import EngineStateError
-from anima.events import EventHub
+from anima.errors import CommandRefusedError, EngineStateError
+from anima.events import EventHub, Notice
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto
 
@@ -41,6 +47,18 @@ class Runtime:
         self.engine = MotionEngine(
             self.body, self.driver, clock=clock, config=self.config.motion, events=self.events
         )
+        folders = [shipped_folder()] if self.config.animation.shipped else []
+        folders += [Path(f) for f in self.config.animation.folders]
+        self.library = AnimationLibrary(folders, len(self.body))
+        self.behaviour = Behaviour(
+            self.engine,
+            self.library,
+            self.events,
+            self.engine.clock,
+            config=self.config.behaviour,
+            animation=self.config.animation,
+        )
+        self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
         self._started = False
         self._lock = threading.Lock()
 
@@ -49,9 +67,45 @@ class Runtime:
             if self._started:
                 raise EngineStateError("runtime already started")
             self.events.start()
+            self.reload_animations()
             self.driver.connect()
             self.engine.start()
+            self.idle_life.start()
             self._started = True
+
+    def reload_animations(self) -> str:
+        """(Re)load the animation folders without stopping anything; returns a summary."""
+        report = self.library.load()
+        summary = f"animations: {report.loaded} loaded from {report.files} files"
+        if report.errors:
+            summary += f", {len(report.errors)} skipped: " + "; ".join(
+                str(e) for e in report.errors
+            )
+        log.info(summary)
+        self.events.publish(Notice(t=self.engine.clock.now(), source="animations", message=summary))
+        return summary
+
+    def execute(self, command: cmd.Command) -> LookAtResult | None:
+        """Carry out a typed command from any front door; AnimaError when refused."""
+        b = self.behaviour
+        match command:
+            case cmd.PlayAnimation(name=name):
+                b.play_animation(name)
+            case cmd.LookAt(x=x, y=y, z=z):
+                return b.look_at_position(x, y, z)
+            case cmd.LookAtTarget(name=name):
+                b.look_at_target(name)
+            case cmd.EndLookAt():
+                b.end_look_at()
+            case cmd.Shutdown():
+                b.shutdown()
+            case cmd.Wake():
+                b.wake()
+            case cmd.SetChannelDefault(channel=channel, value=value):
+                b.set_channel_default(channel, value)
+            case cmd.Speak() | cmd.StopSpeaking():
+                raise CommandRefusedError("speech is not available: no speech service is running")
+        return None
 
     def wait_first_tick(self, timeout: float = 2.0) -> bool:
         """Block until the motion loop has sent its first frame (True) or timeout (False)."""
@@ -79,6 +133,7 @@ class Runtime:
             if not self._started:
                 return
             try:
+                self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()
                     log.info("eased to rest posture" if reached else "stopped before rest")

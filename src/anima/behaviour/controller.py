@@ -1,0 +1,279 @@
+"""Nadine's rules for gestures, postures and gaze, on top of the motion engine.
+
+The seed's ``NadineControl`` behaviour, kept, with its flaws fixed:
+
+* ``play_animation(name)``: unknown names are refused with a clear error and nothing moves.
+  Except for blink animations, the body first returns to the default posture (blended);
+  ``LOOKUP_Waving`` and ``SHUTDOWN_NADINE`` also drop pending moves; ``nod`` and ``shake`` hold
+  off position look-at until they end; head and eye channels are left out while a position
+  look-at happened in the last 2 s; ``blink`` and ``breathingSlow`` run as idle layers.
+* ``look_at_position``: a smoothed gaze offset; ignored while shutting down, during nod/shake,
+  or while a gaze target is latched.
+* ``look_at_target(posture)``: plays the posture and latches it (the default posture clears).
+* ``shutdown()``: plays ``SHUTDOWN_NADINE`` and ignores look-at until ``wake()``.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from collections.abc import Iterable
+
+from anima.animation.idle_layer import AnimationLayer
+from anima.animation.library import AnimationLibrary
+from anima.animation.xml_format import Animation
+from anima.behaviour.gaze import GazeFollower, GazeUpdate
+from anima.body import Body, Role
+from anima.body.gaze import GazeKinematics
+from anima.clock import Clock
+from anima.config import AnimationConfig, BehaviourConfig
+from anima.errors import CommandRefusedError, InvalidCommandError
+from anima.events import Event, EventHub, MoveFinished, Notice
+from anima.motion.engine import MotionEngine
+from anima.motion.moves import Goto, Keyframes, Move
+
+log = logging.getLogger(__name__)
+
+_HEAD_EYE_ROLES = (Role.NECK_YAW, Role.NECK_PITCH, Role.NECK_ROLL, Role.EYES_YAW, Role.EYES_PITCH)
+
+
+class LookAtResult(enum.Enum):
+    """What became of a position look-at (a 30 Hz stream: no error event for each)."""
+
+    MOVED = "moved"
+    DEAD_ZONE = "dead_zone"  # too close to the current target to bother the head
+    LATCHED = "ignored: a gaze target is latched"
+    HEAD_ANIMATION = "ignored: a head animation (nod/shake) is playing"
+    SHUTDOWN = "ignored: shutting down"
+
+
+class Behaviour:
+    """The runtime's character: turns commands into moves, offsets and idle layers."""
+
+    def __init__(
+        self,
+        engine: MotionEngine,
+        library: AnimationLibrary,
+        events: EventHub,
+        clock: Clock,
+        *,
+        config: BehaviourConfig | None = None,
+        animation: AnimationConfig | None = None,
+    ) -> None:
+        self.engine = engine
+        self.body: Body = engine.body
+        self.library = library
+        self.events = events
+        self.clock = clock
+        self.config = cfg = config or BehaviourConfig()
+        self.animation_config = animation or AnimationConfig()
+        self.gaze = GazeFollower(
+            engine,
+            GazeKinematics(self.body, head_share=cfg.gaze_head_share),
+            clock,
+            dead_zone_rad=cfg.gaze_dead_zone_rad,
+            smoothing_tau_s=cfg.gaze_smoothing_s,
+            eyes_hz=min(5.0, engine.max_offset_bandwidth_hz),
+            head_hz=min(1.5, engine.max_offset_bandwidth_hz),
+        )
+        self._head_eye = {
+            i for i in (self.body.role_index(r) for r in _HEAD_EYE_ROLES) if i is not None
+        }
+        self._lock = threading.Lock()
+        self._latched: str | None = None
+        self._shutdown = False
+        self._head_animations = 0  # queued or playing nod/shake moves
+        self._last_look_at: float | None = None
+        events.subscribe(self._on_event, MoveFinished.kind)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def latched_target(self) -> str | None:
+        return self._latched
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutdown
+
+    @property
+    def head_animation_playing(self) -> bool:
+        return self._head_animations > 0
+
+    def _recent_look_at(self) -> bool:
+        last = self._last_look_at
+        return last is not None and self.clock.now() - last < self.config.look_at_hold_s
+
+    # ------------------------------------------------------------------ gestures
+    def play_animation(self, name: str) -> None:
+        """Play a gesture or posture by ``<animation_name>`` (see the module docstring)."""
+        anim = self.library.get(name)  # UnknownAnimationError: nothing moves
+        cfg = self.config
+        if name == cfg.blink_animation or name in cfg.looping_idle_animations:
+            self._play_idle(anim, loop=name in cfg.looping_idle_animations)
+            return
+        keep_gaze = self._recent_look_at() or self._latched is not None
+        skip = self._head_eye if self._recent_look_at() else set()
+        move = self._move_for(anim, skip)
+        if move is None:
+            raise CommandRefusedError(
+                f"{name!r} moves only head and eye channels, which are left to the position "
+                f"look-at of the last {cfg.look_at_hold_s:g} s"
+            )
+        moves: list[Move] = []
+        if name not in (cfg.full_blink_animation, cfg.default_posture):
+            reset = self._reset_move(skip=self._head_eye if keep_gaze else set())
+            if reset is not None:
+                moves.append(reset)
+        moves.append(move)
+        clearing = name in cfg.clearing_animations
+        with self._lock:
+            for i, m in enumerate(moves):
+                if clearing and i == 0:
+                    self.engine.play_now(m)
+                else:
+                    self.engine.queue_move(m)
+            if name in cfg.head_animations:
+                self._head_animations += 1  # its MoveFinished (played or dropped) counts it out
+
+    def _play_idle(self, anim: Animation, *, loop: bool) -> None:
+        self.engine.add_idle_layer(AnimationLayer(anim, self.body, loop=loop))
+
+    def stop_idle_animation(self, name: str) -> None:
+        """Stop a looping idle animation (``breathingSlow``); it fades out."""
+        self.engine.stop_idle_layer(f"anim:{name}")
+
+    def _move_for(self, anim: Animation, skip: Iterable[int]) -> Move | None:
+        skip = set(skip)
+        cols = [j for j, c in enumerate(anim.channels) if c - 1 not in skip]
+        if not cols:
+            return None
+        channels = [anim.channels[j] - 1 for j in cols]
+        if anim.is_posture:
+            target: dict[str | int, float] = {
+                c: float(anim.frames[0, j]) for c, j in zip(channels, cols, strict=True)
+            }
+            return Goto(self.body, target, self.animation_config.posture_s, name=anim.name)
+        return Keyframes(
+            self.body,
+            channels,
+            anim.frames[:, cols],
+            frame_period=anim.frame_period,
+            name=anim.name,
+        )
+
+    def _reset_move(self, skip: set[int]) -> Move | None:
+        name = self.config.default_posture
+        if name not in self.library:
+            return None
+        anim = self.library.get(name)
+        cols = [j for j, c in enumerate(anim.channels) if c - 1 not in skip]
+        if not cols:
+            return None
+        target: dict[str | int, float] = {
+            anim.channels[j] - 1: float(anim.frames[0, j]) for j in cols
+        }
+        return Goto(self.body, target, self.animation_config.reset_s, name=f"reset:{name}")
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, MoveFinished) and event.name in self.config.head_animations:
+            with self._lock:
+                self._head_animations = max(0, self._head_animations - 1)
+
+    # ------------------------------------------------------------------ gaze
+    def look_at_position(self, x: float, y: float, z: float) -> LookAtResult:
+        """Look at a point (metres, head frame: x forward, y left, z up)."""
+        self.gaze.kinematics.direction(x, y, z)  # validate first: bad input is an error
+        if self._shutdown:
+            return LookAtResult.SHUTDOWN
+        if self._latched is not None:
+            return LookAtResult.LATCHED
+        if self._head_animations > 0:
+            return LookAtResult.HEAD_ANIMATION
+        self._last_look_at = self.clock.now()
+        update: GazeUpdate = self.gaze.look_at(x, y, z)
+        if update.split.clamped:
+            self.events.publish(
+                Notice(
+                    t=self.clock.now(),
+                    source="look_at",
+                    message=(
+                        f"({x:g}, {y:g}, {z:g}) is out of reach: looking at the nearest "
+                        "reachable direction"
+                    ),
+                )
+            )
+        return LookAtResult.MOVED if update.moved else LookAtResult.DEAD_ZONE
+
+    def look_at_target(self, name: str) -> None:
+        """Play a gaze posture once and latch it; the default posture clears the latch."""
+        anim = self.library.get(name)
+        if not anim.is_posture:
+            raise InvalidCommandError(f"{name!r} is a gesture, not a posture: use play_animation")
+        if self._shutdown:
+            raise CommandRefusedError("look_at_target refused: shutting down (wake first)")
+        move = self._move_for(anim, ())
+        assert move is not None
+        with self._lock:
+            self._latched = None if name == self.config.default_posture else name
+            self.gaze.release()
+            self.engine.queue_move(move)
+
+    def end_look_at(self) -> None:
+        """Clear the gaze latch and return head and eyes to the default posture."""
+        with self._lock:
+            self._latched = None
+            self.gaze.release()
+            skip = set(range(len(self.body))) - self._head_eye
+            reset = self._reset_move(skip=skip)
+            if reset is not None:
+                self.engine.queue_move(reset)
+
+    # ------------------------------------------------------------------ life and death
+    def shutdown(self) -> None:
+        """Play the shutdown animation; ignore look-at until :meth:`wake`."""
+        name = self.config.shutdown_animation
+        anim = self.library.get(name)
+        move = self._move_for(anim, ())
+        assert move is not None
+        with self._lock:
+            self._shutdown = True
+            self._latched = None
+            self.gaze.release()
+            self.engine.play_now(move)
+        self.events.publish(Notice(t=self.clock.now(), source="behaviour", message="shutting down"))
+
+    def wake(self) -> None:
+        """Leave the shutdown state and return to the default posture."""
+        with self._lock:
+            self._shutdown = False
+        reset = self._reset_move(skip=set())
+        if reset is not None:
+            self.engine.play_now(reset)
+
+    def set_channel_default(self, channel: int, value: float) -> None:
+        """The console's ``servo CH VALUE``: move one channel (1-based) there and hold it."""
+        if not 1 <= channel <= len(self.body):
+            raise InvalidCommandError(f"channel {channel} out of range 1..{len(self.body)}")
+        ch = self.body.channels[channel - 1]
+        if not ch.min <= value <= ch.max:
+            raise InvalidCommandError(
+                f"channel {channel} ({ch.name}): {value:g} outside [{ch.min:g}, {ch.max:g}]"
+            )
+        self.engine.queue_move(
+            Goto(
+                self.body,
+                {channel - 1: value},
+                self.animation_config.reset_s,
+                name=f"servo:{ch.name}",
+            )
+        )
+
+    def full_blink(self) -> None:
+        """The periodic full blink: plain blink while latched, else back to default with a blink."""
+        if self._shutdown:
+            return
+        if self._latched is not None:
+            self.play_animation(self.config.blink_animation)
+        elif self.config.full_blink_animation in self.library:
+            self.play_animation(self.config.full_blink_animation)

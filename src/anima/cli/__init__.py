@@ -1,0 +1,37 @@
+"""The ``anima`` command: serve the runtime, inspect the body and animations, measure the loop.
+
+Each subcommand group lives in its own module; this one composes them explicitly.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from anima import __version__
+from anima.cli import animations, bench, body, config, serve
+
+app = typer.Typer(
+    name="anima",
+    help="anima makes expressive robots come alive: commands in, smooth safe motion out at 100 Hz.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def version() -> None:
+    """Print anima's version."""
+    typer.echo(__version__)
+
+
+app.command("serve")(serve.serve)
+app.command("console")(serve.console_command)
+app.command("config")(config.config_show)
+app.add_typer(animations.app, name="animations")
+app.add_typer(body.app, name="body")
+app.add_typer(bench.app, name="bench")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,110 @@
+"""`anima animations …`: list, show, validate and reload the XML animation library."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from anima.cli.common import ConfigOpt, fail
+from anima.errors import AnimaError, AnimationFileError
+
+if TYPE_CHECKING:
+    from anima.animation import AnimationLibrary
+
+app = typer.Typer(
+    help="The XML animation library: list, show, validate, reload.", no_args_is_help=True
+)
+
+
+def _library(config: Path | None) -> AnimationLibrary:
+    from anima.config import load_config
+    from anima.runtime import Runtime
+
+    rt = Runtime(load_config(config))
+    rt.library.load()
+    return rt.library
+
+
+@app.command("list")
+def list_animations(config: ConfigOpt = None) -> None:
+    """List every animation with its length, channels and file."""
+    try:
+        lib = _library(config)
+    except AnimaError as exc:
+        raise fail(exc) from exc
+    for name in lib.names():
+        a = lib.get(name)
+        kind = "posture" if a.is_posture else f"{a.duration:5.2f} s"
+        typer.echo(f"{name:28} {kind:>8}  {len(a.channels):2} channels  {Path(a.source).name}")
+    for err in lib.last_report.errors:
+        typer.secho(f"skipped: {err}", fg=typer.colors.YELLOW, err=True)
+
+
+@app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="An <animation_name>.")], config: ConfigOpt = None
+) -> None:
+    """Show one animation: its file, frame period, and each channel's range of values."""
+    try:
+        lib = _library(config)
+        a = lib.get(name)
+    except AnimaError as exc:
+        raise fail(exc) from exc
+    from anima.body import load_body
+
+    body = load_body()
+    typer.echo(f"{a.name}: {a.source}")
+    kind = "posture" if a.is_posture else f"{a.frame_count} frames, {a.duration:.2f} s"
+    typer.echo(f"  {kind}, {a.frame_period * 1000:g} ms per frame")
+    for j, c in enumerate(a.channels):
+        col = a.frames[:, j]
+        label = body.channels[c - 1].name if c <= len(body) else "?"
+        typer.echo(f"  channel{c:<3} {label:18} {col.min():5.0f} … {col.max():5.0f}")
+
+
+@app.command("validate")
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="XML files or folders to check.")],
+) -> None:
+    """Check XML animation files; every problem is reported with its file and element."""
+    from anima.animation import parse_animation_file
+    from anima.body import load_body
+
+    count = len(load_body())
+    files: list[Path] = []
+    for p in paths:
+        files.extend(sorted(p.glob("*.xml")) if p.is_dir() else [p])
+    bad = 0
+    for f in files:
+        try:
+            a = parse_animation_file(f, count)
+        except AnimationFileError as exc:
+            bad += 1
+            typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+            continue
+        typer.echo(
+            f"{f}: ok ({a.name}, {'posture' if a.is_posture else f'{a.frame_count} frames'})"
+        )
+    if bad:
+        raise typer.Exit(code=2)
+
+
+@app.command("reload")
+def reload() -> None:
+    """Ask the running `anima serve` to reload its animation folders (SIGHUP)."""
+    from anima.cli.serve import pid_file
+
+    path = pid_file()
+    try:
+        pid = int(path.read_text().strip())
+        os.kill(pid, signal.SIGHUP)
+    except (OSError, ValueError) as exc:
+        typer.secho(
+            f"error: no running anima serve found ({path}: {exc})", fg=typer.colors.RED, err=True
+        )
+        raise typer.Exit(code=2) from None
+    typer.echo(f"asked anima serve (pid {pid}) to reload its animations; its log has the result")

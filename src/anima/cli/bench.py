@@ -1,0 +1,94 @@
+"""`anima bench …`: each benchmark prints its figures (no unit test asserts timings)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Measure anima: each benchmark prints its figures.", no_args_is_help=True)
+
+
+@app.command("loop")
+def bench_loop(
+    seconds: Annotated[float, typer.Option(min=1.0, help="How long to run the loop.")] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Run the 100 Hz loop with every layer active and print its health figures."""
+    from anima.bench.loop import run_loop_bench
+
+    r = run_loop_bench(seconds)
+    s = r.stats
+    if as_json:
+        out = s.as_dict() | {
+            "moves_played": r.moves_played,
+            "offset_updates": r.offset_updates,
+            "frames_sent": r.frames_sent,
+            "faults": r.faults,
+        }
+        typer.echo(json.dumps(out, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"anima bench loop — {s.elapsed_s:.1f} s, all layers on 28 channels")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    rows = [
+        (
+            "achieved rate",
+            f"{s.rate_hz:.3f} Hz (target {s.target_hz:g}, "
+            f"{100 * (s.rate_hz / s.target_hz - 1):+.3f} %)",
+        ),
+        ("period error p50", f"{s.period_error_p50_ms:.3f} ms"),
+        ("period error p99", f"{s.period_error_p99_ms:.3f} ms"),
+        ("period error max", f"{s.period_error_max_ms:.3f} ms"),
+        ("missed deadlines", str(s.missed)),
+        ("fused tick p50", f"{s.tick_compute_p50_us:.1f} µs"),
+        ("fused tick p99", f"{s.tick_compute_p99_us:.1f} µs"),
+        ("ticks", str(s.ticks)),
+        ("frames sent", str(r.frames_sent)),
+        ("animations played", str(r.moves_played)),
+        ("offset updates", str(r.offset_updates)),
+        ("faults", str(r.faults)),
+    ]
+    for k, v in rows:
+        table.add_row(k, v)
+    Console().print(table)
+
+
+@app.command("tick")
+def bench_tick(
+    ticks: Annotated[int, typer.Option(min=100, help="How many ticks to time.")] = 20_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Time the fused tick alone (all layers, 28 channels), ticks back to back."""
+    from anima.bench.tick import run_tick_bench
+
+    r = run_tick_bench(ticks)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    typer.echo(
+        f"fused tick, {r.ticks} ticks back to back: p50 {r.p50_us:.1f} µs, "
+        f"p99 {r.p99_us:.1f} µs, mean {r.mean_us:.1f} µs"
+    )
+
+
+@app.command("serve")
+def bench_serve(
+    idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Start `anima serve` as a subprocess: time to first tick, idle memory, clean exit."""
+    from anima.bench.serve import run_serve_bench
+
+    r = run_serve_bench(idle)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    typer.echo(f"start to first tick : {r.start_to_first_tick_s * 1000:.0f} ms")
+    typer.echo(f"resident memory     : {r.rss_idle_mb:.1f} MB after {r.idle_s:g} s idle")
+    typer.echo(f"SIGTERM to exit     : {r.exit_s * 1000:.0f} ms (exit code {r.exit_code})")

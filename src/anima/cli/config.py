@@ -1,0 +1,24 @@
+"""`anima config`: the effective configuration."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import typer
+import yaml
+
+from anima.cli.common import ConfigOpt, fail
+from anima.errors import AnimaError
+
+
+def config_show(config: ConfigOpt = None) -> None:
+    """Print the effective configuration (defaults, file, environment) as YAML."""
+    from anima.config import load_config
+
+    try:
+        cfg = load_config(config)
+    except AnimaError as exc:
+        raise fail(exc) from exc
+    data = json.loads(json.dumps(dataclasses.asdict(cfg)))  # tuples → lists for YAML
+    typer.echo(yaml.safe_dump(data, sort_keys=False).rstrip())

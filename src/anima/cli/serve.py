@@ -1,0 +1,183 @@
+"""`anima serve` and `anima console`: run the runtime until Ctrl-C, SIGTERM or `q`."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from anima.cli.common import ConfigOpt, fail
+from anima.errors import AnimaError
+
+if TYPE_CHECKING:
+    from anima.config import AnimaConfig
+    from anima.runtime import Runtime
+
+log = logging.getLogger("anima")
+
+RecordOpt = Annotated[
+    Path | None, typer.Option(help="Record every frame sent to this JSON Lines file.")
+]
+SecondsOpt = Annotated[
+    float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
+]
+DriverOpt = Annotated[
+    str | None, typer.Option("--driver", help="Robot driver: sim (default) or serial.")
+]
+PortOpt = Annotated[
+    str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
+]
+
+
+def pid_file() -> Path:
+    """Where `anima serve` writes its process id, so `anima animations reload` can find it."""
+    folder = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    return Path(folder) / f"anima-{os.getuid()}.pid"
+
+
+def serve(
+    config: ConfigOpt = None,
+    record: RecordOpt = None,
+    seconds: SecondsOpt = None,
+    driver: DriverOpt = None,
+    port: PortOpt = None,
+    console: Annotated[
+        bool, typer.Option("--console", help="Also read operator commands from the terminal.")
+    ] = False,
+) -> None:
+    """Run the runtime on the configured robot (the simulated one by default).
+
+    Logs a status line every few seconds. SIGHUP reloads the animations. Ctrl-C or SIGTERM
+    eases the body to its rest posture, then exits.
+    """
+    run(config, record=record, seconds=seconds, driver=driver, port=port, console=console)
+
+
+def console_command(
+    config: ConfigOpt = None,
+    driver: DriverOpt = None,
+    port: PortOpt = None,
+) -> None:
+    """Run the runtime with the operator console on this terminal (`anima serve --console`)."""
+    run(config, record=None, seconds=None, driver=driver, port=port, console=True)
+
+
+def _configure(
+    config: Path | None, record: Path | None, driver: str | None, port: str | None
+) -> AnimaConfig:
+    from anima.config import load_config
+
+    cfg = load_config(config)
+    changes: dict[str, object] = {}
+    if record is not None:
+        changes["record"] = str(record)
+    if driver is not None:
+        changes["type"] = driver
+    if port is not None:
+        changes["port"] = port
+    if changes:
+        cfg = dataclasses.replace(cfg, driver=dataclasses.replace(cfg.driver, **changes))  # type: ignore[arg-type]
+    return cfg
+
+
+def run(
+    config: Path | None,
+    *,
+    record: Path | None,
+    seconds: float | None,
+    driver: str | None,
+    port: str | None,
+    console: bool,
+) -> None:
+    from anima.runtime import Runtime
+
+    stop = threading.Event()
+    try:
+        cfg = _configure(config, record, driver, port)
+        logging.basicConfig(
+            level=cfg.log_level.upper(),
+            format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+        )
+        runtime = Runtime(cfg)
+        _install_signals(runtime, stop)
+        runtime.start()
+    except AnimaError as exc:
+        raise fail(exc) from exc
+    pid = pid_file()
+    try:
+        pid.write_text(str(os.getpid()))
+    except OSError as exc:
+        log.warning("cannot write %s (animations reload by pid file unavailable): %s", pid, exc)
+    try:
+        if runtime.wait_first_tick():
+            typer.echo(f"anima ready: {len(runtime.body)} channels on the {cfg.driver.type} robot")
+        if console:
+            _start_console(runtime, stop)
+        _wait(runtime, stop, seconds, cfg.serve.status_interval_s)
+    finally:
+        runtime.stop()
+        if pid.exists() and pid.read_text().strip() == str(os.getpid()):
+            pid.unlink()
+        log.info("stopped")
+
+
+def _install_signals(runtime: Runtime, stop: threading.Event) -> None:
+    def on_stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s: easing to rest and stopping", signal.Signals(signum).name)
+        stop.set()
+
+    def on_hup(_signum: int, _frame: FrameType | None) -> None:
+        # reload off the signal handler: parsing files there would delay the main thread
+        threading.Thread(target=runtime.reload_animations, name="anima-reload").start()
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGHUP, on_hup)
+
+
+def _start_console(runtime: Runtime, stop: threading.Event) -> None:
+    from anima.frontdoors.console import Console
+
+    con = Console(runtime.behaviour, sys.stdin, sys.stdout, reload=runtime.reload_animations)
+
+    def run_console() -> None:
+        con.run()
+        stop.set()  # `q` or end of input ends the session
+
+    # A daemon: a blocking read of the terminal cannot be interrupted; the process exit ends it.
+    threading.Thread(target=run_console, name="anima-console", daemon=True).start()
+
+
+def _wait(runtime: Runtime, stop: threading.Event, seconds: float | None, every: float) -> None:
+    end = None if seconds is None else time.monotonic() + seconds
+    while not stop.is_set():
+        wait = every
+        if end is not None:
+            wait = min(wait, end - time.monotonic())
+            if wait <= 0:
+                return
+        if not stop.wait(wait):
+            log.info(status_line(runtime))
+
+
+def status_line(runtime: Runtime) -> str:
+    s = runtime.engine.stats()
+    st = runtime.engine.state()
+    move = st.move or "idle"
+    driver = "connected" if st.driver_connected else "DISCONNECTED"
+    flag = " | ESTOP" if st.estopped else ""
+    return (
+        f"rate {s.rate_hz:.2f} Hz | period error p99 {s.period_error_p99_ms:.3f} ms "
+        f"max {s.period_error_max_ms:.3f} ms | missed {s.missed} | tick p50 "
+        f"{s.tick_compute_p50_us:.0f} µs | move {move} | driver {driver}{flag}"
+    )

@@ -1,0 +1,1 @@
+"""Front doors: where commands come in (console; MQTT, web and gRPC arrive with their issues)."""

@@ -1,0 +1,162 @@
+"""The operator console: Nadine's debugging commands on a text stream.
+
+Commands (arguments may follow the command or be given at its prompt)::
+
+    s TEXT      speak English         ger TEXT   speak German        f TEXT   speak French
+    g NAME      play an animation     p NAME     take a posture      look X Y Z  look at a point
+    servo CH V  move channel CH (1-based) to V and hold it there
+    list        list the animations   reload     reload the animation folders
+    shut        play SHUTDOWN_NADINE and stop looking around        wake   leave shutdown
+    help        this list             q          quit
+
+Bad input gets a one-line explanation, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable
+from typing import Protocol, TextIO
+
+from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.errors import AnimaError
+
+log = logging.getLogger(__name__)
+
+LOCALES = {"s": "en-US", "ger": "de-DE", "f": "fr-FR"}
+HELP = __doc__.split("::", 1)[1].split("Bad input", 1)[0].rstrip() if __doc__ else ""
+
+
+class SpeechPort(Protocol):
+    """What the console needs of the speech service."""
+
+    def speak(self, text: str, locale: str) -> object: ...
+
+
+class Console:
+    def __init__(
+        self,
+        behaviour: Behaviour,
+        stdin: TextIO,
+        stdout: TextIO,
+        *,
+        speech: SpeechPort | None = None,
+        reload: Callable[[], str] | None = None,
+    ) -> None:
+        self._behaviour = behaviour
+        self._in = stdin
+        self._out = stdout
+        self._speech = speech
+        self._reload = reload
+
+    def run(self) -> None:
+        """Read commands until ``q`` or end of input."""
+        self._say("anima console: type help for the commands")
+        while True:
+            line = self._in.readline()
+            if not line:
+                return
+            if not self.handle(line):
+                return
+
+    def _say(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    def _ask(self, prompt: str) -> str | None:
+        self._out.write(prompt)
+        self._out.flush()
+        line = self._in.readline()
+        return None if not line else line.strip()
+
+    def handle(self, line: str) -> bool:
+        """Run one command line; False when the console should quit."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            self._say(f"error: {exc}")
+            return True
+        if not words:
+            return True
+        cmd, args = words[0], words[1:]
+        try:
+            return self._dispatch(cmd, args)
+        except AnimaError as exc:
+            self._say(f"error: {exc}")
+        except Exception as exc:  # the console must never die on one command
+            log.exception("console command %r failed", line)
+            self._say(f"error: {cmd} failed: {exc}")
+        return True
+
+    def _dispatch(self, cmd: str, args: list[str]) -> bool:
+        b = self._behaviour
+        if cmd == "q":
+            self._say("bye")
+            return False
+        if cmd == "help":
+            self._say(HELP)
+        elif cmd in LOCALES:
+            text = " ".join(args) or self._ask("text to speak> ")
+            if not text:
+                self._say("error: nothing to say")
+            elif self._speech is None:
+                self._say("error: speech is not available: no speech service is running")
+            else:
+                self._speech.speak(text, LOCALES[cmd])
+                self._say(f"ok: speaking ({LOCALES[cmd]})")
+        elif cmd in ("g", "p"):
+            name = args[0] if args else self._ask("animation name> " if cmd == "g" else "posture> ")
+            if not name:
+                self._say("error: no name given")
+            elif cmd == "p" and not b.library.get(name).is_posture:
+                self._say(f"error: {name!r} is a gesture, not a posture: use g")
+            else:
+                b.play_animation(name)
+                self._say(f"ok: playing {name}")
+        elif cmd == "look":
+            self._look(args)
+        elif cmd == "servo":
+            self._servo(args)
+        elif cmd == "list":
+            lib = b.library
+            self._say("gestures: " + ", ".join(lib.gestures()))
+            self._say("postures: " + ", ".join(lib.postures()))
+        elif cmd == "reload":
+            self._say(self._reload() if self._reload is not None else "error: reload not available")
+        elif cmd == "shut":
+            b.shutdown()
+            self._say("ok: shutting down (look-at ignored until wake)")
+        elif cmd == "wake":
+            b.wake()
+            self._say("ok: awake")
+        else:
+            self._say(f"error: unknown command {cmd!r} (type help)")
+        return True
+
+    def _look(self, args: list[str]) -> None:
+        if len(args) != 3:
+            self._say("error: look needs three numbers: X Y Z (metres; x forward, y left, z up)")
+            return
+        try:
+            x, y, z = (float(a) for a in args)
+        except ValueError:
+            self._say(f"error: look: not numbers: {' '.join(args)}")
+            return
+        result = self._behaviour.look_at_position(x, y, z)
+        if result is LookAtResult.MOVED or result is LookAtResult.DEAD_ZONE:
+            self._say(f"ok: looking at ({x:g}, {y:g}, {z:g})")
+        else:
+            self._say(f"ok: look-at {result.value}")
+
+    def _servo(self, args: list[str]) -> None:
+        if len(args) != 2:
+            self._say("error: servo needs a channel and a value: servo CH VALUE")
+            return
+        try:
+            channel, value = int(args[0]), float(args[1])
+        except ValueError:
+            self._say(f"error: servo: {' '.join(args)!r} is not 'CHANNEL VALUE'")
+            return
+        self._behaviour.set_channel_default(channel, value)
+        self._say(f"ok: channel {channel} → {value:g}")

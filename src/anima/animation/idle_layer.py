@@ -20,7 +20,7 @@ class AnimationLayer:
     def __init__(
         self, animation: Animation, body: Body, *, loop: bool, fade_s: float = 0.5
     ) -> None:
-        self.name = animation.name
+        self.name = f"anim:{animation.name}"  # apart from the engine's own "blink" layer
         self._channels = body.indices([c - 1 for c in animation.channels])
         frames = animation.frames
         self._deltas = frames - frames[0]

@@ -1,0 +1,325 @@
+"""Nadine's rules, each on the real engine with a fake clock and the shipped animations."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from anima.animation import AnimationLibrary, shipped_folder
+from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.config import AnimaConfig, BehaviourConfig
+from anima.drivers.sim import SimDriver
+from anima.errors import (
+    CommandRefusedError,
+    InvalidCommandError,
+    NonFiniteValueError,
+    UnknownAnimationError,
+)
+from anima.events import Event, EventHub, MoveFinished, MoveStarted, Notice
+from anima.motion.engine import MotionEngine
+from anima.runtime import Runtime
+from anima.testing import FakeClock, make_engine
+
+NECK_YAW, NECK_PITCH, NECK_ROLL, EYES_YAW = 7, 8, 9, 1  # 0-based indices in the shipped body
+
+
+class Rig:
+    def __init__(self) -> None:
+        self.hub = EventHub()
+        self.seen: list[Event] = []
+        self.hub.subscribe(self.seen.append)
+        self.engine, self.driver, self.clock = make_engine(events=self.hub)
+        self.library = AnimationLibrary([shipped_folder()], len(self.engine.body))
+        assert not self.library.load().errors
+        self.b = Behaviour(self.engine, self.library, self.hub, self.clock)
+
+    def run(self, seconds: float) -> None:
+        self.engine.run(round(seconds / self.engine.period))
+        self.hub.drain()
+
+    def started(self) -> list[str]:
+        return [e.name for e in self.seen if isinstance(e, MoveStarted)]
+
+    def finished(self) -> list[MoveFinished]:
+        return [e for e in self.seen if isinstance(e, MoveFinished)]
+
+    def column(self, index: int) -> np.ndarray:
+        return np.array([f.values[index] for f in self.driver.history()])
+
+
+@pytest.fixture
+def rig() -> Rig:
+    return Rig()
+
+
+def test_unknown_animation_is_refused_and_nothing_moves(rig: Rig) -> None:
+    rig.run(0.1)
+    before = rig.engine.last_frame
+    with pytest.raises(UnknownAnimationError, match="did you mean nod"):
+        rig.b.play_animation("nodd")
+    rig.run(0.5)
+    assert rig.started() == []
+    np.testing.assert_allclose(rig.engine.last_frame, before)
+
+
+def test_a_gesture_first_returns_to_the_default_posture(rig: Rig) -> None:
+    rig.b.play_animation("smile")
+    rig.run(3.5)
+    assert rig.started() == ["reset:LOOKUPPostureDefault", "smile"]
+    assert all(not e.cut for e in rig.finished())
+
+
+def test_blink_animations_skip_the_reset(rig: Rig) -> None:
+    rig.b.play_animation("LOOKUPPostureDefaultBlink")
+    rig.run(0.6)
+    assert rig.started() == ["LOOKUPPostureDefaultBlink"]
+    rig.b.play_animation("blink")  # an idle layer, not a move
+    rig.run(0.02)
+    assert "anim:blink" in rig.engine.idle_layer_names
+    lids = rig.column(0)[-1]
+    start = len(rig.driver.history())
+    rig.run(0.3)
+    assert rig.column(0)[start:].min() < lids - 100  # the lids closed and reopened
+    rig.run(0.5)
+    assert "anim:blink" not in rig.engine.idle_layer_names
+    assert rig.started() == ["LOOKUPPostureDefaultBlink"]
+
+
+def test_breathing_slow_loops_as_an_idle_layer_until_stopped(rig: Rig) -> None:
+    rig.b.play_animation("breathingSlow")
+    rig.run(6.0)
+    assert "anim:breathingSlow" in rig.engine.idle_layer_names
+    assert rig.started() == []
+    torso = rig.column(11)[-300:]
+    assert torso.max() - torso.min() > 4  # it breathes
+    rig.b.stop_idle_animation("breathingSlow")
+    rig.run(1.0)
+    assert "anim:breathingSlow" not in rig.engine.idle_layer_names
+
+
+def test_waving_and_shutdown_clear_pending_moves(rig: Rig) -> None:
+    rig.b.play_animation("smile")
+    rig.b.play_animation("bow")
+    rig.run(0.05)
+    rig.b.play_animation("LOOKUP_Waving")
+    rig.run(6.0)
+    cut = {e.name for e in rig.finished() if e.cut}
+    assert "bow" in cut
+    assert rig.started()[-2:] == ["reset:LOOKUPPostureDefault", "LOOKUP_Waving"]
+    assert "bow" not in rig.started()
+
+
+def test_nod_suppresses_position_look_at_until_it_ends(rig: Rig) -> None:
+    rig.b.play_animation("nod")
+    assert rig.b.head_animation_playing
+    assert rig.b.look_at_position(1.0, 0.4, 0.0) is LookAtResult.HEAD_ANIMATION
+    rig.run(2.5)  # reset (0.4 s) + nod (1.26 s)
+    assert not rig.b.head_animation_playing
+    assert rig.b.look_at_position(1.0, 0.4, 0.0) is LookAtResult.MOVED
+
+
+def test_a_dropped_head_animation_releases_look_at(rig: Rig) -> None:
+    rig.b.play_animation("shake")
+    rig.engine.clear()
+    rig.run(0.5)
+    assert not rig.b.head_animation_playing
+
+
+def test_look_at_turns_head_and_eyes_towards_the_point(rig: Rig) -> None:
+    assert rig.b.look_at_position(1.0, 0.6, 0.0) is LookAtResult.MOVED  # to the left
+    rig.run(2.0)
+    frame = rig.engine.last_frame
+    assert frame[NECK_YAW] > 150
+    assert frame[EYES_YAW] > 135
+    yaw = math.atan2(0.6, 1.0)
+    body = rig.engine.body
+    head = body.channels[NECK_YAW].calibration
+    eyes = body.channels[EYES_YAW].calibration
+    assert head is not None
+    assert eyes is not None
+    total = head.to_radians(frame[NECK_YAW]) + eyes.to_radians(frame[EYES_YAW])
+    assert total == pytest.approx(yaw, abs=0.02)
+
+
+def test_look_at_dead_zone_and_bad_points(rig: Rig) -> None:
+    assert rig.b.look_at_position(1.0, 0.3, 0.0) is LookAtResult.MOVED
+    rig.clock.advance(0.03)
+    assert rig.b.look_at_position(1.0, 0.305, 0.001) is LookAtResult.DEAD_ZONE
+    with pytest.raises(NonFiniteValueError):
+        rig.b.look_at_position(math.nan, 0.0, 0.0)
+    with pytest.raises(InvalidCommandError, match="eyes themselves"):
+        rig.b.look_at_position(0.0, 0.0, 0.0)
+
+
+def test_an_unreachable_point_is_clamped_and_reported(rig: Rig) -> None:
+    assert rig.b.look_at_position(-1.0, 0.1, 0.0) is LookAtResult.MOVED  # behind the head
+    rig.run(2.0)
+    notices = [e for e in rig.seen if isinstance(e, Notice) and e.source == "look_at"]
+    assert notices
+    assert "out of reach" in notices[0].message
+    body = rig.engine.body
+    frame = rig.engine.last_frame
+    assert frame[NECK_YAW] == pytest.approx(body.channels[NECK_YAW].max, abs=1.0)
+
+
+def test_a_latched_gaze_target_suppresses_look_at_until_cleared(rig: Rig) -> None:
+    rig.b.look_at_target("Posture_LookAtZoom")
+    assert rig.b.latched_target == "Posture_LookAtZoom"
+    assert rig.b.look_at_position(1.0, 0.4, 0.0) is LookAtResult.LATCHED
+    rig.run(1.0)
+    assert rig.engine.last_frame[NECK_YAW] == pytest.approx(138, abs=0.5)
+    rig.b.look_at_target("LOOKUPPostureDefault")  # the default posture clears the latch
+    assert rig.b.latched_target is None
+    assert rig.b.look_at_position(1.0, 0.4, 0.0) is LookAtResult.MOVED
+
+
+def test_end_look_at_restores_head_and_eyes(rig: Rig) -> None:
+    rig.b.look_at_target("Posture_LookAtInterviewer")
+    rig.run(1.0)
+    assert rig.engine.last_frame[NECK_YAW] == pytest.approx(106, abs=0.5)
+    rig.b.end_look_at()
+    rig.run(1.0)
+    assert rig.b.latched_target is None
+    assert rig.engine.last_frame[NECK_YAW] == pytest.approx(128, abs=0.5)
+    assert rig.engine.last_frame[EYES_YAW] == pytest.approx(128, abs=0.5)
+
+
+def test_look_at_target_needs_a_posture(rig: Rig) -> None:
+    with pytest.raises(InvalidCommandError, match="not a posture"):
+        rig.b.look_at_target("nod")
+    with pytest.raises(UnknownAnimationError):
+        rig.b.look_at_target("Posture_Nowhere")
+
+
+def test_a_gesture_keeps_a_latched_gaze(rig: Rig) -> None:
+    rig.b.look_at_target("Posture_LookAtZoom")
+    rig.run(1.0)
+    rig.b.play_animation("smile")  # its reset must not undo the gaze posture
+    rig.run(3.0)
+    assert rig.engine.last_frame[NECK_YAW] == pytest.approx(138, abs=0.5)
+
+
+def test_head_and_eye_channels_are_skipped_within_two_seconds_of_a_look_at(rig: Rig) -> None:
+    rig.b.look_at_position(1.0, 0.0, -0.05)  # straight ahead: no roll from the gaze
+    rig.run(0.5)
+    start = len(rig.driver.history())
+    rig.b.play_animation("think")  # tilts the head (neck_roll → 144) among other channels
+    rig.run(4.0)
+    roll = rig.column(NECK_ROLL)[start:]
+    assert np.abs(roll - 128).max() < 0.5
+    brows = rig.column(3)[start:]
+    assert brows.min() < 105  # the rest of the gesture played
+    rig.clock.advance(2.5)  # no look-at for more than 2 s
+    start = len(rig.driver.history())
+    rig.b.play_animation("think")
+    rig.run(4.0)
+    assert rig.column(NECK_ROLL)[start:].max() > 140
+
+
+def test_a_head_only_gesture_right_after_a_look_at_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "tilt.xml").write_text(
+        "<animation><animation_name>tilt</animation_name>"
+        "<channel10>128 140 150 140 128</channel10></animation>"
+    )
+    hub = EventHub()
+    engine, _, clock = make_engine(events=hub)
+    lib = AnimationLibrary([shipped_folder(), tmp_path], len(engine.body))
+    assert not lib.load().errors
+    b = Behaviour(engine, lib, hub, clock)
+    b.look_at_position(1.0, 0.2, 0.0)
+    with pytest.raises(CommandRefusedError, match="head and eye channels"):
+        b.play_animation("tilt")
+    clock.advance(2.5)
+    b.play_animation("tilt")  # fine once the look-at is older than 2 s
+
+
+def test_shutdown_ignores_look_at_until_wake(rig: Rig) -> None:
+    rig.b.play_animation("smile")
+    rig.b.shutdown()
+    assert rig.b.shutting_down
+    assert rig.b.look_at_position(1.0, 0.3, 0.0) is LookAtResult.SHUTDOWN
+    with pytest.raises(CommandRefusedError):
+        rig.b.look_at_target("Posture_LookAtZoom")
+    rig.run(3.5)
+    assert "SHUTDOWN_NADINE" in rig.started()
+    assert "smile" not in rig.started()
+    assert rig.engine.last_frame[0] == pytest.approx(40, abs=1.0)  # eyes closed
+    rig.b.wake()
+    assert rig.b.look_at_position(1.0, 0.3, 0.0) is LookAtResult.MOVED
+
+
+def test_servo_moves_one_channel_and_validates(rig: Rig) -> None:
+    rig.b.set_channel_default(9, 140)  # 1-based: neck_pitch
+    rig.run(1.0)
+    assert rig.engine.last_frame[NECK_PITCH] == pytest.approx(140, abs=1.5)  # breathing on top
+    with pytest.raises(InvalidCommandError, match=r"out of range 1\.\.28"):
+        rig.b.set_channel_default(29, 100)
+    with pytest.raises(InvalidCommandError, match="outside"):
+        rig.b.set_channel_default(9, 250)
+
+
+def _runtime_with_full_blink(every: float) -> tuple[Runtime, list[str], threading.Event]:
+    cfg = AnimaConfig(behaviour=BehaviourConfig(full_blink_every_s=every))
+    rt = Runtime(cfg, driver=SimDriver())
+    names: list[str] = []
+    got = threading.Event()
+
+    def on_start(e: Event) -> None:
+        assert isinstance(e, MoveStarted)
+        names.append(e.name)
+        if e.name == "LOOKUPPostureDefaultBlink":
+            got.set()
+
+    rt.events.subscribe(on_start, MoveStarted.kind)
+    return rt, names, got
+
+
+def test_a_full_blink_comes_after_a_while_with_nothing_moving() -> None:
+    rt, names, got = _runtime_with_full_blink(0.3)
+    rt.start()
+    try:
+        assert got.wait(5.0)
+        before = rt.idle_life.full_blinks
+        rt.behaviour.look_at_target("Posture_LookAtZoom")  # latched: the plain blink instead
+        deadline = time.monotonic() + 5.0
+        while rt.idle_life.full_blinks < before + 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rt.idle_life.full_blinks >= before + 2
+    finally:
+        rt.stop(ease=False)
+    after_latch = names[names.index("Posture_LookAtZoom") + 1 :]
+    assert "LOOKUPPostureDefaultBlink" not in after_latch
+
+
+def test_no_full_blink_while_a_move_runs() -> None:
+    rt, names, got = _runtime_with_full_blink(0.3)
+    rt.start()
+    try:
+        rt.engine.queue_move(_long_hold(rt.engine))
+        assert not got.wait(1.0)
+    finally:
+        rt.stop(ease=False)
+    assert "LOOKUPPostureDefaultBlink" not in names
+
+
+def _long_hold(engine: MotionEngine) -> object:
+    from anima.motion import Hold
+
+    return Hold(engine.body, duration=5.0)
+
+
+def test_behaviour_works_on_a_fake_clock_engine_without_a_runtime() -> None:
+    hub = EventHub()
+    engine, _, clock = make_engine(events=hub, clock=FakeClock())
+    lib = AnimationLibrary([shipped_folder()], len(engine.body))
+    lib.load()
+    b = Behaviour(engine, lib, hub, clock)
+    b.play_animation("nod")
+    engine.run(300)
+    hub.drain()
+    assert not b.head_animation_playing

@@ -76,7 +76,7 @@ def test_a_gesture_first_returns_to_the_default_posture(rig: Rig) -> None:
 
 def test_blink_animations_skip_the_reset(rig: Rig) -> None:
     rig.b.play_animation("LOOKUPPostureDefaultBlink")
-    rig.run(0.6)
+    rig.run(1.2)  # the move ends and idle has taken the eyelids back
     assert rig.started() == ["LOOKUPPostureDefaultBlink"]
     rig.b.play_animation("blink")  # an idle layer, not a move
     rig.run(0.02)

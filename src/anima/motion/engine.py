@@ -511,8 +511,10 @@ class MotionEngine:
     def _set_idle_layers(self, layers: list[IdleLayer]) -> None:
         self.idle_layers = layers
         channels = sorted({int(i) for layer in layers for i in layer.channels})
-        # a channel new to idle starts at weight 0 and blends in; known ones keep their weight
-        self._idle_ramp = {i: self._idle_ramp.get(i, 0.0) for i in channels}
+        # known channels keep their weight; a new one is idle's at once unless a move owns it
+        # (layers start from their own zero, so they need no blend of their own)
+        owned = self._owned
+        self._idle_ramp = {i: self._idle_ramp.get(i, 0.0 if owned[i] else 1.0) for i in channels}
         self._idle_channels = channels
         self._idle_settled = False
 

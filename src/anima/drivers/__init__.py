@@ -21,7 +21,13 @@ def _sim(config: DriverConfig, body: Body) -> Driver:
     return SimDriver(history=config.history, record=config.record)
 
 
-DRIVERS: dict[str, DriverFactory] = {"sim": _sim}
+def _serial(config: DriverConfig, body: Body) -> Driver:
+    from anima.drivers.serial_servo import SerialServoDriver  # pyserial loads on connect()
+
+    return SerialServoDriver.from_config(config, body)
+
+
+DRIVERS: dict[str, DriverFactory] = {"sim": _sim, "serial": _serial}
 
 
 def create_driver(config: DriverConfig, body: Body) -> Driver:

@@ -243,3 +243,14 @@ def test_engine_survives_unplug_and_replug(body: Body, board: FakeServoBoard) ->
     stats = driver.stats()
     assert stats.losses == 1
     assert stats.reconnects == 1
+
+
+def test_serial_bench_runs() -> None:
+    """A short smoke run of ``anima bench serial``: figures come back; no timing is asserted."""
+    from anima.bench.serial import run_serial_bench
+
+    r = run_serial_bench(0.5)
+    assert r.packets > 10
+    assert r.bad_packets == 0
+    assert r.packets_per_s > 0
+    assert r.write_p99_us >= r.write_p50_us > 0

@@ -31,6 +31,7 @@ from anima.drivers.base import Driver, Frame
 from anima.errors import EngineStateError, EStopActiveError, InvalidCommandError
 from anima.events import EngineFault, EStopChanged, Event, EventHub, MoveFinished, MoveStarted
 from anima.motion.idle import Blink, Breathing, IdleLayer
+from anima.motion.idle_mix import IdleMixer
 from anima.motion.minjerk import min_jerk
 from anima.motion.moves import Decelerate, Move
 from anima.motion.offsets import Offset, OffsetBank
@@ -102,20 +103,17 @@ class MotionEngine:
             max_rate_rad_s=cfg.offset_max_rate_rad_s,
         )
         self._overrides = OverrideTable(body, self._override_fault)
-        self.idle_layers: list[IdleLayer] = (
-            list(idle) if idle is not None else default_idle_layers(body, cfg)
+        self._idle = IdleMixer(
+            list(idle) if idle is not None else default_idle_layers(body, cfg),
+            len(body),
+            self.period,
+            cfg.idle_handback_s,
         )
-        idle_set = sorted({int(i) for layer in self.idle_layers for i in layer.channels})
-        self._idle_channels = idle_set
-        self._idle_ramp = dict.fromkeys(idle_set, 1.0)
-        self._idle_settled = True
-        self._ramp_step = self.period / cfg.idle_handback_s
 
         n = len(body)
         rest = body.defaults()
         self._base = rest.copy()  # held primary pose (moves write their channels here)
         self._pre = rest.copy()  # after idle layers: what offsets are added to
-        self._target = rest.copy()  # scratch for idle layer targets
         self._composed = rest.copy()  # after offsets and overrides, before safety
         self._out = rest.copy()  # after safety
         self._last = rest.copy()  # last commanded (what the driver says it sent)
@@ -123,8 +121,6 @@ class MotionEngine:
 
         self._commands: collections.deque[tuple[str, Move | None]] = collections.deque()
         self._queue: collections.deque[Move] = collections.deque()
-        # idle layers added or stopped from other threads, applied at the next tick
-        self._idle_changes: collections.deque[IdleLayer | str] = collections.deque()
         self._move: Move | None = None
         self._move_announced = False  # MoveStarted was published for it (not a Decelerate)
         self._move_t0 = 0.0
@@ -175,15 +171,19 @@ class MotionEngine:
 
     def add_idle_layer(self, layer: IdleLayer) -> None:
         """Run ``layer`` from the next tick on, replacing any layer of the same name."""
-        self._idle_changes.append(layer)
+        self._idle.add(layer)
 
     def stop_idle_layer(self, name: str) -> None:
         """Ask idle layer ``name`` to stop (it may fade out first); unknown names are ignored."""
-        self._idle_changes.append(name)
+        self._idle.stop(name)
+
+    @property
+    def idle_layers(self) -> list[IdleLayer]:
+        return list(self._idle.layers)
 
     @property
     def idle_layer_names(self) -> tuple[str, ...]:
-        return tuple(layer.name for layer in self.idle_layers)
+        return self._idle.names
 
     def set_offset(
         self,
@@ -318,8 +318,6 @@ class MotionEngine:
                 return held
         if self._commands:
             self._drain(t)
-        if self._idle_changes:
-            self._change_idle_layers()
         base = self._base
         if self._move is None and self._queue:
             self._begin(self._queue.popleft(), t)
@@ -327,8 +325,7 @@ class MotionEngine:
             self._primary(t)
         pre = self._pre
         np.copyto(pre, base)
-        if self.idle_layers:
-            self._idle(t)
+        self._idle.mix(t, base, self._owned, pre)
         composed = self._composed
         np.copyto(composed, pre)
         if self._offsets.step():
@@ -371,9 +368,7 @@ class MotionEngine:
                 np.copyto(self._pre, self._last)
                 np.copyto(self._composed, self._last)
                 self._owned[:] = False
-                for i in self._idle_ramp:
-                    self._idle_ramp[i] = 0.0
-                self._idle_settled = False
+                self._idle.release_all()
                 self._idle_event.set()
                 self._emit(EStopChanged(t=t, active=True))
         if self._estop:
@@ -423,7 +418,7 @@ class MotionEngine:
                 self._emit(MoveFinished(t=self._t, name=self._move.name, cut=True, reason=reason))
             self._move = None
             self._owned[:] = False
-            self._idle_settled = False
+            self._idle.ownership_changed()
 
     def _decelerate(self, t: float) -> None:
         move = self._move
@@ -454,10 +449,7 @@ class MotionEngine:
         self._move_end = max(move.duration, blend)
         self._owned[:] = False
         self._owned[channels] = True
-        for i in self._idle_channels:
-            if self._owned[i]:
-                self._idle_ramp[i] = 0.0
-        self._idle_settled = False
+        self._idle.ownership_changed()  # owned channels drop to weight 0 this very tick
         self._idle_event.clear()
         if emit:
             self._emit(MoveStarted(t=t, name=move.name, duration=move.duration))
@@ -491,58 +483,9 @@ class MotionEngine:
                 self._emit(MoveFinished(t=t, name=move.name, cut=False))
             self._move = None
             self._owned[:] = False
-            self._idle_settled = False
+            self._idle.ownership_changed()
             if not self._queue and not self._commands:
                 self._idle_event.set()
-
-    def _change_idle_layers(self) -> None:
-        layers = list(self.idle_layers)
-        while self._idle_changes:
-            change = self._idle_changes.popleft()
-            if isinstance(change, str):
-                for layer in layers:
-                    if layer.name == change:
-                        layer.stop()
-            else:
-                layers = [old for old in layers if old.name != change.name]
-                layers.append(change)
-        self._set_idle_layers(layers)
-
-    def _set_idle_layers(self, layers: list[IdleLayer]) -> None:
-        self.idle_layers = layers
-        channels = sorted({int(i) for layer in layers for i in layer.channels})
-        # known channels keep their weight; a new one is idle's at once unless a move owns it
-        # (layers start from their own zero, so they need no blend of their own)
-        owned = self._owned
-        self._idle_ramp = {i: self._idle_ramp.get(i, 0.0 if owned[i] else 1.0) for i in channels}
-        self._idle_channels = channels
-        self._idle_settled = False
-
-    def _idle(self, t: float) -> None:
-        base, target, pre = self._base, self._target, self._pre
-        np.copyto(target, base)
-        finished = False
-        for layer in self.idle_layers:
-            layer.apply(t, base, target)
-            finished = finished or layer.finished
-        if finished:
-            self._set_idle_layers([layer for layer in self.idle_layers if not layer.finished])
-        ramp = self._idle_ramp
-        if not self._idle_settled:
-            settled = True
-            owned = self._owned
-            for i in self._idle_channels:
-                if owned[i]:
-                    ramp[i] = 0.0
-                elif ramp[i] < 1.0:
-                    ramp[i] = min(1.0, ramp[i] + self._ramp_step)
-                    settled = False
-            self._idle_settled = settled
-        for i in self._idle_channels:
-            r = ramp[i]
-            if r > 0.0:
-                b = base[i]
-                pre[i] = b + (min_jerk(r) if r < 1.0 else 1.0) * (target[i] - b)
 
     # ------------------------------------------------------------------ events
     def _emit(self, event: Event) -> None:

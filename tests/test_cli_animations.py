@@ -107,13 +107,6 @@ def test_show_an_unknown_name_suggests_close_ones() -> None:
     assert "Traceback" not in result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "src bug: `animations show` labels channels with load_body() (the shipped body), not "
-        "the body of the --config it loaded the library with"
-    ),
-)
 def test_show_labels_channels_with_the_configured_body(tmp_path: Path) -> None:
     ini = tmp_path / "small.ini"
     ini.write_text(SMALL_BODY_INI)
@@ -159,14 +152,6 @@ def test_validate_a_missing_file(tmp_path: Path) -> None:
     assert f"error: {missing}: cannot read" in result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "src bug: `animations validate` checks channel numbers against the shipped 28-channel "
-        "body (load_body()), ignoring the configured body (it has no --config and ignores "
-        "ANIMA_BODY__CHECKER_INI), so it passes files `anima serve` then skips"
-    ),
-)
 def test_validate_uses_the_configured_body(tmp_path: Path) -> None:
     ini = tmp_path / "small.ini"
     ini.write_text(SMALL_BODY_INI)
@@ -195,13 +180,6 @@ def test_reload_with_a_garbled_pid_file(tmp_path: Path) -> None:
     assert "error: no running anima serve found" in result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "src bug: `animations reload` trusts a stale pid file and sends SIGHUP to whatever "
-        "process now has that pid (default action: terminate) without checking it is anima serve"
-    ),
-)
 def test_reload_does_not_signal_a_process_that_is_not_anima_serve(tmp_path: Path) -> None:
     # a process of ours standing in for an unrelated one that reused a dead server's pid
     victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])

@@ -263,6 +263,16 @@ def test_servo_moves_one_channel_and_validates(rig: Rig) -> None:
         rig.b.set_channel_default(9, 250)
 
 
+def test_servo_sets_the_default_that_later_resets_return_to(rig: Rig) -> None:
+    rig.b.set_channel_default(13, 90)  # 1-based: r_shoulder_pitch, default 40
+    rig.run(1.0)
+    rig.b.play_animation("LOOKUP_Waving")  # moves the right shoulder, after a reset
+    rig.run(6.0)
+    rig.b.play_animation("smile")  # its reset brings the shoulder back to the servo value
+    rig.run(0.6)
+    assert rig.engine.last_frame[12] == pytest.approx(90, abs=0.5)
+
+
 def _runtime_with_full_blink(every: float) -> tuple[Runtime, list[str], threading.Event]:
     cfg = AnimaConfig(behaviour=BehaviourConfig(full_blink_every_s=every))
     rt = Runtime(cfg, driver=SimDriver())

@@ -80,11 +80,12 @@ class Behaviour:
         self._head_eye = {
             i for i in (self.body.role_index(r) for r in _HEAD_EYE_ROLES) if i is not None
         }
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reset moves are built both inside and outside it
         self._latched: str | None = None
         self._shutdown = False
         self._head_animations = 0  # queued or playing nod/shake moves
         self._last_look_at: float | None = None
+        self._defaults: dict[int, float] = {}  # console `servo`: channel index → new default
         events.subscribe(self._on_event, MoveFinished.kind)
 
     # ------------------------------------------------------------------ state
@@ -173,6 +174,11 @@ class Behaviour:
         target: dict[str | int, float] = {
             anim.channels[j] - 1: float(anim.frames[0, j]) for j in cols
         }
+        with self._lock:
+            defaults = dict(self._defaults)
+        for index, value in defaults.items():
+            if index not in skip:
+                target[index] = value
         return Goto(self.body, target, self.animation_config.reset_s, name=f"reset:{name}")
 
     def _on_event(self, event: Event) -> None:
@@ -252,7 +258,12 @@ class Behaviour:
             self.engine.play_now(reset)
 
     def set_channel_default(self, channel: int, value: float) -> None:
-        """The console's ``servo CH VALUE``: move one channel (1-based) there and hold it."""
+        """The console's ``servo CH VALUE``: channel ``CH`` (1-based) rests at ``VALUE`` now.
+
+        The channel moves there at once, and every later return to the default posture (before
+        a gesture, ``end_look_at``, ``wake``) brings it back there instead of to the posture's
+        value, until the runtime restarts.
+        """
         if not 1 <= channel <= len(self.body):
             raise InvalidCommandError(f"channel {channel} out of range 1..{len(self.body)}")
         ch = self.body.channels[channel - 1]
@@ -260,6 +271,8 @@ class Behaviour:
             raise InvalidCommandError(
                 f"channel {channel} ({ch.name}): {value:g} outside [{ch.min:g}, {ch.max:g}]"
             )
+        with self._lock:
+            self._defaults[channel - 1] = value
         self.engine.queue_move(
             Goto(
                 self.body,

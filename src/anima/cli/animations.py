@@ -14,26 +14,28 @@ from anima.errors import AnimaError, AnimationFileError
 
 if TYPE_CHECKING:
     from anima.animation import AnimationLibrary
+    from anima.body import Body
 
 app = typer.Typer(
     help="The XML animation library: list, show, validate, reload.", no_args_is_help=True
 )
 
 
-def _library(config: Path | None) -> AnimationLibrary:
+def _library(config: Path | None) -> tuple[AnimationLibrary, Body]:
+    """The configured library, loaded, and the configured body."""
     from anima.config import load_config
     from anima.runtime import Runtime
 
     rt = Runtime(load_config(config))
     rt.library.load()
-    return rt.library
+    return rt.library, rt.body
 
 
 @app.command("list")
 def list_animations(config: ConfigOpt = None) -> None:
     """List every animation with its length, channels and file."""
     try:
-        lib = _library(config)
+        lib, _ = _library(config)
     except AnimaError as exc:
         raise fail(exc) from exc
     for name in lib.names():
@@ -50,13 +52,10 @@ def show(
 ) -> None:
     """Show one animation: its file, frame period, and each channel's range of values."""
     try:
-        lib = _library(config)
+        lib, body = _library(config)
         a = lib.get(name)
     except AnimaError as exc:
         raise fail(exc) from exc
-    from anima.body import load_body
-
-    body = load_body()
     typer.echo(f"{a.name}: {a.source}")
     kind = "posture" if a.is_posture else f"{a.frame_count} frames, {a.duration:.2f} s"
     typer.echo(f"  {kind}, {a.frame_period * 1000:g} ms per frame")
@@ -69,12 +68,17 @@ def show(
 @app.command("validate")
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="XML files or folders to check.")],
+    config: ConfigOpt = None,
 ) -> None:
-    """Check XML animation files; every problem is reported with its file and element."""
+    """Check XML animation files against the configured body; errors name file and element."""
     from anima.animation import parse_animation_file
     from anima.body import load_body
+    from anima.config import load_config
 
-    count = len(load_body())
+    try:
+        count = len(load_body(load_config(config).body.checker_ini))
+    except AnimaError as exc:
+        raise fail(exc) from exc
     files: list[Path] = []
     for p in paths:
         files.extend(sorted(p.glob("*.xml")) if p.is_dir() else [p])
@@ -101,6 +105,10 @@ def reload() -> None:
     path = pid_file()
     try:
         pid = int(path.read_text().strip())
+        # a stale pid file may name an unrelated process now: SIGHUP would terminate it
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"anima" not in b" ".join(cmdline) or not {b"serve", b"console"} & set(cmdline):
+            raise ValueError(f"process {pid} is not anima serve (stale pid file)")
         os.kill(pid, signal.SIGHUP)
     except (OSError, ValueError) as exc:
         typer.secho(

@@ -4,7 +4,7 @@ Commands (arguments may follow the command or be given at its prompt)::
 
     s TEXT      speak English         ger TEXT   speak German        f TEXT   speak French
     g NAME      play an animation     p NAME     take a posture      look X Y Z  look at a point
-    servo CH V  move channel CH (1-based) to V and hold it there
+    servo CH V  make V the default of channel CH (1-based): it moves there and rests there
     list        list the animations   reload     reload the animation folders
     shut        play SHUTDOWN_NADINE and stop looking around        wake   leave shutdown
     help        this list             q          quit

@@ -8,6 +8,7 @@ import platform
 import sys
 
 from anima.bench.loop import run_loop_bench
+from anima.bench.serial import run_serial_bench
 from anima.bench.serve import run_serve_bench
 from anima.bench.tick import run_tick_bench
 
@@ -17,11 +18,13 @@ def main() -> None:
     loop = run_loop_bench(seconds)
     tick = run_tick_bench()
     serve = run_serve_bench(idle_s=5.0)
+    serial = run_serial_bench(seconds)
     summary = {
         "machine": {"python": platform.python_version(), "cpus": platform.machine()},
         "loop": loop.stats.as_dict() | {"faults": loop.faults, "moves_played": loop.moves_played},
         "tick": dataclasses.asdict(tick),
         "serve": dataclasses.asdict(serve),
+        "serial": dataclasses.asdict(serial),
     }
     print(json.dumps(summary, indent=2))
 

@@ -77,6 +77,29 @@ def bench_tick(
     )
 
 
+@app.command("serial")
+def bench_serial(
+    seconds: Annotated[float, typer.Option(min=1.0, help="How long to run.")] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Drive a pseudo-terminal servo board at 100 Hz: packets per second received, write cost."""
+    from anima.bench.serial import run_serial_bench
+
+    r = run_serial_bench(seconds)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    typer.echo(
+        f"packets received : {r.packets_per_s:.4f} /s (target {r.target_hz:g}), "
+        f"{r.packets} in {r.span_s:.2f} s, {r.bad_packets} bad, {r.dropped} dropped"
+    )
+    typer.echo(f"write per packet : p50 {r.write_p50_us:.1f} µs, p99 {r.write_p99_us:.1f} µs")
+    typer.echo(
+        f"loop             : {r.loop_rate_hz:.3f} Hz, period error p99 "
+        f"{r.period_error_p99_ms:.3f} ms, {r.missed} missed, {r.faults} faults"
+    )
+
+
 @app.command("serve")
 def bench_serve(
     idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,

@@ -141,3 +141,21 @@ def test_serve_with_a_broken_config_exits_with_the_reason(tmp_path: Path) -> Non
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 2
     assert "motion.rate_hz must be a finite number > 0" in out
+
+
+def test_serve_drives_the_serial_board_given_by_port(tmp_path: Path) -> None:
+    from anima.testing.servo_board import FakeServoBoard
+
+    body = load_body()
+    with FakeServoBoard(channels=len(body)) as board:
+        proc = _serve(tmp_path, "--driver", "serial", "--port", board.port, "--seconds", "1.5")
+        out, _ = proc.communicate(timeout=20)
+        assert proc.returncode == 0, out
+        assert "anima ready: 28 channels on the serial robot" in out
+        assert board.received > 100
+        assert board.bad == 0
+        frames = board.frames()
+    lo, hi = body.lower(), body.upper()
+    for f in frames:
+        assert (f.values >= lo).all()
+        assert (f.values <= hi).all()

@@ -29,22 +29,19 @@ from anima.clock import Clock, MonotonicClock
 from anima.config import MotionConfig
 from anima.drivers.base import Driver, Frame
 from anima.errors import EngineStateError, EStopActiveError, InvalidCommandError
-from anima.events import EngineFault, EStopChanged, Event, EventHub, MoveFinished, MoveStarted
+from anima.events import EngineFault, EStopChanged, Event, EventHub, MoveFinished
 from anima.motion.idle import Blink, Breathing, IdleLayer
 from anima.motion.idle_mix import IdleMixer
-from anima.motion.minjerk import min_jerk
-from anima.motion.moves import Decelerate, Move
+from anima.motion.moves import Move
 from anima.motion.offsets import Offset, OffsetBank
 from anima.motion.overrides import OverrideFn, OverrideTable
-from anima.motion.safety import SafetyStage, all_finite
+from anima.motion.primary import PrimaryTrack
+from anima.motion.safety import SafetyStage
 from anima.motion.timer import LoopStats, LoopTimer
 
 log = logging.getLogger(__name__)
 
 _QUEUE, _NOW, _CLEAR = "queue", "now", "clear"
-# Local move time is a difference of two clock readings near t0 (~1e3 s or more), so it carries
-# rounding error of ~1e-13 s: a move whose end falls on a tick must not slip to the next one.
-_TIME_EPS = 1e-9
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,27 +107,29 @@ class MotionEngine:
             cfg.idle_handback_s,
         )
 
-        n = len(body)
         rest = body.defaults()
         self._base = rest.copy()  # held primary pose (moves write their channels here)
         self._pre = rest.copy()  # after idle layers: what offsets are added to
         self._composed = rest.copy()  # after offsets and overrides, before safety
         self._out = rest.copy()  # after safety
         self._last = rest.copy()  # last commanded (what the driver says it sent)
-        self._owned = np.zeros(n, dtype=bool)
 
         self._commands: collections.deque[tuple[str, Move | None]] = collections.deque()
-        self._queue: collections.deque[Move] = collections.deque()
-        self._move: Move | None = None
-        self._move_announced = False  # MoveStarted was published for it (not a Decelerate)
-        self._move_t0 = 0.0
-        self._move_end = 0.0
-        self._blend_from: FloatArray | None = None
+        self._primary = PrimaryTrack(
+            self._base,
+            self.period,
+            blend_s=cfg.blend_s,
+            stop_s=cfg.stop_s,
+            emit=self._emit,
+            fault=self._fault,
+            ownership_changed=self._idle.ownership_changed,
+        )
         self._estop = False
         self._estop_applied = False
         self._estop_pending = False
-        self._idle_event = threading.Event()
+        self._idle_event = threading.Event()  # set while no move runs or waits
         self._idle_event.set()
+        self._idle_lock = threading.Lock()
         self._faults = 0
         self._driver_ok = False
         self._t = 0.0
@@ -222,18 +221,18 @@ class MotionEngine:
             raise TypeError(f"expected a Move, got {type(move).__name__}")
         if self._estop:
             raise EStopActiveError(f"emergency stop is active: {move.name!r} refused; reset first")
-        self._idle_event.clear()
-        self._commands.append((kind, move))
+        with self._idle_lock:  # so the tick cannot declare "idle" between these two lines
+            self._idle_event.clear()
+            self._commands.append((kind, move))
 
     # ------------------------------------------------------------------ introspection
     def stats(self) -> LoopStats:
         return self._timer.stats()
 
     def state(self) -> EngineState:
-        move = self._move
         return EngineState(
-            move=None if move is None else move.name,
-            queued=len(self._queue),
+            move=self._primary.move_name,
+            queued=len(self._primary.queue),
             estopped=self._estop,
             offsets=self._offsets.sources,
             overrides=self._overrides.names,
@@ -318,14 +317,15 @@ class MotionEngine:
                 return held
         if self._commands:
             self._drain(t)
-        base = self._base
-        if self._move is None and self._queue:
-            self._begin(self._queue.popleft(), t)
-        if self._move is not None:
-            self._primary(t)
-        pre = self._pre
+        track = self._primary
+        track.step(t, self._start_frame)
+        if not track.busy and not self._idle_event.is_set():
+            with self._idle_lock:  # taken only on the tick the last move ends
+                if not self._commands:
+                    self._idle_event.set()
+        base, pre = self._base, self._pre
         np.copyto(pre, base)
-        self._idle.mix(t, base, self._owned, pre)
+        self._idle.mix(t, base, track.owned, pre)
         composed = self._composed
         np.copyto(composed, pre)
         if self._offsets.step():
@@ -360,14 +360,13 @@ class MotionEngine:
             self._estop_pending = False
             if not self._estop_applied:
                 self._estop_applied = True
-                self._cut("estop")
-                self._drop_queue("estop")
+                self._primary.cut("estop", t)
+                self._primary.drop_queue("estop", t)
                 self._offsets.reset()
                 self._overrides.reset()
                 np.copyto(self._base, self._last)
                 np.copyto(self._pre, self._last)
                 np.copyto(self._composed, self._last)
-                self._owned[:] = False
                 self._idle.release_all()
                 self._idle_event.set()
                 self._emit(EStopChanged(t=t, active=True))
@@ -379,22 +378,21 @@ class MotionEngine:
         return None
 
     def _drain(self, t: float) -> None:
+        track, start = self._primary, self._start_frame
         while self._commands:
             kind, move = self._commands.popleft()
             if kind == _QUEUE:
                 assert move is not None
-                if self._move is None and not self._queue:
-                    self._begin(move, t)
-                else:
-                    self._queue.append(move)
+                track.enqueue(move, t, start)
             elif kind == _NOW:
                 assert move is not None
-                self._drop_queue("preempted")
-                self._cut("preempted")
-                self._begin(move, t)
+                track.preempt(move, t, start)
             else:
-                self._drop_queue("cleared")
-                self._decelerate(t)
+                track.clear(t, start)
+
+    def _start_frame(self) -> FloatArray:
+        """Where a move starts: the last commanded frame, less this tick's offsets/overrides."""
+        return self._pre + (self._last - self._composed)
 
     def _drop_commands(self, reason: str) -> None:
         # any thread: popleft is atomic, so each accepted move is finished exactly once
@@ -405,87 +403,6 @@ class MotionEngine:
                 return
             if move is not None:
                 self._emit(MoveFinished(t=self._t, name=move.name, cut=True, reason=reason))
-
-    def _drop_queue(self, reason: str) -> None:
-        while self._queue:
-            self._emit(
-                MoveFinished(t=self._t, name=self._queue.popleft().name, cut=True, reason=reason)
-            )
-
-    def _cut(self, reason: str) -> None:
-        if self._move is not None:
-            if self._move_announced:
-                self._emit(MoveFinished(t=self._t, name=self._move.name, cut=True, reason=reason))
-            self._move = None
-            self._owned[:] = False
-            self._idle.ownership_changed()
-
-    def _decelerate(self, t: float) -> None:
-        move = self._move
-        if move is None:
-            self._idle_event.set()
-            return
-        lt = t - self._move_t0
-        now = self._primary_values(move, lt)
-        before = self._primary_values(move, max(lt - self.period, 0.0))
-        velocity = (now - before) / self.period
-        self._cut("cleared")
-        self._begin(Decelerate(move.channels, velocity, self.config.stop_s), t, emit=False)
-
-    def _begin(self, move: Move, t: float, *, emit: bool = True) -> None:
-        # The move's t=0 is the previous tick, whose frame is the one it starts from: the first
-        # frame that reflects a command is therefore this very tick's.
-        start = self._pre + (self._last - self._composed)
-        move.begin(start)
-        channels = move.channels
-        self._move = move
-        self._move_announced = emit
-        self._move_t0 = t - self.period
-        first = np.asarray(move.evaluate(0.0), dtype=np.float64)
-        gap = start[channels] - first
-        blending = gap.size > 0 and float(np.abs(gap).max()) > 1e-9
-        self._blend_from = gap if blending else None
-        blend = self.config.blend_s if blending else 0.0
-        self._move_end = max(move.duration, blend)
-        self._owned[:] = False
-        self._owned[channels] = True
-        self._idle.ownership_changed()  # owned channels drop to weight 0 this very tick
-        self._idle_event.clear()
-        if emit:
-            self._emit(MoveStarted(t=t, name=move.name, duration=move.duration))
-
-    def _primary_values(self, move: Move, lt: float) -> FloatArray:
-        values = np.asarray(move.evaluate(min(lt, move.duration)), dtype=np.float64)
-        gap = self._blend_from
-        if gap is not None and lt < self.config.blend_s:
-            values = values + gap * (1.0 - min_jerk(lt / self.config.blend_s))
-        return values
-
-    def _primary(self, t: float) -> None:
-        move = self._move
-        assert move is not None
-        lt = t - self._move_t0
-        ending = lt >= self._move_end - _TIME_EPS
-        if ending:
-            lt = max(lt, self._move_end)
-        try:
-            values = self._primary_values(move, lt)
-            if values.shape != move.channels.shape or not all_finite(values):
-                raise ValueError(f"evaluate() gave {values.shape} values or non-finite ones")
-        except Exception as exc:  # a broken move is dropped, the body holds where it was
-            self._fault(f"move:{move.name}", f"{exc}")
-            self._cut("failed")
-            self._idle_event.set()
-            return
-        self._base[move.channels] = values
-        if ending:
-            if self._move_announced:
-                self._emit(MoveFinished(t=t, name=move.name, cut=False))
-            self._move = None
-            self._owned[:] = False
-            self._idle.ownership_changed()
-            if not self._queue and not self._commands:
-                self._idle_event.set()
 
     # ------------------------------------------------------------------ events
     def _emit(self, event: Event) -> None:

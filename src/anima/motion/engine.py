@@ -30,7 +30,7 @@ from anima.config import MotionConfig
 from anima.drivers.base import Driver, Frame
 from anima.errors import EngineStateError, EStopActiveError, InvalidCommandError
 from anima.events import EngineFault, EStopChanged, Event, EventHub, MoveFinished
-from anima.motion.idle import Blink, Breathing, IdleLayer
+from anima.motion.idle import IdleLayer, default_idle_layers
 from anima.motion.idle_mix import IdleMixer
 from anima.motion.moves import Move
 from anima.motion.offsets import Offset, OffsetBank
@@ -55,21 +55,6 @@ class EngineState:
     overrides: tuple[str, ...]  # active override sources
     driver_connected: bool
     frame: tuple[float, ...]  # last commanded frame
-
-
-def default_idle_layers(body: Body, config: MotionConfig) -> list[IdleLayer]:
-    layers: list[IdleLayer] = []
-    if config.breathing.enabled:
-        b = config.breathing
-        layers.append(Breathing(body, period_s=b.period_s, amplitude_rad=b.amplitude_rad))
-    if config.blink.enabled:
-        k = config.blink
-        layers.append(
-            Blink(
-                body, interval_s=k.interval_s, close_s=k.close_s, hold_s=k.hold_s, open_s=k.open_s
-            )
-        )
-    return layers
 
 
 class MotionEngine:

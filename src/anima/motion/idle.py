@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from anima.body import Body, FloatArray, Role
+from anima.config import MotionConfig
 from anima.errors import ConfigError
 from anima.motion.minjerk import min_jerk
 from anima.motion.moves import IndexArray
@@ -159,3 +160,18 @@ class Blink(_EndlessLayer):
         if c > 0.0:
             b = base[self._index]
             target[self._index] = b + c * (self._closed - b)
+
+
+def default_idle_layers(body: Body, config: MotionConfig) -> list[IdleLayer]:
+    layers: list[IdleLayer] = []
+    if config.breathing.enabled:
+        b = config.breathing
+        layers.append(Breathing(body, period_s=b.period_s, amplitude_rad=b.amplitude_rad))
+    if config.blink.enabled:
+        k = config.blink
+        layers.append(
+            Blink(
+                body, interval_s=k.interval_s, close_s=k.close_s, hold_s=k.hold_s, open_s=k.open_s
+            )
+        )
+    return layers

@@ -179,6 +179,34 @@ class DriverConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MqttConfig:
+    enabled: bool = True  # serve the Nadine MQTT contract
+    broker: str = "auto"  # auto (first of candidates, else embedded) | embedded | HOST:PORT
+    candidates: tuple[str, ...] = ("localhost:1883", "emqx:1883")  # probed in order by auto
+    embedded_port: int = 1883  # the embedded broker's loopback port (another if taken)
+    prefix: str = "nadine"  # topic prefix: one per robot on a shared broker
+    client_id: str | None = None  # None: anima-<prefix>-<pid>
+    username: str | None = None
+    password: str | None = None
+    tls_ca: str | None = None  # CA file: enables TLS
+    tls_cert: str | None = None  # client certificate (with tls_key)
+    tls_key: str | None = None
+    keepalive_s: int = 30
+    state_hz: float = 4.0  # retained state messages per second
+
+    def __post_init__(self) -> None:
+        if not self.prefix or any(c in self.prefix for c in "#+") or self.prefix.endswith("/"):
+            raise ConfigError(f"mqtt.prefix must be a plain topic level, got {self.prefix!r}")
+        if not 0 < self.embedded_port < 65536:
+            raise ConfigError(f"mqtt.embedded_port out of range: {self.embedded_port}")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigError("mqtt.tls_cert and mqtt.tls_key go together")
+        if self.keepalive_s < 5:
+            raise ConfigError("mqtt.keepalive_s must be ≥ 5")
+        _positive("mqtt", state_hz=self.state_hz)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServeConfig:
     status_interval_s: float = 5.0  # one-line status log period
     shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
@@ -194,6 +222,7 @@ class AnimaConfig:
     driver: DriverConfig = field(default_factory=DriverConfig)
     animation: AnimationConfig = field(default_factory=AnimationConfig)
     behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 

@@ -60,9 +60,10 @@ class CommandRejected(Event):
     """A command was refused; ``reason`` says exactly why (front doors report it to the sender)."""
 
     kind: ClassVar[str] = "command_rejected"
-    command: str  # what was asked, e.g. "play_animation" or "look_at"
+    command: str  # what was asked: a command name, an MQTT topic, a REST path
     argument: str = ""  # an excerpt of what it was asked with
     reason: str
+    source: str = ""  # which front door: "mqtt", "rest", "console", …
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,6 +73,25 @@ class Notice(Event):
     kind: ClassVar[str] = "notice"
     source: str
     message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeechStarted(Event):
+    """An utterance was accepted (``start_speak``)."""
+
+    kind: ClassVar[str] = "start_speak"
+    utterance: str  # id pairing it with its SpeechEnded
+    text: str
+    locale: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeechEnded(Event):
+    """An utterance ended: its audio finished, or it was stopped or failed (``end_speak``)."""
+
+    kind: ClassVar[str] = "end_speak"
+    utterance: str
+    reason: str = "done"  # done | stopped | error
 
 
 Handler = Callable[[Event], None]

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary, shipped_folder
@@ -27,6 +28,14 @@ from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto
 
 log = logging.getLogger(__name__)
+
+
+class FrontDoor(Protocol):
+    """Something that brings commands in (MQTT, REST, …); owned and stopped by the runtime."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class Runtime:
@@ -59,6 +68,7 @@ class Runtime:
             animation=self.config.animation,
         )
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
+        self.frontdoors: list[FrontDoor] = []  # started last, stopped first
         self._started = False
         self._lock = threading.Lock()
 
@@ -72,6 +82,19 @@ class Runtime:
             self.engine.start()
             self.idle_life.start()
             self._started = True
+            for door in self.frontdoors:
+                door.start()
+
+    def attach(self, door: FrontDoor) -> None:
+        """Add a front door: started after the runtime, stopped before it."""
+        self.frontdoors.append(door)
+        if self._started:
+            door.start()
+
+    @property
+    def speaking(self) -> bool:
+        """True while an utterance plays (always False until a speech service is attached)."""
+        return False
 
     def reload_animations(self) -> str:
         """(Re)load the animation folders without stopping anything; returns a summary."""
@@ -133,6 +156,11 @@ class Runtime:
             if not self._started:
                 return
             try:
+                for door in reversed(self.frontdoors):
+                    try:
+                        door.stop()
+                    except Exception:  # one front door must not keep the robot from resting
+                        log.exception("stopping %r failed", door)
                 self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()

@@ -34,6 +34,14 @@ SecondsOpt = Annotated[
 DriverOpt = Annotated[
     str | None, typer.Option("--driver", help="Robot driver: sim (default) or serial.")
 ]
+BrokerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--broker",
+        help="MQTT broker: auto (first that answers, else embedded), embedded, or HOST:PORT.",
+    ),
+]
+NoMqttOpt = Annotated[bool, typer.Option("--no-mqtt", help="Do not serve the MQTT contract.")]
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
 ]
@@ -54,30 +62,63 @@ def serve(
     console: Annotated[
         bool, typer.Option("--console", help="Also read operator commands from the terminal.")
     ] = False,
+    broker: BrokerOpt = None,
+    no_mqtt: NoMqttOpt = False,
 ) -> None:
     """Run the runtime on the configured robot (the simulated one by default).
 
     Logs a status line every few seconds. SIGHUP reloads the animations. Ctrl-C or SIGTERM
     eases the body to its rest posture, then exits.
     """
-    run(config, record=record, seconds=seconds, driver=driver, port=port, console=console)
+    run(
+        config,
+        record=record,
+        seconds=seconds,
+        driver=driver,
+        port=port,
+        console=console,
+        broker=broker,
+        mqtt=not no_mqtt,
+    )
 
 
 def console_command(
     config: ConfigOpt = None,
     driver: DriverOpt = None,
     port: PortOpt = None,
+    broker: BrokerOpt = None,
+    no_mqtt: NoMqttOpt = False,
 ) -> None:
     """Run the runtime with the operator console on this terminal (`anima serve --console`)."""
-    run(config, record=None, seconds=None, driver=driver, port=port, console=True)
+    run(
+        config,
+        record=None,
+        seconds=None,
+        driver=driver,
+        port=port,
+        console=True,
+        broker=broker,
+        mqtt=not no_mqtt,
+    )
 
 
 def _configure(
-    config: Path | None, record: Path | None, driver: str | None, port: str | None
+    config: Path | None,
+    record: Path | None,
+    driver: str | None,
+    port: str | None,
+    broker: str | None,
+    mqtt: bool,
 ) -> AnimaConfig:
     from anima.config import load_config
 
     cfg = load_config(config)
+    if broker is not None or not mqtt:
+        mq = cfg.mqtt
+        cfg = dataclasses.replace(
+            cfg,
+            mqtt=dataclasses.replace(mq, broker=broker or mq.broker, enabled=mq.enabled and mqtt),
+        )
     changes: dict[str, object] = {}
     if record is not None:
         changes["record"] = str(record)
@@ -98,17 +139,25 @@ def run(
     driver: str | None,
     port: str | None,
     console: bool,
+    broker: str | None = None,
+    mqtt: bool = True,
 ) -> None:
     from anima.runtime import Runtime
 
     stop = threading.Event()
     try:
-        cfg = _configure(config, record, driver, port)
+        cfg = _configure(config, record, driver, port, broker, mqtt)
         logging.basicConfig(
             level=cfg.log_level.upper(),
             format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
         )
+        if cfg.log_level.upper() != "DEBUG":
+            # the embedded broker narrates every state change at INFO
+            for noisy in ("amqtt", "transitions"):
+                logging.getLogger(noisy).setLevel(logging.WARNING)
         runtime = Runtime(cfg)
+        if cfg.mqtt.enabled:
+            _attach_mqtt(runtime, cfg)
         _install_signals(runtime, stop)
         runtime.start()
     except AnimaError as exc:
@@ -129,6 +178,18 @@ def run(
         if pid.exists() and pid.read_text().strip() == str(os.getpid()):
             pid.unlink()
         log.info("stopped")
+
+
+def _attach_mqtt(runtime: Runtime, cfg: AnimaConfig) -> None:
+    from anima.frontdoors.mqtt.broker import choose_broker
+    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+
+    choice = choose_broker(cfg.mqtt.broker, list(cfg.mqtt.candidates), cfg.mqtt.embedded_port)
+    if choice.embedded is not None:
+        runtime.attach(choice.embedded)  # stopped after the front door that uses it
+    runtime.attach(MqttFrontDoor(runtime, cfg.mqtt, choice.address))
+    kind = "embedded broker" if choice.embedded is not None else "broker"
+    typer.echo(f"anima MQTT: {kind} {choice.address}, topics {cfg.mqtt.prefix}/agent/…")
 
 
 def _install_signals(runtime: Runtime, stop: threading.Event) -> None:

@@ -1,0 +1,117 @@
+"""Hand typed commands from front-door threads to the runtime without ever blocking them.
+
+A front door's network thread (paho's, uvicorn's) calls :meth:`submit` and returns at once. One
+worker thread, owned here, executes the commands in arrival order. Look-at requests are a
+stream where only the latest matters: they go to a single slot that each new one overwrites, so a
+1 kHz flood cannot build a backlog. Stop commands jump the queue and flush what is pending.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from anima import commands as cmd
+from anima.errors import AnimaError
+from anima.events import CommandRejected, EventHub
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a command came from, for error reports (e.g. the MQTT topic)."""
+
+    source: str  # "mqtt", "rest", …
+    where: str  # topic or path
+    excerpt: str = ""  # of the payload
+
+
+Executor = Callable[[cmd.Command], object]
+
+
+class CommandDispatcher:
+    def __init__(self, execute: Executor, events: EventHub, *, max_pending: int = 1000) -> None:
+        self._execute = execute
+        self._events = events
+        self._max = max_pending
+        self._cond = threading.Condition()
+        self._pending: collections.deque[tuple[cmd.Command, Origin]] = collections.deque()
+        self._look: tuple[cmd.LookAt, Origin] | None = None
+        self._running = False
+        self._thread: threading.Thread | None = None
+        self.executed = 0
+        self.coalesced = 0
+
+    def start(self) -> None:
+        with self._cond:
+            if self._thread is not None:
+                return
+            self._running = True
+            self._thread = threading.Thread(target=self._run, name="anima-commands", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        with self._cond:
+            self._running = False
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def submit(self, command: cmd.Command, origin: Origin) -> None:
+        """Queue ``command``; never blocks. A full queue refuses it with an error event."""
+        with self._cond:
+            if isinstance(command, cmd.LookAt):
+                if self._look is not None:
+                    self.coalesced += 1
+                self._look = (command, origin)
+            elif isinstance(command, cmd.StopSpeaking):
+                # interruption is a property of the message: it goes first
+                self._pending.appendleft((command, origin))
+            elif len(self._pending) >= self._max:
+                self._reject(origin, f"too many pending commands ({self._max}); try again")
+                return
+            else:
+                self._pending.append((command, origin))
+            self._cond.notify()
+
+    def _reject(self, origin: Origin, reason: str, command: str = "") -> None:
+        log.warning("%s %s refused: %s", origin.source, origin.where, reason)
+        self._events.publish(
+            CommandRejected(
+                command=command or origin.where,
+                argument=origin.excerpt,
+                reason=reason,
+                source=origin.source,
+            )
+        )
+
+    def _next(self) -> tuple[cmd.Command, Origin] | None:
+        with self._cond:
+            while self._running and not self._pending and self._look is None:
+                self._cond.wait()
+            if not self._running:
+                return None
+            if self._pending:
+                return self._pending.popleft()
+            item, self._look = self._look, None
+            return item
+
+    def _run(self) -> None:
+        while True:
+            item = self._next()
+            if item is None:
+                return
+            command, origin = item
+            try:
+                self._execute(command)
+                self.executed += 1
+            except AnimaError as exc:
+                self._reject(origin, str(exc))
+            except Exception as exc:  # a bug must cost one command, not the front door
+                log.exception("command %r failed", command)
+                self._reject(origin, f"internal error: {exc!r}")

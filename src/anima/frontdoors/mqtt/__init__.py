@@ -1,0 +1,1 @@
+"""The MQTT front door: the Nadine command contract, a broker chooser, an embedded broker."""

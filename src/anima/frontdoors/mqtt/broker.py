@@ -1,0 +1,158 @@
+"""Where the MQTT broker comes from: a list to probe, or an embedded one on loopback.
+
+``auto`` (the default of ``anima serve``) uses the first broker of the list that accepts a TCP
+connection and otherwise starts the embedded amqtt broker, bound to 127.0.0.1 only — so a fresh
+machine with nothing installed just works. ``embedded`` always starts it. The embedded broker
+runs its own asyncio loop on a thread this object owns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from anima.errors import ConfigError, MissingDependencyError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BrokerAddress:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def parse(cls, text: str) -> BrokerAddress:
+        host, sep, port = text.strip().rpartition(":")
+        if not sep or not host:
+            raise ConfigError(f"broker {text!r}: expected HOST:PORT")
+        try:
+            number = int(port)
+        except ValueError:
+            raise ConfigError(f"broker {text!r}: port {port!r} is not a number") from None
+        if not 0 < number < 65536:
+            raise ConfigError(f"broker {text!r}: port {number} out of range")
+        return cls(host, number)
+
+
+def answers(address: BrokerAddress, timeout: float = 0.3) -> bool:
+    """True when something accepts a TCP connection there (a broker, we assume)."""
+    try:
+        with socket.create_connection((address.host, address.port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+class EmbeddedBroker:
+    """amqtt in-process, on 127.0.0.1 only; ``start()``/``stop()`` own its thread and loop."""
+
+    def __init__(self, port: int = 1883, host: str = "127.0.0.1") -> None:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ConfigError(f"the embedded broker binds loopback only, not {host!r}")
+        self.address = BrokerAddress("127.0.0.1" if host == "localhost" else host, port)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._broker: Any = None
+
+    def _config(self) -> dict[str, Any]:
+        # our own config: the packaged default binds 0.0.0.0:1883
+        return {
+            "listeners": {"default": {"type": "tcp", "bind": str(self.address)}},
+            "plugins": {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True},
+            },
+        }
+
+    def start(self, timeout: float = 5.0) -> None:
+        try:
+            from amqtt.broker import Broker
+        except ImportError as exc:
+            raise MissingDependencyError("amqtt", "mqtt") from exc
+        if self._thread is not None:
+            return
+        loop = asyncio.new_event_loop()
+        started: Future[None] = Future()
+
+        async def boot() -> None:
+            self._broker = Broker(self._config(), loop=loop)
+            await self._broker.start()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(boot())
+            except BaseException as exc:  # report start failures to start()
+                started.set_exception(exc)
+                return
+            started.set_result(None)
+            loop.run_forever()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name="anima-mqtt-broker", daemon=True)
+        self._thread.start()
+        try:
+            started.result(timeout)
+        except Exception as exc:
+            self._thread.join(1.0)
+            self._thread = None
+            raise ConfigError(
+                f"embedded MQTT broker could not start on {self.address}: {exc}"
+            ) from exc
+        log.info("embedded MQTT broker on %s", self.address)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if self._broker is not None:
+            fut = asyncio.run_coroutine_threadsafe(self._broker.shutdown(), loop)
+            with contextlib.suppress(Exception):
+                fut.result(timeout)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        loop.close()
+        self._thread = None
+        self._loop = None
+
+
+@dataclass
+class BrokerChoice:
+    address: BrokerAddress
+    embedded: EmbeddedBroker | None  # the broker we started, to stop on shutdown
+
+
+def choose_broker(mode: str, candidates: list[str], embedded_port: int = 1883) -> BrokerChoice:
+    """``auto``: first candidate that answers, else embedded; ``embedded``; or ``HOST:PORT``."""
+    if mode == "embedded":
+        port = embedded_port if embedded_port else free_port()
+        broker = EmbeddedBroker(port)
+        broker.start()
+        return BrokerChoice(broker.address, broker)
+    if mode == "auto":
+        for text in candidates:
+            address = BrokerAddress.parse(text)
+            if answers(address):
+                log.info("using the MQTT broker at %s", address)
+                return BrokerChoice(address, None)
+        port = embedded_port
+        if answers(BrokerAddress("127.0.0.1", port)):
+            port = free_port()
+        log.info("no MQTT broker answers (%s): starting the embedded one", ", ".join(candidates))
+        return choose_broker("embedded", [], port)
+    return BrokerChoice(BrokerAddress.parse(mode), None)

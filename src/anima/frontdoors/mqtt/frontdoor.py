@@ -1,0 +1,225 @@
+"""The Nadine MQTT contract on a real broker (paho-mqtt 2, callback API version 2).
+
+Subscribes ``<prefix>/agent/control/#``; each message is parsed and validated on paho's thread
+(quick, no I/O) and handed to the command dispatcher, so the callback returns at once. Refusals
+go to ``<prefix>/agent/feedback/error``. Runtime events become feedback topics; a retained state
+message is published a few times a second; ``<prefix>/agent/status`` is a retained ``online``
+with a last will of ``offline``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import ssl
+import threading
+from typing import TYPE_CHECKING, Any
+
+from anima.config import MqttConfig
+from anima.errors import AnimaError, MissingDependencyError
+from anima.events import CommandRejected, Event, MoveFinished, Notice, SpeechEnded, SpeechStarted
+from anima.frontdoors.dispatch import CommandDispatcher, Origin
+from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
+from anima.frontdoors.payloads import Parser, control_parsers, excerpt
+
+if TYPE_CHECKING:
+    from anima.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+def _json(**fields: Any) -> str:
+    return json.dumps({"v": PAYLOAD_VERSION, **fields}, separators=(",", ":"))
+
+
+class MqttFrontDoor:
+    """Bridges one robot's MQTT topics to its runtime. ``start()``/``stop()`` own everything."""
+
+    def __init__(self, runtime: Runtime, config: MqttConfig, address: BrokerAddress) -> None:
+        self.runtime = runtime
+        self.config = config
+        self.address = address
+        self.topics = Topics(config.prefix)
+        self.dispatcher = CommandDispatcher(runtime.execute, runtime.events)
+        self._parsers: dict[str, Parser] = control_parsers(runtime.library)
+        self._client: Any = None
+        self._connected = threading.Event()
+        self._stop = threading.Event()
+        self._state_thread: threading.Thread | None = None
+        self._unsubscribe: list[Any] = []
+        self.received = 0
+        self.rejected = 0
+        self.connects = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        try:
+            import paho.mqtt.client as mqtt
+            from paho.mqtt.enums import CallbackAPIVersion
+        except ImportError as exc:
+            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
+        cfg = self.config
+        client_id = cfg.client_id or f"anima-{cfg.prefix}-{os.getpid()}"
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id)
+        if cfg.username is not None:
+            client.username_pw_set(cfg.username, cfg.password)
+        if cfg.tls_ca is not None:
+            client.tls_set(
+                ca_certs=cfg.tls_ca,
+                certfile=cfg.tls_cert,
+                keyfile=cfg.tls_key,
+                cert_reqs=ssl.CERT_REQUIRED,
+            )
+        client.will_set(self.topics.status, "offline", qos=1, retain=True)
+        client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        self._client = client
+        events = self.runtime.events
+        self._unsubscribe = [
+            events.subscribe(self._on_event, SpeechStarted.kind, SpeechEnded.kind),
+            events.subscribe(self._on_event, CommandRejected.kind, Notice.kind),
+            events.subscribe(self._on_event, MoveFinished.kind),
+        ]
+        self.dispatcher.start()
+        client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
+        client.loop_start()
+        self._stop.clear()
+        self._state_thread = threading.Thread(target=self._publish_state, name="anima-mqtt-state")
+        self._state_thread.start()
+
+    def wait_connected(self, timeout: float) -> bool:
+        return self._connected.wait(timeout)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._state_thread is not None:
+            self._state_thread.join(2.0)
+            self._state_thread = None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        self.dispatcher.stop()
+        client = self._client
+        if client is not None:
+            if self._connected.is_set():
+                info = client.publish(self.topics.status, "offline", qos=1, retain=True)
+                info.wait_for_publish(1.0)
+            self._connected.clear()  # a disconnect we asked for, not one to warn about
+            client.disconnect()
+            client.loop_stop()
+            self._client = None
+
+    # ------------------------------------------------------------------ paho callbacks
+    def _on_connect(
+        self, client: Any, _userdata: Any, _flags: Any, reason: Any, _props: Any
+    ) -> None:
+        if reason.is_failure:
+            log.warning("MQTT connection to %s refused: %s", self.address, reason)
+            return
+        self.connects += 1
+        client.subscribe(self.topics.control_filter, qos=1)
+        client.publish(self.topics.status, "online", qos=1, retain=True)
+        self._connected.set()
+        log.info("MQTT connected to %s, serving %s", self.address, self.topics.control_filter)
+
+    def _on_disconnect(
+        self, _client: Any, _userdata: Any, _flags: Any, reason: Any, _props: Any
+    ) -> None:
+        if self._connected.is_set():
+            log.warning("MQTT disconnected from %s (%s): reconnecting", self.address, reason)
+        self._connected.clear()
+
+    def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
+        self.received += 1
+        topic: str = msg.topic
+        payload: bytes = msg.payload
+        leaf = topic[len(self.topics.control) :]
+        parser = self._parsers.get(leaf)
+        if parser is None:
+            self._error(
+                topic,
+                payload,
+                f"unknown control topic {leaf!r} (topics: {', '.join(sorted(self._parsers))})",
+            )
+            return
+        try:
+            command = parser(payload)
+        except AnimaError as exc:
+            self._error(topic, payload, str(exc))
+            return
+        self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
+
+    # ------------------------------------------------------------------ publishing
+    def _publish(self, topic: str, payload: str, *, qos: int = 0, retain: bool = False) -> None:
+        client = self._client
+        if client is not None:
+            client.publish(topic, payload, qos=qos, retain=retain)
+
+    def _error(self, topic: str, payload: bytes | str, reason: str) -> None:
+        self.rejected += 1
+        if self.rejected <= 20 or self.rejected % 1000 == 0:
+            log.warning("rejected %s: %s", topic, reason)
+        self._publish(
+            self.topics.feedback("error"),
+            _json(topic=topic, payload=excerpt(payload), reason=reason),
+            qos=1,
+        )
+
+    def _on_event(self, event: Event) -> None:
+        t = self.topics
+        if isinstance(event, SpeechStarted):
+            body = _json(id=event.utterance, text=event.text, locale=event.locale)
+            self._publish(t.feedback("start_speak"), body, qos=1)
+        elif isinstance(event, SpeechEnded):
+            self._publish(
+                t.feedback("end_speak"), _json(id=event.utterance, reason=event.reason), qos=1
+            )
+        elif isinstance(event, CommandRejected):
+            if event.source == "mqtt":  # others are reported by their own front door
+                self.rejected += 1
+                body = _json(topic=event.command, payload=event.argument, reason=event.reason)
+                self._publish(t.feedback("error"), body, qos=1)
+        elif isinstance(event, Notice):
+            self._publish(t.feedback("notice"), _json(source=event.source, message=event.message))
+        elif isinstance(event, MoveFinished) and event.name in self.runtime.library:
+            body = _json(name=event.name, cut=event.cut, reason=event.reason or "done")
+            self._publish(t.feedback("animation_done"), body, qos=1)
+
+    def state_payload(self) -> str:
+        rt = self.runtime
+        s = rt.engine.stats()
+        st = rt.engine.state()
+        b = rt.behaviour
+        return _json(
+            t=round(rt.engine.clock.now(), 3),
+            move=st.move,
+            queued=st.queued,
+            gaze_target=b.latched_target,
+            looking=rt.behaviour.gaze.active,
+            speaking=rt.speaking,
+            shutdown=b.shutting_down,
+            estop=st.estopped,
+            driver_connected=st.driver_connected,
+            loop={
+                "rate_hz": round(s.rate_hz, 3),
+                "period_error_p99_ms": round(s.period_error_p99_ms, 3),
+                "missed": s.missed,
+            },
+        )
+
+    def _publish_state(self) -> None:
+        period = 1.0 / self.config.state_hz
+        while not self._stop.wait(period):
+            if self._connected.is_set():
+                try:
+                    self._publish(self.topics.state, self.state_payload(), retain=True)
+                except Exception:  # the state is best effort; the next one will do
+                    log.exception("state publish failed")

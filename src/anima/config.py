@@ -179,6 +179,20 @@ class DriverConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SpeechConfig:
+    enabled: bool = True  # run the speech service (when an engine is available)
+    engines: tuple[str, ...] = ("piper", "espeak")  # by preference; see anima.speech.ENGINES
+    audio_out: str | None = None  # None/auto: sound card if any, else null; "null"; or a .wav path
+    espeak_wpm: int = 165  # eSpeak NG speaking rate, words per minute
+
+    def __post_init__(self) -> None:
+        if not self.engines:
+            raise ConfigError("speech.engines must name at least one engine")
+        if not 80 <= self.espeak_wpm <= 450:
+            raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MqttConfig:
     enabled: bool = True  # serve the Nadine MQTT contract
     broker: str = "auto"  # auto (first of candidates, else embedded) | embedded | HOST:PORT
@@ -223,6 +237,7 @@ class AnimaConfig:
     animation: AnimationConfig = field(default_factory=AnimationConfig)
     behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
+    speech: SpeechConfig = field(default_factory=SpeechConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary, shipped_folder
@@ -24,6 +24,9 @@ from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
 from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import EventHub, Notice
+
+if TYPE_CHECKING:
+    from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto
 
@@ -69,6 +72,8 @@ class Runtime:
         )
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
         self.frontdoors: list[FrontDoor] = []  # started last, stopped first
+        self.speech: SpeechService | None = None  # created at start when an engine loads
+        self.speech_problem = "speech is disabled (speech.enabled: false)"
         self._started = False
         self._lock = threading.Lock()
 
@@ -81,9 +86,39 @@ class Runtime:
             self.driver.connect()
             self.engine.start()
             self.idle_life.start()
+            self._start_speech()
             self._started = True
             for door in self.frontdoors:
                 door.start()
+
+    def _start_speech(self) -> None:
+        cfg = self.config.speech
+        if not cfg.enabled:
+            return
+        from anima.speech import load_engines
+        from anima.speech.service import SpeechService
+        from anima.speech.sinks import choose_sink
+
+        engines, problems = load_engines(cfg)
+        if not engines:
+            self.speech_problem = "no TTS engine available: " + "; ".join(problems)
+            log.warning("speech unavailable: %s", self.speech_problem)
+            return
+        sink = choose_sink(cfg.audio_out)
+        self.speech = SpeechService(
+            engines,
+            sink,
+            self.engine,
+            self.events,
+            self.engine.clock,
+            before_speaking=self.behaviour.prepare_to_speak,
+        )
+        self.speech.start()
+        log.info(
+            "speech: engines %s, audio sink %s",
+            ", ".join(e.name for e in engines),
+            sink.name + (f" ({cfg.audio_out})" if sink.name == "wav" else ""),
+        )
 
     def attach(self, door: FrontDoor) -> None:
         """Add a front door: started after the runtime, stopped before it."""
@@ -93,8 +128,8 @@ class Runtime:
 
     @property
     def speaking(self) -> bool:
-        """True while an utterance plays (always False until a speech service is attached)."""
-        return False
+        """True while an utterance plays or waits."""
+        return self.speech is not None and self.speech.speaking
 
     def reload_animations(self) -> str:
         """(Re)load the animation folders without stopping anything; returns a summary."""
@@ -126,8 +161,13 @@ class Runtime:
                 b.wake()
             case cmd.SetChannelDefault(channel=channel, value=value):
                 b.set_channel_default(channel, value)
-            case cmd.Speak() | cmd.StopSpeaking():
-                raise CommandRefusedError("speech is not available: no speech service is running")
+            case cmd.Speak(text=text, locale=locale):
+                if self.speech is None:
+                    raise CommandRefusedError(f"speech is not available: {self.speech_problem}")
+                self.speech.speak(text, locale)
+            case cmd.StopSpeaking():
+                if self.speech is not None:
+                    self.speech.stop_speaking()
         return None
 
     def wait_first_tick(self, timeout: float = 2.0) -> bool:
@@ -161,6 +201,9 @@ class Runtime:
                         door.stop()
                     except Exception:  # one front door must not keep the robot from resting
                         log.exception("stopping %r failed", door)
+                if self.speech is not None:
+                    self.speech.stop()
+                    self.speech = None
                 self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()

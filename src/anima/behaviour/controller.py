@@ -15,6 +15,7 @@ The seed's ``NadineControl`` behaviour, kept, with its flaws fixed:
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import threading
@@ -28,7 +29,7 @@ from anima.body import Body, Role
 from anima.body.gaze import GazeKinematics
 from anima.clock import Clock
 from anima.config import AnimationConfig, BehaviourConfig
-from anima.errors import CommandRefusedError, InvalidCommandError
+from anima.errors import AnimaError, CommandRefusedError, InvalidCommandError
 from anima.events import Event, EventHub, MoveFinished, Notice
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto, Keyframes, Move
@@ -234,6 +235,22 @@ class Behaviour:
             reset = self._reset_move(skip=skip)
             if reset is not None:
                 self.engine.queue_move(reset)
+
+    def prepare_to_speak(self) -> None:
+        """Nadine's rule: speaking returns the body to the default posture unless a gaze target
+        is latched (head and eyes stay with a recent position look-at)."""
+        if self._latched is not None or self._shutdown:
+            return
+        skip = self._head_eye if self._recent_look_at() else set()
+        reset = self._reset_move(skip=skip)
+        if reset is None:
+            return
+        base = self.engine.last_frame
+        assert isinstance(reset, Goto)
+        if all(abs(base[i] - v) < 0.5 for i, v in reset.target_items()):
+            return  # already there
+        with contextlib.suppress(AnimaError):  # estop: speak anyway, without moving
+            self.engine.queue_move(reset)
 
     # ------------------------------------------------------------------ life and death
     def shutdown(self) -> None:

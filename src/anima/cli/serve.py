@@ -41,6 +41,12 @@ BrokerOpt = Annotated[
         help="MQTT broker: auto (first that answers, else embedded), embedded, or HOST:PORT.",
     ),
 ]
+AudioOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--audio-out", help="Speech audio: auto (sound card or null), null, or a .wav path."
+    ),
+]
 NoMqttOpt = Annotated[bool, typer.Option("--no-mqtt", help="Do not serve the MQTT contract.")]
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
@@ -64,6 +70,7 @@ def serve(
     ] = False,
     broker: BrokerOpt = None,
     no_mqtt: NoMqttOpt = False,
+    audio_out: AudioOpt = None,
 ) -> None:
     """Run the runtime on the configured robot (the simulated one by default).
 
@@ -79,6 +86,7 @@ def serve(
         console=console,
         broker=broker,
         mqtt=not no_mqtt,
+        audio_out=audio_out,
     )
 
 
@@ -88,6 +96,7 @@ def console_command(
     port: PortOpt = None,
     broker: BrokerOpt = None,
     no_mqtt: NoMqttOpt = False,
+    audio_out: AudioOpt = None,
 ) -> None:
     """Run the runtime with the operator console on this terminal (`anima serve --console`)."""
     run(
@@ -99,6 +108,7 @@ def console_command(
         console=True,
         broker=broker,
         mqtt=not no_mqtt,
+        audio_out=audio_out,
     )
 
 
@@ -109,10 +119,13 @@ def _configure(
     port: str | None,
     broker: str | None,
     mqtt: bool,
+    audio_out: str | None = None,
 ) -> AnimaConfig:
     from anima.config import load_config
 
     cfg = load_config(config)
+    if audio_out is not None:
+        cfg = dataclasses.replace(cfg, speech=dataclasses.replace(cfg.speech, audio_out=audio_out))
     if broker is not None or not mqtt:
         mq = cfg.mqtt
         cfg = dataclasses.replace(
@@ -141,12 +154,13 @@ def run(
     console: bool,
     broker: str | None = None,
     mqtt: bool = True,
+    audio_out: str | None = None,
 ) -> None:
     from anima.runtime import Runtime
 
     stop = threading.Event()
     try:
-        cfg = _configure(config, record, driver, port, broker, mqtt)
+        cfg = _configure(config, record, driver, port, broker, mqtt, audio_out)
         logging.basicConfig(
             level=cfg.log_level.upper(),
             format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
@@ -209,7 +223,13 @@ def _install_signals(runtime: Runtime, stop: threading.Event) -> None:
 def _start_console(runtime: Runtime, stop: threading.Event) -> None:
     from anima.frontdoors.console import Console
 
-    con = Console(runtime.behaviour, sys.stdin, sys.stdout, reload=runtime.reload_animations)
+    con = Console(
+        runtime.behaviour,
+        sys.stdin,
+        sys.stdout,
+        speech=runtime.speech,
+        reload=runtime.reload_animations,
+    )
 
     def run_console() -> None:
         con.run()

@@ -187,8 +187,12 @@ class MotionEngine:
             name, Offset(head=(roll, pitch, yaw), deltas=dict(deltas or {})), bandwidth_hz
         )
 
-    def clear_offset(self, name: str) -> None:
-        self._offsets.clear(name)
+    def clear_offset(self, name: str, *, immediate: bool = False) -> None:
+        """Let offset ``name`` decay to zero, or drop it at once (``immediate``: barge-in)."""
+        if immediate:
+            self._offsets.drop(name)
+        else:
+            self._offsets.clear(name)
 
     def set_override(self, name: str, values: Mapping[str | int, float]) -> None:
         """Own ``values``' channels with fixed values until :meth:`release_override`."""

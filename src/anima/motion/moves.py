@@ -102,6 +102,10 @@ class Goto(_FixedMove):
         target.update(body.posture(posture).values)
         return cls(body, target, duration, name=f"goto:{posture}")
 
+    def target_items(self) -> list[tuple[int, float]]:
+        """(channel index, target value) pairs."""
+        return list(zip(self._channels.tolist(), self._target.tolist(), strict=True))
+
     def begin(self, start: FloatArray) -> None:
         self._start = start[self._channels].copy()
         self._delta = self._target - self._start

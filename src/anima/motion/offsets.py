@@ -24,6 +24,7 @@ from anima.motion import so3
 from anima.motion.moves import check_finite
 
 _ROT = 3  # the first three columns of a source row are roll, pitch, yaw (radians)
+_DROP = "drop"  # pending marker: remove the source now
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,7 +63,7 @@ class OffsetBank:
         self._v = np.zeros((0, self._width))
         self._settled = True
         self._lock = threading.Lock()
-        self._pending: dict[str, tuple[FloatArray, float] | None] = {}
+        self._pending: dict[str, tuple[FloatArray, float] | str | None] = {}
         self._dirty = False
         head = [body.role_index(r) for r in HEAD_ROLES]
         self._head = [i for i in head if i is not None]
@@ -108,6 +109,12 @@ class OffsetBank:
             self._pending[name] = None
             self._dirty = True
 
+    def drop(self, name: str) -> None:
+        """Remove source ``name`` at the next tick, without decay (only the step limit applies)."""
+        with self._lock:
+            self._pending[name] = _DROP
+            self._dirty = True
+
     def reset(self) -> None:
         """Forget every source at once (estop): no smoothing, nothing pending."""
         with self._lock:
@@ -133,6 +140,10 @@ class OffsetBank:
         with self._lock:
             pending, self._pending, self._dirty = self._pending, {}, False
         for name, entry in pending.items():
+            if isinstance(entry, str):  # _DROP
+                if name in self._names:
+                    self._remove(self._names.index(name))
+                continue
             if name not in self._names:
                 if entry is None:
                     continue
@@ -154,6 +165,19 @@ class OffsetBank:
             self._k1[i, 0] = w * w * self._dt
             self._k2[i, 0] = 1.0 - 2.0 * w * self._dt
         self._settled = False
+
+    def _remove(self, i: int) -> None:
+        del self._names[i]
+        self._target = np.delete(self._target, i, axis=0)
+        self._x = np.delete(self._x, i, axis=0)
+        self._v = np.delete(self._v, i, axis=0)
+        self._tmp = np.zeros_like(self._x)
+        self._k1 = np.delete(self._k1, i, axis=0)
+        self._k2 = np.delete(self._k2, i, axis=0)
+        self._settled = False
+        if not self._names:  # step() will not run: forget what the last source added
+            self._sum[:] = 0.0
+            self._rotation = so3.IDENTITY
 
     def step(self) -> bool:
         """Advance the smoothing by one tick; False when there is nothing to apply."""

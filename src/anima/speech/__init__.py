@@ -1,0 +1,75 @@
+"""Speech: TTS engines behind one protocol, visemes, sway, audio sinks, the speech service.
+
+``ENGINES`` maps a config name to a factory; each imports its engine lazily, so a missing
+optional package only matters when that engine is chosen.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from anima.config import SpeechConfig
+from anima.errors import AnimaError, ConfigError
+from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
+
+log = logging.getLogger(__name__)
+
+
+def _piper(config: SpeechConfig) -> TTSEngine:
+    from anima.speech.piper import PiperEngine
+
+    engine = PiperEngine()
+    engine.load()
+    return engine
+
+
+def _espeak(config: SpeechConfig) -> TTSEngine:
+    from anima.speech.espeak import EspeakEngine
+
+    engine = EspeakEngine(wpm=config.espeak_wpm)
+    engine.supports("en-US")  # loads the library: fails here, not mid-utterance
+    return engine
+
+
+def _azure(config: SpeechConfig) -> TTSEngine:
+    from anima.speech.azure import AzureEngine
+
+    return AzureEngine()
+
+
+ENGINES: dict[str, Callable[[SpeechConfig], TTSEngine]] = {
+    "piper": _piper,
+    "espeak": _espeak,
+    "azure": _azure,
+}
+
+
+def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
+    """The configured engines that load here, in order, and why the others did not."""
+    engines: list[TTSEngine] = []
+    problems: list[str] = []
+    for name in config.engines:
+        factory = ENGINES.get(name)
+        if factory is None:
+            raise ConfigError(
+                f"speech.engines: unknown engine {name!r} (known: {', '.join(ENGINES)})"
+            )
+        try:
+            engines.append(factory(config))
+        except (AnimaError, ImportError, OSError) as exc:
+            problems.append(f"{name}: {exc}")
+            log.info("speech engine %s unavailable: %s", name, exc)
+    return engines, problems
+
+
+__all__ = [
+    "ENGINES",
+    "AudioChunk",
+    "AudioSink",
+    "Cancel",
+    "PhonemeMark",
+    "TTSEngine",
+    "VisemeMark",
+    "load_engines",
+]

@@ -1,0 +1,274 @@
+"""The speech service: one utterance at a time, lips and sway on the playback clock.
+
+``speak()`` accepts a request and publishes ``start_speak`` at once (Nadine's semantics); a worker
+synthesizes it and feeds the sink; a player thread follows the sink's playback clock, sets the
+head sway every 50 ms hop and publishes ``end_speak`` when the last sample has played. The lips
+are an override read by the motion engine every tick at the sink's playback position. Every
+``start_speak`` gets exactly one ``end_speak`` (reason ``done``, ``stopped`` or ``error``).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from anima.body import FloatArray, Role
+from anima.clock import Clock
+from anima.errors import CommandRefusedError, InvalidCommandError, SpeechError
+from anima.events import EventHub, Notice, SpeechEnded, SpeechStarted
+from anima.motion.engine import MotionEngine
+from anima.speech.base import AudioSink, Cancel, TTSEngine
+from anima.speech.sway import ZERO, Sway, SwayGenerator
+from anima.speech.visemes import LipTrack
+
+log = logging.getLogger(__name__)
+
+LIPS, SWAY = "lips", "sway"
+_LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
+
+
+@dataclass
+class _Utterance:
+    id: str
+    text: str
+    locale: str
+    cancel: Cancel = field(default_factory=Cancel)
+    reason: str = "done"
+    finished: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class _Playback:
+    """What the player and the lips need of the utterance being played."""
+
+    utterance: _Utterance
+    rate: int
+    lips: LipTrack
+    sway: list[Sway] = field(default_factory=list)
+    synthesized: bool = False
+
+
+class SpeechService:
+    def __init__(
+        self,
+        engines: Sequence[TTSEngine],
+        sink: AudioSink,
+        motion: MotionEngine,
+        events: EventHub,
+        clock: Clock,
+        *,
+        before_speaking: Callable[[], None] | None = None,
+        max_queue: int = 20,
+    ) -> None:
+        if not engines:
+            raise SpeechError("no TTS engine available")
+        self.engines = list(engines)
+        self.sink = sink
+        self._motion = motion
+        self._events = events
+        self._clock = clock
+        self._before = before_speaking
+        self._max_queue = max_queue
+        body = motion.body
+        lips = [body.role_index(r) for r in _LIP_ROLES]
+        self._lip_channels = [i for i in lips if i is not None]
+        self._lip_cols = [k for k, i in enumerate(lips) if i is not None]  # of (open, wide, narrow)
+        self._lip_lo = np.array([body.channels[i].default for i in self._lip_channels])
+        self._lip_span = np.array([body.channels[i].max for i in self._lip_channels]) - self._lip_lo
+        self._cond = threading.Condition()
+        self._queue: collections.deque[_Utterance] = collections.deque()
+        self._current: _Utterance | None = None
+        self._playback: _Playback | None = None
+        self._running = False
+        self._threads: list[threading.Thread] = []
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        with self._cond:
+            if self._running:
+                return
+            self._running = True
+        for target, name in ((self._work, "anima-speech"), (self._play, "anima-speech-player")):
+            th = threading.Thread(target=target, name=name, daemon=True)
+            th.start()
+            self._threads.append(th)
+
+    def stop(self) -> None:
+        self.stop_speaking()
+        with self._cond:
+            self._running = False
+            self._cond.notify_all()
+        for th in self._threads:
+            th.join(2.0)
+        self._threads = []
+        self.sink.close()
+
+    @property
+    def speaking(self) -> bool:
+        return self._current is not None or bool(self._queue)
+
+    # ------------------------------------------------------------------ requests (any thread)
+    def speak(self, text: str, locale: str = "en-US") -> str:
+        """Accept an utterance (``start_speak`` now); returns its id."""
+        text = text.strip()
+        if not text:
+            raise InvalidCommandError("nothing to say: empty text")
+        with self._cond:
+            if not self._running:
+                raise CommandRefusedError("the speech service is not running")
+            if len(self._queue) >= self._max_queue:
+                raise CommandRefusedError(f"{self._max_queue} utterances already waiting")
+            u = _Utterance(
+                id=f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}", text=text, locale=locale
+            )
+            self._events.publish(
+                SpeechStarted(t=self._clock.now(), utterance=u.id, text=text, locale=locale)
+            )
+            self._queue.append(u)
+            self._cond.notify_all()
+        return u.id
+
+    def stop_speaking(self) -> None:
+        """Barge-in: silence now, lips released, sway dropped, queued utterances ended."""
+        with self._cond:
+            dropped = list(self._queue)
+            self._queue.clear()
+            current = self._current
+            if current is not None:
+                current.reason = "stopped"
+                current.cancel.set()
+                current.finished.set()  # the worker waits on it for the playback to end
+            self.sink.stop()  # the playback clock freezes: lips and sway follow it
+            self._playback = None
+            self._cond.notify_all()
+        self._motion.release_override(LIPS)
+        self._motion.clear_offset(SWAY, immediate=True)
+        for u in dropped:
+            self._end(u, "stopped")
+
+    # ------------------------------------------------------------------ engine thread
+    def _lips(self, _t: float) -> FloatArray | None:
+        pb = self._playback
+        if pb is None:
+            return None  # releases the override
+        o, w, n = pb.lips.at(self.sink.played())
+        values: FloatArray = self._lip_lo + self._lip_span * np.array((o, w, n))[self._lip_cols]
+        return values
+
+    # ------------------------------------------------------------------ worker: synthesis
+    def _next(self) -> _Utterance | None:
+        with self._cond:
+            while self._running and not self._queue:
+                self._cond.wait()
+            if not self._running:
+                return None
+            self._current = self._queue.popleft()
+            return self._current
+
+    def _work(self) -> None:
+        while (u := self._next()) is not None:
+            try:
+                self._synthesize(u)
+                if not u.cancel.is_set:
+                    u.finished.wait()  # the player sets it once the last sample has played
+            except SpeechError as exc:
+                log.warning("speech failed: %s", exc)
+                u.reason = "error"
+                self._events.publish(Notice(t=self._clock.now(), source="speech", message=str(exc)))
+            except Exception as exc:  # one bad utterance must not end the service
+                log.exception("speech failed")
+                u.reason = "error"
+                self._events.publish(
+                    Notice(t=self._clock.now(), source="speech", message=repr(exc))
+                )
+            finally:
+                with self._cond:
+                    if self._playback is not None and self._playback.utterance is u:
+                        self._playback = None
+                    self._current = None
+                self._motion.clear_offset(SWAY)
+                self._end(u, u.reason)
+
+    def _engine_for(self, u: _Utterance) -> TTSEngine:
+        for engine in self.engines:
+            if engine.supports(u.locale):
+                return engine
+        fallback = next((e for e in self.engines if e.supports("en-US")), self.engines[0])
+        self._events.publish(
+            Notice(
+                t=self._clock.now(),
+                source="speech",
+                message=f"no voice for locale {u.locale!r}: speaking English ({fallback.name})",
+            )
+        )
+        u.locale = "en-US"
+        return fallback
+
+    def _synthesize(self, u: _Utterance) -> None:
+        engine = self._engine_for(u)
+        if self._before is not None:
+            self._before()
+        pb: _Playback | None = None
+        sway: SwayGenerator | None = None
+        pending = np.zeros(0, dtype=np.int16)
+        for chunk in engine.synthesize(u.text, u.locale, u.cancel):
+            if u.cancel.is_set:
+                return
+            if pb is None:
+                self.sink.start(chunk.sample_rate)
+                pb = _Playback(u, chunk.sample_rate, LipTrack(chunk.sample_rate))
+                sway = SwayGenerator(chunk.sample_rate)
+                with self._cond:
+                    if u.cancel.is_set:
+                        return
+                    self._playback = pb
+                    self._cond.notify_all()
+                if self._lip_channels:
+                    self._motion.set_override_source(LIPS, self._lip_channels, self._lips)
+            assert sway is not None
+            pb.lips.add_phonemes(chunk.phonemes)
+            pb.lips.add_visemes(chunk.visemes)
+            pending = np.concatenate((pending, chunk.samples))
+            while len(pending) >= sway.hop:
+                pb.sway.append(sway.feed(pending[: sway.hop]))
+                pending = pending[sway.hop :]
+            self.sink.write(chunk.samples)
+        if pb is None:
+            u.finished.set()  # nothing to play (cancelled or empty audio)
+            return
+        pb.lips.end(self.sink.written())
+        pb.synthesized = True
+        with self._cond:
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ player: the playback clock
+    def _play(self) -> None:
+        with self._cond:
+            while self._running:
+                pb = self._playback
+                if pb is None:
+                    self._cond.wait()
+                    continue
+                played, written = self.sink.played(), self.sink.written()
+                if pb.synthesized and played >= written:
+                    pb.utterance.finished.set()
+                    self._playback = None
+                    continue
+                hop = max(1, int(0.05 * pb.rate))
+                k = played // hop
+                s = pb.sway[k] if k < len(pb.sway) else ZERO
+                self._motion.set_offset(SWAY, head=(s.roll, s.pitch, s.yaw))
+                # sleep to the next hop boundary or the end of the audio, whichever is first
+                until = min((k + 1) * hop, written) if pb.synthesized else (k + 1) * hop
+                self._cond.wait(max(0.001, (until - played) / pb.rate))
+
+    def _end(self, u: _Utterance, reason: str) -> None:
+        self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))

@@ -1,0 +1,206 @@
+"""The speech service on the real 100 Hz engine, with the scripted engine and the null sink."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anima.body import load_body
+from anima.clock import MonotonicClock
+from anima.drivers.sim import SimDriver
+from anima.events import Event, EventHub, Notice, SpeechEnded, SpeechStarted
+from anima.motion.engine import MotionEngine
+from anima.speech.service import LIPS, SpeechService
+from anima.speech.sinks import NullSink
+from anima.testing.tts import RATE, ScriptedEngine
+
+LIP_OPEN = 4  # 0-based index of lip_open in the shipped body
+
+
+class Rig:
+    def __init__(self, engine: ScriptedEngine | None = None) -> None:
+        self.clock = MonotonicClock(spin_s=0.0)
+        self.body = load_body()
+        self.driver = SimDriver(history=5000)
+        self.driver.connect()
+        self.hub = EventHub()
+        self.events: list[Event] = []
+        self.done = threading.Condition()
+        self.hub.subscribe(self._seen)
+        self.motion = MotionEngine(self.body, self.driver, clock=self.clock, events=self.hub)
+        self.sink = NullSink(self.clock)
+        self.tts = engine or ScriptedEngine()
+        self.speech = SpeechService([self.tts], self.sink, self.motion, self.hub, self.clock)
+
+    def _seen(self, e: Event) -> None:
+        with self.done:
+            self.events.append(e)
+            self.done.notify_all()
+
+    def start(self) -> None:
+        self.hub.start()
+        self.motion.start()
+        self.speech.start()
+
+    def stop(self) -> None:
+        self.speech.stop()
+        self.motion.stop()
+        self.hub.stop()
+
+    def ended(self) -> list[SpeechEnded]:
+        return [e for e in self.events if isinstance(e, SpeechEnded)]
+
+    def started(self) -> list[SpeechStarted]:
+        return [e for e in self.events if isinstance(e, SpeechStarted)]
+
+    def wait_ended(self, n: int, timeout: float = 10.0) -> bool:
+        end = time.monotonic() + timeout
+        with self.done:
+            while len(self.ended()) < n:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self.done.wait(left)
+        return True
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    r.start()
+    yield r
+    r.stop()
+
+
+def test_start_speak_at_once_and_end_speak_after_the_last_sample(rig: Rig) -> None:
+    samples, _ = rig.tts.render("hello there robot")
+    t0 = rig.clock.now()
+    uid = rig.speech.speak("hello there robot")
+    assert rig.wait_ended(1)
+    started, ended = rig.started(), rig.ended()
+    assert [e.utterance for e in started] == [uid]
+    assert started[0].t - t0 < 0.01  # accepted means announced
+    assert ended[0].utterance == uid
+    assert ended[0].reason == "done"
+    audio_end = rig.sink._base_time + (len(samples) - rig.sink._base_pos) / RATE
+    lateness = ended[0].t - audio_end
+    assert -0.001 <= lateness <= 0.05  # never before the audio ends, at most 50 ms after
+    assert rig.sink.played() == len(samples)
+
+
+def test_lips_follow_the_audio_envelope(rig: Rig) -> None:
+    text = "la la la mamama tototo sisisi lalala"
+    samples, _ = rig.tts.render(text)
+    rig.speech.speak(text)
+    assert rig.wait_ended(1)
+    start = rig.sink._base_time
+    frames = [f for f in rig.driver.history() if start <= f.t <= start + len(samples) / RATE]
+    assert len(frames) > 50
+    mouth = np.array([f.values[LIP_OPEN] for f in frames])
+    positions = ((np.array([f.t for f in frames]) - start) * RATE).astype(int)
+    win = int(0.02 * RATE)
+    env = np.array(
+        [np.sqrt(np.mean(samples[max(0, p - win) : p + win].astype(float) ** 2)) for p in positions]
+    )
+    m, e = mouth - mouth.mean(), env - env.mean()
+    lags = range(-5, 6)  # ticks of 10 ms
+    corr = [float(np.dot(np.roll(m, lag), e)) for lag in lags]
+    best = list(lags)[int(np.argmax(corr))]
+    assert abs(best) * 10 <= 20  # the peak lies within ±20 ms
+    assert max(corr) > 0
+
+
+def test_stop_silences_now_and_releases_the_lips(rig: Rig) -> None:
+    uid = rig.speech.speak("one two three four five six seven eight nine ten eleven twelve")
+    time.sleep(0.4)
+    assert LIPS in rig.motion.state().overrides
+    rig.speech.stop_speaking()
+    frozen = rig.sink.played()
+    time.sleep(0.05)
+    assert rig.sink.played() == frozen  # silent
+    assert LIPS not in rig.motion.state().overrides
+    assert rig.wait_ended(1)
+    assert rig.ended()[0].utterance == uid
+    assert rig.ended()[0].reason == "stopped"
+    lo = rig.body.channel("lip_open").default
+    assert rig.motion.last_frame[LIP_OPEN] == pytest.approx(lo, abs=1.0)  # the mouth closed
+
+
+def test_stop_ends_queued_utterances_too(rig: Rig) -> None:
+    ids = [rig.speech.speak(f"sentence number {i} is rather long indeed") for i in range(3)]
+    time.sleep(0.2)
+    rig.speech.stop_speaking()
+    assert rig.wait_ended(3)
+    assert sorted(e.utterance for e in rig.ended()) == sorted(ids)
+    assert {e.reason for e in rig.ended()} == {"stopped"}
+
+
+def test_a_failing_engine_still_ends_the_utterance() -> None:
+    rig = Rig(ScriptedEngine(fail_after=1))
+    rig.start()
+    try:
+        uid = rig.speech.speak("this will not go well at all")
+        assert rig.wait_ended(1)
+        assert rig.ended()[0].utterance == uid
+        assert rig.ended()[0].reason == "error"
+        assert any(isinstance(e, Notice) and "failed" in e.message for e in rig.events)
+        rig.speech.speak("ok")  # the service survives
+        assert rig.wait_ended(2)
+    finally:
+        rig.stop()
+
+
+def test_an_unsupported_locale_falls_back_to_english_with_a_notice(rig: Rig) -> None:
+    rig.speech.speak("bonjour", "fr-FR")
+    assert rig.wait_ended(1)
+    assert rig.ended()[0].reason == "done"
+    assert any(isinstance(e, Notice) and "fr-FR" in e.message for e in rig.events)
+
+
+def test_a_slow_synthesizer_stalls_playback_and_the_end_waits_for_it() -> None:
+    rig = Rig(ScriptedEngine(chunk_s=0.1, delay_s=0.15))  # 0.1 s of audio every 0.15 s
+    rig.start()
+    try:
+        samples, _ = rig.tts.render("slow speech here")
+        t0 = time.monotonic()
+        rig.speech.speak("slow speech here")
+        assert rig.wait_ended(1, timeout=15)
+        took = time.monotonic() - t0
+        assert took >= len(samples) / RATE  # it never ended before the audio could have played
+        assert rig.sink.played() == len(samples)
+    finally:
+        rig.stop()
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(st.sampled_from(["speak", "stop", "wait"]), min_size=1, max_size=8))
+def test_every_start_has_exactly_one_end(rig: Rig, script: list[str]) -> None:
+    ids: list[str] = []
+    for step in script:
+        if step == "speak":
+            ids.append(rig.speech.speak("a few words"))
+        elif step == "stop":
+            rig.speech.stop_speaking()
+        else:
+            time.sleep(0.03)
+    rig.speech.stop_speaking()
+    deadline = time.monotonic() + 10
+    with rig.done:  # events arrive on the hub's thread: wait until every id has ended
+        while not set(ids) <= {e.utterance for e in rig.ended()}:
+            assert rig.done.wait(max(0.0, deadline - time.monotonic()))
+    time.sleep(0.05)  # a second end would have arrived by now
+    started = {e.utterance for e in rig.started()}
+    ends = [e.utterance for e in rig.ended()]
+    for uid in ids:
+        assert uid in started
+        assert ends.count(uid) == 1

@@ -7,13 +7,14 @@ The synthesis tests run the real bundled voice offline; they skip only when the 
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from anima.errors import MissingDependencyError, SpeechError
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
-from anima.speech.piper import PiperEngine, split_clauses
+from anima.speech.piper import PiperEngine, phoneme_marks, split_clauses
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +71,37 @@ def test_split_clauses_comma_threshold() -> None:
     assert split_clauses("Yes, I do.", min_comma_chars=0) == ["Yes,", "I do."]
 
 
+def _alignments(*entries: tuple[str, int]) -> list[SimpleNamespace]:
+    return [SimpleNamespace(phoneme=p, num_samples=n) for p, n in entries]
+
+
+def test_phoneme_marks_fold_stress_and_length() -> None:
+    # Piper's raw entries for "world", with their sample counts
+    raw = _alignments(
+        ("^", 100), ("w", 10), ("ˈ", 20), ("ɜ", 30), ("ː", 40), ("l", 50), ("d", 60), ("$", 70)
+    )
+    marks = phoneme_marks(raw, start=1000)
+    assert [(m.phoneme, m.offset) for m in marks] == [
+        ("^", 1000),
+        ("w", 1100),
+        ("ˈɜː", 1110),  # starts at the stress mark, lasts through the length mark
+        ("l", 1200),
+        ("d", 1250),
+        ("$", 1310),
+    ]
+
+
+def test_phoneme_marks_keep_modifiers_with_nothing_to_fold_into() -> None:
+    raw = _alignments(("ˌ", 5), (" ", 5), ("ː", 5), ("a", 5), ("ˈ", 5))
+    assert [(m.phoneme, m.offset) for m in phoneme_marks(raw)] == [
+        ("ˌ", 0),
+        (" ", 5),
+        ("ː", 10),
+        ("a", 15),
+        ("ˈ", 20),
+    ]
+
+
 def test_missing_piper_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "piper", None)  # makes `import piper` raise ImportError
     with pytest.raises(MissingDependencyError, match=r"piper-tts.*anima\[speech\]"):
@@ -103,8 +135,9 @@ def test_synthesizes_clause_by_clause_with_phoneme_marks(engine: PiperEngine) ->
         assert all(start <= m.offset < start + len(chunk.samples) for m in chunk.phonemes)
         start += len(chunk.samples)
     symbols = [m.phoneme for c in chunks for m in c.phonemes]
-    assert symbols[:3] == ["^", "h", "ə"]  # "Hello": clause start, then h ə l ˈ o ʊ
+    assert symbols[:6] == ["^", "h", "ə", "l", "ˈo", "ʊ"]  # "Hello", stress folded
     assert symbols.count("$") == len(chunks)
+    assert not {"ˈ", "ˌ", "ː"} & set(symbols)  # no bare modifier reaches the viseme mapper
 
 
 def test_audio_is_not_silent(engine: PiperEngine) -> None:

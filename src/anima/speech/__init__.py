@@ -19,17 +19,13 @@ log = logging.getLogger(__name__)
 def _piper(config: SpeechConfig) -> TTSEngine:
     from anima.speech.piper import PiperEngine
 
-    engine = PiperEngine()
-    engine.load()
-    return engine
+    return PiperEngine()
 
 
 def _espeak(config: SpeechConfig) -> TTSEngine:
     from anima.speech.espeak import EspeakEngine
 
-    engine = EspeakEngine(wpm=config.espeak_wpm)
-    engine.supports("en-US")  # loads the library: fails here, not mid-utterance
-    return engine
+    return EspeakEngine(wpm=config.espeak_wpm)
 
 
 def _azure(config: SpeechConfig) -> TTSEngine:
@@ -46,7 +42,10 @@ ENGINES: dict[str, Callable[[SpeechConfig], TTSEngine]] = {
 
 
 def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
-    """The configured engines that load here, in order, and why the others did not."""
+    """The configured engines, in order, and why the others could not be made.
+
+    Engines only import their packages here; voices load later, on the speech thread.
+    """
     engines: list[TTSEngine] = []
     problems: list[str] = []
     for name in config.engines:

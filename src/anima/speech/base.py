@@ -68,6 +68,10 @@ class TTSEngine(Protocol):
 
     name: str
 
+    def load(self) -> None:
+        """Load voices and libraries (may take a second); called once, off the motion thread."""
+        ...
+
     def supports(self, locale: str) -> bool:
         """True when the engine has a voice for ``locale`` (e.g. ``en-US``, ``de-DE``)."""
         ...

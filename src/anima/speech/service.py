@@ -173,7 +173,23 @@ class SpeechService:
             self._current = self._queue.popleft()
             return self._current
 
+    def _load_engines(self) -> None:
+        """Load every engine's voices now (on this thread, not at start-up); drop failures."""
+        usable = []
+        for engine in self.engines:
+            try:
+                engine.load()
+                usable.append(engine)
+            except Exception as exc:  # a missing voice or library: the others still speak
+                log.warning("speech engine %s unavailable: %s", engine.name, exc)
+                self._events.publish(
+                    Notice(t=self._clock.now(), source="speech", message=f"{engine.name}: {exc}")
+                )
+        if usable:
+            self.engines = usable
+
     def _work(self) -> None:
+        self._load_engines()
         while (u := self._next()) is not None:
             try:
                 self._synthesize(u)

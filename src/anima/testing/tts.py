@@ -39,6 +39,9 @@ class ScriptedEngine:
         self._fail_after = fail_after
         self.calls = 0
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def supports(self, locale: str) -> bool:
         return locale.partition("-")[0] in self._locales
 

@@ -100,6 +100,36 @@ def bench_serial(
     )
 
 
+@app.command("speech")
+def bench_speech(
+    utterances: Annotated[int, typer.Option(min=1, help="Utterances timed for end_speak.")] = 5,
+    stops: Annotated[int, typer.Option(min=1, help="Barge-ins timed.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """TTS first audio and speed per engine, sway cost, A/V offset, stop and end_speak timing."""
+    from anima.bench.speech import run_speech_bench
+
+    r = run_speech_bench(utterances, stops)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for e in r.engines:
+        typer.echo(
+            f"{e.engine:8} first audio {e.first_audio_ms:6.1f} ms, real-time factor "
+            f"{e.real_time_factor:.3f} ({e.audio_s:.2f} s of audio in {e.synth_s * 1000:.0f} ms)"
+        )
+    typer.echo(f"sway per 50 ms hop : {r.sway_hop_us:.2f} µs")
+    if r.end_lateness_ms:
+        late = r.end_lateness_ms
+        typer.echo(
+            f"end_speak lateness : max {max(late):.2f} ms over {len(late)} ({r.service_engine})"
+        )
+    if r.stop_latency_ms:
+        stop = r.stop_latency_ms
+        typer.echo(f"stop → mouth rest  : max {max(stop):.1f} ms over {len(stop)}")
+    typer.echo(f"A/V offset         : {r.av_offset_ms:+.1f} ms (mouth after sound when > 0)")
+
+
 @app.command("serve")
 def bench_serve(
     idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,

@@ -35,8 +35,10 @@ class NullSink:
 
     name = "null"
 
-    def __init__(self, clock: Clock | None = None) -> None:
+    def __init__(self, clock: Clock | None = None, *, keep: bool = False) -> None:
         self._clock = clock or MonotonicClock(spin_s=0.0)
+        self._keep = keep  # keep the current utterance's samples (benchmarks, tests)
+        self.kept: list[Samples] = []
         self._lock = threading.Lock()
         self._rate = 22050
         self._written = 0
@@ -51,6 +53,7 @@ class NullSink:
             self._base_pos = 0
             self._base_time = self._clock.now()
             self._stopped_at = None
+            self.kept = []
 
     def _played_locked(self, now: float) -> int:
         if self._stopped_at is not None:
@@ -66,6 +69,8 @@ class NullSink:
             if played >= self._written:  # starved (or first write): playback restarts now
                 self._base_pos, self._base_time = played, now
             self._written += len(samples)
+            if self._keep:
+                self.kept.append(samples)
 
     def played(self) -> int:
         with self._lock:

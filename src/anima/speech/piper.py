@@ -148,13 +148,16 @@ class PiperEngine:
     @property
     def sample_rate(self) -> int:
         """The voice's sample rate in Hz (loads the voice)."""
-        return int(self.load().config.sample_rate)
+        return int(self._loaded().config.sample_rate)
 
     def supports(self, locale: str) -> bool:
         return locale.replace("_", "-").split("-")[0].lower() == self._language
 
-    def load(self) -> PiperVoice:
-        """Load the voice once (thread-safe) and warm it up; return it."""
+    def load(self) -> None:
+        """Load the voice once (thread-safe) and warm it up."""
+        self._loaded()
+
+    def _loaded(self) -> PiperVoice:
         with self._lock:
             if self._voice is None:
                 self._voice = self._load_voice()
@@ -190,7 +193,7 @@ class PiperEngine:
     def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
         if not self.supports(locale):
             raise SpeechError(f"piper: the voice speaks {self._language!r}, not {locale!r}")
-        voice = self.load()
+        voice = self._loaded()
         offset = 0  # samples of this utterance produced so far
         for clause in split_clauses(text, min_comma_chars=self._min_comma_chars):
             if cancel.is_set:

@@ -29,8 +29,11 @@ whole text. ``cancel`` is checked between clauses and between chunks.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -51,6 +54,63 @@ logger = logging.getLogger(__name__)
 PAUSE_SYMBOLS = frozenset({"^", "$", " ", ",", ".", "?", "!", ";", ":", "-", "(", ")", "'"})
 STRESS_SYMBOLS = frozenset({"ˈ", "ˌ"})  # folded into the phoneme after
 LENGTH_SYMBOLS = frozenset({"ː"})  # folded into the phoneme before
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "anima" / "piper"
+
+
+def _aligned_model(model: Path) -> Path:
+    """The voice model patched to output alignments, patched once and cached on disk.
+
+    Patching (onnx.load, edit, serialize) holds the GIL for ~100 ms, which would make the
+    motion loop miss deadlines; onnxruntime then loads the cached file without holding it.
+    """
+    stat = model.stat()
+    key = hashlib.sha1(f"{model.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
+    cached = _cache_dir() / f"{model.stem}-{key[:12]}-aligned.onnx"
+    if cached.is_file():
+        return cached
+    import onnx
+    from piper.patch_voice_with_alignment import add_alignment_output
+
+    patched = onnx.load(str(model))
+    try:
+        add_alignment_output(patched)
+    except ValueError:  # already patched: use it as it is
+        return model
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(patched.SerializeToString())
+        tmp.replace(cached)
+    except OSError as exc:
+        raise SpeechError(
+            f"piper: cannot cache the aligned voice in {cached.parent}: {exc}"
+        ) from exc
+    return cached
+
+
+def _open_voice(model: Path, config: Path | None) -> PiperVoice:
+    """PiperVoice.load, with alignments from the cached model and one onnxruntime thread.
+
+    One intra-op thread leaves the other core to the motion loop while Piper synthesizes.
+    """
+    import onnxruntime
+    from piper.config import PiperConfig
+    from piper.voice import PiperVoice
+
+    config_path = config or Path(f"{model}.json")
+    with config_path.open(encoding="utf-8") as f:
+        voice_config = PiperConfig.from_dict(json.load(f))
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(
+        str(_aligned_model(model)), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    return PiperVoice(session=session, config=voice_config)
 
 
 class Alignment(Protocol):
@@ -164,10 +224,8 @@ class PiperEngine:
             return self._voice
 
     def _load_voice(self) -> PiperVoice:
-        try:
-            from piper import PiperVoice
-        except ImportError as exc:
-            raise MissingDependencyError("piper-tts", "speech") from exc
+        if importlib.util.find_spec("piper") is None:
+            raise MissingDependencyError("piper-tts", "speech")
         if importlib.util.find_spec("onnx") is None:
             # without onnx Piper silently drops the alignments, and lips would have no timing
             raise MissingDependencyError("onnx", "speech")
@@ -182,7 +240,7 @@ class PiperEngine:
             if path is not None and not Path(path).is_file():
                 raise SpeechError(f"piper: voice file not found: {path}")
         try:
-            voice = PiperVoice.load(model, config, include_alignments=True)
+            voice = _open_voice(Path(model), Path(config) if config else None)
             for _ in voice.synthesize("Hi.", include_alignments=True):
                 pass  # the first run initialises espeak and onnxruntime: pay it here, not later
         except Exception as exc:

@@ -1,0 +1,128 @@
+"""Speech end to end with the real eSpeak NG voice and the WAV sink (deterministic audio)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from anima.body import load_body
+from anima.clock import MonotonicClock
+from anima.drivers.sim import SimDriver
+from anima.errors import SpeechError
+from anima.events import Event, EventHub, SpeechEnded
+from anima.motion.engine import MotionEngine
+from anima.speech.espeak import EspeakEngine
+from anima.speech.service import SpeechService
+from anima.speech.sinks import WavSink
+
+TEXT = "Hello, my name is anima. I speak with my lips in time with my voice."
+
+
+def _espeak() -> EspeakEngine:
+    engine = EspeakEngine()
+    try:
+        engine.load()
+    except SpeechError as exc:  # CI installs libespeak-ng1 through the bootstrap
+        pytest.skip(f"eSpeak NG is not available here: {exc}")
+    return engine
+
+
+class Setup:
+    def __init__(self, wav: Path) -> None:
+        self.clock = MonotonicClock(spin_s=0.0)
+        self.body = load_body()
+        self.driver = SimDriver(history=5000)
+        self.driver.connect()
+        self.hub = EventHub()
+        self.ended: list[SpeechEnded] = []
+        self.cond = threading.Condition()
+        self.hub.subscribe(self._on)
+        self.motion = MotionEngine(self.body, self.driver, clock=self.clock, events=self.hub)
+        self.sink = WavSink(wav, self.clock)
+        self.speech = SpeechService([_espeak()], self.sink, self.motion, self.hub, self.clock)
+        self.hub.start()
+        self.motion.start()
+        self.speech.start()
+
+    def _on(self, e: Event) -> None:
+        if isinstance(e, SpeechEnded):
+            with self.cond:
+                self.ended.append(e)
+                self.cond.notify_all()
+
+    def wait(self, n: int) -> None:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.ended) >= n, 15)
+
+    def close(self) -> None:
+        self.speech.stop()  # closes the sink: the WAV file is complete
+        self.motion.stop()
+        self.hub.stop()
+
+
+def _read_wav(path: Path) -> tuple[np.ndarray, int]:
+    with wave.open(str(path), "rb") as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2"), w.getframerate()
+
+
+def test_lips_follow_the_espeak_audio_and_end_speak_is_on_time(tmp_path: Path) -> None:
+    s = Setup(tmp_path / "speech.wav")
+    try:
+        s.speech.speak(TEXT)
+        s.wait(1)
+        start, base_pos = s.sink._base_time, s.sink._base_pos
+        written = s.sink.written()
+        rate = s.sink._rate
+        lateness = s.ended[0].t - (start + (written - base_pos) / rate)
+        frames = [f for f in s.driver.history() if start <= f.t <= start + written / rate]
+    finally:
+        s.close()
+    assert s.ended[0].reason == "done"
+    assert -0.001 <= lateness <= 0.05
+    audio, wav_rate = _read_wav(tmp_path / "speech.wav")
+    assert wav_rate == rate
+    assert len(audio) == written  # the WAV holds exactly what was played
+    lip = s.body.index("lip_open")
+    mouth = np.array([f.values[lip] for f in frames])
+    pos = ((np.array([f.t for f in frames]) - start) * rate).astype(int)
+    win = int(0.02 * rate)
+    env = np.array(
+        [np.sqrt(np.mean(audio[max(0, p - win) : p + win].astype(float) ** 2)) for p in pos]
+    )
+    m, e = mouth - mouth.mean(), env - env.mean()
+    lags = list(range(-5, 6))
+    corr = [float(np.dot(np.roll(m, -lag), e)) for lag in lags]
+    best = lags[int(np.argmax(corr))]
+    assert abs(best) * 10 <= 20, corr  # the correlation peaks within ±20 ms
+    assert np.corrcoef(m, e)[0, 1] > 0.3  # and it is a real correlation
+
+
+def test_barge_in_silences_at_once_and_the_wav_stops_there(tmp_path: Path) -> None:
+    s = Setup(tmp_path / "cut.wav")
+    try:
+        s.speech.speak(TEXT + " " + TEXT)
+        time.sleep(0.8)
+        s.speech.stop_speaking()
+        t_stop = s.clock.now()
+        played = s.sink.played()
+        time.sleep(0.1)
+        assert s.sink.played() == played  # silent from the stop on
+        s.wait(1)
+        lip = s.body.index("lip_open")
+        rest = s.body.channels[lip].default
+        closed = [
+            f.t for f in s.driver.history() if f.t >= t_stop and abs(f.values[lip] - rest) < 1
+        ]
+    finally:
+        s.close()
+    assert s.ended[0].reason == "stopped"
+    assert closed
+    assert closed[0] - t_stop <= 0.03  # mouth at rest within a tick or two (sink time)
+    audio, rate = _read_wav(tmp_path / "cut.wav")
+    assert len(audio) == played
+    assert 0.5 * rate < len(audio) < 1.2 * rate

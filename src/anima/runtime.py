@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
@@ -26,6 +27,7 @@ from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import EventHub, Notice
 
 if TYPE_CHECKING:
+    from anima.speech.base import AudioSink, TTSEngine
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto
@@ -51,8 +53,13 @@ class Runtime:
         body: Body | None = None,
         driver: Driver | None = None,
         clock: Clock | None = None,
+        tts: Sequence[TTSEngine] | None = None,
+        audio_sink: AudioSink | None = None,
     ) -> None:
+        """Parts given here replace the configured ones (tests, custom engines)."""
         self.config = config or AnimaConfig()
+        self._tts = list(tts) if tts is not None else None
+        self._audio_sink = audio_sink
         self.body = body or load_body(self.config.body.checker_ini)
         self.events = EventHub()
         self.driver = driver or create_driver(self.config.driver, self.body)
@@ -99,12 +106,12 @@ class Runtime:
         from anima.speech.service import SpeechService
         from anima.speech.sinks import choose_sink
 
-        engines, problems = load_engines(cfg)
+        engines, problems = (self._tts, []) if self._tts is not None else load_engines(cfg)
         if not engines:
             self.speech_problem = "no TTS engine available: " + "; ".join(problems)
             log.warning("speech unavailable: %s", self.speech_problem)
             return
-        sink = choose_sink(cfg.audio_out)
+        sink = self._audio_sink or choose_sink(cfg.audio_out)
         self.speech = SpeechService(
             engines,
             sink,

@@ -62,6 +62,10 @@ def _json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PayloadError(f"invalid JSON: {exc.msg} at character {exc.pos}") from None
+    except RecursionError:  # e.g. 60,000 nested brackets: fits in the size limit
+        raise PayloadError("invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise PayloadError(f"invalid JSON: {str(exc).split(';')[0]}") from None
     if not isinstance(data, dict):
         raise PayloadError(f"expected a JSON object, got {type(data).__name__}")
     unknown = sorted(set(data) - keys)

@@ -52,6 +52,7 @@ class MqttFrontDoor:
         self.received = 0
         self.rejected = 0
         self.connects = 0
+        self._subscription = -1  # message id of the pending SUBSCRIBE
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -75,6 +76,7 @@ class MqttFrontDoor:
         client.will_set(self.topics.status, "offline", qos=1, retain=True)
         client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
         client.on_connect = self._on_connect
+        client.on_subscribe = self._on_subscribe
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         self._client = client
@@ -125,7 +127,21 @@ class MqttFrontDoor:
             log.warning("MQTT connection to %s refused: %s", self.address, reason)
             return
         self.connects += 1
-        client.subscribe(self.topics.control_filter, qos=1)
+        _rc, self._subscription = client.subscribe(self.topics.control_filter, qos=1)
+
+    def _on_subscribe(
+        self, client: Any, _userdata: Any, mid: int, reasons: Any, _props: Any
+    ) -> None:
+        # "online" (and wait_connected) only once the broker acknowledged the subscription:
+        # a command sent the moment a client sees "online" must not be lost (amqtt handles a
+        # SUBSCRIBE and the next PUBLISH concurrently)
+        if mid != self._subscription:
+            return
+        if any(r.is_failure for r in reasons):
+            log.warning(
+                "MQTT broker %s refused %s: %s", self.address, self.topics.control_filter, reasons
+            )
+            return
         client.publish(self.topics.status, "online", qos=1, retain=True)
         self._connected.set()
         log.info("MQTT connected to %s, serving %s", self.address, self.topics.control_filter)
@@ -138,9 +154,14 @@ class MqttFrontDoor:
         self._connected.clear()
 
     def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
-        self.received += 1
         topic: str = msg.topic
         payload: bytes = msg.payload
+        if not topic.startswith(self.topics.control):
+            # not a command, and not ours to answer: amqtt 0.12 can hand a client that
+            # reconnected after an abrupt drop its own last will (our status topic)
+            log.debug("ignored a message on %s: not a control topic", topic)
+            return
+        self.received += 1
         leaf = topic[len(self.topics.control) :]
         parser = self._parsers.get(leaf)
         if parser is None:
@@ -154,6 +175,10 @@ class MqttFrontDoor:
             command = parser(payload)
         except AnimaError as exc:
             self._error(topic, payload, str(exc))
+            return
+        except Exception as exc:  # a parser bug must cost one message, not paho's thread
+            log.exception("parsing a message on %s failed", topic)
+            self._error(topic, payload, f"internal error: {exc!r}")
             return
         self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
 

@@ -18,6 +18,8 @@ everything anima-specific in one place, or one branch precisely::
     │   └── NotConnectedError       send() before connect() or after disconnect()
     ├── EngineStateError            start/stop misuse of the motion engine or runtime
     ├── SpeechError                 a TTS engine or audio sink failed
+    ├── HumanoidError               the Adam humanoid's gRPC service failed or refused (address, RPC)
+    │   └── CommandNotAllowedError  a command the robot does not accept now (not in its enable list)
     └── MissingDependencyError      an optional extra is not installed (says which one)
 
 Errors carry context in their message: which key, which channel, which line of which file.
@@ -94,6 +96,15 @@ class NotConnectedError(DriverError):
 
 class SpeechError(AnimaError):
     """A TTS engine or an audio sink failed (the utterance still gets its end_speak)."""
+
+
+class HumanoidError(AnimaError):
+    """The Adam humanoid's gRPC service could not be reached or failed; names address and RPC."""
+
+
+class CommandNotAllowedError(HumanoidError):
+    """A command the humanoid does not accept right now: wrong FSM mode, or the target is not in
+    the relevant ``*_enable_list``. The message says what was asked and what is allowed."""
 
 
 class EngineStateError(AnimaError):

@@ -18,7 +18,7 @@ everything anima-specific in one place, or one branch precisely::
     │   └── NotConnectedError       send() before connect() or after disconnect()
     ├── EngineStateError            start/stop misuse of the motion engine or runtime
     ├── SpeechError                 a TTS engine or audio sink failed
-    ├── HumanoidError               the Adam humanoid's gRPC service failed or refused (address, RPC)
+    ├── HumanoidError               the Adam humanoid's gRPC service failed (address, RPC)
     │   └── CommandNotAllowedError  a command the robot does not accept now (not in its enable list)
     └── MissingDependencyError      an optional extra is not installed (says which one)
 

@@ -143,7 +143,9 @@ def test_a_look_at_flood_keeps_the_loop_rate_and_the_latest_target_wins(
         before = runtime.engine.stats()
         topic = topics.control + "look_at"
         n = int(FLOOD_S * FLOOD_HZ)
-        hold = int(0.3 * FLOOD_HZ)  # the target stops for the last 0.3 s
+        hold = int(
+            0.6 * FLOOD_HZ
+        )  # the target stops for the last 0.6 s: the gaze filter gets there
         start = time.monotonic()
         for k in range(n):
             due = start + k / FLOOD_HZ

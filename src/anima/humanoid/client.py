@@ -77,6 +77,11 @@ class _SetterAnswer(Protocol):
     message: str
 
 
+def _reason(rpc: str, message: str) -> str:
+    """The server's refusal without its own "RPC refused: " prefix (we say it already)."""
+    return message.removeprefix(f"{rpc} refused: ")
+
+
 class AdamClient:
     """A client of adam_control.RobotControl that checks before it sends."""
 
@@ -155,7 +160,9 @@ class AdamClient:
     def _command(self, rpc: str, request: object, shown: str) -> str:
         answer: _SetterAnswer = self._call(rpc, request)
         if not answer.success:
-            raise CommandNotAllowedError(f"the robot refused {shown}: {answer.message}")
+            raise CommandNotAllowedError(
+                f"the robot refused {shown}: {_reason(rpc, answer.message)}"
+            )
         return answer.message
 
     @staticmethod
@@ -288,7 +295,8 @@ class AdamClient:
         request = pb.SetControlModeRequest(domain_id=target)
         answer: pb.SetControlModeResponse = self._call("SetControlMode", request)
         if not answer.success:
-            raise CommandNotAllowedError(f"the robot refused {shown}: {answer.message}")
+            reason = _reason("SetControlMode", answer.message)
+            raise CommandNotAllowedError(f"the robot refused {shown}: {reason}")
         last, deadline = answer.current_mode, self._clock.now() + self.control_timeout_s
         while True:
             last = self.control_state()

@@ -305,6 +305,6 @@ class AdamClient:
             self._sleep(self.poll_s)
         if last != target:
             log.warning(
-                "control mode still %d after %.0f s (DDS down?)", last, self.control_timeout_s
+                "control mode still %d after %g s (DDS down?)", last, self.control_timeout_s
             )
         return last

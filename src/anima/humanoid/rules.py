@@ -98,13 +98,18 @@ def mode(adam: SimulatedAdam, target: str, now: float) -> str | None:
     return None
 
 
-def _in_stand(adam: SimulatedAdam, rpc: str, now: float) -> str | None:
+def _needs(adam: SimulatedAdam, rpc: str, modes: tuple[str, ...], now: float) -> str | None:
+    """Refusal of an RPC that only ``modes`` take (a transition into or out of them counts)."""
     refusal = gate(adam, now)
-    if refusal is None and adam.mode != STAND:
-        refusal = f"{rpc} needs Stand; the robot is in {adam.mode}"
-    if refusal is None and adam.entering:
+    if refusal is None and adam.entering and (adam.mode in modes or adam.entering[0] in modes):
         refusal = busy(adam, now)
+    if refusal is None and adam.mode not in modes:
+        refusal = f"{rpc} needs {' or '.join(modes)}; the robot is in {adam.mode}"
     return None if refusal is None else f"{rpc} refused: {refusal}"
+
+
+def _in_stand(adam: SimulatedAdam, rpc: str, now: float) -> str | None:
+    return _needs(adam, rpc, (STAND,), now)
 
 
 def stand_motion(adam: SimulatedAdam, motion: str, now: float) -> str | None:
@@ -152,12 +157,7 @@ def stand_dynamic(adam: SimulatedAdam, now: float) -> str | None:
 
 
 def gait(adam: SimulatedAdam, rpc: str, now: float) -> str | None:
-    refusal = gate(adam, now)
-    if refusal is None and adam.mode not in GAITS:
-        refusal = f"{rpc} needs Walk or Run; the robot is in {adam.mode}"
-    if refusal is None and adam.entering:
-        refusal = busy(adam, now)
-    return None if refusal is None else f"{rpc} refused: {refusal}"
+    return _needs(adam, rpc, GAITS, now)
 
 
 def clear_errors(adam: SimulatedAdam, flag: bool, now: float) -> str | None:

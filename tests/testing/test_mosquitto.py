@@ -79,7 +79,7 @@ def test_a_taken_port_is_a_clear_error() -> None:
         broker = Mosquitto(port)
         with pytest.raises(MosquittoError, match=f"port {port}"):
             broker.start(timeout=2)
-        broker.close()
+        assert broker.config_path is None  # its folder is gone
 
 
 def test_a_missing_binary_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,8 +95,10 @@ def test_a_binary_that_cannot_run_is_a_clear_error(tmp_path: Path) -> None:
     fake = tmp_path / "mosquitto"
     fake.write_text("not a program")
     os.chmod(fake, 0o644)
+    broker = Mosquitto(binary=str(fake))
     with pytest.raises(MosquittoError, match="cannot run"):
-        Mosquitto(binary=str(fake)).start(timeout=1)
+        broker.start(timeout=1)
+    assert broker.config_path is None
 
 
 @needs_mosquitto

@@ -66,7 +66,7 @@ class Mosquitto:
         self._tcp_nodelay = tcp_nodelay
         self._dir: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self.starts = 0  # how many times the process was started (restarts included)
+        self.starts = 0  # how many times it started serving (restarts included)
 
     @property
     def address(self) -> BrokerAddress:
@@ -105,6 +105,8 @@ class Mosquitto:
                 return
             except MosquittoError:
                 if fixed or attempt == 2:
+                    if not self.starts:  # it never served: leave no folder behind
+                        self.close()
                     raise
 
     def _launch(self, binary: str, timeout: float) -> None:
@@ -140,7 +142,6 @@ class Mosquitto:
             )
         except OSError as exc:
             raise MosquittoError(f"cannot run {binary!r}: {exc.strerror or exc}") from exc
-        self.starts += 1
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -156,6 +157,7 @@ class Mosquitto:
                 time.sleep(0.005)
                 continue
             if self._process.poll() is None:  # not someone else's listener
+                self.starts += 1
                 return
         self._kill()
         raise MosquittoError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -29,6 +30,9 @@ def serve(
     ] = 6666,
 ) -> None:
     """Serve a simulated Adam humanoid until Ctrl-C, SIGTERM or a CloseProgram call."""
+    # gRPC's C core would print its own log line for a failed bind; we explain it in one.
+    # Set GRPC_VERBOSITY to see the core's logs again.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     try:
         from anima.humanoid.server import serve as start
 

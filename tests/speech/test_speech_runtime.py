@@ -11,6 +11,7 @@ from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import CommandRefusedError
 from anima.events import Event, MoveStarted, SpeechEnded, SpeechStarted
+from anima.motion import Goto
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
@@ -49,7 +50,7 @@ def test_speaking_returns_to_the_default_posture_unless_a_gaze_target_is_latched
     rt.events.subscribe(lambda e: done.set(), SpeechEnded.kind)
     rt.start()
     try:
-        rt.behaviour.set_channel_default(13, 90)  # move an arm away from the default posture
+        rt.engine.queue_move(Goto(rt.body, {"r_elbow": 180.0}, 0.2))  # away from the default
         assert rt.engine.wait_until_idle(3)
         rt.execute(cmd.Speak(text="hello", locale="en-US"))
         assert done.wait(5)
@@ -57,13 +58,28 @@ def test_speaking_returns_to_the_default_posture_unless_a_gaze_target_is_latched
         starts.clear()
         done.clear()
         rt.behaviour.look_at_target("Posture_LookAtZoom")
-        rt.behaviour.set_channel_default(21, 90)
+        rt.engine.queue_move(Goto(rt.body, {"l_elbow": 180.0}, 0.2))
         assert rt.engine.wait_until_idle(3)
         rt.execute(cmd.Speak(text="hello again", locale="en-US"))
         assert done.wait(5)
         assert "reset:LOOKUPPostureDefault" not in starts  # latched: the posture stays
     finally:
         rt.stop(ease=False)
+
+
+def test_no_reset_when_the_body_already_holds_the_default_posture() -> None:
+    rt = _runtime(tts=[ScriptedEngine()])
+    starts: list[str] = []
+    done = threading.Event()
+    rt.events.subscribe(lambda e: starts.append(e.name), MoveStarted.kind)  # type: ignore[attr-defined]
+    rt.events.subscribe(lambda e: done.set(), SpeechEnded.kind)
+    rt.start()
+    try:
+        rt.execute(cmd.Speak(text="hello", locale="en-US"))  # breathing moves the head: no matter
+        assert done.wait(5)
+    finally:
+        rt.stop(ease=False)
+    assert "reset:LOOKUPPostureDefault" not in starts
 
 
 def test_without_an_engine_speak_is_refused_with_the_reason() -> None:

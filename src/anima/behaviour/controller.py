@@ -245,7 +245,7 @@ class Behaviour:
         reset = self._reset_move(skip=skip)
         if reset is None:
             return
-        base = self.engine.last_frame
+        base = self.engine.primary_frame  # breathing and gaze do not count as "away"
         assert isinstance(reset, Goto)
         if all(abs(base[i] - v) < 0.5 for i, v in reset.target_items()):
             return  # already there

@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from anima import __version__
-from anima.cli import animations, bench, body, config, serve
+from anima.cli import animations, bench, body, config, humanoid, serve
 
 app = typer.Typer(
     name="anima",
@@ -31,6 +31,8 @@ app.command("config")(config.config_show)
 app.add_typer(animations.app, name="animations")
 app.add_typer(body.app, name="body")
 app.add_typer(bench.app, name="bench")
+app.add_typer(humanoid.app, name="humanoid")
+app.command("adam")(humanoid.adam)
 
 
 def main() -> None:

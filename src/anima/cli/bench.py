@@ -130,6 +130,64 @@ def bench_speech(
     typer.echo(f"A/V offset         : {r.av_offset_ms:+.1f} ms (mouth after sound when > 0)")
 
 
+@app.command("mqtt")
+def bench_mqtt(
+    broker: Annotated[str, typer.Option(help="mosquitto, embedded or both.")] = "both",
+    commands: Annotated[int, typer.Option(min=1, help="look_at commands timed.")] = 1000,
+    flood: Annotated[float, typer.Option(min=0.0, help="Seconds of 1 kHz look_at flood.")] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Command latency publish → first driver frame that reflects it, and a look_at flood."""
+    from anima.bench.mqtt import run_mqtt_bench
+
+    r = run_mqtt_bench(broker, commands, flood)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for b in r.brokers:
+        lat = b.latency
+        typer.echo(
+            f"{b.broker:9} latency p50 {lat.p50_ms:.2f} ms, p99 {lat.p99_ms:.2f} ms, "
+            f"max {lat.max_ms:.2f} ms ({lat.measured}/{lat.commands} commands; "
+            f"target p99 ≤ {r.target_p99_ms:g} ms)"
+        )
+        f = b.flood
+        if f is not None:
+            rss = (
+                f"RSS {f.rss_before_mb:.1f} → {f.rss_after_mb:.1f} MB"
+                if f.rss_before_mb is not None and f.rss_after_mb is not None
+                else "RSS n/a"
+            )
+            typer.echo(
+                f"{'':9} flood {f.publish_rate_hz:.0f}/s for {f.seconds:g} s: loop "
+                f"{f.loop_rate_hz:.2f} Hz, {f.loop_missed} missed, {f.coalesced} coalesced, {rss}"
+            )
+    for name, why in r.skipped.items():
+        typer.echo(f"{name:9} skipped: {why}")
+
+
+@app.command("grpc")
+def bench_grpc(
+    calls: Annotated[int, typer.Option(min=1, help="GetRobotState calls per server.")] = 2000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """GetRobotState p50/p99 and calls/s, next to a trivial servicer of the same shape."""
+    from anima.bench.grpc import run_grpc_bench
+
+    r = run_grpc_bench(calls)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for label, f in (("simulated Adam", r.ours), ("trivial", r.trivial)):
+        typer.echo(
+            f"{label:15} p50 {f.p50_us:.0f} µs, p99 {f.p99_us:.0f} µs, {f.calls_per_s:.0f} calls/s"
+        )
+    typer.echo(
+        f"ratio           p50 {r.ratio_p50:.2f}×, p99 {r.ratio_p99:.2f}×, rate {r.ratio_rate:.2f}× "
+        f"(target ≤ {r.target_ratio:g}×)"
+    )
+
+
 @app.command("serve")
 def bench_serve(
     idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,

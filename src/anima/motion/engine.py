@@ -230,6 +230,11 @@ class MotionEngine:
         )
 
     @property
+    def primary_frame(self) -> FloatArray:
+        """A copy of the pose the primary moves hold (without idle life, offsets, overrides)."""
+        return self._base.copy()
+
+    @property
     def last_frame(self) -> FloatArray:
         """A copy of the last commanded frame."""
         return self._last.copy()

@@ -10,6 +10,7 @@ are an override read by the motion engine every tick at the sink's playback posi
 from __future__ import annotations
 
 import collections
+import gc
 import itertools
 import logging
 import threading
@@ -187,6 +188,7 @@ class SpeechService:
                 )
         if usable:
             self.engines = usable
+        gc.freeze()  # the voices' objects live as long as the process (see Runtime.start)
 
     def _work(self) -> None:
         self._load_engines()

@@ -21,10 +21,7 @@ OUT=src/anima/humanoid
   anima/humanoid/adam_control.proto
 
 echo "generated $OUT/adam_control_pb2.py, .pyi and adam_control_pb2_grpc.py with $("$PY" -m grpc_tools.protoc --version)"
-"$PY" - <<'PY'
-from importlib.metadata import version
-print(
-    "pin in pyproject.toml at least: "
-    f"grpcio>={version('grpcio-tools')}, protobuf>={version('protobuf')}"
-)
-PY
+# the floors the generated code itself checks at import
+protobuf_min=$(sed -n 's/^# Protobuf Python Version: //p' "$OUT/adam_control_pb2.py")
+grpcio_min=$(sed -n "s/^GRPC_GENERATED_VERSION = '\(.*\)'/\1/p" "$OUT/adam_control_pb2_grpc.py")
+echo "pin in pyproject.toml at least: grpcio>=$grpcio_min, protobuf>=$protobuf_min"

@@ -1,0 +1,58 @@
+"""speak / stop_speak over MQTT with a real speech service: start_speak then end_speak, paired."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from anima.config import SpeechConfig
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.frontdoors.mqtt.topics import Topics
+from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.mqtt import MqttProbe
+from anima.testing.tts import ScriptedEngine
+
+from .conftest import robot_config
+
+
+def _speaking_robot(prefix: str, address: BrokerAddress) -> Runtime:
+    cfg = dataclasses.replace(robot_config(prefix), speech=SpeechConfig(enabled=True))
+    runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    door = MqttFrontDoor(runtime, cfg.mqtt, address)
+    runtime.attach(door)
+    runtime.start()
+    assert door.wait_connected(5)
+    return runtime
+
+
+def test_speak_gives_start_then_end_speak_with_one_id(
+    broker: BrokerAddress, prefix: str, probe: MqttProbe, topics: Topics
+) -> None:
+    runtime = _speaking_robot(prefix, broker)
+    try:
+        mark = probe.mark()
+        probe.publish(f"{topics.control}speak", '{"text": "hello there", "locale": "en-US"}', qos=1)
+        start = probe.wait_for(topics.feedback("start_speak"), since=mark, timeout=5)
+        end = probe.wait_for(topics.feedback("end_speak"), since=mark, timeout=10)
+        s, e = json.loads(start.text()), json.loads(end.text())
+        assert s["text"] == "hello there"
+        assert s["locale"] == "en-US"
+        assert e["id"] == s["id"]
+        assert e["reason"] == "done"
+        assert end.t > start.t
+
+        mark = probe.mark()
+        probe.publish(f"{topics.control}speak", "one two three four five six seven eight", qos=1)
+        start = probe.wait_for(topics.feedback("start_speak"), since=mark, timeout=5)
+        probe.publish(f"{topics.control}stop_speak", "", qos=1)
+        end = probe.wait_for(topics.feedback("end_speak"), since=mark, timeout=5)
+        assert json.loads(end.text()) == {
+            "v": 1,
+            "id": json.loads(start.text())["id"],
+            "reason": "stopped",
+        }
+    finally:
+        runtime.stop(ease=False)

@@ -221,6 +221,21 @@ class MqttConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class HumanoidConfig:
+    type: str = "none"  # none | sim (serve the simulated Adam in-process) | adam (a real one)
+    address: str | None = None  # adam: HOST:PORT; None = ip_config.json, else 127.0.0.1:6666
+    sim_port: int = 6666  # sim: the gRPC port it serves on (loopback)
+    state_hz: float = 2.0  # how often the humanoid's state is read for the runtime's state
+
+    def __post_init__(self) -> None:
+        if self.type not in ("none", "sim", "adam"):
+            raise ConfigError(f"humanoid.type must be none, sim or adam, got {self.type!r}")
+        if not 0 <= self.sim_port < 65536:
+            raise ConfigError(f"humanoid.sim_port out of range: {self.sim_port}")
+        _positive("humanoid", state_hz=self.state_hz)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServeConfig:
     status_interval_s: float = 5.0  # one-line status log period
     shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
@@ -238,6 +253,7 @@ class AnimaConfig:
     behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
+    humanoid: HumanoidConfig = field(default_factory=HumanoidConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 

@@ -28,6 +28,7 @@ from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import EventHub, Notice
 
 if TYPE_CHECKING:
+    from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
@@ -81,6 +82,7 @@ class Runtime:
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
         self.frontdoors: list[FrontDoor] = []  # started last, stopped first
         self.speech: SpeechService | None = None  # created at start when an engine loads
+        self.humanoid: HumanoidLink | None = None  # when humanoid.type is sim or adam
         self.speech_problem = "speech is disabled (speech.enabled: false)"
         self._started = False
         self._lock = threading.Lock()
@@ -94,13 +96,24 @@ class Runtime:
             self.driver.connect()
             self.engine.start()
             self.idle_life.start()
-            self._start_speech()
             self._started = True
+        try:
+            self._start_speech()
+            if self.config.humanoid.type != "none":
+                from anima.humanoid.link import HumanoidLink
+
+                link = HumanoidLink(self.config.humanoid)
+                self.humanoid = link
+                link.start()
             for door in self.frontdoors:
                 door.start()
-            # Everything loaded so far lives as long as the process: keep it out of the cyclic
-            # garbage collector, whose full passes over it took ~15 ms and cost the loop a tick.
-            gc.freeze()
+        except BaseException:
+            # a part that cannot start (a taken port, an unreachable robot) stops the others
+            self.stop(ease=False)
+            raise
+        # Everything loaded so far lives as long as the process: keep it out of the cyclic
+        # garbage collector, whose full passes over it took ~15 ms and cost the loop a tick.
+        gc.freeze()
 
     def _start_speech(self) -> None:
         cfg = self.config.speech
@@ -215,6 +228,9 @@ class Runtime:
                 if self.speech is not None:
                     self.speech.stop()
                     self.speech = None
+                if self.humanoid is not None:
+                    self.humanoid.stop()
+                    self.humanoid = None
                 self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()

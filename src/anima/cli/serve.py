@@ -47,6 +47,12 @@ AudioOpt = Annotated[
         "--audio-out", help="Speech audio: auto (sound card or null), null, or a .wav path."
     ),
 ]
+HumanoidOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--humanoid", help="none, sim (serve the simulated Adam here) or adam (a real one)."
+    ),
+]
 NoMqttOpt = Annotated[bool, typer.Option("--no-mqtt", help="Do not serve the MQTT contract.")]
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
@@ -71,6 +77,7 @@ def serve(
     broker: BrokerOpt = None,
     no_mqtt: NoMqttOpt = False,
     audio_out: AudioOpt = None,
+    humanoid: HumanoidOpt = None,
 ) -> None:
     """Run the runtime on the configured robot (the simulated one by default).
 
@@ -87,6 +94,7 @@ def serve(
         broker=broker,
         mqtt=not no_mqtt,
         audio_out=audio_out,
+        humanoid=humanoid,
     )
 
 
@@ -120,10 +128,13 @@ def _configure(
     broker: str | None,
     mqtt: bool,
     audio_out: str | None = None,
+    humanoid: str | None = None,
 ) -> AnimaConfig:
     from anima.config import load_config
 
     cfg = load_config(config)
+    if humanoid is not None:
+        cfg = dataclasses.replace(cfg, humanoid=dataclasses.replace(cfg.humanoid, type=humanoid))
     if audio_out is not None:
         cfg = dataclasses.replace(cfg, speech=dataclasses.replace(cfg.speech, audio_out=audio_out))
     if broker is not None or not mqtt:
@@ -155,12 +166,13 @@ def run(
     broker: str | None = None,
     mqtt: bool = True,
     audio_out: str | None = None,
+    humanoid: str | None = None,
 ) -> None:
     from anima.runtime import Runtime
 
     stop = threading.Event()
     try:
-        cfg = _configure(config, record, driver, port, broker, mqtt, audio_out)
+        cfg = _configure(config, record, driver, port, broker, mqtt, audio_out, humanoid)
         logging.basicConfig(
             level=cfg.log_level.upper(),
             format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",

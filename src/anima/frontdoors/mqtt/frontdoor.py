@@ -233,6 +233,7 @@ class MqttFrontDoor:
             shutdown=b.shutting_down,
             estop=st.estopped,
             driver_connected=st.driver_connected,
+            humanoid=None if rt.humanoid is None else rt.humanoid.summary(),
             loop={
                 "rate_hz": round(s.rate_hz, 3),
                 "period_error_p99_ms": round(s.period_error_p99_ms, 3),

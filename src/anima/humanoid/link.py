@@ -1,0 +1,104 @@
+"""The runtime's link to a humanoid: a client, the simulated Adam when asked, its state.
+
+``humanoid.type: sim`` serves the simulated Adam on loopback inside the runtime (what
+``anima serve --humanoid sim`` does); ``adam`` connects to a real robot. Either way the agent's
+actions reach it through :class:`~anima.humanoid.client.AdamClient`, and its mode, posture and
+velocity are read a few times a second into :attr:`HumanoidLink.state` for the runtime's state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from anima.config import HumanoidConfig
+from anima.errors import AnimaError, ConfigError
+from anima.humanoid.spec import RobotState
+
+if TYPE_CHECKING:
+    from anima.humanoid.client import AdamClient
+    from anima.humanoid.server import AdamServer
+
+log = logging.getLogger(__name__)
+
+
+class HumanoidLink:
+    def __init__(self, config: HumanoidConfig) -> None:
+        if config.type == "none":
+            raise ConfigError("humanoid.type is none: no humanoid to link to")
+        self.config = config
+        self.server: AdamServer | None = None
+        self.client: AdamClient | None = None
+        self._state: RobotState | None = None
+        self.error = ""  # why the last state read failed, "" when it worked
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def state(self) -> RobotState | None:
+        """The last state read (None before the first one)."""
+        return self._state
+
+    def start(self) -> None:
+        from anima.humanoid.client import AdamClient
+        from anima.humanoid.server import AdamServer
+
+        cfg = self.config
+        if cfg.type == "sim":
+            self.server = AdamServer(bind="127.0.0.1", port=cfg.sim_port)
+            port = self.server.start()
+            self.client = AdamClient("127.0.0.1", port)
+        else:
+            ip, port = None, None
+            if cfg.address:
+                host, _, p = cfg.address.rpartition(":")
+                ip, port = host, int(p)
+            self.client = AdamClient(ip, port)
+        self.client.connect()
+        log.info("humanoid: %s at %s", cfg.type, self.client.target)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, name="anima-humanoid", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2.0)
+            self._thread = None
+        if self.client is not None:
+            self.client.close()
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def _watch(self) -> None:
+        # a remote robot tells its state only when asked: read it at a modest rate
+        period = 1.0 / self.config.state_hz
+        while True:
+            client = self.client
+            if client is not None:
+                try:
+                    self._state = client.state()
+                    self.error = ""
+                except AnimaError as exc:
+                    if exc.args and str(exc) != self.error:
+                        log.warning("humanoid state unavailable: %s", exc)
+                    self.error = str(exc)
+            if self._stop.wait(period):
+                return
+
+    def summary(self) -> dict[str, object] | None:
+        """The humanoid's part of the runtime state (None before the first read)."""
+        s = self._state
+        if s is None:
+            return None
+        return {
+            "fsm": s.fsm_name,
+            "motion": s.current_motion,
+            "posture": [s.stand_pitch, s.stand_roll, s.stand_yaw, s.stand_height],
+            "velocity": [s.x_vel, s.y_vel, s.yaw_vel],
+            "balance": s.balance_control_state,
+            "control_mode": s.current_control_mode,
+            "error": self.error,
+        }

@@ -1,0 +1,78 @@
+"""The runtime with a humanoid: the simulated Adam served in-process, its state in the runtime's."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig
+from anima.drivers.sim import SimDriver
+from anima.errors import ConfigError
+from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.runtime import Runtime
+
+
+def _config(**humanoid: object) -> AnimaConfig:
+    return AnimaConfig(
+        mqtt=MqttConfig(enabled=False),
+        speech=SpeechConfig(enabled=False),
+        humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0, **humanoid),  # type: ignore[arg-type]
+    )
+
+
+def _wait(predicate: object, timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
+    rt = Runtime(_config(), driver=SimDriver())
+    rt.start()
+    try:
+        link = rt.humanoid
+        assert link is not None
+        assert link.client is not None
+        assert _wait(lambda: link.summary() is not None)
+        summary = link.summary()
+        assert summary is not None
+        assert summary["fsm"] == link.client.state().fsm_name
+        link.client.set_mode("Start")  # the documented first step
+        assert _wait(lambda: (link.summary() or {}).get("fsm") == "Start")
+        door = MqttFrontDoor(rt, MqttConfig(), BrokerAddress("127.0.0.1", 1))
+        state = json.loads(door.state_payload())
+        assert state["humanoid"]["fsm"] == "Start"
+        assert len(state["humanoid"]["posture"]) == 4
+        assert len(state["humanoid"]["velocity"]) == 3
+    finally:
+        rt.stop(ease=False)
+    assert rt.humanoid is None
+
+
+def test_without_a_humanoid_the_state_says_none() -> None:
+    rt = Runtime(AnimaConfig(mqtt=MqttConfig(enabled=False), speech=SpeechConfig(enabled=False)))
+    door = MqttFrontDoor(rt, MqttConfig(), BrokerAddress("127.0.0.1", 1))
+    assert json.loads(door.state_payload())["humanoid"] is None
+
+
+def test_an_unreachable_robot_stops_the_runtime_cleanly() -> None:
+    cfg = AnimaConfig(
+        mqtt=MqttConfig(enabled=False),
+        speech=SpeechConfig(enabled=False),
+        humanoid=HumanoidConfig(type="adam", address="127.0.0.1:1"),
+    )
+    rt = Runtime(cfg, driver=SimDriver())
+    with pytest.raises(Exception, match="cannot reach Adam"):
+        rt.start()
+    assert not rt.engine.running
+
+
+def test_a_bad_humanoid_type_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"humanoid\.type"):
+        HumanoidConfig(type="robot")

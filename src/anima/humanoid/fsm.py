@@ -40,6 +40,9 @@ from anima.humanoid.spec import (
     StandLists,
 )
 
+# mode, motion, action and carry-box enable lists, and balance_control_enable
+_Lists = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], str]
+
 
 class SimulatedAdam:
     """A simulated Adam: each public method is one RPC of the service, answered at once."""
@@ -60,6 +63,8 @@ class SimulatedAdam:
         self.posture = Posture()
         self.gait = Gait()
         self.paradigm = ControlParadigm(self._t)
+        self._lists_key: tuple[object, ...] | None = None  # what the cached lists were built from
+        self._lists: _Lists = ((), (), (), (), "")
 
     # --- time ------------------------------------------------------------------------------------
     def _advance(self) -> float:
@@ -109,10 +114,42 @@ class SimulatedAdam:
         self.paradigm.fire(now)
 
     # --- queries ---------------------------------------------------------------------------------
+    def _enable_lists(self, now: float) -> _Lists:
+        """The four enable lists and balance_control_enable, each asked of the rules.
+
+        Memoized on everything the rules read (they read nothing else: the property test in
+        tests/humanoid checks lists against answers), so a GetRobotState while nothing
+        discrete changes — a posture ramping, a robot walking — does not re-ask them all.
+        """
+        key = (
+            self.mode,
+            self.entering,
+            self.motion,
+            self.carry,
+            self.errors,
+            self.holding_box,
+            self.closed,
+            self.motion_files,
+            self.gait.at_rest,
+            self.paradigm.mode,
+            self.paradigm.pending,
+        )
+        if key != self._lists_key:
+            self._lists = (
+                tuple(m for m in MODES if rules.mode(self, m, now) is None),
+                tuple(m for m in MOTIONS if rules.stand_motion(self, m, now) is None),
+                tuple(POSTURE) if rules.stand_action(self, now) is None else (),
+                tuple(c for c in sorted(CARRY_BOX) if rules.carry_box(self, c, now) is None),
+                BALANCE_CONTROL if rules.stand_dynamic(self, now) is None else "",
+            )
+            self._lists_key = key
+        return self._lists
+
     def state(self) -> RobotState:
         """GetRobotState: one consistent snapshot, enable lists included."""
         with self._lock:
             now = self._advance()
+            modes, motions, actions_now, carry, balance = self._enable_lists(now)
             actions = self.posture.moving() + ((UNIGAIT_COM,) if self.gait.unigait_com else ())
             current = ""
             if self.motion:
@@ -124,17 +161,11 @@ class SimulatedAdam:
                 fsm_name=self.mode,
                 current_motion=current,
                 current_action_list=actions,
-                mode_enable_list=tuple(m for m in MODES if rules.mode(self, m, now) is None),
-                motion_enable_list=tuple(
-                    m for m in MOTIONS if rules.stand_motion(self, m, now) is None
-                ),
-                action_enable_list=tuple(POSTURE) if rules.stand_action(self, now) is None else (),
-                carrybox_enable_list=tuple(
-                    c for c in sorted(CARRY_BOX) if rules.carry_box(self, c, now) is None
-                ),
-                balance_control_enable=(
-                    BALANCE_CONTROL if rules.stand_dynamic(self, now) is None else ""
-                ),
+                mode_enable_list=modes,
+                motion_enable_list=motions,
+                action_enable_list=actions_now,
+                carrybox_enable_list=carry,
+                balance_control_enable=balance,
                 stand_pitch=self.posture.value("stand_pitch"),
                 stand_roll=self.posture.value("stand_roll"),
                 stand_yaw=self.posture.value("stand_yaw"),

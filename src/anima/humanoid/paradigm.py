@@ -26,6 +26,11 @@ class ControlParadigm:
         self._feedback_at = started_at + CONTROL_FEEDBACK_S
         self._pending: tuple[int, float] | None = None  # (target, when it completes)
 
+    @property
+    def pending(self) -> tuple[int, float] | None:
+        """The switch in progress: (target, when it completes)."""
+        return self._pending
+
     def next_event(self) -> float | None:
         return self._pending[1] if self._pending else None
 

@@ -94,6 +94,34 @@ class SpeechEnded(Event):
     reason: str = "done"  # done | stopped | error
 
 
+@dataclass(frozen=True, kw_only=True)
+class WakeDetected(Event):
+    """The listener woke: the wake phrase was heard, or a key/MQTT message asked it to."""
+
+    kind: ClassVar[str] = "wake"
+    source: str  # keyphrase | manual (a key, a button, an MQTT message) | …
+    phrase: str = ""  # the wake phrase heard (empty for a manual wake)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transcript(Event):
+    """What the listener heard: partial results while the person speaks, then one final."""
+
+    kind: ClassVar[str] = "asr"
+    text: str
+    final: bool  # False: a partial that may still change; True: the utterance's result
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListenTimeout(Event):
+    """A listening round ended without a usable transcript."""
+
+    kind: ClassVar[str] = "listen_timeout"
+    reason: str  # no_speech | silence | too_short | source_ended
+    waited_s: float = 0.0  # audio seconds from the wake to giving up
+    text: str = ""  # what was heard, when it was discarded as too short
+
+
 Handler = Callable[[Event], None]
 
 

@@ -5,19 +5,22 @@ everything anima-specific in one place, or one branch precisely::
 
     AnimaError
     ├── ConfigError                 bad configuration value or file (names the key or file:line)
-    │   └── BodyDefinitionError     a checker.ini / body definition that does not parse
+    │   ├── BodyDefinitionError     a checker.ini / body definition that does not parse
+    │   └── ActionDefinitionError   an agent action whose signature or phrases cannot be used
     ├── AnimationFileError          an XML animation file that does not validate (file, element)
     ├── InvalidCommandError         a command with bad arguments (also a ValueError)
     │   ├── NonFiniteValueError     NaN or ±inf where a number was expected
     │   ├── UnknownChannelError     a channel name or index the body does not have
     │   ├── UnknownPostureError     a posture name the body does not have
-    │   └── UnknownAnimationError   an animation name the library does not have
+    │   ├── UnknownAnimationError   an animation name the library does not have
+    │   └── PlanError               an agent plan that does not validate (names the step)
     ├── CommandRefusedError         a valid command the current state refuses (shutdown, latched…)
     ├── EStopActiveError            a move was refused because the emergency stop is latched
     ├── DriverError                 the robot driver failed (connect, send)
     │   └── NotConnectedError       send() before connect() or after disconnect()
     ├── EngineStateError            start/stop misuse of the motion engine or runtime
     ├── SpeechError                 a TTS engine or audio sink failed
+    ├── PlannerError                an agent planner's server failed or answered nonsense
     ├── HumanoidError               the Adam humanoid's gRPC service failed (address, RPC)
     │   └── CommandNotAllowedError  a command the robot does not accept now (not in its enable list)
     └── MissingDependencyError      an optional extra is not installed (says which one)
@@ -47,6 +50,10 @@ class BodyDefinitionError(ConfigError):
         self.reason = reason
 
 
+class ActionDefinitionError(ConfigError):
+    """An agent action cannot be registered: unsupported parameter type, bad phrase, clash."""
+
+
 class InvalidCommandError(AnimaError, ValueError):
     """A command's arguments are invalid. Also a ``ValueError`` so generic callers catch it."""
 
@@ -65,6 +72,19 @@ class UnknownPostureError(InvalidCommandError):
 
 class UnknownAnimationError(InvalidCommandError):
     """An animation name the library does not have (the message suggests close names)."""
+
+
+class PlanError(InvalidCommandError):
+    """An agent plan was rejected before anything moved; the message names the step and why."""
+
+    def __init__(self, message: str, *, index: int | None = None, step: str = "") -> None:
+        super().__init__(message)
+        self.index = index  # 0-based step that failed validation (None: the plan as a whole)
+        self.step = step  # the action string as given
+
+
+class PlannerError(AnimaError):
+    """A planner's server failed, timed out or answered something that is not a reply."""
 
 
 class CommandRefusedError(AnimaError):

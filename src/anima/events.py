@@ -122,6 +122,39 @@ class ListenTimeout(Event):
     text: str = ""  # what was heard, when it was discarded as too short
 
 
+@dataclass(frozen=True, kw_only=True)
+class PlanStarted(Event):
+    """The agent's executor began a validated plan (``…/agent/plan``)."""
+
+    kind: ClassVar[str] = "plan_started"
+    plan: str  # id pairing it with its ActionStatus and PlanFinished events
+    steps: tuple[str, ...]  # the action strings, in order
+    source: str = "agent"  # who asked: a planner name, "console", …
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActionStatus(Event):
+    """One step of an agent plan changed state (``…/agent/action_status``)."""
+
+    kind: ClassVar[str] = "action_status"
+    plan: str
+    index: int  # 0-based position of the step in the plan
+    action: str  # the action's registered name
+    step: str  # the action string as run, e.g. play_animation(name='nod')
+    status: str  # running | succeeded | self_feedback | failed | canceled
+    message: str = ""  # the action's result message, the error, or why it was canceled
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanFinished(Event):
+    """An agent plan ended; ``feedback`` is the summary returned to the planner."""
+
+    kind: ClassVar[str] = "plan_finished"
+    plan: str
+    outcome: str  # succeeded | failed | interrupted | finished
+    feedback: str = ""  # "Robot feedback: …" (empty when there is nothing to report)
+
+
 Handler = Callable[[Event], None]
 
 

@@ -235,6 +235,67 @@ class HumanoidConfig:
         _positive("humanoid", state_hz=self.state_hz)
 
 
+PLANNER_TYPES = ("rules", "openai", "dify")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentConfig:
+    planner: str = "rules"  # rules (offline, from the actions' phrases) | openai | dify
+    base_url: str = (
+        "http://127.0.0.1:11434/v1"  # openai: …/v1 of Ollama, llama.cpp, vLLM; dify: …/v1
+    )
+    model: str = "llama3.2"  # openai: the model name the server knows
+    api_key_env: str | None = None  # variable holding the key; None: OPENAI_API_KEY / DIFY_API_KEY
+    mode: str = "tools"  # openai: tools (tool calls → actions) | json (the seed's JSON reply)
+    timeout_s: float = 20.0  # one planner request, seconds: then a spoken apology, no motion
+    temperature: float = 0.2  # openai: low, so plans are repeatable
+    max_history: int = 40  # openai: conversation messages kept (the system prompt is extra)
+    instructions: str = ""  # extra system-prompt text: the robot's persona, house rules
+    dify_user: str = "anima"  # dify: the end-user id sent with every query
+    user_actions: str | None = None  # module whose register(registry) adds your own actions
+    wake_phrase: str = "hey robot"  # said to wake the agent (and to interrupt it)
+    locale: str = "en-US"  # what say() speaks in
+    step_timeout_s: float = 60.0  # longest wait for one action's completion event
+    stop_on_failure: bool = True  # a failed step cancels the rest of its plan
+    feedback_rounds: int = 3  # robot feedback → planner → new plan, at most this often per request
+
+    def __post_init__(self) -> None:
+        if self.planner not in PLANNER_TYPES:
+            raise ConfigError(
+                f"agent.planner must be one of {', '.join(PLANNER_TYPES)}, got {self.planner!r}"
+            )
+        if self.mode not in ("tools", "json"):
+            raise ConfigError(f"agent.mode must be tools or json, got {self.mode!r}")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"agent.base_url must be an http(s) URL, got {self.base_url!r}")
+        env = self.api_key_env
+        if env is not None and (not env or env.startswith(ENV_PREFIX)):
+            # ANIMA_* variables are read as config keys: a key there would be an unknown key
+            raise ConfigError(
+                f"agent.api_key_env must be a variable name not starting with "
+                f"{ENV_PREFIX}, got {env!r}"
+            )
+        _positive(
+            "agent",
+            timeout_s=self.timeout_s,
+            step_timeout_s=self.step_timeout_s,
+        )
+        if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
+            raise ConfigError(f"agent.temperature must be in [0, 2], got {self.temperature}")
+        if self.max_history < 2:
+            raise ConfigError(f"agent.max_history must be ≥ 2, got {self.max_history}")
+        if self.feedback_rounds < 0:
+            raise ConfigError(f"agent.feedback_rounds must be ≥ 0, got {self.feedback_rounds}")
+        if not self.wake_phrase.strip():
+            raise ConfigError("agent.wake_phrase must not be empty")
+        if self.user_actions is not None and not all(
+            part.isidentifier() for part in self.user_actions.split(".")
+        ):
+            raise ConfigError(
+                f"agent.user_actions must be a dotted module name, got {self.user_actions!r}"
+            )
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServeConfig:
     status_interval_s: float = 5.0  # one-line status log period
@@ -254,6 +315,7 @@ class AnimaConfig:
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     humanoid: HumanoidConfig = field(default_factory=HumanoidConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 

@@ -126,9 +126,11 @@ def test_state_is_retained_json_a_few_times_a_second(
         "shutdown",
         "estop",
         "driver_connected",
+        "humanoid",
         "loop",
     }
     assert state["v"] == 1
+    assert state["humanoid"] is None  # no humanoid linked
     assert state["driver_connected"] is True
     assert (state["gaze_target"], state["looking"], state["shutdown"], state["estop"]) == (
         None,

@@ -1,0 +1,62 @@
+"""The listener's configuration: one frozen, keyword-only dataclass, validated on creation.
+
+Every duration is in seconds of **audio** (the listener's timeouts run on the stream's own time,
+so a file played faster than real time times out exactly as a microphone would).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from anima.errors import ConfigError
+from anima.listening.asr import ASR_MODES
+from anima.listening.vad import VAD_KINDS
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListenConfig:
+    wake_word: bool = True  # spot the wake phrase in the audio (False: only wake() and triggers)
+    wake_phrase: str = "hey robot"  # words of pocketsphinx's dictionary
+    wake_threshold: float = 1e-30  # keyphrase detection threshold: lower hears more, misfires more
+    wake_while_gated: bool = False  # spot the wake phrase while gated (barge-in; needs an AEC)
+    asr_mode: str = "grammar"  # grammar: only the command phrases; lm: open vocabulary (LLM)
+    vad: str = "auto"  # auto | silero | energy (auto: Silero, else energy with a warning)
+    vad_start_threshold: float = 0.5  # speech probability that starts speech
+    vad_end_threshold: float = 0.35  # below this the frame counts as silence
+    vad_start_frames: int = 2  # consecutive speech frames (32 ms each) before speech starts
+    pre_buffer_s: float = 0.3  # audio kept before speech starts, so the first word is whole
+    endpoint_silence_s: float = 0.8  # silence that ends an utterance (the endpoint)
+    no_speech_timeout_s: float = 5.0  # no speech at all this long after the wake: give up
+    silence_timeout_s: float = 5.0  # silence this long after speech: end the round (seed's 5 s)
+    max_utterance_s: float = 15.0  # an utterance is cut here (a noise the VAD takes for speech)
+    min_chars: int = 2  # transcripts shorter than this (stripped) are discarded as noise
+    ungate_hold_s: float = 0.2  # audio still ignored after gate(False): the room's echo tail
+
+    def __post_init__(self) -> None:
+        if self.asr_mode not in ASR_MODES:
+            raise ConfigError(f"listen.asr_mode must be one of {', '.join(ASR_MODES)}")
+        if self.vad not in VAD_KINDS:
+            raise ConfigError(f"listen.vad must be one of {', '.join(VAD_KINDS)}")
+        if not self.wake_phrase.strip():
+            raise ConfigError("listen.wake_phrase must not be empty")
+        if not (math.isfinite(self.wake_threshold) and 0 < self.wake_threshold < 1):
+            raise ConfigError(f"listen.wake_threshold must be in (0, 1), got {self.wake_threshold}")
+        if not 0 < self.vad_end_threshold <= self.vad_start_threshold < 1:
+            raise ConfigError("listen: need 0 < vad_end_threshold ≤ vad_start_threshold < 1")
+        if self.vad_start_frames < 1:
+            raise ConfigError("listen.vad_start_frames must be ≥ 1")
+        for key in ("pre_buffer_s", "ungate_hold_s"):
+            value = getattr(self, key)
+            if not (math.isfinite(value) and 0 <= value <= 5):
+                raise ConfigError(f"listen.{key} must be in [0, 5] seconds, got {value!r}")
+        for key in (
+            "endpoint_silence_s", "no_speech_timeout_s", "silence_timeout_s", "max_utterance_s"
+        ):  # fmt: skip
+            value = getattr(self, key)
+            if not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"listen.{key} must be a finite number of seconds > 0")
+        if self.silence_timeout_s < self.endpoint_silence_s:
+            raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
+        if self.min_chars < 0:
+            raise ConfigError("listen.min_chars must be ≥ 0")

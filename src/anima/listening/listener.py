@@ -1,0 +1,303 @@
+"""The listening pipeline as one object: wake → record → endpoint → transcript.
+
+:class:`Listener` owns one worker thread that takes, from one queue, the source's frames and the
+caller's requests, and runs the :class:`~anima.listening.recorder.Recorder` (see there for what a
+round does). Nothing polls: the worker blocks on the queue. ``wake()`` and ``stop()`` jump the
+queue (interrupts are never stuck behind audio); ``gate()`` stays in order with the audio, since
+it says which audio to ignore.
+
+Results come out as callbacks, on the worker thread (keep them short: hand work off), and as
+events on an :class:`~anima.events.EventHub` when one is given: :class:`WakeDetected` (``wake``),
+:class:`Transcript` (``asr``, partial then final), :class:`ListenTimeout` (``listen_timeout``).
+``on_round`` gets a :class:`RoundReport` per round with its stream positions and clock times,
+for benchmarks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from anima.clock import Clock, MonotonicClock
+from anima.errors import EngineStateError
+from anima.events import Event, EventHub, ListenTimeout, Notice, Transcript, WakeDetected
+from anima.listening.asr import PocketsphinxAsr, Recognizer
+from anima.listening.audio import FRAME_SAMPLES, Frame
+from anima.listening.config import ListenConfig
+from anima.listening.recorder import (
+    Final,
+    GaveUp,
+    Outcome,
+    Partial,
+    Recorder,
+    RecordingStarted,
+    Round,
+    Woke,
+)
+from anima.listening.sources import AudioSource
+from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
+from anima.listening.wake import KeyphraseSpotter, WakeTrigger
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+_URGENT, _IN_ORDER = 0, 1  # queue priorities: interrupts before audio
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordingStart:
+    """Recording began (``t``: clock seconds); ``restarted`` when it replaced a round."""
+
+    t: float
+    restarted: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundReport:
+    """One round's stream positions and clock times (``None``: it did not happen)."""
+
+    round: Round
+    wake_t: float  # a manual wake: when wake() was called; a phrase: when its frame arrived
+    started_t: float  # when recording started (after the wake was handled)
+    decided_arrival_t: float | None  # when the frame that decided the round arrived
+    decided_t: float  # when the outcome had been delivered to the callbacks
+
+
+@dataclass(frozen=True)
+class _Message:
+    kind: str  # frame | end | gate | wake | sync | stop
+    t: float  # clock seconds when it was queued
+    frame: Frame | None = None
+    text: str = ""  # end: the reason; wake: the source
+    flag: bool = False  # gate: active
+    done: threading.Event | None = field(default=None, compare=False)
+
+
+class Listener:
+    """Wake word, VAD recording, ASR transcript — ``start()`` / ``stop()``, ``gate()``, ``wake()``.
+
+    ``phrases`` are the commands for the grammar (``asr_mode="grammar"``). The recognizer, VAD
+    and spotter default to pocketsphinx, :func:`~anima.listening.vad.load_vad` (``config.vad``)
+    and a :class:`~anima.listening.wake.KeyphraseSpotter` (when ``config.wake_word``); pass
+    others to replace them. ``trigger`` connects a :class:`WakeTrigger` while started. The
+    constructor loads nothing; ``start`` loads the models (~0.1–0.3 s) and opens the source.
+    """
+
+    def __init__(
+        self,
+        source: AudioSource,
+        *,
+        config: ListenConfig | None = None,
+        phrases: Sequence[str] = (),
+        recognizer: Recognizer | None = None,
+        vad: Vad | None = None,
+        spotter: KeyphraseSpotter | None = None,
+        trigger: WakeTrigger | None = None,
+        clock: Clock | None = None,
+        hub: EventHub | None = None,
+        on_wake: Callable[[WakeDetected], None] | None = None,
+        on_recording_started: Callable[[RecordingStart], None] | None = None,
+        on_partial: Callable[[Transcript], None] | None = None,
+        on_final: Callable[[Transcript], None] | None = None,
+        on_gave_up: Callable[[ListenTimeout], None] | None = None,
+        on_round: Callable[[RoundReport], None] | None = None,
+    ) -> None:
+        self.config = config = config or ListenConfig()
+        self.source = source
+        self.recognizer = recognizer or PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
+        self._vad = vad
+        self.spotter = spotter
+        if spotter is None and config.wake_word:
+            self.spotter = KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)
+        self._trigger = trigger
+        self._untrigger: Callable[[], None] | None = None
+        self.clock = clock or MonotonicClock(spin_s=0.0)
+        self._hub = hub
+        self._on_wake = on_wake
+        self._on_recording_started = on_recording_started
+        self._on_partial = on_partial
+        self._on_final = on_final
+        self._on_gave_up = on_gave_up
+        self._on_round = on_round
+        self._queue: queue.PriorityQueue[tuple[int, int, _Message]] = queue.PriorityQueue()
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._recorder: Recorder | None = None
+        self._wake_t = 0.0
+        self._started_t = 0.0
+
+    @property
+    def vad(self) -> Vad | None:
+        """The VAD in use once started (:class:`EnergyVad` when Silero was unavailable)."""
+        return self._vad
+
+    @property
+    def recording(self) -> bool:
+        return self._recorder is not None and self._recorder.recording
+
+    def start(self) -> None:
+        """Load the models, start the worker, then open the source."""
+        if self._thread is not None:
+            raise EngineStateError("listener: already started")
+        if self._vad is None:
+            self._vad = load_vad(self.config.vad)
+            if self.config.vad == "auto" and isinstance(self._vad, EnergyVad):
+                message = "Silero VAD unavailable: using the energy VAD"
+                self._publish(Notice(t=self.clock.now(), source="listen", message=message))
+        self._vad.load()
+        self.recognizer.load()
+        if self.spotter is not None:
+            self.spotter.load()
+        cfg = self.config
+        detector = SpeechDetector(
+            self._vad, start_threshold=cfg.vad_start_threshold,
+            end_threshold=cfg.vad_end_threshold, start_frames=cfg.vad_start_frames,
+            end_s=cfg.endpoint_silence_s,
+        )  # fmt: skip
+        self._recorder = Recorder(cfg, self.recognizer, detector, self.spotter)
+        self._thread = threading.Thread(target=self._run, name="anima-listen", daemon=True)
+        self._thread.start()
+        if self._trigger is not None:
+            self._untrigger = self._trigger.connect(self.wake)
+        try:
+            self.source.start(_Sink(self))
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Close the source, end the worker (a round in progress is dropped, unreported)."""
+        if self._untrigger is not None:
+            self._untrigger()
+            self._untrigger = None
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self.source.stop(timeout / 2)
+        self._put(_URGENT, _Message("stop", self.clock.now()))
+        thread.join(timeout / 2)
+        if thread.is_alive():
+            logger.warning("listener: the worker did not stop within %.1f s", timeout / 2)
+        if self._recorder is not None and self._recorder.recording:
+            self.recognizer.cancel()
+
+    def __enter__(self) -> Listener:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wake(self, source: str = "manual") -> None:
+        """Wake now, as if the wake phrase was heard (a key, a button, MQTT): starts a round,
+        or restarts the one in progress."""
+        self._put(_URGENT, _Message("wake", self.clock.now(), text=source))
+
+    def gate(self, active: bool) -> None:
+        """Ignore the audio from here on (``True``: the robot is speaking) or listen again."""
+        self._put(_IN_ORDER, _Message("gate", self.clock.now(), flag=active))
+
+    def sync(self, timeout: float = 5.0) -> bool:
+        """Wait until everything queued before this call has been handled; False on timeout."""
+        done = threading.Event()
+        self._put(_IN_ORDER, _Message("sync", self.clock.now(), done=done))
+        return done.wait(timeout)
+
+    def _put(self, priority: int, message: _Message) -> None:
+        self._queue.put((priority, next(self._seq), message))
+
+    def _run(self) -> None:
+        while True:
+            message = self._queue.get()[2]
+            if message.kind == "stop":
+                return
+            try:
+                self._handle(message)
+            except Exception:
+                logger.exception("listener: handling %s failed", message.kind)
+            finally:
+                if message.done is not None:
+                    message.done.set()
+
+    def _handle(self, message: _Message) -> None:
+        recorder = self._recorder
+        assert recorder is not None
+        if message.kind == "frame" and message.frame is not None:
+            self._deliver(recorder.feed(message.frame), message.t)
+        elif message.kind == "wake":
+            self._wake_t = message.t
+            self._deliver(recorder.wake(message.text), message.t)
+        elif message.kind == "gate":
+            recorder.gate(message.flag)
+        elif message.kind == "end":
+            logger.info("listener: the %s source ended (%s)", self.source.name, message.text)
+            self._deliver(recorder.end(), message.t)
+
+    def _deliver(self, outcomes: list[Outcome], arrival_t: float) -> None:
+        for outcome in outcomes:
+            now = self.clock.now()
+            if isinstance(outcome, Woke):
+                if outcome.source != "manual":
+                    self._wake_t = arrival_t
+                wake = WakeDetected(t=now, source=outcome.source, phrase=outcome.phrase)
+                self._call(self._on_wake, wake)
+                event: Event = wake
+            elif isinstance(outcome, RecordingStarted):
+                self._started_t = now
+                self._call(self._on_recording_started,
+                           RecordingStart(t=now, restarted=outcome.restarted))  # fmt: skip
+                continue
+            elif isinstance(outcome, Partial | Final):
+                heard = Transcript(t=now, text=outcome.text, final=isinstance(outcome, Final))
+                self._call(self._on_final if heard.final else self._on_partial, heard)
+                event = heard
+            elif isinstance(outcome, GaveUp):
+                timeout = ListenTimeout(
+                    t=now, reason=outcome.reason, waited_s=outcome.waited_s, text=outcome.text
+                )
+                self._call(self._on_gave_up, timeout)
+                event = timeout
+            else:
+                report = RoundReport(
+                    round=outcome.round, wake_t=self._wake_t, started_t=self._started_t,
+                    decided_arrival_t=arrival_t if outcome.round.outcome != "restarted" else None,
+                    decided_t=self.clock.now(),
+                )  # fmt: skip
+                self._call(self._on_round, report)
+                continue
+            self._publish(event)
+
+    def _publish(self, event: Event) -> None:
+        if self._hub is not None:
+            self._hub.publish(event)
+
+    @staticmethod
+    def _call(callback: Callable[[_T], None] | None, value: _T) -> None:
+        if callback is None:
+            return
+        try:
+            callback(value)
+        except Exception:
+            logger.exception("listener: callback %r failed", callback)
+
+
+class _Sink:
+    """The :class:`~anima.listening.sources.FrameSink` a source delivers to: stamps and queues."""
+
+    def __init__(self, listener: Listener) -> None:
+        self._listener = listener
+
+    def frame(self, samples: Frame) -> None:
+        if len(samples) != FRAME_SAMPLES:
+            raise ValueError(f"listener: frames are {FRAME_SAMPLES} samples, got {len(samples)}")
+        listener = self._listener
+        listener._put(_IN_ORDER, _Message("frame", listener.clock.now(), frame=samples))
+
+    def end(self, reason: str) -> None:
+        listener = self._listener
+        listener._put(_IN_ORDER, _Message("end", listener.clock.now(), text=reason))

@@ -1,0 +1,280 @@
+"""One listening round after another, on the audio stream's own time (single-threaded, no I/O).
+
+The :class:`Recorder` is fed every frame of the stream, with gate changes and wakes in between,
+and answers with :class:`Outcome` s; :class:`~anima.listening.listener.Listener` runs it on a
+thread and turns outcomes into callbacks and events. A round::
+
+    idle ──wake──▶ recording: VAD only, the last pre_buffer_s kept ──speech starts──▶
+        the kept audio, then every frame, to the ASR (partials) ──endpoint_silence_s──▶ final
+
+- **Wake**: the wake phrase (the spotter runs on every frame, idle or not) or :meth:`wake`.
+  Recording begins where the phrase ended, so "hey robot wave" said in one breath keeps "wave";
+  a manual wake keeps the last ``pre_buffer_s`` before it. A wake during a round restarts it.
+- **Give up**: no speech within ``no_speech_timeout_s`` (``no_speech``); an endpoint with an
+  empty result waits for more speech, up to ``silence_timeout_s`` after the last (``silence``);
+  a result shorter than ``min_chars`` is discarded (``too_short``). An utterance longer than
+  ``max_utterance_s`` is cut and decided as it is (``max_length`` when nothing was recognized);
+  when the source ends, the round is decided with what it has (``source_ended``).
+- **Gate**: while gated (the robot speaks), frames are dropped before anything sees them, and for
+  ``ungate_hold_s`` after; a round in progress is paused, and its timers do not run.
+
+Positions are sample indices in the stream; seconds are audio seconds.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from anima.listening.asr import Recognizer
+from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
+from anima.listening.config import ListenConfig
+from anima.listening.vad import SpeechChange, SpeechDetector
+from anima.listening.wake import KeyphraseSpotter, WakeHit
+
+_RING_S = 1.5  # audio kept while idle: covers the spotter's delay and the pre-buffer
+
+
+@dataclass(frozen=True, kw_only=True)
+class Round:
+    """Where one round's milestones fell in the stream (sample positions; None: never)."""
+
+    wake_source: str  # keyphrase | manual | …
+    start_position: int  # first sample the round records (the phrase's end, or pre-buffer)
+    wake_position: int  # stream position when the wake was acted upon
+    asr_first_position: int | None = None  # first sample fed to the ASR
+    speech_start_position: int | None = None  # VAD: the first frame of speech
+    speech_end_position: int | None = None  # VAD: the end of the last frame of speech
+    endpoint_position: int | None = None  # where the round was decided (endpoint or timeout)
+    text: str = ""
+    outcome: str = ""  # final | restarted | a GaveUp reason
+
+
+@dataclass(frozen=True, kw_only=True)
+class Woke:
+    source: str
+    phrase: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordingStarted:
+    restarted: bool  # a round was in progress and was dropped
+
+
+@dataclass(frozen=True, kw_only=True)
+class Partial:
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Final:
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaveUp:
+    reason: str  # no_speech | silence | too_short | max_length | source_ended
+    waited_s: float  # audio seconds recorded in the round
+    text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundEnded:
+    round: Round
+
+
+Outcome = Woke | RecordingStarted | Partial | Final | GaveUp | RoundEnded
+
+
+@dataclass
+class _Active:
+    """The state of the round in progress (positions as in :class:`Round`)."""
+
+    wake_source: str
+    start_position: int
+    wake_position: int
+    framer: Framer = field(default_factory=Framer)
+    position: int = 0  # stream position of the next recorded frame
+    recorded: int = 0  # samples recorded (gated audio excluded)
+    preroll: collections.deque[Frame] = field(default_factory=collections.deque)
+    asr_on: bool = False
+    asr_since: int = 0  # ``recorded`` when the ASR last started
+    last_speech: int | None = None  # ``recorded`` at the end of the last speech frame
+    asr_first: int | None = None
+    speech_start: int | None = None
+    speech_end: int | None = None
+
+    def close(self, outcome: str, text: str) -> Round:
+        return Round(
+            wake_source=self.wake_source, start_position=self.start_position,
+            wake_position=self.wake_position, asr_first_position=self.asr_first,
+            speech_start_position=self.speech_start, speech_end_position=self.speech_end,
+            endpoint_position=self.position, text=text, outcome=outcome,
+        )  # fmt: skip
+
+
+class Recorder:
+    """The state machine of listening rounds (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ListenConfig,
+        recognizer: Recognizer,
+        detector: SpeechDetector,
+        spotter: KeyphraseSpotter | None = None,
+    ) -> None:
+        self.config = config
+        self.recognizer = recognizer
+        self.detector = detector
+        self.spotter = spotter
+        self.position = 0  # stream position of the next frame
+        self.gated = False
+        self._hold_until = 0  # frames before this position are dropped (after an ungate)
+        self._ring: collections.deque[tuple[int, Frame]] = collections.deque(
+            maxlen=max(1, round(_RING_S * SAMPLE_RATE / FRAME_SAMPLES))
+        )
+        self._preroll_frames = round(config.pre_buffer_s * SAMPLE_RATE / FRAME_SAMPLES)
+        self._active: _Active | None = None
+
+    @property
+    def recording(self) -> bool:
+        return self._active is not None
+
+    def gate(self, active: bool) -> list[Outcome]:
+        """Ignore the audio (``True``) or listen again (``False``, after ``ungate_hold_s``)."""
+        if active and not self.gated:
+            self._ring.clear()
+            if self._active is not None:
+                self._active.preroll.clear()
+        elif not active and self.gated:
+            self._hold_until = self.position + round(self.config.ungate_hold_s * SAMPLE_RATE)
+        self.gated = active
+        return []
+
+    def wake(self, source: str = "manual", hit: WakeHit | None = None) -> list[Outcome]:
+        """Start a round now (restarting one in progress)."""
+        out: list[Outcome] = [Woke(source=source, phrase=hit.phrase if hit else "")]
+        restarted = self._active is not None
+        if self._active is not None:
+            self.recognizer.cancel()
+            out.append(RoundEnded(round=self._active.close("restarted", "")))
+        if hit is not None:
+            begin = hit.end_sample
+        else:
+            begin = self.position - round(self.config.pre_buffer_s * SAMPLE_RATE)
+        kept = [(p, f) for p, f in self._ring if p + len(f) > begin]
+        begin = max(begin, kept[0][0]) if kept else self.position
+        active = self._active = _Active(
+            wake_source=source,
+            start_position=begin,
+            wake_position=self.position,
+            position=begin,
+            preroll=collections.deque(maxlen=max(1, self._preroll_frames)),
+        )
+        self.detector.reset()
+        out.append(RecordingStarted(restarted=restarted))
+        if kept:
+            audio = np.concatenate([f for _, f in kept])[begin - kept[0][0] :]
+            for frame in active.framer.feed(audio):
+                out += self._record(active, frame)
+                if self._active is not active:
+                    break
+        return out
+
+    def feed(self, frame: Frame) -> list[Outcome]:
+        """One frame of the stream (exactly :data:`FRAME_SAMPLES` samples)."""
+        position = self.position
+        self.position += len(frame)
+        if self.gated or position < self._hold_until:
+            if self.gated and self.config.wake_while_gated:
+                return self._spot(frame, position)
+            return []
+        self._ring.append((position, frame))
+        out = self._spot(frame, position)
+        active = self._active
+        if active is not None and not any(isinstance(o, Woke) for o in out):
+            for piece in active.framer.feed(frame):
+                out += self._record(active, piece)
+                if self._active is not active:
+                    break
+        return out
+
+    def end(self) -> list[Outcome]:
+        """The stream ended: decide the round in progress with what it has."""
+        active = self._active
+        if active is None:
+            return []
+        text = self.recognizer.finish() if active.asr_on else ""
+        return self._decide(active, text.strip(), "source_ended")
+
+    def _spot(self, frame: Frame, position: int) -> list[Outcome]:
+        if self.spotter is None:
+            return []
+        hit = self.spotter.feed(frame, position)
+        return self.wake("keyphrase", hit) if hit is not None else []
+
+    def _record(self, active: _Active, frame: Frame) -> list[Outcome]:
+        cfg, out = self.config, list[Outcome]()
+        position = active.position
+        active.position += len(frame)
+        active.recorded += len(frame)
+        change = self.detector.feed(frame)
+        if self.detector.speaking:
+            active.last_speech = active.recorded
+        if not active.asr_on:
+            active.preroll.append(frame)
+        if change is SpeechChange.STARTED and not active.asr_on:
+            first = position + len(frame) - len(active.preroll) * FRAME_SAMPLES
+            onset = position - (self.detector.start_frames - 1) * FRAME_SAMPLES
+            if active.asr_first is None:
+                active.asr_first, active.speech_start = first, onset
+            self.recognizer.start()
+            active.asr_on, active.asr_since = True, active.recorded
+            for kept in active.preroll:
+                out += self._partial(kept)
+            active.preroll.clear()
+        elif active.asr_on:
+            out += self._partial(frame)
+        if change is SpeechChange.ENDED and active.asr_on:
+            end = position + len(frame) - self.detector.end_frames * FRAME_SAMPLES
+            active.speech_end = end
+            text = self.recognizer.finish().strip()
+            active.asr_on = False
+            if text:
+                return out + self._decide(active, text, "final")
+            # an endpoint with nothing recognized: wait for more speech (the seed's reset)
+        if active.asr_on and (
+            active.recorded - active.asr_since >= self._samples(cfg.max_utterance_s)
+        ):
+            return out + self._decide(active, self.recognizer.finish().strip(), "max_length")
+        if active.last_speech is None:
+            if active.recorded >= self._samples(cfg.no_speech_timeout_s):
+                return out + self._decide(active, "", "no_speech")
+        elif not active.asr_on and (
+            active.recorded - active.last_speech >= self._samples(cfg.silence_timeout_s)
+        ):
+            return out + self._decide(active, "", "silence")
+        return out
+
+    def _partial(self, frame: Frame) -> list[Outcome]:
+        text = self.recognizer.feed(frame)
+        return [Partial(text=text)] if text else []
+
+    def _decide(self, active: _Active, text: str, reason: str) -> list[Outcome]:
+        """End the round: a final transcript, or giving up with ``reason``."""
+        waited = active.recorded / SAMPLE_RATE
+        if text and len(text) >= self.config.min_chars:
+            out: list[Outcome] = [Final(text=text)]
+            reason = "final"
+        elif text:
+            out, reason = [GaveUp(reason="too_short", waited_s=waited, text=text)], "too_short"
+        else:
+            out = [GaveUp(reason=reason, waited_s=waited)]
+        self._active = None
+        return [*out, RoundEnded(round=active.close(reason, text))]
+
+    @staticmethod
+    def _samples(seconds: float) -> int:
+        return round(seconds * SAMPLE_RATE)

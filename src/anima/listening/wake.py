@@ -1,0 +1,124 @@
+"""Waking the listener: a spoken wake phrase, or a trigger from a key, a button or MQTT.
+
+:class:`KeyphraseSpotter` runs pocketsphinx's keyphrase search ("hey robot" by default) over the
+audio stream, offline, ~0.75 ms per 32 ms frame. A hit says where in the stream the phrase ended,
+so the recording can begin right there and keep a command spoken without a pause ("hey robot
+wave"). It reports 40–180 ms after the phrase ends. ``threshold`` trades misses for false alarms:
+lower (1e-40) hears more, higher (1e-20) hears less.
+
+:class:`WakeTrigger` is the wake that does not come from the audio: a front door holds one and
+calls :meth:`WakeTrigger.trigger`; the listener it is connected to wakes as if it heard the phrase.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from anima.errors import ConfigError
+from anima.listening.asr import _pocketsphinx, normalize
+from anima.listening.audio import SAMPLE_RATE, Frame
+
+logger = logging.getLogger(__name__)
+
+_SAMPLES_PER_PS_FRAME = SAMPLE_RATE // 100  # pocketsphinx analyses 100 frames per second
+
+
+@dataclass(frozen=True, kw_only=True)
+class WakeHit:
+    """The wake phrase was heard."""
+
+    phrase: str
+    end_sample: int  # stream position (samples) where the phrase ended
+    detected_sample: int  # stream position of the end of the frame that reported it
+
+
+class KeyphraseSpotter:
+    """pocketsphinx keyphrase spotting. Feed frames with their stream position; use from one
+    thread. A gap in positions (audio that was not fed, e.g. while gated) restarts the search."""
+
+    name = "keyphrase"
+
+    def __init__(self, phrase: str = "hey robot", *, threshold: float = 1e-30) -> None:
+        self.phrase = normalize(phrase)
+        if not self.phrase:
+            raise ConfigError(f"listen.wake_phrase: no words in {phrase!r}")
+        if not (math.isfinite(threshold) and 0 < threshold < 1):
+            raise ConfigError(f"listen.wake_threshold must be in (0, 1), got {threshold!r}")
+        self.threshold = threshold
+        self._decoder: Any = None  # pocketsphinx.Decoder
+        self._utt_start = 0  # stream position of the current utterance's first sample
+        self._next = -1  # the position the next frame should have; -1: no utterance running
+
+    def load(self) -> None:
+        if self._decoder is not None:
+            return
+        ps = _pocketsphinx()
+        config = ps.Config()
+        config["loglevel"] = "FATAL"
+        config["lm"] = None
+        decoder = ps.Decoder(config)
+        missing = [w for w in self.phrase.split() if decoder.lookup_word(w) is None]
+        if missing:
+            raise ConfigError(
+                f"listen.wake_phrase {self.phrase!r}: not in the dictionary: {', '.join(missing)}"
+            )
+        decoder.add_keyphrase("wake", self.phrase)
+        decoder.activate_search("wake")
+        self._decoder = decoder
+
+    def reset(self) -> None:
+        """Forget the audio so far (the next frame starts a fresh search)."""
+        if self._next >= 0:
+            self._decoder.end_utt()
+        self._next = -1
+
+    def feed(self, frame: Frame, position: int) -> WakeHit | None:
+        """Search one frame whose first sample is at stream ``position``."""
+        self.load()
+        if position != self._next:
+            self.reset()
+            self._decoder.start_utt()
+            self._utt_start = position
+        self._next = position + len(frame)
+        self._decoder.process_raw(frame.tobytes(), False, False)
+        if self._decoder.hyp() is None:
+            return None
+        detected = self._next
+        ends = [s.end_frame for s in self._decoder.seg()]
+        end = self._utt_start + (max(ends) + 1) * _SAMPLES_PER_PS_FRAME if ends else detected
+        self.reset()  # a hit ends the search: the same words cannot wake twice
+        return WakeHit(phrase=self.phrase, end_sample=min(end, detected), detected_sample=detected)
+
+
+class WakeTrigger:
+    """A wake from outside the audio. Thread-safe; handlers run on the caller's thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._handlers: list[Callable[[str], None]] = []
+
+    def connect(self, handler: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``handler(source)`` on every trigger; returns the function that disconnects it."""
+        with self._lock:
+            self._handlers.append(handler)
+
+        def disconnect() -> None:
+            with self._lock:
+                if handler in self._handlers:
+                    self._handlers.remove(handler)
+
+        return disconnect
+
+    def trigger(self, source: str = "manual") -> None:
+        """Wake every connected listener; ``source`` says who asked (``keyboard``, ``mqtt``…)."""
+        with self._lock:
+            handlers = list(self._handlers)
+        if not handlers:
+            logger.info("wake trigger from %s: no listener connected", source)
+        for handler in handlers:
+            handler(source)

@@ -1,0 +1,42 @@
+"""The agent: the robot's vocabulary of actions, validated plans, their executor, planners.
+
+- :mod:`~anima.agent.actions`: ``@action``, :class:`ActionRegistry`, the built-ins;
+- :mod:`~anima.agent.plan`: action strings parsed with ``ast`` and validated as a whole;
+- :mod:`~anima.agent.executor`: one cancellable task per plan, statuses and feedback;
+- :mod:`~anima.agent.process`: external programs killed as a process group;
+- :mod:`~anima.agent.planners`: the rule planner, OpenAI-compatible servers, Dify.
+"""
+
+from anima.agent.actions import (
+    Action,
+    ActionRegistry,
+    ActionResult,
+    Phrase,
+    action,
+    builtin_registry,
+    load_user_actions,
+    runtime_registry,
+)
+from anima.agent.context import ActionContext
+from anima.agent.executor import Executor, PlanResult, PlanTask, StepResult, StepStatus
+from anima.agent.plan import Plan, Step, parse_plan
+
+__all__ = [
+    "Action",
+    "ActionContext",
+    "ActionRegistry",
+    "ActionResult",
+    "Executor",
+    "Phrase",
+    "Plan",
+    "PlanResult",
+    "PlanTask",
+    "Step",
+    "StepResult",
+    "StepStatus",
+    "action",
+    "builtin_registry",
+    "load_user_actions",
+    "parse_plan",
+    "runtime_registry",
+]

@@ -1,0 +1,235 @@
+"""The built-in actions: speak, gesture, look, wait, stop, finish.
+
+Each one drives the runtime through its typed commands and waits for the event that says it is
+done (``end_speak`` for ``say``, ``MoveFinished`` for gestures and postures), or for the plan's
+cancel, whichever comes first. Their phrases cover the animations that ship with anima; a
+registry built for a library without some of them drops the phrases that no longer fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from anima import commands as cmd
+from anima.agent.actions import ActionRegistry, ActionResult, Phrase, action
+from anima.agent.context import ActionContext, Inbox
+from anima.behaviour.controller import LookAtResult
+from anima.events import Event, MoveFinished, SpeechEnded
+
+REACH_M = (-10.0, 10.0)  # look_at coordinates: a room, in metres
+
+
+@action(
+    phrases=(
+        Phrase("say hello", text="Hello!"),
+        Phrase("say hi", text="Hi!"),
+        Phrase("say goodbye", text="Goodbye!"),
+        Phrase("introduce yourself", text="Hello! I am a robot. Nice to meet you."),
+        Phrase("say {text}"),
+        Phrase("repeat after me {text}"),
+    )
+)
+def say(ctx: ActionContext, text: str) -> ActionResult:
+    """Say something out loud; done when the last word has been heard.
+
+    Args:
+        text: the words to speak, in the robot's language
+    """
+    rt = ctx.runtime
+    speech = rt.speech
+    if speech is None:
+        return (False, f"speech is not available: {rt.speech_problem}")
+    with ctx.events(SpeechEnded.kind) as inbox:
+        # the service itself, not execute(Speak): its utterance id pairs the end_speak
+        utterance = speech.speak(text, ctx.locale)
+        unhook = ctx.on_cancel(speech.stop_speaking)
+        try:
+            ended = inbox.wait(
+                lambda e: isinstance(e, SpeechEnded) and e.utterance == utterance,
+                ctx.step_timeout_s,
+            )
+        finally:
+            unhook()
+        if ended is None and not ctx.canceled:
+            speech.stop_speaking()
+    if ended is None:
+        return _unfinished(ctx, "speaking")
+    assert isinstance(ended, SpeechEnded)
+    if ended.reason != "done":
+        return (False, f"speech ended early ({ended.reason})")
+    return True
+
+
+@action(
+    phrases=(
+        Phrase("wave", name="LOOKUP_Waving"),
+        Phrase("wave hello", name="LOOKUP_Waving"),
+        Phrase("wave your hand", name="LOOKUP_Waving"),
+        Phrase("nod", name="nod"),
+        Phrase("nod your head", name="nod"),
+        Phrase("shake your head", name="shake"),
+        Phrase("shake head", name="shake"),
+        Phrase("bow", name="bow"),
+        Phrase("take a bow", name="bow"),
+        Phrase("smile", name="smile"),
+        Phrase("look surprised", name="surprise"),
+        Phrase("be surprised", name="surprise"),
+        Phrase("think", name="think"),
+        Phrase("look thoughtful", name="think"),
+        Phrase("point right", name="point_right"),
+        Phrase("point to the right", name="point_right"),
+        Phrase("shake hands", name="shakehand_TwoArgGesture"),
+        Phrase("shake my hand", name="shakehand_TwoArgGesture"),
+        Phrase("blink", name="blink"),
+    )
+)
+def play_animation(ctx: ActionContext, name: str) -> ActionResult:
+    """Play a gesture or facial expression from the animation library; done when it ends.
+
+    Args:
+        name: the animation's name, e.g. nod, shake, LOOKUP_Waving, smile
+    """
+    rt = ctx.runtime
+    cfg = rt.behaviour.config
+    if name == cfg.blink_animation or name in cfg.looping_idle_animations:
+        rt.execute(cmd.PlayAnimation(name=name))  # an idle layer: no move to wait for
+        return True
+    with ctx.events(MoveFinished.kind) as inbox:
+        rt.execute(cmd.PlayAnimation(name=name))
+        return _move_done(ctx, inbox, name)
+
+
+@action(
+    phrases=(
+        Phrase("look up", x=1.0, y=0.0, z=0.5),
+        Phrase("look down", x=1.0, y=0.0, z=-0.4),
+        Phrase("look left", x=1.0, y=0.6, z=0.0),
+        Phrase("look to the left", x=1.0, y=0.6, z=0.0),
+        Phrase("look right", x=1.0, y=-0.6, z=0.0),
+        Phrase("look to the right", x=1.0, y=-0.6, z=0.0),
+    ),
+    bounds={"x": REACH_M, "y": REACH_M, "z": REACH_M},
+)
+def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
+    """Turn the head and eyes towards a point; the gaze keeps following it smoothly.
+
+    Args:
+        x: metres forward from the head
+        y: metres to the robot's left (negative: right)
+        z: metres up (negative: down)
+    """
+    result = ctx.runtime.execute(cmd.LookAt(x=x, y=y, z=z))
+    if result is None or result in (LookAtResult.MOVED, LookAtResult.DEAD_ZONE):
+        return True
+    return (False, f"look_at {result.value}")
+
+
+@action(
+    phrases=(
+        Phrase("look at me", name="Posture_LookAtInterviewer"),
+        Phrase("look at the camera", name="Posture_LookAtZoom"),
+        Phrase("look ahead", name="LOOKUPPostureDefault"),
+        Phrase("look straight ahead", name="LOOKUPPostureDefault"),
+        Phrase("look away", name="LOOKUPPostureDefault"),
+    )
+)
+def look_at_target(ctx: ActionContext, name: str) -> ActionResult:
+    """Hold a gaze posture (look at the person, at the camera) until another one is chosen;
+    the default posture releases it.
+
+    Args:
+        name: the gaze posture's name
+    """
+    with ctx.events(MoveFinished.kind) as inbox:
+        ctx.runtime.execute(cmd.LookAtTarget(name=name))
+        return _move_done(ctx, inbox, name)
+
+
+@action(
+    phrases=(
+        Phrase("wait {seconds} seconds"),
+        Phrase("wait {seconds} second"),
+        Phrase("wait a second", seconds=1.0),
+        Phrase("wait a moment", seconds=2.0),
+        Phrase("pause", seconds=2.0),
+    ),
+    bounds={"seconds": (0.0, 60.0)},
+)
+def wait(ctx: ActionContext, seconds: float) -> ActionResult:
+    """Do nothing for a while (a pause between actions).
+
+    Args:
+        seconds: how long, at most 60
+    """
+    if not ctx.sleep(seconds):
+        return _unfinished(ctx, "waiting")
+    return True
+
+
+@action(phrases=("stop", "stop moving", "freeze", "hold still", "stop talking", "be quiet"))
+def stop(ctx: ActionContext) -> ActionResult:
+    """Stop: the current gesture eases to a hold, queued gestures and speech are dropped."""
+    halt(ctx)
+    return True
+
+
+def halt(ctx: ActionContext) -> None:
+    """Hold the motion and silence the speech (what ``stop`` does, and what a cancel does)."""
+    ctx.runtime.engine.clear()
+    ctx.runtime.execute(cmd.StopSpeaking())
+
+
+@action(
+    phrases=(
+        "finish",
+        "that's all",
+        "that is all",
+        "we're done",
+        "we are done",
+        "end the task",
+        "end the current task",
+        "thank you that's all",
+    )
+)
+def finish(ctx: ActionContext) -> ActionResult:
+    """End the current task: drop the rest of the plan and start a fresh conversation."""
+    ctx.finish()
+    return None
+
+
+def _move_done(ctx: ActionContext, inbox: Inbox, name: str) -> ActionResult:
+    done = inbox.wait(lambda e: _finished(e, name), ctx.step_timeout_s)
+    if done is None:
+        return _unfinished(ctx, name)
+    assert isinstance(done, MoveFinished)
+    if done.cut:
+        return (False, f"{name} was cut short ({done.reason or 'cut'})")
+    return True
+
+
+def _finished(event: Event, name: str) -> bool:
+    return isinstance(event, MoveFinished) and event.name == name
+
+
+def _unfinished(ctx: ActionContext, what: str) -> ActionResult:
+    if ctx.canceled:
+        return (False, "interrupted")
+    return (False, f"{what} did not finish within {ctx.step_timeout_s:g} s")
+
+
+BUILTINS = (say, play_animation, look_at, look_at_target, wait, stop, finish)
+
+
+def register_builtins(
+    registry: ActionRegistry,
+    *,
+    animations: Iterable[str] | None = None,
+    postures: Iterable[str] | None = None,
+) -> None:
+    """Add the built-ins; ``animations``/``postures`` narrow the names they accept."""
+    for act in BUILTINS:
+        registry.add(act)
+    if animations is not None:
+        registry.constrain("play_animation", choices={"name": tuple(animations)})
+    if postures is not None:
+        registry.constrain("look_at_target", choices={"name": tuple(postures)})

@@ -1,0 +1,87 @@
+"""Shared fixtures for the agent tests: a started runtime on the simulated robot with a scripted
+TTS engine and a real-time null sink, and an event recorder with bounded, event-driven waits."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from anima.agent.actions import ActionRegistry, runtime_registry
+from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
+from anima.drivers.sim import SimDriver
+from anima.events import Event
+from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
+
+
+class Recorder:
+    """Every event the runtime publishes, with waits that wake on each new one."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, event: Event) -> None:
+        with self._cond:
+            self.events.append(event)
+            self._cond.notify_all()
+
+    def of(self, kind: str) -> list[Event]:
+        with self._cond:
+            return [e for e in self.events if e.kind == kind]
+
+    def wait_for(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
+        with self._cond:
+            seen = 0
+            found: list[Event] = []
+
+            def ready() -> bool:
+                nonlocal seen
+                for e in self.events[seen:]:
+                    if match(e):
+                        found.append(e)
+                        return True
+                seen = len(self.events)
+                return False
+
+            if not self._cond.wait_for(ready, timeout):
+                raise AssertionError("the awaited event never came")
+            return found[0]
+
+
+def quiet_config() -> AnimaConfig:
+    """No MQTT, no breathing or blinking: the frames move only when the agent asks."""
+    motion = MotionConfig(
+        breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False)
+    )
+    return AnimaConfig(mqtt=MqttConfig(enabled=False), motion=motion)
+
+
+@pytest.fixture
+def runtime() -> Iterator[Runtime]:
+    rt = Runtime(
+        quiet_config(),
+        driver=SimDriver(history=5000),
+        audio_sink=NullSink(),
+        tts=[ScriptedEngine()],
+    )
+    rt.start()
+    try:
+        yield rt
+    finally:
+        rt.stop(ease=False)
+
+
+@pytest.fixture
+def recorder(runtime: Runtime) -> Recorder:
+    rec = Recorder()
+    runtime.events.subscribe(rec)
+    return rec
+
+
+@pytest.fixture
+def registry(runtime: Runtime) -> ActionRegistry:
+    return runtime_registry(runtime)

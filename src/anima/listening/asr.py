@@ -141,6 +141,9 @@ class PocketsphinxAsr:
         config["loglevel"] = "FATAL"  # pocketsphinx logs every model file to stderr otherwise
         if self.mode == "grammar":
             config["lm"] = None
+            # the lattice rescoring at end_utt drops words the search had found: "say hello"
+            # (eSpeak) ends as "" and "look at me" as "look at"; the search's own path is right
+            config["bestpath"] = False
         decoder = ps.Decoder(config)
         if self.mode == "grammar":
             grammar = build_grammar(self._given, lambda w: decoder.lookup_word(w) is not None)

@@ -116,6 +116,8 @@ class _ThreadedSource:
         thread.join(timeout)
         if thread.is_alive():
             logger.warning("%s source: its thread did not stop within %.1f s", self.name, timeout)
+        else:
+            self._release()
 
     def _guarded(self, sink: FrameSink) -> None:
         try:
@@ -129,6 +131,9 @@ class _ThreadedSource:
 
     def _interrupt(self) -> None:
         """Wake ``_run`` if it blocks on something other than ``_stopping``."""
+
+    def _release(self) -> None:
+        """Close what ``_prepare`` opened (the thread has ended)."""
 
     def _run(self, sink: FrameSink) -> None:
         raise NotImplementedError
@@ -200,8 +205,12 @@ class RawPcmSource(_ThreadedSource):
         self._wake_r, self._wake_w = os.pipe()
 
     def _interrupt(self) -> None:
-        if self._wake_w >= 0:
-            os.write(self._wake_w, b"x")
+        os.write(self._wake_w, b"x")
+
+    def _release(self) -> None:
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+        self._wake_r = self._wake_w = -1
 
     def _run(self, sink: FrameSink) -> None:
         stream = self._stream or sys.stdin.buffer
@@ -212,30 +221,25 @@ class RawPcmSource(_ThreadedSource):
         resampler = StreamResampler(self.sample_rate)
         framer = Framer()
         odd = b""
-        try:
-            while not self._stopping.is_set():
-                if fd >= 0:
-                    ready, _, _ = select.select([fd, self._wake_r], [], [])
-                    if self._wake_r in ready:
-                        return
-                    data = os.read(fd, 4096)
-                else:
-                    data = stream.read(4096)
-                if not data:
-                    break
-                data, odd = odd + data, b""
-                if len(data) % 2:
-                    data, odd = data[:-1], data[-1:]
-                block = np.frombuffer(data, dtype="<i2").astype(np.int16)
-                for frame in framer.feed(resampler.feed(block)):
-                    sink.frame(frame)
-            for frame in framer.flush():
+        while not self._stopping.is_set():
+            if fd >= 0:
+                ready, _, _ = select.select([fd, self._wake_r], [], [])
+                if self._wake_r in ready:
+                    return
+                data = os.read(fd, 4096)
+            else:
+                data = stream.read(4096)
+            if not data:
+                break
+            data, odd = odd + data, b""
+            if len(data) % 2:
+                data, odd = data[:-1], data[-1:]
+            block = np.frombuffer(data, dtype="<i2").astype(np.int16)
+            for frame in framer.feed(resampler.feed(block)):
                 sink.frame(frame)
-            sink.end("eof")
-        finally:
-            os.close(self._wake_r)
-            os.close(self._wake_w)
-            self._wake_r = self._wake_w = -1
+        for frame in framer.flush():
+            sink.frame(frame)
+        sink.end("eof")
 
 
 class PushSource:

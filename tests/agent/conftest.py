@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from anima.agent.actions import ActionRegistry, runtime_registry
+from anima.agent.executor import Executor
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.events import Event
@@ -85,3 +86,13 @@ def recorder(runtime: Runtime) -> Recorder:
 @pytest.fixture
 def registry(runtime: Runtime) -> ActionRegistry:
     return runtime_registry(runtime)
+
+
+@pytest.fixture
+def executor(runtime: Runtime) -> Iterator[Executor]:
+    """An executor whose plan (if a test leaves one running) is canceled at teardown."""
+    ex = Executor(runtime)
+    try:
+        yield ex
+    finally:
+        ex.close()

@@ -103,12 +103,12 @@ def test_a_plan_speaks_nods_and_looks_in_order_and_the_body_moves(
 
 
 def test_cancel_mid_plan_holds_the_motion_and_cancels_the_rest(
-    runtime: Runtime, registry: ActionRegistry, recorder: Recorder
+    executor: Executor, runtime: Runtime, registry: ActionRegistry, recorder: Recorder
 ) -> None:
     plan = parse_plan(
         registry, ["play_animation('LOOKUP_Waving')", "say('never said')", "look_at(1, 0, 0)"]
     )
-    ex = Executor(runtime)
+    ex = executor
     task = ex.start(plan)
     recorder.wait_for(_named(MoveStarted, "LOOKUP_Waving"))
     time.sleep(0.3)  # well into the wave
@@ -143,11 +143,11 @@ def test_cancel_mid_plan_holds_the_motion_and_cancels_the_rest(
 
 
 def test_cancel_while_speaking_stops_the_speech(
-    runtime: Runtime, registry: ActionRegistry, recorder: Recorder
+    executor: Executor, runtime: Runtime, registry: ActionRegistry, recorder: Recorder
 ) -> None:
     text = "this is a long sentence that the robot will never get to finish saying"
     plan = parse_plan(registry, [f"say({text!r})", "play_animation('nod')"])
-    task = Executor(runtime).start(plan)
+    task = executor.start(plan)
     recorder.wait_for(lambda e: isinstance(e, SpeechStarted))
     time.sleep(0.2)
     task.cancel()
@@ -165,8 +165,10 @@ def test_cancel_while_speaking_stops_the_speech(
     assert not [e for e in recorder.of(MoveStarted.kind) if _named(MoveStarted, "nod")(e)]
 
 
-def test_cancel_during_wait_returns_at_once(runtime: Runtime, registry: ActionRegistry) -> None:
-    task = Executor(runtime).start(parse_plan(registry, ["wait(30)"]))
+def test_cancel_during_wait_returns_at_once(
+    executor: Executor, runtime: Runtime, registry: ActionRegistry
+) -> None:
+    task = executor.start(parse_plan(registry, ["wait(30)"]))
     time.sleep(0.05)
     t0 = time.monotonic()
     task.cancel()
@@ -176,8 +178,10 @@ def test_cancel_during_wait_returns_at_once(runtime: Runtime, registry: ActionRe
     assert time.monotonic() - t0 < 1.0
 
 
-def test_one_plan_at_a_time_unless_preempted(runtime: Runtime, registry: ActionRegistry) -> None:
-    ex = Executor(runtime)
+def test_one_plan_at_a_time_unless_preempted(
+    executor: Executor, runtime: Runtime, registry: ActionRegistry
+) -> None:
+    ex = executor
     first = ex.start(parse_plan(registry, ["wait(30)"]))
     with pytest.raises(CommandRefusedError, match="still running"):
         ex.start(parse_plan(registry, ["wait(1)"]))

@@ -95,17 +95,17 @@ def parse_plan(registry: ActionRegistry, actions: Iterable[str]) -> Plan:
 
 def parse_step(registry: ActionRegistry, source: str, index: int = 0) -> Step:
     """One action string → a :class:`Step`; PlanError naming the step and the reason."""
+    if not isinstance(source, str):
+        raise PlanError(
+            f"step {index + 1}: an action string is needed, got {type(source).__name__}",
+            index=index,
+            step=repr(source)[:80],
+        )
     shown = source if len(source) <= 80 else source[:80] + "…"
 
     def fail(reason: str) -> PlanError:
         return PlanError(f"step {index + 1} {shown!r}: {reason}", index=index, step=source)
 
-    if not isinstance(source, str):
-        raise PlanError(
-            f"step {index + 1}: an action string is needed, got {type(source).__name__}",
-            index=index,
-            step=repr(source),
-        )
     if len(source) > MAX_STEP_CHARS:
         raise fail(f"longer than {MAX_STEP_CHARS} characters")
     try:
@@ -137,6 +137,10 @@ def parse_step(registry: ActionRegistry, source: str, index: int = 0) -> Step:
         if kw.arg in keywords:
             raise fail(f"argument {kw.arg!r} given twice")
         keywords[kw.arg] = _literal(kw.value, fail)
+    names = {p.name for p in act.params}
+    for key in keywords:
+        if key not in names:
+            raise fail(f"unexpected keyword argument {key!r} (takes {act.usage()})")
     try:
         bound = act.signature.bind(*positional, **keywords)
     except TypeError as exc:

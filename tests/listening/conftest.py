@@ -161,4 +161,3 @@ def listen() -> Iterator[Callable[..., Harness]]:
     yield make
     for listener in started:
         listener.stop()
-

@@ -69,7 +69,8 @@ def test_pre_buffer_keeps_the_first_word(listen: Any, espeak: Any, say: Any) -> 
     h.silence(1.2)
     assert h.rounds_done(1)
     r = h.heard.rounds[0].round
-    assert r.asr_first_position is not None and r.asr_first_position <= onset
+    assert r.asr_first_position is not None
+    assert r.asr_first_position <= onset
     assert h.heard.finals == ["walk forward"]
 
 
@@ -91,12 +92,14 @@ def test_silence_ends_the_utterance(listen: Any, espeak: Any, say: Any) -> None:
     h.push(say(espeak, "say hello"))
     h.silence(0.4)  # shorter than the endpoint silence: still recording
     h.sync()
-    assert h.heard.finals == [] and h.listener.recording
+    assert h.heard.finals == []
+    assert h.listener.recording
     h.silence(0.3)
     assert h.rounds_done(1)
     r = h.heard.rounds[0].round
     assert h.heard.finals == ["say hello"]
-    assert r.endpoint_position is not None and r.speech_end_position is not None
+    assert r.endpoint_position is not None
+    assert r.speech_end_position is not None
     silence_s = (r.endpoint_position - r.speech_end_position) / SAMPLE_RATE
     assert 0.45 <= silence_s <= 0.6
 
@@ -119,7 +122,8 @@ def test_gating_ignores_the_robots_own_voice(listen: Any, piper: Any, say: Any) 
     h.listener.gate(False)
     h.silence(0.5)
     h.sync()
-    assert h.heard.wakes == [] and h.heard.log == []
+    assert h.heard.wakes == []
+    assert h.heard.log == []
     h.push(say(piper, "hey robot, wave"))  # the person, once the robot is quiet
     h.silence(1.2)
     assert h.rounds_done(1)
@@ -135,7 +139,8 @@ def test_gating_pauses_a_round(listen: Any, espeak: Any, say: Any) -> None:
     h.silence(2.0)  # gated audio does not count towards the timeout
     h.listener.gate(False)
     h.sync()
-    assert h.listener.recording and h.heard.gave_up == []
+    assert h.listener.recording
+    assert h.heard.gave_up == []
     h.push(say(espeak, "nod"))
     h.silence(1.2)
     assert h.rounds_done(1)
@@ -177,7 +182,8 @@ def test_events_go_to_the_hub(espeak: Any, say: Any, tmp_path: Any, commands: An
     with listener:
         assert done.wait(10)
     hub.drain()
-    assert isinstance(seen[0], WakeDetected) and seen[0].source == "manual"
+    assert isinstance(seen[0], WakeDetected)
+    assert seen[0].source == "manual"
     finals = [e for e in seen if isinstance(e, Transcript) and e.final]
     assert [e.text for e in finals] == ["look at me"]
     assert any(isinstance(e, Transcript) and not e.final for e in seen)

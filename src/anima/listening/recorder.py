@@ -161,9 +161,11 @@ class Recorder:
             self.recognizer.cancel()
             out.append(RoundEnded(round=self._active.close("restarted", "")))
         if hit is not None:
-            begin = hit.end_sample
-        else:
-            begin = self.position - round(self.config.pre_buffer_s * SAMPLE_RATE)
+            begin = hit.end_sample  # the command may follow the phrase without a pause
+        elif restarted:
+            begin = self.position  # what came before was the dropped round's
+        else:  # whole frames, so the recording's frames stay those of the stream
+            begin = self.position - self._preroll_frames * FRAME_SAMPLES
         kept = [(p, f) for p, f in self._ring if p + len(f) > begin]
         begin = max(begin, kept[0][0]) if kept else self.position
         active = self._active = _Active(

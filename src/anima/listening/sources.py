@@ -316,8 +316,10 @@ class MicrophoneSource:
         try:
             sd.check_input_settings(device=self.device, channels=1, dtype="int16", samplerate=rate)
         except Exception:
-            info = sd.query_devices(self.device, "input")
-            rate = int(info["default_samplerate"])
+            try:
+                rate = int(sd.query_devices(self.device, "input")["default_samplerate"])
+            except Exception as exc:
+                raise SpeechError(f"microphone: no input device {self.device!r} ({exc})") from exc
             logger.info("microphone: no 16 kHz input; recording at %d Hz and resampling", rate)
         resampler = StreamResampler(rate)
         framer = Framer()

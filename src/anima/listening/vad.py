@@ -75,7 +75,8 @@ class SileroVad:
 
 class EnergyVad:
     """Speech = the frame's level (dBFS) well above a noise floor that follows the quietest
-    recent frames: falls at once, rises ``rise_db_per_s``. No model, no dependency."""
+    recent frames: starts at the first frame's level, falls at once, rises ``rise_db_per_s``.
+    No model, no dependency."""
 
     name = "energy"
 
@@ -89,19 +90,20 @@ class EnergyVad:
         self.margin_db = margin_db
         self.min_level_db = min_level_db
         self.rise_db_per_s = rise_db_per_s
-        self._floor = -90.0
+        self._floor: float | None = None  # dBFS; set by the first frame
 
     def load(self) -> None:
         """Nothing to load."""
 
     def reset(self) -> None:
-        self._floor = -90.0
+        self._floor = None
 
     def probability(self, frame: Frame) -> float:
         rms = math.sqrt(float(np.mean(np.square(frame, dtype=np.float64)))) if len(frame) else 0.0
         level = 20 * math.log10(max(rms, 1e-5) / 32768.0)
-        self._floor = min(level, self._floor + self.rise_db_per_s * FRAME_S)
-        threshold = max(self._floor + self.margin_db, self.min_level_db)
+        floor = level if self._floor is None else self._floor + self.rise_db_per_s * FRAME_S
+        self._floor = floor = min(level, floor)
+        threshold = max(floor + self.margin_db, self.min_level_db)
         return 1.0 / (1.0 + math.exp(-(level - threshold) / 2.0))
 
 

@@ -99,6 +99,7 @@ class _Active:
     position: int = 0  # stream position of the next recorded frame
     recorded: int = 0  # samples recorded (gated audio excluded)
     preroll: collections.deque[Frame] = field(default_factory=collections.deque)
+    replay: Frame | None = None  # audio from before the wake, not yet recorded
     asr_on: bool = False
     asr_since: int = 0  # ``recorded`` when the ASR last started
     last_speech: int | None = None  # ``recorded`` at the end of the last speech frame
@@ -177,12 +178,8 @@ class Recorder:
         )
         self.detector.reset()
         out.append(RecordingStarted(restarted=restarted))
-        if kept:
-            audio = np.concatenate([f for _, f in kept])[begin - kept[0][0] :]
-            for frame in active.framer.feed(audio):
-                out += self._record(active, frame)
-                if self._active is not active:
-                    break
+        if kept:  # recorded with the next frame, so the wake is reported without waiting for it
+            active.replay = np.concatenate([f for _, f in kept])[begin - kept[0][0] :]
         return out
 
     def feed(self, frame: Frame) -> list[Outcome]:
@@ -197,10 +194,20 @@ class Recorder:
         out = self._spot(frame, position)
         active = self._active
         if active is not None and not any(isinstance(o, Woke) for o in out):
-            for piece in active.framer.feed(frame):
-                out += self._record(active, piece)
-                if self._active is not active:
-                    break
+            out += self._catch_up(active, frame)
+        return out
+
+    def _catch_up(self, active: _Active, frame: Frame | None) -> list[Outcome]:
+        """Record the audio kept at the wake, then ``frame``; stop if the round ends."""
+        audio = frame if active.replay is None else active.replay
+        if active.replay is not None and frame is not None:
+            audio = np.concatenate([active.replay, frame])
+        active.replay = None
+        out: list[Outcome] = []
+        for piece in active.framer.feed(audio) if audio is not None else []:
+            out += self._record(active, piece)
+            if self._active is not active:
+                break
         return out
 
     def end(self) -> list[Outcome]:
@@ -208,8 +215,11 @@ class Recorder:
         active = self._active
         if active is None:
             return []
+        out = self._catch_up(active, None)
+        if self._active is not active:
+            return out
         text = self.recognizer.finish() if active.asr_on else ""
-        return self._decide(active, text.strip(), "source_ended")
+        return out + self._decide(active, text.strip(), "source_ended")
 
     def _spot(self, frame: Frame, position: int) -> list[Outcome]:
         if self.spotter is None:

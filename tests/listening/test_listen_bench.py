@@ -11,10 +11,13 @@ def test_the_listen_bench_reports(espeak: Any) -> None:
     from anima.bench.listen import COMMANDS, run_listen_bench
 
     r = run_listen_bench(repeats=1, voice="espeak")
-    assert r.voice == "espeak" and r.rounds == len(COMMANDS)
+    assert r.voice == "espeak"
+    assert r.rounds == len(COMMANDS)
     assert r.correct >= len(COMMANDS) - 1
     assert r.wake_to_recording_ms.n == r.rounds
     assert r.speech_end_to_final_ms.n == r.rounds
     # the endpoint silence is most of it; the rest is recognition and hand-over
     assert r.speech_end_to_final_ms.p50 == pytest.approx(r.endpoint_silence_ms, abs=400)
-    assert r.decide_ms.p50 >= 0 and r.frame_recording_us > 0 and r.load_s > 0
+    assert r.decide_ms.p50 >= 0
+    assert r.frame_recording_us > 0
+    assert r.load_s > 0

@@ -52,7 +52,7 @@ _WORDS = re.compile(r"[a-z0-9']+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 def normalize(text: str) -> str:
     """Lower case, words only, single spaces: how phrases and heard requests are compared."""
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+    return " ".join(re.findall(r"\d+\.\d+|[a-z0-9']+", text.lower()))
 
 
 class Phrase:

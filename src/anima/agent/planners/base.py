@@ -1,0 +1,116 @@
+"""The planner protocol, its reply, and the reply format shared by the LLM planners.
+
+A planner turns what a person said into something to say and a list of action strings; after
+the executor has run them it gets the feedback summary and may answer again (more actions, or
+just words). It never runs anything itself: the caller validates ``actions`` with
+:func:`~anima.agent.plan.parse_plan` and runs them with the executor.
+
+The JSON reply format is the seed's (``"action"`` is accepted for ``"actions"``)::
+
+    {"response": "Sure, watch this.", "actions": ["play_animation('nod')"], "plan": "…"}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from anima.errors import PlannerError
+
+APOLOGY = "Sorry, I can't think right now. Please try again."  # spoken when a planner fails
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannerReply:
+    """What to say, what to do, and (optionally) the planner's own plan in words."""
+
+    response: str  # to be spoken ("" when there is nothing to say)
+    actions: list[str] = field(default_factory=list)  # action strings, not yet validated
+    plan: str | None = None  # the decision-level plan, when the planner gives one
+    error: str | None = None  # why the planner failed (the response is then an apology)
+    interrupted: bool = False  # interrupt() released the request: say and do nothing
+
+
+class Planner(Protocol):
+    """One conversation with whatever decides what the robot does."""
+
+    name: str
+
+    def plan(self, request: str) -> PlannerReply:
+        """Answer a person's request. Never raises for a server failure: apologizes instead."""
+        ...
+
+    def feedback(self, summary: str) -> PlannerReply | None:
+        """Tell the planner what the robot did (``Robot feedback: …``); its answer, if any."""
+        ...
+
+    def reset(self) -> None:
+        """Forget the conversation (``finish()`` ended the task)."""
+        ...
+
+    def interrupt(self) -> None:
+        """Release a request in flight at once (a wake): it returns ``interrupted=True``."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and join helper threads."""
+        ...
+
+
+def interrupted_reply() -> PlannerReply:
+    return PlannerReply(response="", interrupted=True)
+
+
+def apology(error: str) -> PlannerReply:
+    return PlannerReply(response=APOLOGY, error=error)
+
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def parse_reply_text(text: str, *, plain_text_ok: bool = False) -> PlannerReply:
+    """The seed's JSON reply → PlannerReply; PlannerError when it is not one.
+
+    ``plain_text_ok``: an answer with no JSON object at all is taken as words to say with no
+    actions (a Dify app may chat); a JSON object of the wrong shape is still an error.
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        if plain_text_ok and body:
+            return PlannerReply(response=body)
+        raise PlannerError(f"malformed reply: no JSON object in {_excerpt(text)}")
+    try:
+        data: Any = json.loads(body[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise PlannerError(
+            f"malformed reply: invalid JSON ({exc.msg}) in {_excerpt(text)}"
+        ) from None
+    return reply_from_json(data)
+
+
+def reply_from_json(data: Any) -> PlannerReply:
+    """Check the shape of a decoded JSON reply."""
+    if not isinstance(data, dict):
+        raise PlannerError(f"malformed reply: a JSON object is needed, got {type(data).__name__}")
+    response = data.get("response", "")
+    if not isinstance(response, str):
+        raise PlannerError("malformed reply: 'response' must be a string")
+    actions = data.get("actions", data.get("action", []))
+    if actions is None:
+        actions = []
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise PlannerError("malformed reply: 'actions' must be a list of action strings")
+    plan = data.get("plan")
+    if plan is not None and not isinstance(plan, str):
+        raise PlannerError("malformed reply: 'plan' must be a string or null")
+    return PlannerReply(response=response.strip(), actions=list(actions), plan=plan or None)
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "…")

@@ -1,0 +1,259 @@
+"""A planner on any OpenAI-compatible chat-completions server (Ollama, llama.cpp, vLLM, hosted).
+
+``POST {base_url}/chat/completions`` with the conversation so far, in one of two modes:
+
+- ``tools``: the registry's actions are the tools; each tool call becomes an action string
+  ``name(key=value, …)`` built from its JSON arguments (validated later like any plan), the
+  message text is the response. Robot feedback goes back as the tool results.
+- ``json``: ``response_format: json_object`` and the seed's reply object
+  ``{"response": str, "actions": [str], "plan": str?}``; feedback goes back as a user message.
+
+An HTTP error, a timeout or a reply of the wrong shape is answered with a short spoken apology,
+no actions, and a ``CommandRejected`` event (source ``agent``); the conversation is left as it
+was before the failed request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from anima.agent.actions import ActionRegistry
+from anima.agent.planners.base import (
+    PlannerReply,
+    apology,
+    interrupted_reply,
+    parse_reply_text,
+)
+from anima.agent.planners.http import (
+    InflightCall,
+    RequestInterruptedError,
+    api_key,
+    new_client,
+    post_json,
+    report,
+)
+from anima.agent.planners.prompt import json_prompt, tools_prompt
+from anima.errors import ConfigError, PlannerError
+
+if TYPE_CHECKING:
+    from anima.config import AgentConfig
+    from anima.events import EventHub
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]  # one chat message, as the wire format has it
+
+SUPERSEDED = "Robot feedback: not run, a new request came first"
+
+
+class OpenAIPlanner:
+    """Conversation with an OpenAI-compatible server, in tools or JSON mode."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        registry: ActionRegistry,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        mode: str = "tools",
+        timeout_s: float = 20.0,
+        temperature: float = 0.2,
+        max_history: int = 40,
+        instructions: str = "",
+        events: EventHub | None = None,
+    ) -> None:
+        """No network here: the first request opens the connection."""
+        if mode not in ("tools", "json"):
+            raise ConfigError(f"agent.mode must be tools or json, got {mode!r}")
+        self.registry = registry
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.mode = mode
+        self.timeout_s = timeout_s
+        self.temperature = temperature
+        self.max_history = max_history
+        self._events = events
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        prompt = tools_prompt if mode == "tools" else json_prompt
+        self.system_prompt = prompt(registry, instructions)
+        self._history: list[Message] = []
+        self._pending: list[str] = []  # tool-call ids still waiting for their results
+        self._client = new_client(timeout_s)
+        self._inflight = InflightCall(self.name)
+
+    @classmethod
+    def from_config(
+        cls, config: AgentConfig, registry: ActionRegistry, events: EventHub | None = None
+    ) -> OpenAIPlanner:
+        return cls(
+            registry,
+            base_url=config.base_url,
+            model=config.model,
+            api_key=api_key(config.api_key_env, "OPENAI_API_KEY"),
+            mode=config.mode,
+            timeout_s=config.timeout_s,
+            temperature=config.temperature,
+            max_history=config.max_history,
+            instructions=config.instructions,
+            events=events,
+        )
+
+    @property
+    def history(self) -> list[Message]:
+        """A copy of the conversation (without the system prompt)."""
+        return [dict(m) for m in self._history]
+
+    # ------------------------------------------------------------------ the protocol
+    def plan(self, request: str) -> PlannerReply:
+        added = self._close_pending(SUPERSEDED)
+        return self._exchange([*added, {"role": "user", "content": request}], "plan", request)
+
+    def feedback(self, summary: str) -> PlannerReply | None:
+        added = self._close_pending(summary)
+        if not added:
+            added = [{"role": "user", "content": summary}]
+        return self._exchange(added, "feedback", summary)
+
+    def reset(self) -> None:
+        self._history.clear()
+        self._pending.clear()
+
+    def interrupt(self) -> None:
+        self._inflight.interrupt()
+
+    def close(self) -> None:
+        self._inflight.close(self.timeout_s + 1.0)
+        self._client.close()
+
+    # ------------------------------------------------------------------ one round trip
+    def _close_pending(self, content: str) -> list[Message]:
+        """Tool results for the calls of the last reply (the API wants one per call)."""
+        return [{"role": "tool", "tool_call_id": i, "content": content} for i in self._pending]
+
+    def _exchange(self, added: list[Message], command: str, text: str) -> PlannerReply:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": self.system_prompt},
+                *self._history,
+                *added,
+            ],
+            "temperature": self.temperature,
+            "stream": False,
+        }
+        if self.mode == "tools":
+            body["tools"] = self.registry.tools()
+            body["tool_choice"] = "auto"
+        else:
+            body["response_format"] = {"type": "json_object"}
+        try:
+            answer = self._inflight.run(
+                lambda: post_json(self._client, self.url, body, self._headers)
+            )
+            reply, message, calls = self._read(answer)
+        except RequestInterruptedError:
+            return interrupted_reply()
+        except PlannerError as exc:
+            report(self._events, self.name, command, text, str(exc))
+            return apology(str(exc))
+        self._history.extend(added)
+        self._history.append(message)
+        self._pending = calls
+        self._trim()
+        return reply
+
+    def _read(self, answer: Any) -> tuple[PlannerReply, Message, list[str]]:
+        """(reply, the assistant message to keep, its tool-call ids) or PlannerError."""
+        try:
+            message = answer["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError):
+            raise PlannerError("malformed reply: no choices[0].message") from None
+        if not isinstance(message, dict):
+            raise PlannerError("malformed reply: the message is not an object")
+        content = message.get("content") or ""
+        if not isinstance(content, str):
+            raise PlannerError("malformed reply: the message content is not text")
+        if self.mode == "json":
+            reply = parse_reply_text(content)
+            return reply, {"role": "assistant", "content": content}, []
+        raw_calls = message.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise PlannerError("malformed reply: tool_calls is not a list")
+        actions, kept, ids = [], [], []
+        for n, call in enumerate(raw_calls):
+            name, args, call_id = _tool_call(call, n)
+            actions.append(action_string(name, args))
+            ids.append(call_id)
+            kept.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+            )
+        kept_message: Message = {"role": "assistant", "content": content or None}
+        if kept:
+            kept_message["tool_calls"] = kept
+        return PlannerReply(response=content.strip(), actions=actions), kept_message, ids
+
+    def _trim(self) -> None:
+        """Keep the last ``max_history`` messages, cut only before a user message (a tool
+        result must never lose the call it answers)."""
+        if len(self._history) <= self.max_history:
+            return
+        cut = len(self._history) - self.max_history
+        while cut < len(self._history) and self._history[cut].get("role") != "user":
+            cut += 1
+        del self._history[:cut]
+
+
+def _tool_call(call: Any, n: int) -> tuple[str, dict[str, Any], str]:
+    """(name, arguments, id) of one tool call, or PlannerError."""
+    try:
+        function = call["function"]
+        name = function["name"]
+        raw = function.get("arguments") or "{}"
+    except (KeyError, TypeError, AttributeError):
+        raise PlannerError(f"malformed reply: tool call {n} has no function name") from None
+    if not isinstance(name, str) or not name.isidentifier():
+        raise PlannerError(f"malformed reply: tool call {n} names {str(name)[:40]!r}")
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise PlannerError(f"malformed reply: the arguments of {name} are not JSON") from None
+    if not isinstance(args, dict):
+        raise PlannerError(f"malformed reply: the arguments of {name} are not an object")
+    call_id = call.get("id") if isinstance(call, dict) else None
+    return name, args, call_id if isinstance(call_id, str) and call_id else f"call_{n}"
+
+
+def action_string(name: str, args: dict[str, Any]) -> str:
+    """``name(key=value, …)`` from a tool call's JSON arguments; PlannerError for arguments a
+    plan could not carry (nested objects, keys that are not names)."""
+    parts = []
+    for key, value in args.items():
+        if not key.isidentifier():
+            raise PlannerError(f"malformed reply: {name} has an argument named {key[:40]!r}")
+        if not _plain(value):
+            raise PlannerError(f"malformed reply: {name}({key}=…) is not a plain value")
+        parts.append(f"{key}={value!r}")
+    return f"{name}({', '.join(parts)})"
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list) and depth == 0:
+        return all(_plain(v, 1) for v in value)
+    return False
+
+
+def tool_names(tools: Sequence[dict[str, Any]]) -> list[str]:
+    """The function names of a ``tools`` list (what a request offered)."""
+    return [t["function"]["name"] for t in tools]

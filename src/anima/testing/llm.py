@@ -1,0 +1,280 @@
+"""Scripted LLM servers on 127.0.0.1: real HTTP, replies from a script, requests recorded.
+
+:class:`ScriptedOpenAIServer` plays ``POST /v1/chat/completions`` and :class:`ScriptedDifyServer`
+plays ``POST /v1/chat-messages``. Each request takes the next :class:`Scripted` reply: a JSON
+body, an HTTP error, a body that is not JSON, optionally after a delay (for timeouts and slow
+replies). With the script empty, the server answers HTTP 500 "no scripted reply". ::
+
+    with ScriptedOpenAIServer([Scripted.tool_calls(("play_animation", {"name": "nod"}))]) as srv:
+        planner = OpenAIPlanner(registry, base_url=srv.base_url, model="test")
+        reply = planner.plan("nod please")
+        assert srv.requests[0].body["messages"][-1]["content"] == "nod please"
+
+Built on :mod:`http.server` in a thread the server owns; ``stop()`` wakes delayed replies and
+joins it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scripted:
+    """One scripted answer."""
+
+    status: int = 200
+    body: Any = None  # JSON-encoded unless ``raw`` is given
+    raw: str | None = None  # sent as is (to play a server that answers nonsense)
+    delay_s: float = 0.0  # wait this long before answering (timeouts, slow replies)
+
+    @classmethod
+    def tool_calls(cls, *calls: tuple[str, dict[str, Any]], content: str = "") -> Scripted:
+        """A chat completion whose message calls these tools, in order."""
+        return cls(
+            body=completion(
+                content or None,
+                [
+                    {
+                        "id": f"call_{i}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                    for i, (name, args) in enumerate(calls)
+                ],
+            )
+        )
+
+    @classmethod
+    def content(cls, text: str) -> Scripted:
+        """A chat completion whose message is ``text`` (a JSON reply, in JSON mode)."""
+        return cls(body=completion(text))
+
+    @classmethod
+    def json_reply(
+        cls, response: str, actions: Iterable[str] = (), plan: str | None = None
+    ) -> Scripted:
+        """A chat completion whose content is the seed's JSON reply object."""
+        reply: dict[str, Any] = {"response": response, "actions": list(actions)}
+        if plan is not None:
+            reply["plan"] = plan
+        return cls.content(json.dumps(reply))
+
+    @classmethod
+    def error(cls, status: int = 500, message: str = "internal error") -> Scripted:
+        return cls(status=status, body={"error": {"message": message}})
+
+    @classmethod
+    def dify(cls, answer: str, conversation_id: str | None = None) -> Scripted:
+        """A Dify blocking answer (the server fills in the conversation id when None)."""
+        body: dict[str, Any] = {"event": "message", "answer": answer}
+        if conversation_id is not None:
+            body["conversation_id"] = conversation_id
+        return cls(body=body)
+
+    def slow(self, delay_s: float) -> Scripted:
+        """The same reply, after ``delay_s``."""
+        return Scripted(status=self.status, body=self.body, raw=self.raw, delay_s=delay_s)
+
+
+def completion(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> Any:
+    """An OpenAI chat-completion body with one choice."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "model": "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # the decoded JSON body (None when it was not JSON)
+
+
+@dataclass
+class _State:
+    script: deque[Scripted] = field(default_factory=deque)
+    requests: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    answered: threading.Condition = field(default_factory=threading.Condition)
+
+
+class _ScriptedServer:
+    path = "/"
+
+    def __init__(self, script: Iterable[Scripted] = ()) -> None:
+        self._state = _State(script=deque(script))
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ script and record
+    def push(self, *replies: Scripted) -> None:
+        with self._state.lock:
+            self._state.script.extend(replies)
+
+    @property
+    def requests(self) -> list[Recorded]:
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
+        """Block until ``count`` requests have arrived (True) or ``timeout`` passes."""
+        with self._state.answered:
+            return self._state.answered.wait_for(
+                lambda: len(self._state.requests) >= count, timeout
+            )
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the scripted server is not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``, what a client is configured with."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> _ScriptedServer:
+        handler = _handler(self._state, self.path, self._fill)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="anima-scripted-llm",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._state.stopping.set()  # delayed replies give up now
+        server.shutdown()
+        server.server_close()
+        if thread is not None:
+            thread.join(2.0)
+        self._server = self._thread = None
+
+    def _fill(self, body: Any, request: Any) -> Any:
+        return body
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ScriptedOpenAIServer(_ScriptedServer):
+    """``POST /v1/chat/completions`` answered from the script."""
+
+    path = "/v1/chat/completions"
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        self.start()
+        return self
+
+
+class ScriptedDifyServer(_ScriptedServer):
+    """``POST /v1/chat-messages`` answered from the script; a new conversation gets an id
+    ``conv-N`` unless the scripted answer names one, a known one is echoed back."""
+
+    path = "/v1/chat-messages"
+
+    def __init__(self, script: Iterable[Scripted] = ()) -> None:
+        super().__init__(script)
+        self._ids = itertools.count(1)
+
+    def __enter__(self) -> ScriptedDifyServer:
+        self.start()
+        return self
+
+    def _fill(self, body: Any, request: Any) -> Any:
+        if not isinstance(body, dict) or "answer" not in body or "conversation_id" in body:
+            return body
+        given = request.get("conversation_id") if isinstance(request, dict) else None
+        return {**body, "conversation_id": given or f"conv-{next(self._ids)}"}
+
+
+def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: tests read ``requests`` instead."""
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length)
+            try:
+                body = json.loads(data) if data else None
+            except ValueError:
+                body = None
+            with state.lock:
+                state.requests.append(
+                    Recorded(
+                        "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                    )
+                )
+                reply = state.script.popleft() if state.script else None
+            with state.answered:
+                state.answered.notify_all()
+            if self.path != path:
+                self._send(404, json.dumps({"error": f"no route {self.path}"}))
+                return
+            if reply is None:
+                self._send(500, json.dumps({"error": {"message": "no scripted reply"}}))
+                return
+            if reply.delay_s and state.stopping.wait(reply.delay_s):
+                return  # the server is stopping: drop the connection
+            text = reply.raw if reply.raw is not None else json.dumps(fill(reply.body, body))
+            self._send(reply.status, text)
+
+        def _send(self, status: int, text: str) -> None:
+            payload = text.encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Connection", "close")  # no idle keep-alive threads at stop
+                self.end_headers()
+                self.close_connection = True
+                self.wfile.write(payload)
+            except OSError:
+                pass  # the client gave up (a timeout test): nothing to answer
+
+    return Handler

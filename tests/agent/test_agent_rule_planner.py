@@ -1,0 +1,138 @@
+"""The offline rule planner: phrases of the registry → validated action strings."""
+
+from __future__ import annotations
+
+import pytest
+
+from anima.agent.actions import ActionRegistry, builtin_registry
+from anima.agent.executor import Executor
+from anima.agent.plan import parse_plan
+from anima.agent.planners import PLANNERS, create_planner
+from anima.agent.planners.rules import UNKNOWN, RulePlanner
+from anima.config import AgentConfig
+from anima.errors import ConfigError
+from anima.runtime import Runtime
+
+
+class _Robot:
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
+        return "ok"
+
+    def stand_motion(self, motion: str) -> str:
+        return "ok"
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str:
+        return "ok"
+
+    def set_mode(self, mode: str) -> str:
+        return "ok"
+
+
+@pytest.fixture
+def planner() -> RulePlanner:
+    return RulePlanner(builtin_registry(humanoid=_Robot()))
+
+
+@pytest.mark.parametrize(
+    ("heard", "actions"),
+    [
+        ("wave", ["play_animation(name='LOOKUP_Waving')"]),
+        ("Hey robot, wave!", ["play_animation(name='LOOKUP_Waving')"]),
+        ("nod", ["play_animation(name='nod')"]),
+        ("please nod your head", ["play_animation(name='nod')"]),
+        ("shake your head", ["play_animation(name='shake')"]),
+        ("can you shake hands please", ["play_animation(name='shakehand_TwoArgGesture')"]),
+        ("look at me", ["look_at_target(name='Posture_LookAtInterviewer')"]),
+        ("look left", ["look_at(x=1.0, y=0.6, z=0.0)"]),
+        ("say hello", ["say(text='Hello!')"]),
+        ("say the weather is nice", ["say(text='the weather is nice')"]),
+        ("say hello and goodbye", ["say(text='hello and goodbye')"]),
+        ("say hello and wave", ["say(text='Hello!')", "play_animation(name='LOOKUP_Waving')"]),
+        (
+            "wave, then nod and say good job",
+            [
+                "play_animation(name='LOOKUP_Waving')",
+                "play_animation(name='nod')",
+                "say(text='good job')",
+            ],
+        ),
+        ("wait five seconds", ["wait(seconds=5.0)"]),
+        ("wait 2.5 seconds", ["wait(seconds=2.5)"]),
+        ("stop", ["stop()"]),
+        ("that's all", ["finish()"]),
+        ("walk forward", ["walk_forward()"]),
+        ("walk forward 3 seconds", ["walk_forward(seconds=3.0)"]),
+        ("walk back", ["walk_backward()"]),
+        ("turn left", ["turn(direction='left')"]),
+        ("stop walking", ["stop_walking()"]),
+        ("start walking", ["set_gait(mode='Walk')"]),
+        ("salute", ['stand_motion(name="Gentleman\'s Salute")']),
+    ],
+)
+def test_recognized_commands_become_actions(
+    planner: RulePlanner, heard: str, actions: list[str]
+) -> None:
+    reply = planner.plan(heard)
+    assert reply.actions == actions
+    assert reply.response == ""
+    parse_plan(planner.registry, reply.actions)  # always valid
+
+
+@pytest.mark.parametrize(
+    "heard", ["do a backflip", "", "   ", "wave and fly", "say", "wait forever", "walk " * 100]
+)
+def test_anything_else_is_not_understood_and_nothing_moves(
+    planner: RulePlanner, heard: str
+) -> None:
+    reply = planner.plan(heard)
+    assert reply.response == UNKNOWN == "I didn't understand."
+    assert reply.actions == []
+
+
+def test_phrases_follow_the_registry() -> None:
+    reg = builtin_registry(animations=["nod"])
+    planner = RulePlanner(reg)
+    assert planner.plan("wave").actions == []  # no LOOKUP_Waving in this library
+    assert "walk forward" not in reg.grammar_phrases()  # no humanoid
+    assert planner.plan("walk forward").response == UNKNOWN
+
+    @reg.action(phrases=("dance", "do a little dance", "dance for {seconds} seconds"))
+    def dance(ctx: object, seconds: float = 2.0) -> bool:
+        """Dance."""
+        return True
+
+    planner = RulePlanner(reg)
+    assert planner.plan("do a little dance").actions == ["dance()"]
+    assert planner.plan("dance for ten seconds").actions == ["dance(seconds=10.0)"]
+
+
+def test_a_custom_wake_phrase_is_ignored_in_front() -> None:
+    planner = RulePlanner(builtin_registry(), wake_phrase="hello nadine")
+    assert planner.plan("Hello Nadine, nod").actions == ["play_animation(name='nod')"]
+
+
+def test_feedback_reset_interrupt_close_are_harmless(planner: RulePlanner) -> None:
+    assert planner.feedback("Robot feedback: Execution ['stop()'] completed") is None
+    planner.reset()
+    planner.interrupt()
+    planner.close()
+
+
+def test_the_planner_registry_builds_from_config() -> None:
+    reg = builtin_registry()
+    assert sorted(PLANNERS) == ["dify", "openai", "rules"]
+    planner = create_planner(AgentConfig(), reg)
+    assert planner.name == "rules"
+    with pytest.raises(ConfigError, match=r"agent\.planner must be one of"):
+        AgentConfig(planner="magic")
+
+
+def test_heard_words_to_moving_robot(runtime: Runtime, registry: ActionRegistry) -> None:
+    planner = RulePlanner(registry)
+    reply = planner.plan("please nod and then say thank you")
+    result = Executor(runtime).run(parse_plan(registry, reply.actions), timeout=15)
+    assert result.outcome == "succeeded"
+    assert [s.text for s in result.steps] == [
+        "play_animation(name='nod')",
+        "say(text='thank you')",
+    ]

@@ -268,3 +268,17 @@ def test_the_source_ending_decides_the_round() -> None:
     assert isinstance(gave_up, GaveUp)
     assert gave_up.reason == "source_ended"
     assert recorder.end() == []  # nothing in progress
+
+
+def test_positions_stay_those_of_the_stream_across_a_gate() -> None:
+    recorder, _ = make(ungate_hold_s=0.0)
+    recorder.wake()
+    feed(recorder, QUIET, 5)
+    recorder.gate(True)
+    feed(recorder, LOUD, 50)
+    recorder.gate(False)
+    feed(recorder, LOUD, 10)
+    out = feed(recorder, QUIET, 25)
+    (ended,) = [o for o in out if isinstance(o, RoundEnded)]
+    assert ended.round.speech_start_position == 55 * FRAME_SAMPLES
+    assert ended.round.speech_end_position == 65 * FRAME_SAMPLES

@@ -136,7 +136,7 @@ class PocketsphinxAsr:
     def load(self) -> None:
         if self._decoder is not None:
             return
-        ps = _pocketsphinx()
+        ps = import_pocketsphinx()
         config = ps.Config()
         config["loglevel"] = "FATAL"  # pocketsphinx logs every model file to stderr otherwise
         if self.mode == "grammar":
@@ -199,7 +199,8 @@ class PocketsphinxAsr:
             self._in_utterance = False
 
 
-def _pocketsphinx() -> Any:
+def import_pocketsphinx() -> Any:
+    """The ``pocketsphinx`` module, or :class:`MissingDependencyError` naming the extra."""
     try:
         import pocketsphinx
     except ImportError as exc:

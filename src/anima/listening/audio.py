@@ -104,5 +104,10 @@ class Framer:
         self._pending = np.zeros(0, dtype=np.int16)
         return [frame]
 
+    @property
+    def pending(self) -> int:
+        """Samples waiting for the rest of their frame."""
+        return len(self._pending)
+
     def clear(self) -> None:
         self._pending = np.zeros(0, dtype=np.int16)

@@ -143,7 +143,7 @@ class Recorder:
     def recording(self) -> bool:
         return self._active is not None
 
-    def gate(self, active: bool) -> list[Outcome]:
+    def gate(self, active: bool) -> None:
         """Ignore the audio (``True``) or listen again (``False``, after ``ungate_hold_s``)."""
         if active and not self.gated:
             self._ring.clear()
@@ -152,7 +152,6 @@ class Recorder:
         elif not active and self.gated:
             self._hold_until = self.position + round(self.config.ungate_hold_s * SAMPLE_RATE)
         self.gated = active
-        return []
 
     def wake(self, source: str = "manual", hit: WakeHit | None = None) -> list[Outcome]:
         """Start a round now (restarting one in progress)."""
@@ -194,18 +193,26 @@ class Recorder:
         out = self._spot(frame, position)
         active = self._active
         if active is not None and not any(isinstance(o, Woke) for o in out):
-            out += self._catch_up(active, frame)
+            out += self._catch_up(active, frame, position)
         return out
 
-    def _catch_up(self, active: _Active, frame: Frame | None) -> list[Outcome]:
-        """Record the audio kept at the wake, then ``frame``; stop if the round ends."""
-        audio = frame if active.replay is None else active.replay
-        if active.replay is not None and frame is not None:
-            audio = np.concatenate([active.replay, frame])
-        active.replay = None
+    def _catch_up(self, active: _Active, frame: Frame | None, position: int) -> list[Outcome]:
+        """Record the audio kept at the wake, then ``frame`` (at stream ``position``)."""
         out: list[Outcome] = []
-        for piece in active.framer.feed(audio) if audio is not None else []:
-            out += self._record(active, piece)
+        if active.replay is not None:
+            replay, active.replay = active.replay, None
+            out += self._record_audio(active, replay)
+        if frame is not None and self._active is active:
+            if active.position + active.framer.pending != position:
+                active.framer.clear()  # gated audio came between: restart the framing here
+                active.position = position
+            out += self._record_audio(active, frame)
+        return out
+
+    def _record_audio(self, active: _Active, audio: Frame) -> list[Outcome]:
+        out: list[Outcome] = []
+        for frame in active.framer.feed(audio):
+            out += self._record(active, frame)
             if self._active is not active:
                 break
         return out
@@ -215,7 +222,7 @@ class Recorder:
         active = self._active
         if active is None:
             return []
-        out = self._catch_up(active, None)
+        out = self._catch_up(active, None, self.position)
         if self._active is not active:
             return out
         text = self.recognizer.finish() if active.asr_on else ""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from anima.errors import ConfigError
-from anima.listening.asr import _pocketsphinx, normalize
+from anima.listening.asr import import_pocketsphinx, normalize
 from anima.listening.audio import SAMPLE_RATE, Frame
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class KeyphraseSpotter:
     def load(self) -> None:
         if self._decoder is not None:
             return
-        ps = _pocketsphinx()
+        ps = import_pocketsphinx()
         config = ps.Config()
         config["loglevel"] = "FATAL"
         config["lm"] = None

@@ -260,7 +260,8 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
                 self._send(500, json.dumps({"error": {"message": "no scripted reply"}}))
                 return
             if reply.delay_s and state.stopping.wait(reply.delay_s):
-                return  # the server is stopping: drop the connection
+                self.close_connection = True  # the server is stopping: hang up unanswered
+                return
             text = reply.raw if reply.raw is not None else json.dumps(fill(reply.body, body))
             self._send(reply.status, text)
 

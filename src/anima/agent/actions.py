@@ -448,15 +448,21 @@ def builtin_registry(
     return registry
 
 
-def runtime_registry(runtime: Runtime, *, user_actions: str | None = None) -> ActionRegistry:
-    """The registry for a started runtime: the built-ins narrowed to its animation library, the
-    humanoid actions when it links a humanoid, and ``user_actions``' own (``agent.user_actions``).
-    """
-    client = runtime.humanoid.client if runtime.humanoid is not None else None
+def runtime_registry(
+    runtime: Runtime, *, user_actions: str | None = None, humanoid: Humanoid | None = None
+) -> ActionRegistry:
+    """The registry for a runtime: the built-ins narrowed to its animation library (without the
+    shutdown animation and the looping idle ones, which are not gestures to ask for), the
+    humanoid actions for ``humanoid`` or the runtime's linked humanoid, and ``user_actions``'
+    own (``agent.user_actions``)."""
+    cfg = runtime.behaviour.config
+    hidden = {cfg.shutdown_animation, *cfg.looping_idle_animations}
+    if humanoid is None and runtime.humanoid is not None:
+        humanoid = runtime.humanoid.client
     registry = builtin_registry(
-        animations=runtime.library.gestures(),
+        animations=[n for n in runtime.library.gestures() if n not in hidden],
         postures=runtime.library.postures(),
-        humanoid=client,
+        humanoid=humanoid,
     )
     if user_actions:
         load_user_actions(registry, user_actions)

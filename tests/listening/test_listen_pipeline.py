@@ -213,3 +213,23 @@ def test_stdin_pcm_at_22khz(espeak: Any, commands: Any) -> None:
             assert done.wait(10)
         os.close(write_fd)
     assert finals == ["walk forward"]
+
+
+def test_the_energy_fallback_vad_endpoints_too(listen: Any, espeak: Any, say: Any) -> None:
+    h = listen(vad="energy")
+    assert h.listener.vad is not None
+    assert h.listener.vad.name == "energy"
+    rng = np.random.default_rng(0)
+
+    def hiss(n: int) -> np.ndarray:
+        return (rng.standard_normal(n) * 100).astype(np.int16)
+
+    for n, command in enumerate(["look at me", "walk forward"], start=1):
+        h.push(hiss(SAMPLE_RATE // 2))
+        h.sync()
+        h.listener.wake()
+        speech = say(espeak, command)
+        h.push(speech + hiss(len(speech)))
+        h.push(hiss(SAMPLE_RATE + SAMPLE_RATE // 2))
+        assert h.rounds_done(n)
+    assert h.heard.finals == ["look at me", "walk forward"]

@@ -195,7 +195,8 @@ class Listener:
 
     def wake(self, source: str = "manual") -> None:
         """Wake now, as if the wake phrase was heard (a key, a button, MQTT): starts a round,
-        or restarts the one in progress."""
+        or restarts the one in progress. Called before ``start``, the round begins with the
+        source's first audio."""
         self._put(_URGENT, _Message("wake", self.clock.now(), text=source))
 
     def gate(self, active: bool) -> None:

@@ -240,8 +240,9 @@ class Executor:
         on_finish: Callable[[], None] | None = None,
         source: str = "agent",
     ) -> None:
-        """``on_finish`` is called (on the plan's thread) when finish() ended a task: reset the
-        planner's conversation there. ``source`` is reported in PlanStarted events."""
+        """``on_finish`` is called on the plan's thread when finish() ended a task, before
+        join() returns: reset the planner's conversation there (never join or close the
+        executor from it). ``source`` is reported in PlanStarted events."""
         self.runtime = runtime
         self.locale = locale
         self.step_timeout_s = step_timeout_s

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from anima.agent.actions import Action, ActionRegistry
-from anima.agent.params import Param, Value
+from anima.agent.params import Value
 from anima.errors import PlanError
 
 MAX_STEP_CHARS = 2000  # longer action strings are refused before parsing
@@ -204,11 +204,6 @@ def _what(node: ast.AST) -> str:
     if isinstance(node, ast.Tuple | ast.List | ast.Constant):
         return "a value"
     return type(node).__name__
-
-
-def describe_params(params: Iterable[Param]) -> str:
-    """``p: type, q: type = default`` (for messages and prompts)."""
-    return ", ".join(p.usage() for p in params)
 
 
 def rejection_feedback(error: PlanError) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from anima.agent.actions import ActionRegistry
@@ -252,8 +251,3 @@ def _plain(value: Any, depth: int = 0) -> bool:
     if isinstance(value, list) and depth == 0:
         return all(_plain(v, 1) for v in value)
     return False
-
-
-def tool_names(tools: Sequence[dict[str, Any]]) -> list[str]:
-    """The function names of a ``tools`` list (what a request offered)."""
-    return [t["function"]["name"] for t in tools]

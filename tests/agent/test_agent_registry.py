@@ -13,13 +13,13 @@ from anima.agent.actions import (
     Action,
     ActionRegistry,
     ActionResult,
-    Phrase,
     action,
     builtin_registry,
     load_user_actions,
     make_action,
 )
 from anima.agent.context import ActionContext
+from anima.agent.phrases import Phrase
 from anima.errors import ActionDefinitionError, ConfigError
 
 

@@ -11,7 +11,6 @@ from anima.agent.actions import (
     Action,
     ActionRegistry,
     ActionResult,
-    Phrase,
     action,
     builtin_registry,
     load_user_actions,
@@ -19,6 +18,7 @@ from anima.agent.actions import (
 )
 from anima.agent.context import ActionContext
 from anima.agent.executor import Executor, PlanResult, PlanTask, StepResult, StepStatus
+from anima.agent.phrases import Phrase
 from anima.agent.plan import Plan, Step, parse_plan
 
 __all__ = [

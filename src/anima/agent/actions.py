@@ -26,14 +26,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import keyword
-import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, overload
 
-from anima.agent.params import Param, Scalar, Value, param_from
+from anima.agent.params import Param, Scalar, Value, describe, param_from
+from anima.agent.phrases import Phrase
 from anima.errors import ActionDefinitionError
 
 if TYPE_CHECKING:
@@ -45,45 +45,6 @@ ActionResult = None | bool | tuple[bool, str]
 ``True`` — done; ``(ok, message)`` — done or failed, with a message for the planner."""
 
 ActionFn = Callable[..., ActionResult]
-
-_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_WORDS = re.compile(r"[a-z0-9']+|\{[A-Za-z_][A-Za-z0-9_]*\}")
-
-
-def normalize(text: str) -> str:
-    """Lower case, words only, single spaces: how phrases and heard requests are compared."""
-    return " ".join(re.findall(r"\d+\.\d+|[a-z0-9']+", text.lower()))
-
-
-class Phrase:
-    """Words that ask for an action, with the arguments they imply.
-
-    ``Phrase("wave", name="LOOKUP_Waving")`` — saying "wave" plays that animation;
-    ``Phrase("say {text}")`` — a slot: the words heard there become the ``text`` argument.
-    A plain string in ``phrases=`` is a phrase without arguments.
-    """
-
-    __slots__ = ("args", "slots", "text")
-
-    def __init__(self, text: str, /, **args: Value) -> None:
-        words = _WORDS.findall(text.lower().replace("{", " {").replace("}", "} "))
-        if not words:
-            raise ActionDefinitionError(f"phrase {text!r} has no words")
-        # keep slot names as written (they are parameter names)
-        self.slots: tuple[str, ...] = tuple(_SLOT.findall(text))
-        it = iter(self.slots)
-        self.text = " ".join("{" + next(it) + "}" if w.startswith("{") else w for w in words)
-        self.args: Mapping[str, Value] = dict(args)
-
-    def __repr__(self) -> str:
-        extra = "".join(f", {k}={v!r}" for k, v in self.args.items())
-        return f"Phrase({self.text!r}{extra})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Phrase) and (self.text, self.args) == (other.text, other.args)
-
-    def __hash__(self) -> int:
-        return hash((self.text, tuple(sorted(self.args.items(), key=lambda kv: kv[0]))))
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,28 +147,6 @@ def _phrase_probe(action: Action, phrase: Phrase) -> dict[str, object]:
     return probe
 
 
-def _describe(doc: str) -> tuple[str, dict[str, str]]:
-    """The first paragraph of a docstring and the ``name: text`` lines of its Args section."""
-    doc = inspect.cleandoc(doc)
-    summary = " ".join(doc.split("\n\n", 1)[0].split())
-    args: dict[str, str] = {}
-    in_args = False
-    for line in doc.splitlines():
-        stripped = line.strip()
-        if stripped in ("Args:", "Arguments:", "Parameters:"):
-            in_args = True
-            continue
-        if in_args:
-            if not stripped:
-                continue
-            if not line.startswith((" ", "\t")):
-                break
-            m = re.match(r"(\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)", stripped)
-            if m:
-                args[m.group(1)] = m.group(2)
-    return summary, args
-
-
 def _hints(name: str, fn: ActionFn, params: Sequence[inspect.Parameter]) -> dict[str, Any]:
     """The annotations of ``params`` resolved; ctx's and the return's are never evaluated, so a
     module may import ActionContext under TYPE_CHECKING only."""
@@ -240,7 +179,7 @@ def make_action(
     doc = inspect.getdoc(fn) or ""
     if not doc.strip():
         raise ActionDefinitionError(f"action {name!r} needs a docstring: the planner reads it")
-    summary, arg_docs = _describe(doc)
+    summary, arg_docs = describe(doc)
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     if not params or params[0].kind not in (

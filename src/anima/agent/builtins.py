@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from anima import commands as cmd
-from anima.agent.actions import ActionRegistry, ActionResult, Phrase, action
+from anima.agent.actions import ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext, Inbox
+from anima.agent.phrases import Phrase
 from anima.behaviour.controller import LookAtResult
 from anima.events import Event, MoveFinished, SpeechEnded
 

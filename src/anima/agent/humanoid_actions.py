@@ -16,9 +16,10 @@ import contextlib
 import logging
 from typing import Literal, Protocol
 
-from anima.agent.actions import ActionRegistry, ActionResult, Phrase, make_action
+from anima.agent.actions import ActionRegistry, ActionResult, make_action
 from anima.agent.builtins import halt
 from anima.agent.context import ActionContext
+from anima.agent.phrases import Phrase
 from anima.errors import AnimaError
 from anima.humanoid.spec import MOTIONS, POSTURE
 

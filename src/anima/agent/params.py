@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -227,3 +228,25 @@ def param_from(
         except ValueError as exc:
             raise ActionDefinitionError(f"{where}: default {exc}") from None
     return param
+
+
+def describe(doc: str) -> tuple[str, dict[str, str]]:
+    """The first paragraph of a docstring and the ``name: text`` lines of its Args section."""
+    doc = inspect.cleandoc(doc)
+    summary = " ".join(doc.split("\n\n", 1)[0].split())
+    args: dict[str, str] = {}
+    in_args = False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            in_args = True
+            continue
+        if in_args:
+            if not stripped:
+                continue
+            if not line.startswith((" ", "\t")):
+                break
+            m = re.match(r"(\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)", stripped)
+            if m:
+                args[m.group(1)] = m.group(2)
+    return summary, args

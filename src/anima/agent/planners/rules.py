@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
-from anima.agent.actions import Action, ActionRegistry, Phrase, normalize
+from anima.agent.actions import Action, ActionRegistry
 from anima.agent.params import Param, Value
+from anima.agent.phrases import Phrase, normalize
 from anima.agent.planners.base import PlannerReply
 
 UNKNOWN = "I didn't understand."
@@ -216,13 +216,9 @@ def _slot_pattern(param: Param) -> str:
     return r".+"
 
 
-@cache
-def _spoken_cache(value: str) -> str:
-    return normalize(value.replace("_", " "))
-
-
 def _spoken(value: object) -> str:
-    return _spoken_cache(str(value))
+    """A choice as it is heard: ``point_right`` → ``point right``."""
+    return normalize(str(value).replace("_", " "))
 
 
 def _slot_value(param: Param, heard: str) -> Value:

@@ -58,6 +58,16 @@ class StopSpeaking:
     pass
 
 
+@dataclass(frozen=True, kw_only=True)
+class Listen:
+    """Wake the agent: interrupt what it does and listen (a keyboard or MQTT wake)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ask:
+    text: str  # a request in words, as if heard: planned and acted on by the agent
+
+
 Command = (
     PlayAnimation
     | LookAt
@@ -68,4 +78,6 @@ Command = (
     | SetChannelDefault
     | Speak
     | StopSpeaking
+    | Listen
+    | Ask
 )

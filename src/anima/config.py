@@ -24,6 +24,7 @@ from typing import Any, TypeVar, Union
 import yaml
 
 from anima.errors import ConfigError
+from anima.listening.config import ListenConfig
 
 ENV_PREFIX = "ANIMA_"
 
@@ -258,6 +259,9 @@ class AgentConfig:
     step_timeout_s: float = 60.0  # longest wait for one action's completion event
     stop_on_failure: bool = True  # a failed step cancels the rest of its plan
     feedback_rounds: int = 3  # robot feedback → planner → new plan, at most this often per request
+    audio_in: str = (
+        "auto"  # what the agent listens to: auto (mic if any) | mic | none | stdin | .wav
+    )
 
     def __post_init__(self) -> None:
         if self.planner not in PLANNER_TYPES:
@@ -316,6 +320,7 @@ class AnimaConfig:
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     humanoid: HumanoidConfig = field(default_factory=HumanoidConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
+    listen: ListenConfig = field(default_factory=ListenConfig)  # the agent's ears
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 

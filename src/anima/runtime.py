@@ -28,6 +28,7 @@ from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import EventHub, Notice
 
 if TYPE_CHECKING:
+    from anima.agent.conversation import Conversation
     from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
     from anima.speech.service import SpeechService
@@ -83,6 +84,7 @@ class Runtime:
         self.frontdoors: list[FrontDoor] = []  # started last, stopped first
         self.speech: SpeechService | None = None  # created at start when an engine loads
         self.humanoid: HumanoidLink | None = None  # when humanoid.type is sim or adam
+        self.agent: Conversation | None = None  # the voice agent, when attached
         self.speech_problem = "speech is disabled (speech.enabled: false)"
         self._started = False
         self._lock = threading.Lock()
@@ -144,6 +146,11 @@ class Runtime:
             sink.name + (f" ({cfg.audio_out})" if sink.name == "wav" else ""),
         )
 
+    def _agent_or_refuse(self) -> Conversation:
+        if self.agent is None:
+            raise CommandRefusedError("the agent is not running (anima serve --agent)")
+        return self.agent
+
     def attach(self, door: FrontDoor) -> None:
         """Add a front door: started after the runtime, stopped before it."""
         self.frontdoors.append(door)
@@ -192,6 +199,14 @@ class Runtime:
             case cmd.StopSpeaking():
                 if self.speech is not None:
                     self.speech.stop_speaking()
+            case cmd.Listen():
+                self._agent_or_refuse().wake("command")
+            case cmd.Ask(text=text):
+                from anima.events import Transcript
+
+                self._agent_or_refuse().hear(
+                    Transcript(t=self.engine.clock.now(), text=text, final=True)
+                )
         return None
 
     def wait_first_tick(self, timeout: float = 2.0) -> bool:

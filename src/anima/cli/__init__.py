@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from anima import __version__
-from anima.cli import animations, bench, body, config, humanoid, serve
+from anima.cli import agent, animations, bench, body, config, humanoid, serve
 
 app = typer.Typer(
     name="anima",
@@ -29,6 +29,7 @@ app.command("serve")(serve.serve)
 app.command("console")(serve.console_command)
 app.command("config")(config.config_show)
 app.add_typer(animations.app, name="animations")
+app.add_typer(agent.app, name="actions")
 app.add_typer(body.app, name="body")
 app.add_typer(bench.app, name="bench")
 app.add_typer(humanoid.app, name="humanoid")

@@ -53,6 +53,13 @@ HumanoidOpt = Annotated[
         "--humanoid", help="none, sim (serve the simulated Adam here) or adam (a real one)."
     ),
 ]
+AgentOpt = Annotated[
+    bool, typer.Option("--agent", help="Run the voice agent inside (listen, plan, act).")
+]
+AudioInOpt = Annotated[
+    str | None,
+    typer.Option("--audio-in", help="The agent's ears: auto, mic, none, stdin, or a .wav file."),
+]
 NoMqttOpt = Annotated[bool, typer.Option("--no-mqtt", help="Do not serve the MQTT contract.")]
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
@@ -78,6 +85,8 @@ def serve(
     no_mqtt: NoMqttOpt = False,
     audio_out: AudioOpt = None,
     humanoid: HumanoidOpt = None,
+    agent: AgentOpt = False,
+    audio_in: AudioInOpt = None,
 ) -> None:
     """Run the runtime on the configured robot (the simulated one by default).
 
@@ -95,6 +104,8 @@ def serve(
         mqtt=not no_mqtt,
         audio_out=audio_out,
         humanoid=humanoid,
+        agent=agent,
+        audio_in=audio_in,
     )
 
 
@@ -167,6 +178,8 @@ def run(
     mqtt: bool = True,
     audio_out: str | None = None,
     humanoid: str | None = None,
+    agent: bool = False,
+    audio_in: str | None = None,
 ) -> None:
     from anima.runtime import Runtime
 
@@ -182,6 +195,8 @@ def run(
             for noisy in ("amqtt", "transitions"):
                 logging.getLogger(noisy).setLevel(logging.WARNING)
         runtime = Runtime(cfg)
+        if agent:
+            _attach_agent(runtime, audio_in)
         if cfg.mqtt.enabled:
             _attach_mqtt(runtime, cfg)
         _install_signals(runtime, stop)
@@ -204,6 +219,18 @@ def run(
         if pid.exists() and pid.read_text().strip() == str(os.getpid()):
             pid.unlink()
         log.info("stopped")
+
+
+def _attach_agent(runtime: Runtime, audio_in: str | None) -> None:
+    from anima.agent.conversation import build_conversation
+
+    conversation = build_conversation(runtime, audio_in=audio_in)
+    runtime.agent = conversation
+    runtime.attach(conversation)
+    ears = "no audio (wake and ask over MQTT or the console)"
+    if conversation.listener is not None:
+        ears = conversation.listener.source.name
+    typer.echo(f"anima agent: {runtime.config.agent.planner} planner, listening to {ears}")
 
 
 def _attach_mqtt(runtime: Runtime, cfg: AnimaConfig) -> None:
@@ -241,6 +268,7 @@ def _start_console(runtime: Runtime, stop: threading.Event) -> None:
         sys.stdout,
         speech=runtime.speech,
         reload=runtime.reload_animations,
+        execute=runtime.execute,
     )
 
     def run_console() -> None:

@@ -5,6 +5,7 @@ Commands (arguments may follow the command or be given at its prompt)::
     s TEXT      speak English         ger TEXT   speak German        f TEXT   speak French
     g NAME      play an animation     p NAME     take a posture      look X Y Z  look at a point
     servo CH V  make V the default of channel CH (1-based): it moves there and rests there
+    ask TEXT    ask the voice agent   listen     wake the voice agent
     list        list the animations   reload     reload the animation folders
     shut        play SHUTDOWN_NADINE and stop looking around        wake   leave shutdown
     help        this list             q          quit
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import Protocol, TextIO
 
 from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.commands import Ask, Command, Listen
 from anima.errors import AnimaError
 
 log = logging.getLogger(__name__)
@@ -43,12 +45,14 @@ class Console:
         *,
         speech: SpeechPort | None = None,
         reload: Callable[[], str] | None = None,
+        execute: Callable[[Command], object] | None = None,
     ) -> None:
         self._behaviour = behaviour
         self._in = stdin
         self._out = stdout
         self._speech = speech
         self._reload = reload
+        self._execute = execute  # the runtime's commands (for ask/listen)
 
     def run(self) -> None:
         """Read commands until ``q`` or end of input."""
@@ -118,6 +122,8 @@ class Console:
             self._look(args)
         elif cmd == "servo":
             self._servo(args)
+        elif cmd in ("ask", "listen"):
+            self._agent(cmd, args)
         elif cmd == "list":
             lib = b.library
             self._say("gestures: " + ", ".join(lib.gestures()))
@@ -133,6 +139,18 @@ class Console:
         else:
             self._say(f"error: unknown command {cmd!r} (type help)")
         return True
+
+    def _agent(self, cmd: str, args: list[str]) -> None:
+        if self._execute is None:
+            self._say("error: the agent is not available here")
+        elif cmd == "listen":
+            self._execute(Listen())
+            self._say("ok: listening")
+        elif not args:
+            self._say("error: ask what? ask TEXT")
+        else:
+            self._execute(Ask(text=" ".join(args)))
+            self._say("ok: asked")
 
     def _look(self, args: list[str]) -> None:
         if len(args) != 3:

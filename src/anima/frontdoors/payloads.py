@@ -151,6 +151,21 @@ def parse_look_at_target(raw: bytes | str, library: AnimationLibrary) -> cmd.Loo
     return cmd.LookAtTarget(name=name)
 
 
+def parse_listen(raw: bytes | str) -> cmd.Listen:
+    """Any (or no) payload: wake the agent."""
+    if isinstance(raw, bytes) and len(raw) > MAX_PAYLOAD:
+        raise PayloadError(f"payload of {len(raw)} bytes exceeds the {MAX_PAYLOAD}-byte limit")
+    return cmd.Listen()
+
+
+def parse_ask(raw: bytes | str) -> cmd.Ask:
+    """Plain text: a request for the agent, as if heard."""
+    text = decode(raw)
+    if len(text) > MAX_TEXT:
+        raise PayloadError(f"request of {len(text)} characters exceeds the {MAX_TEXT} limit")
+    return cmd.Ask(text=text)
+
+
 Parser = Callable[[bytes | str], cmd.Command]
 
 
@@ -162,4 +177,6 @@ def control_parsers(library: AnimationLibrary) -> dict[str, Parser]:
         "look_at": parse_look_at,
         "look_at_target": lambda raw: parse_look_at_target(raw, library),
         "animation": lambda raw: parse_animation(raw, library),
+        "listen": parse_listen,
+        "ask": parse_ask,
     }

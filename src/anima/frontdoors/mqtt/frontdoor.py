@@ -18,7 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from anima.config import MqttConfig
 from anima.errors import AnimaError, MissingDependencyError
-from anima.events import CommandRejected, Event, MoveFinished, Notice, SpeechEnded, SpeechStarted
+from anima.events import (
+    ActionStatus,
+    CommandRejected,
+    Event,
+    ListenTimeout,
+    MoveFinished,
+    Notice,
+    PlanFinished,
+    PlanStarted,
+    SpeechEnded,
+    SpeechStarted,
+    Transcript,
+    WakeDetected,
+)
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
@@ -85,6 +98,9 @@ class MqttFrontDoor:
             events.subscribe(self._on_event, SpeechStarted.kind, SpeechEnded.kind),
             events.subscribe(self._on_event, CommandRejected.kind, Notice.kind),
             events.subscribe(self._on_event, MoveFinished.kind),
+            events.subscribe(self._on_agent_event, Transcript.kind, WakeDetected.kind),
+            events.subscribe(self._on_agent_event, PlanStarted.kind, PlanFinished.kind),
+            events.subscribe(self._on_agent_event, ActionStatus.kind, ListenTimeout.kind),
         ]
         self.dispatcher.start()
         client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
@@ -217,6 +233,34 @@ class MqttFrontDoor:
         elif isinstance(event, MoveFinished) and event.name in self.runtime.library:
             body = _json(name=event.name, cut=event.cut, reason=event.reason or "done")
             self._publish(t.feedback("animation_done"), body, qos=1)
+
+    def _on_agent_event(self, event: Event) -> None:
+        """The voice agent: ``…/agent/asr``, ``…/agent/plan``, ``…/agent/action_status``."""
+        p = self.config.prefix
+        if isinstance(event, Transcript):
+            self._publish(f"{p}/agent/asr", _json(text=event.text, final=event.final))
+        elif isinstance(event, WakeDetected):
+            self._publish(f"{p}/agent/asr", _json(wake=event.source, phrase=event.phrase))
+        elif isinstance(event, ListenTimeout):
+            self._publish(
+                f"{p}/agent/asr", _json(timeout=event.reason, waited_s=round(event.waited_s, 2))
+            )
+        elif isinstance(event, PlanStarted):
+            body = _json(id=event.plan, steps=list(event.steps), source=event.source)
+            self._publish(f"{p}/agent/plan", body, qos=1)
+        elif isinstance(event, PlanFinished):
+            body = _json(id=event.plan, outcome=event.outcome, feedback=event.feedback)
+            self._publish(f"{p}/agent/plan", body, qos=1)
+        elif isinstance(event, ActionStatus):
+            body = _json(
+                plan=event.plan,
+                index=event.index,
+                action=event.action,
+                step=event.step,
+                status=event.status,
+                message=event.message,
+            )
+            self._publish(f"{p}/agent/action_status", body, qos=1)
 
     def state_payload(self) -> str:
         rt = self.runtime

@@ -1,0 +1,136 @@
+"""The conversation loop on the simulated robot: heard → planned → acted, and interrupted."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from anima import commands as cmd
+from anima.agent.conversation import Conversation, build_conversation
+from anima.events import ActionStatus, MoveStarted, PlanFinished, SpeechStarted, Transcript
+from anima.runtime import Runtime
+
+from .conftest import Recorder
+
+R_SHOULDER_PITCH = 12  # 0-based index in the shipped body
+
+
+def _conversation(runtime: Runtime, **kw: object) -> Conversation:
+    conv = build_conversation(runtime, audio_in="none", **kw)  # type: ignore[arg-type]
+    runtime.agent = conv
+    conv.start()
+    return conv
+
+
+def test_a_heard_request_is_planned_and_acted(runtime: Runtime, recorder: Recorder) -> None:
+    conv = _conversation(runtime)
+    try:
+        runtime.execute(cmd.Ask(text="wave"))
+        recorder.wait_for(lambda e: isinstance(e, MoveStarted) and e.name == "LOOKUP_Waving")
+        time.sleep(1.2)
+        assert runtime.engine.last_frame[R_SHOULDER_PITCH] > 120  # the arm is up
+        done = recorder.wait_for(lambda e: isinstance(e, PlanFinished), timeout=10)
+        assert isinstance(done, PlanFinished)
+        assert done.outcome == "succeeded"
+    finally:
+        conv.stop()
+
+
+def test_an_unknown_request_is_answered_and_nothing_moves(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    conv = _conversation(runtime)
+    try:
+        runtime.execute(cmd.Ask(text="make me a sandwich"))
+        said = recorder.wait_for(lambda e: isinstance(e, SpeechStarted))
+        assert isinstance(said, SpeechStarted)
+        assert "understand" in said.text
+        time.sleep(0.3)
+        assert recorder.of("plan_started") == []
+        assert recorder.of("move_started") == []  # only the lips and the speech sway moved
+    finally:
+        conv.stop()
+
+
+def test_a_wake_while_acting_interrupts_the_plan_and_holds_the_motion(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    conv = _conversation(runtime)
+    try:
+        runtime.execute(cmd.Ask(text="wave"))
+        recorder.wait_for(lambda e: isinstance(e, MoveStarted) and e.name == "LOOKUP_Waving")
+        time.sleep(0.5)
+        runtime.execute(cmd.Listen())  # a wake from MQTT or the keyboard
+        done = recorder.wait_for(lambda e: isinstance(e, PlanFinished), timeout=5)
+        assert isinstance(done, PlanFinished)
+        assert done.outcome == "interrupted"
+        assert "INTERRUPTED" in done.feedback or done.feedback == ""
+        statuses = [e.status for e in recorder.of("action_status") if isinstance(e, ActionStatus)]
+        assert "canceled" in statuses
+        assert runtime.engine.wait_until_idle(2.0)
+        held = runtime.engine.last_frame[R_SHOULDER_PITCH]
+        time.sleep(0.5)
+        assert runtime.engine.last_frame[R_SHOULDER_PITCH] == pytest.approx(held, abs=1.0)
+    finally:
+        conv.stop()
+
+
+def test_a_wake_while_speaking_stops_the_speech(runtime: Runtime, recorder: Recorder) -> None:
+    conv = _conversation(runtime)
+    try:
+        runtime.execute(cmd.Ask(text="say hello"))
+        recorder.wait_for(lambda e: isinstance(e, SpeechStarted))
+        runtime.execute(cmd.Listen())
+        ended = recorder.wait_for(lambda e: e.kind == "end_speak", timeout=5)
+        assert getattr(ended, "reason", "") == "stopped"
+    finally:
+        conv.stop()
+
+
+def test_listen_and_ask_are_refused_without_an_agent(runtime: Runtime) -> None:
+    from anima.errors import CommandRefusedError
+
+    with pytest.raises(CommandRefusedError, match="agent is not running"):
+        runtime.execute(cmd.Listen())
+
+
+def test_round_trip_from_synthesized_speech_to_motion(
+    runtime: Runtime, recorder: Recorder, tmp_path: Path
+) -> None:
+    """anima's own TTS says "wave hello" into a WAV file; the agent hears it and waves."""
+    from anima.errors import SpeechError
+    from anima.listening.sources import write_wav
+    from anima.speech.base import Cancel
+    from anima.speech.espeak import EspeakEngine
+
+    voice = EspeakEngine()
+    try:
+        voice.load()
+    except SpeechError as exc:
+        pytest.skip(f"eSpeak NG not available: {exc}")
+    chunks = list(voice.synthesize("wave hello", "en-US", Cancel()))
+    audio = np.concatenate([c.samples for c in chunks])
+    silence = np.zeros(int(0.3 * chunks[0].sample_rate), dtype=np.int16)
+    wav = tmp_path / "wave.wav"
+    write_wav(
+        wav, np.concatenate([silence, audio, silence, silence, silence]), chunks[0].sample_rate
+    )
+    conv = build_conversation(runtime, audio_in=str(wav))
+    runtime.agent = conv
+    assert conv.listener is not None
+    conv.listener.wake("test")  # the request comes right after a wake
+    conv.start()
+    try:
+        heard = recorder.wait_for(lambda e: isinstance(e, Transcript) and e.final, timeout=10)
+        assert isinstance(heard, Transcript)
+        assert heard.text == "wave hello"
+        recorder.wait_for(
+            lambda e: isinstance(e, MoveStarted) and e.name == "LOOKUP_Waving", timeout=5
+        )
+        time.sleep(1.2)
+        assert runtime.engine.last_frame[R_SHOULDER_PITCH] > 120
+    finally:
+        conv.stop()

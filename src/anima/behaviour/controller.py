@@ -125,7 +125,7 @@ class Behaviour:
         moves: list[Move] = []
         if name not in (cfg.full_blink_animation, cfg.default_posture):
             reset = self._reset_move(skip=self._head_eye if keep_gaze else set())
-            if reset is not None:
+            if reset is not None and not self._holds(reset):
                 moves.append(reset)
         moves.append(move)
         clearing = name in cfg.clearing_animations
@@ -236,6 +236,12 @@ class Behaviour:
             if reset is not None:
                 self.engine.queue_move(reset)
 
+    def _holds(self, move: Move) -> bool:
+        """True when the body already holds ``move``'s targets (nothing to reset)."""
+        assert isinstance(move, Goto)
+        base = self.engine.primary_frame  # breathing and gaze do not count as "away"
+        return all(abs(base[i] - v) < 0.5 for i, v in move.target_items())
+
     def prepare_to_speak(self) -> None:
         """Nadine's rule: speaking returns the body to the default posture unless a gaze target
         is latched (head and eyes stay with a recent position look-at)."""
@@ -245,9 +251,7 @@ class Behaviour:
         reset = self._reset_move(skip=skip)
         if reset is None:
             return
-        base = self.engine.primary_frame  # breathing and gaze do not count as "away"
-        assert isinstance(reset, Goto)
-        if all(abs(base[i] - v) < 0.5 for i, v in reset.target_items()):
+        if self._holds(reset):
             return  # already there
         with contextlib.suppress(AnimaError):  # estop: speak anyway, without moving
             self.engine.queue_move(reset)

@@ -188,6 +188,37 @@ def bench_grpc(
     )
 
 
+@app.command("agent")
+def bench_agent(
+    trials: Annotated[int, typer.Option(min=1, help="Requests and interrupts timed.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Wake → recording, speech end → transcript, request → motion, interrupt → held."""
+    from anima.bench.agent import run_agent_bench
+
+    r = run_agent_bench(trials)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    li = r.listen
+    typer.echo(
+        f"wake → recording      : p50 {li.wake_to_recording_ms.p50:.2f} ms, "
+        f"p99 {li.wake_to_recording_ms.p99:.2f} ms"
+    )
+    typer.echo(
+        f"speech end → final    : p50 {li.speech_end_to_final_ms.p50:.0f} ms, "
+        f"p99 {li.speech_end_to_final_ms.p99:.0f} ms (of which {li.endpoint_silence_ms:.0f} ms "
+        f"is the endpoint silence); {li.correct}/{li.rounds} commands right ({li.voice})"
+    )
+    m = r.request_to_motion_ms
+    typer.echo(f"transcript → motion   : p50 {m.p50:.1f} ms, p99 {m.p99:.1f} ms ({m.n} requests)")
+    h = r.interrupt_held_ms
+    typer.echo(
+        f"interrupt → held      : p50 {h.p50:.1f} ms, p99 {h.p99:.1f} ms "
+        f"(target p99 ≤ {r.interrupt_target_ms:g} ms)"
+    )
+
+
 @app.command("serve")
 def bench_serve(
     idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,

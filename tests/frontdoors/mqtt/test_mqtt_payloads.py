@@ -198,9 +198,19 @@ def test_look_at_target_refusals(library: AnimationLibrary, payload: str, reason
         parse_look_at_target(payload, library)
 
 
-def test_control_parsers_cover_the_five_topics(library: AnimationLibrary) -> None:
+def test_control_parsers_cover_the_contract_and_the_agent(library: AnimationLibrary) -> None:
     parsers = control_parsers(library)
-    assert sorted(parsers) == ["animation", "look_at", "look_at_target", "speak", "stop_speak"]
+    assert sorted(parsers) == [
+        "animation",
+        "ask",  # the voice agent: a request in words
+        "listen",  # the voice agent: a wake
+        "look_at",
+        "look_at_target",
+        "speak",
+        "stop_speak",
+    ]
+    assert parsers["listen"](b"") == cmd.Listen()
+    assert parsers["ask"](b" wave ") == cmd.Ask(text="wave")
     assert parsers["animation"]("shake") == cmd.PlayAnimation(name="shake")
     assert parsers["look_at_target"]("Posture_LookAtZoom") == cmd.LookAtTarget(
         name="Posture_LookAtZoom"

@@ -1,0 +1,117 @@
+"""``anima bench agent``: the voice agent's latencies, stage by stage.
+
+* wake → recording started, and end of speech → final transcript (the listening bench, on
+  speech synthesized by anima's own voice);
+* final transcript → first motion frame: the rule planner, plan validation and the executor
+  on the real 100 Hz engine (``Ask`` → the first frame sent after the gesture started);
+* interrupt → motion held: a wake cancels a running gesture; the tick that holds it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from anima import commands as cmd
+from anima.agent.conversation import build_conversation
+from anima.agent.latency import measure_interrupt_latency
+from anima.bench.listen import ListenBenchResult, Spread, run_listen_bench
+from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
+from anima.drivers.base import Frame
+from anima.drivers.sim import SimDriver
+from anima.events import MoveStarted
+from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentBenchResult:
+    listen: ListenBenchResult
+    request_to_motion_ms: Spread  # final transcript → first frame of the gesture
+    interrupt_held_ms: Spread  # cancel → the tick that holds the motion (engine clock)
+    interrupt_target_ms: float = 10.0  # p99 target (the seed polled every 100–200 ms)
+
+
+class _StampedSim(SimDriver):
+    """The simulated robot, remembering when each frame was sent (monotonic seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__(history=4096)
+        self.stamps: list[float] = []
+
+    def send(self, frame: Frame) -> Frame:
+        self.stamps.append(time.monotonic())
+        return super().send(frame)
+
+
+def _spread(values: list[float]) -> Spread:
+    a = np.asarray(values)
+    if a.size == 0:
+        return Spread(p50=float("nan"), p99=float("nan"), n=0)
+    return Spread(p50=float(np.percentile(a, 50)), p99=float(np.percentile(a, 99)), n=len(a))
+
+
+def _request_to_motion(runtime: Runtime, driver: _StampedSim, trials: int) -> list[float]:
+    conversation = build_conversation(runtime, audio_in="none")
+    runtime.agent = conversation
+    conversation.start()
+    started = threading.Event()
+    unsubscribe = runtime.events.subscribe(
+        lambda e: started.set() if isinstance(e, MoveStarted) and e.name == "nod" else None,
+        MoveStarted.kind,
+    )
+    out: list[float] = []
+    try:
+        for _ in range(trials):
+            started.clear()
+            t0 = time.monotonic()
+            n0 = len(driver.stamps)
+            runtime.execute(cmd.Ask(text="nod"))
+            if not started.wait(5):
+                continue
+            time.sleep(0.1)
+            moving = _first_moving_frame(driver, n0)
+            if moving is not None:
+                out.append((moving - t0) * 1e3)
+            runtime.engine.wait_until_idle(5)
+            time.sleep(0.1)
+    finally:
+        unsubscribe()
+        conversation.stop()
+        runtime.agent = None
+    return out
+
+
+def _first_moving_frame(driver: _StampedSim, start: int) -> float | None:
+    """When the first frame that differs from the one before it was sent (the motion began)."""
+    frames = driver.history()
+    stamps = driver.stamps
+    offset = len(stamps) - len(frames)
+    for i in range(max(start, offset + 1), len(stamps)):
+        a, b = frames[i - offset - 1].values, frames[i - offset].values
+        if float(np.abs(b - a).max()) > 1e-6:
+            return stamps[i]
+    return None
+
+
+def run_agent_bench(trials: int = 20) -> AgentBenchResult:
+    listen = run_listen_bench(repeats=1)
+    quiet = MotionConfig(breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False))
+    cfg = AnimaConfig(mqtt=MqttConfig(enabled=False), motion=quiet)  # only the gesture moves
+    driver = _StampedSim()
+    runtime = Runtime(cfg, driver=driver, audio_sink=NullSink(), tts=[ScriptedEngine()])
+    runtime.start()
+    try:
+        motion = _request_to_motion(runtime, driver, trials)
+        held = [s.held_s * 1e3 for s in measure_interrupt_latency(runtime, trials=trials)]
+    finally:
+        runtime.stop(ease=False)
+    return AgentBenchResult(
+        listen=listen,
+        request_to_motion_ms=_spread(motion),
+        interrupt_held_ms=_spread(held),
+    )

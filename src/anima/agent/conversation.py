@@ -188,6 +188,8 @@ def build_conversation(runtime: Runtime, *, audio_in: str | None = None) -> Conv
     from anima.agent.planners import create_planner
 
     cfg = runtime.config.agent
+    if len(runtime.library) == 0:
+        runtime.library.load()  # the vocabulary names the animations: built before start()
     registry = runtime_registry(runtime, user_actions=cfg.user_actions)
     planner = create_planner(cfg, registry, runtime.events)
     executor = Executor.from_config(runtime, cfg, on_finish=planner.reset)

@@ -14,6 +14,7 @@ from anima.errors import AnimaError, CommandRefusedError
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
+    from anima.config import AnimaConfig
 
 app = typer.Typer(
     help="The agent's actions: what planners may ask the robot to do.", no_args_is_help=True
@@ -119,3 +120,73 @@ def show(
         args = ", ".join(f"{k}={v!r}" for k, v in phrase.args.items())
         typer.echo(f'    "{phrase.text}"' + (f" → {args}" if args else ""))
     typer.echo(json.dumps(act.tool(), indent=2))
+
+
+def agent_command(
+    config: ConfigOpt = None,
+    broker: Annotated[str, typer.Option(help="The runtime's MQTT broker, HOST:PORT.")] = (
+        "127.0.0.1:1883"
+    ),
+    prefix: Annotated[str | None, typer.Option(help="The robot's topic prefix.")] = None,
+    audio_in: Annotated[
+        str, typer.Option("--audio-in", help="mic, stdin, or a .wav file.")
+    ] = "mic",
+    wake_now: Annotated[
+        bool, typer.Option("--wake", help="Start listening at once (no wake phrase needed).")
+    ] = False,
+) -> None:
+    """Listen here and let a running `anima serve --agent` plan and act (over MQTT)."""
+    import signal
+    import threading
+
+    from anima.agent.conversation import _source
+    from anima.agent.remote import RemoteEars
+    from anima.config import load_config
+    from anima.frontdoors.mqtt.broker import BrokerAddress
+    from anima.listening.listener import Listener
+
+    try:
+        cfg = load_config(config)
+        source = _source(audio_in)
+        if source is None:
+            raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
+
+        phrases = _phrases(cfg)
+
+        def make(ears: RemoteEars) -> Listener:
+            return Listener(
+                source,
+                config=cfg.listen,
+                phrases=phrases,
+                on_wake=ears.on_wake,
+                on_final=ears.on_final,
+                on_partial=lambda t: typer.echo(f"… {t.text}"),
+            )
+
+        ears = RemoteEars(
+            make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix, report=typer.echo
+        )
+        if wake_now:
+            ears.listener.wake("keyboard")
+        ears.start()
+    except (AnimaError, ConnectionError) as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2) from exc
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    typer.echo(f"anima agent: listening to {source.name}, talking to {broker}")
+    try:
+        stop.wait()
+    finally:
+        ears.stop()
+
+
+def _phrases(cfg: AnimaConfig) -> list[str]:
+    """The command phrases the runtime's agent understands (same config, same library)."""
+    from anima.agent.actions import runtime_registry
+    from anima.runtime import Runtime
+
+    rt = Runtime(cfg)  # built, never started: for its library and registry only
+    rt.library.load()
+    return runtime_registry(rt, user_actions=cfg.agent.user_actions).grammar_phrases()

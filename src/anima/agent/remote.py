@@ -1,0 +1,102 @@
+"""Ears for a running runtime: listen here, let `anima serve --agent` plan and act there.
+
+``anima agent`` runs the listening pipeline on this machine (its microphone, a WAV file, stdin)
+and talks to a running runtime over MQTT: a wake becomes ``…/agent/control/listen`` (which
+interrupts whatever the runtime's agent is doing), a final transcript ``…/agent/control/ask``.
+It gates its listener while the robot speaks (``start_speak``/``end_speak``), so the robot's
+voice is not taken for a request, and reports the agent's progress as it arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from anima.errors import MissingDependencyError
+from anima.events import Transcript, WakeDetected
+from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.topics import Topics
+from anima.listening.listener import Listener
+
+log = logging.getLogger(__name__)
+
+_REPORTED = ("asr", "plan", "action_status", "feedback/start_speak", "feedback/end_speak")
+
+
+class RemoteEars:
+    """A :class:`Listener` whose wakes and transcripts go to a runtime over MQTT."""
+
+    def __init__(
+        self,
+        listener_factory: Callable[[RemoteEars], Listener],
+        address: BrokerAddress,
+        prefix: str,
+        report: Callable[[str], None],
+    ) -> None:
+        self.topics = Topics(prefix)
+        self.address = address
+        self._report = report
+        self._client: Any = None
+        self._connected = threading.Event()
+        self.listener = listener_factory(self)
+
+    def start(self, timeout: float = 5.0) -> None:
+        try:
+            import paho.mqtt.client as mqtt
+            from paho.mqtt.enums import CallbackAPIVersion
+        except ImportError as exc:
+            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="")
+        client.on_connect = self._on_connect
+        client.on_message = self._on_message
+        client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
+        client.connect_async(self.address.host, self.address.port)
+        client.loop_start()
+        self._client = client
+        if not self._connected.wait(timeout):
+            self.stop()
+            raise ConnectionError(f"no MQTT broker answers at {self.address}")
+        self.listener.start()
+
+    def stop(self) -> None:
+        self.listener.stop()
+        if self._client is not None:
+            self._client.disconnect()
+            self._client.loop_stop()
+            self._client = None
+
+    # ------------------------------------------------------------------ listener → runtime
+    def on_wake(self, event: WakeDetected) -> None:
+        self._publish("listen", event.source)
+        self._report(f"wake ({event.source}): listening")
+
+    def on_final(self, transcript: Transcript) -> None:
+        if transcript.text.strip():
+            self._publish("ask", transcript.text.strip())
+
+    def _publish(self, leaf: str, payload: str) -> None:
+        if self._client is not None:
+            self._client.publish(f"{self.topics.control}{leaf}", payload, qos=1)
+
+    # ------------------------------------------------------------------ runtime → here
+    def _on_connect(self, client: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        if reason.is_failure:
+            return
+        for leaf in _REPORTED:
+            client.subscribe(f"{self.topics.prefix}/agent/{leaf}", qos=1)
+        self._connected.set()
+
+    def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
+        leaf = msg.topic[len(self.topics.prefix) + len("/agent/") :]
+        if leaf.endswith("start_speak"):
+            self.listener.gate(True)
+        elif leaf.endswith("end_speak"):
+            self.listener.gate(False)
+        try:
+            body = json.loads(msg.payload)
+        except ValueError:
+            body = msg.payload.decode("utf-8", "replace")
+        self._report(f"{leaf}: {body}")

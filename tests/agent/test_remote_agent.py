@@ -1,0 +1,78 @@
+"""`anima agent`: ears on one process, the agent in a running runtime, MQTT in between."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from anima.agent.conversation import build_conversation
+from anima.config import AnimaConfig, MqttConfig
+from anima.drivers.sim import SimDriver
+from anima.errors import AnimaError
+from anima.events import PlanStarted
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.listening.sources import write_wav
+from anima.runtime import Runtime
+from anima.speech.base import Cancel
+from anima.speech.piper import PiperEngine
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
+
+from .conftest import Recorder
+
+
+def test_anima_agent_forwards_what_it_hears_to_the_running_agent(tmp_path: Path) -> None:
+    voice = PiperEngine()  # the clearest offline voice for pocketsphinx (CI installs it)
+    try:
+        voice.load()
+    except AnimaError as exc:
+        pytest.skip(f"Piper is not available: {exc}")
+    chunks = list(voice.synthesize("look at me", "en-US", Cancel()))
+    rate = chunks[0].sample_rate
+    silence = np.zeros(int(0.3 * rate), dtype=np.int16)
+    audio = np.concatenate([silence, *[c.samples for c in chunks], *[silence] * 4])
+    wav = tmp_path / "request.wav"
+    write_wav(wav, audio, rate)
+
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    cfg = AnimaConfig(mqtt=MqttConfig(prefix="remote"))
+    rt = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    conversation = build_conversation(rt, audio_in="none")
+    rt.agent = conversation
+    rt.attach(conversation)
+    door = MqttFrontDoor(rt, cfg.mqtt, broker.address)
+    rt.attach(door)
+    recorder = Recorder()
+    rt.events.subscribe(recorder)
+    rt.start()
+    proc = None
+    try:
+        assert door.wait_connected(5)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        args = ["--broker", str(broker.address), "--prefix", "remote", "--audio-in", str(wav)]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "anima", "agent", *args, "--wake"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        started = recorder.wait_for(lambda e: isinstance(e, PlanStarted), timeout=20)
+        assert isinstance(started, PlanStarted)
+        assert any(step.startswith("look_at") for step in started.steps), started.steps
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=10)
+            assert "Traceback" not in out, out
+        rt.stop(ease=False)
+        broker.stop()

@@ -74,8 +74,10 @@ def _tree_registry(
         pids.append(proc.pid)
         spawned.set()
         code = ctx.wait_process(proc, wait_s)
+        if ctx.canceled:  # the cancel killed the tree: its exit code is not a success
+            return (False, "interrupted")
         if code is None:
-            return (False, "interrupted" if ctx.canceled else "still running")
+            return (False, "still running")
         return (True, f"exit {code}")
 
     return reg

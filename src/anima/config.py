@@ -301,6 +301,23 @@ class AgentConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WebConfig:
+    enabled: bool = True  # serve the dashboard and REST API (anima serve --no-web turns it off)
+    host: str = "127.0.0.1"  # loopback by default: anyone who reaches it can move the robot
+    port: int = 8080  # 0 picks a free port
+    token: str | None = None  # bearer token; required for any non-loopback host
+    updates_hz: float = 30.0  # WebSocket state messages per second per client
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port < 65536:
+            raise ConfigError(f"web.port out of range: {self.port}")
+        loopback = self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
+        if not loopback and not self.token:
+            raise ConfigError(f"web.token is required to serve on {self.host!r} (not loopback)")
+        _positive("web", updates_hz=self.updates_hz)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServeConfig:
     status_interval_s: float = 5.0  # one-line status log period
     shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
@@ -317,6 +334,7 @@ class AnimaConfig:
     animation: AnimationConfig = field(default_factory=AnimationConfig)
     behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
+    web: WebConfig = field(default_factory=WebConfig)  # the dashboard and REST API
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     humanoid: HumanoidConfig = field(default_factory=HumanoidConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)

@@ -68,6 +68,21 @@ class Ask:
     text: str  # a request in words, as if heard: planned and acted on by the agent
 
 
+@dataclass(frozen=True, kw_only=True)
+class EmergencyStop:
+    """Hold the current frame and refuse moves until :class:`ResetEmergencyStop`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResetEmergencyStop:
+    """Release the emergency stop; idle life blends back in."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopAnimation:
+    """Drop queued moves and decelerate the running one to a hold (the engine's ``clear``)."""
+
+
 Command = (
     PlayAnimation
     | LookAt
@@ -80,4 +95,7 @@ Command = (
     | StopSpeaking
     | Listen
     | Ask
+    | EmergencyStop
+    | ResetEmergencyStop
+    | StopAnimation
 )

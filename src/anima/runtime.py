@@ -199,6 +199,12 @@ class Runtime:
             case cmd.StopSpeaking():
                 if self.speech is not None:
                     self.speech.stop_speaking()
+            case cmd.EmergencyStop():
+                self.engine.estop()
+            case cmd.ResetEmergencyStop():
+                self.engine.reset()
+            case cmd.StopAnimation():
+                self.engine.clear()
             case cmd.Listen():
                 self._agent_or_refuse().wake("command")
             case cmd.Ask(text=text):

@@ -151,6 +151,29 @@ def parse_look_at_target(raw: bytes | str, library: AnimationLibrary) -> cmd.Loo
     return cmd.LookAtTarget(name=name)
 
 
+def _any(raw: bytes | str) -> None:
+    if isinstance(raw, bytes) and len(raw) > MAX_PAYLOAD:
+        raise PayloadError(f"payload of {len(raw)} bytes exceeds the {MAX_PAYLOAD}-byte limit")
+
+
+def parse_estop(raw: bytes | str) -> cmd.EmergencyStop:
+    """Any (or no) payload: hold still and refuse moves until ``reset``."""
+    _any(raw)
+    return cmd.EmergencyStop()
+
+
+def parse_reset(raw: bytes | str) -> cmd.ResetEmergencyStop:
+    """Any (or no) payload: release the emergency stop."""
+    _any(raw)
+    return cmd.ResetEmergencyStop()
+
+
+def parse_stop_animation(raw: bytes | str) -> cmd.StopAnimation:
+    """Any (or no) payload: drop queued moves, decelerate the running one to a hold."""
+    _any(raw)
+    return cmd.StopAnimation()
+
+
 def parse_listen(raw: bytes | str) -> cmd.Listen:
     """Any (or no) payload: wake the agent."""
     if isinstance(raw, bytes) and len(raw) > MAX_PAYLOAD:
@@ -179,4 +202,7 @@ def control_parsers(library: AnimationLibrary) -> dict[str, Parser]:
         "animation": lambda raw: parse_animation(raw, library),
         "listen": parse_listen,
         "ask": parse_ask,
+        "estop": parse_estop,
+        "reset": parse_reset,
+        "stop_animation": parse_stop_animation,
     }

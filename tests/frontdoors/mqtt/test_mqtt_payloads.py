@@ -203,12 +203,18 @@ def test_control_parsers_cover_the_contract_and_the_agent(library: AnimationLibr
     assert sorted(parsers) == [
         "animation",
         "ask",  # the voice agent: a request in words
+        "estop",  # the SDK: hold still until reset
         "listen",  # the voice agent: a wake
         "look_at",
         "look_at_target",
+        "reset",  # the SDK: release the estop
         "speak",
+        "stop_animation",  # the SDK: cancel an animation
         "stop_speak",
     ]
+    assert parsers["estop"](b"") == cmd.EmergencyStop()
+    assert parsers["reset"]("now") == cmd.ResetEmergencyStop()
+    assert parsers["stop_animation"](b"") == cmd.StopAnimation()
     assert parsers["listen"](b"") == cmd.Listen()
     assert parsers["ask"](b" wave ") == cmd.Ask(text="wave")
     assert parsers["animation"]("shake") == cmd.PlayAnimation(name="shake")

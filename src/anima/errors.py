@@ -23,7 +23,11 @@ everything anima-specific in one place, or one branch precisely::
     ├── PlannerError                an agent planner's server failed or answered nonsense
     ├── HumanoidError               the Adam humanoid's gRPC service failed (address, RPC)
     │   └── CommandNotAllowedError  a command the robot does not accept now (not in its enable list)
-    └── MissingDependencyError      an optional extra is not installed (says which one)
+    ├── MissingDependencyError      an optional extra is not installed (says which one)
+    ├── RobotNotConnectedError      a Robot used before open() or after close(); unreachable
+    ├── RobotTimeoutError           the SDK waited longer than asked (also a TimeoutError)
+    ├── CommandRejectedByRobotError a running robot refused a command (carries its reason)
+    └── NotSupportedError           this backend cannot do that (names what is missing)
 
 Errors carry context in their message: which key, which channel, which line of which file.
 """
@@ -141,3 +145,26 @@ class MissingDependencyError(AnimaError):
         )
         self.package = package
         self.extra = extra
+
+
+class RobotNotConnectedError(AnimaError):
+    """The SDK's ``Robot`` was used before ``open()`` (or ``with``), after ``close()``, or the
+    robot could not be reached; the message says which."""
+
+
+class RobotTimeoutError(AnimaError, TimeoutError):
+    """An SDK wait (speech, animation, state, connection) took longer than its timeout."""
+
+
+class CommandRejectedByRobotError(AnimaError):
+    """A running robot refused a command; ``reason`` is the robot's own explanation."""
+
+    def __init__(self, command: str, reason: str) -> None:
+        super().__init__(f"{command} refused by the robot: {reason}")
+        self.command = command  # what was asked: an MQTT topic, a method name
+        self.reason = reason  # the runtime's reason, as it said it
+
+
+class NotSupportedError(AnimaError):
+    """This way of reaching the robot cannot do that (e.g. humanoid actions over MQTT); the
+    message names what is missing and what to use instead."""

@@ -1,0 +1,7 @@
+"""The Python SDK: :class:`Robot`, one facade for scripts, in-process or over MQTT."""
+
+from anima.sdk.backend import HumanoidSnapshot, RobotSnapshot
+from anima.sdk.handles import AnimationHandle, SpeechHandle
+from anima.sdk.robot import Robot
+
+__all__ = ["AnimationHandle", "HumanoidSnapshot", "Robot", "RobotSnapshot", "SpeechHandle"]

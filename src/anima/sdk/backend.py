@@ -1,0 +1,96 @@
+"""What a :class:`~anima.sdk.robot.Robot` needs from the way it reaches the robot.
+
+Two backends implement it: :mod:`anima.sdk.local` (the runtime in this process) and
+:mod:`anima.sdk.mqtt` (a running ``anima serve``). The snapshot and event names are shared, so a
+script does not care which one it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from anima.errors import InvalidCommandError
+
+if TYPE_CHECKING:
+    from anima.events import Event
+    from anima.sdk.handles import AnimationHandle, SpeechHandle
+    from anima.sdk.humanoid import HumanoidActions
+
+# The events a script can subscribe to with Robot.on(kind, fn), and what fn receives:
+EVENT_KINDS = {
+    "start_speak": "SpeechStarted",  # an utterance was accepted
+    "end_speak": "SpeechEnded",  # it ended: done, stopped or error
+    "animation_done": "MoveFinished",  # a library animation finished or was cut
+    "error": "CommandRejected",  # a command was refused (over MQTT: the error topic)
+    "notice": "Notice",  # worth knowing, not an error (a look-at point out of reach)
+}
+
+IDLE_ANIMATIONS = ("blink", "breathingSlow")  # idle layers: no animation_done, done at once
+
+
+def check_kind(kind: str) -> None:
+    if kind not in EVENT_KINDS:
+        raise InvalidCommandError(
+            f"unknown event kind {kind!r} (kinds: {', '.join(sorted(EVENT_KINDS))})"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class HumanoidSnapshot:
+    """The linked humanoid's part of the state."""
+
+    fsm: str  # its mode: Stop, Start, Zero, Stand, Walk, …
+    motion: str  # the stand motion it plays ("" when none)
+    error: str = ""  # why its last state read failed ("" when it worked)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RobotSnapshot:
+    """The robot's state at one moment (over MQTT: the last retained state message)."""
+
+    t: float  # the runtime's monotonic clock, seconds
+    move: str | None  # the running primary move
+    queued: int  # moves waiting behind it
+    gaze_target: str | None  # the latched gaze posture
+    looking: bool  # a position look-at is active
+    speaking: bool  # an utterance plays or waits
+    shutdown: bool  # the robot was shut down (wake it first)
+    estop: bool  # the emergency stop is latched
+    driver_connected: bool  # the driver reaches the hardware (or the simulation)
+    humanoid: HumanoidSnapshot | None = None  # when a humanoid is linked
+
+
+class Backend(Protocol):
+    """One way of reaching a robot; opened and closed by its Robot."""
+
+    description: str  # for messages: "local runtime", "mqtt://host:1883 prefix nadine"
+
+    def open(self, timeout: float) -> None: ...
+
+    def close(self) -> None: ...
+
+    def say(self, text: str, locale: str, timeout: float) -> SpeechHandle: ...
+
+    def stop_speaking(self) -> None: ...
+
+    def play(self, name: str, timeout: float) -> AnimationHandle: ...
+
+    def stop_animation(self) -> None: ...
+
+    def look_at(self, x: float, y: float, z: float) -> None: ...
+
+    def look_at_target(self, name: str) -> None: ...
+
+    def end_look_at(self) -> None: ...
+
+    def estop(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+    def state(self, timeout: float) -> RobotSnapshot: ...
+
+    def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]: ...
+
+    def humanoid(self) -> HumanoidActions: ...

@@ -1,0 +1,54 @@
+"""The linked humanoid's actions, for scripts: modes, stand motions, posture, walking.
+
+A thin face over :class:`~anima.humanoid.client.AdamClient` (which checks the robot's enable
+lists before each command and raises CommandNotAllowedError with the reason).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anima.humanoid.client import AdamClient
+    from anima.humanoid.spec import RobotState
+
+
+class HumanoidActions:
+    """What a script can ask the humanoid (``robot.humanoid``)."""
+
+    def __init__(self, client: AdamClient) -> None:
+        self._client = client
+
+    def set_mode(self, mode: str, *, wait: bool = False, timeout: float = 15.0) -> str:
+        """Switch mode (Start → Zero → Stand, then Walk or Run); ``wait`` until it is reached."""
+        answer = self._client.set_mode(mode)
+        if wait:
+            self._client.wait_for_mode(mode, timeout)
+        return answer
+
+    def stand_up(self, timeout: float = 15.0) -> None:
+        """From Stop (or any step on the way), through Start and Zero, to Stand; blocks."""
+        order = ("Start", "Zero", "Stand")
+        current = self._client.state().fsm_name
+        for mode in order[order.index(current) + 1 if current in order else 0 :]:
+            self.set_mode(mode, wait=True, timeout=timeout)
+
+    def stand_motion(self, motion: str) -> str:
+        """Play a stand motion ("Greeting", "Stretching", …) in Stand."""
+        return self._client.stand_motion(motion)
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str:
+        """Lean the standing body: pitch ±0.1, roll ±0.06, yaw ±0.25 rad, height -0.2…0 m."""
+        return self._client.posture(pitch, roll, yaw, height)
+
+    def walk(self, x: float, y: float = 0.0, yaw: float = 0.0) -> str:
+        """Walk at this velocity (m/s, m/s, rad/s) until :meth:`stop_walking`; needs Walk/Run."""
+        return self._client.speed(x, y, yaw, continuous=True)
+
+    def stop_walking(self) -> str:
+        """Stand still in the current gait."""
+        return self._client.speed(0.0, 0.0, 0.0, continuous=True)
+
+    def state(self) -> RobotState:
+        """The humanoid's own state: mode, motion, posture, velocity, what it accepts now."""
+        return self._client.state()

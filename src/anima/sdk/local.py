@@ -1,0 +1,174 @@
+"""The Robot's backend for a runtime in this very process (``Robot.local(config)``).
+
+Commands go straight to :meth:`Runtime.execute`, so refusals are raised where they are made
+(UnknownAnimationError, CommandRefusedError, …); handles are finished from the runtime's events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from anima import commands as cmd
+from anima.errors import CommandRefusedError, NotSupportedError, RobotNotConnectedError
+from anima.events import (
+    CommandRejected,
+    Event,
+    MoveFinished,
+    Notice,
+    SpeechEnded,
+    SpeechStarted,
+)
+from anima.sdk.backend import IDLE_ANIMATIONS, HumanoidSnapshot, RobotSnapshot, check_kind
+from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
+from anima.sdk.humanoid import HumanoidActions
+
+if TYPE_CHECKING:
+    from anima.config import AnimaConfig
+    from anima.runtime import Runtime
+
+_HUB_KINDS = {
+    "start_speak": SpeechStarted.kind,
+    "end_speak": SpeechEnded.kind,
+    "animation_done": MoveFinished.kind,
+    "error": CommandRejected.kind,
+    "notice": Notice.kind,
+}
+
+
+class LocalBackend:
+    """Owns a :class:`~anima.runtime.Runtime`: started by ``open()``, stopped by ``close()``."""
+
+    description = "local runtime"
+
+    def __init__(self, config: AnimaConfig | None = None, **runtime_kwargs: Any) -> None:
+        self._config = config
+        self._kwargs = runtime_kwargs
+        self.runtime: Runtime | None = None
+        self._book = HandleBook()
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, timeout: float) -> None:
+        from anima.runtime import Runtime
+
+        runtime = Runtime(self._config, **self._kwargs)
+        events = runtime.events
+        self._unsubscribe = [
+            events.subscribe(self._on_event, SpeechEnded.kind, MoveFinished.kind),
+        ]
+        runtime.start()
+        self.runtime = runtime
+        runtime.wait_first_tick(timeout)
+
+    def close(self) -> None:
+        runtime, self.runtime = self.runtime, None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        if runtime is not None:
+            runtime.stop()
+        self._book.close(RobotNotConnectedError("the robot was closed"))
+
+    def _rt(self) -> Runtime:
+        if self.runtime is None:
+            raise RobotNotConnectedError("the local runtime is not running")
+        return self.runtime
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, SpeechEnded):
+            self._book.speech_ended(event.utterance, event.reason)
+        elif isinstance(event, MoveFinished):
+            self._book.animation_ended(event.name, event.reason or "done")
+
+    # ------------------------------------------------------------------ speech
+    def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
+        rt = self._rt()
+        speech = rt.speech
+        if speech is None:
+            raise CommandRefusedError(f"speech is not available: {rt.speech_problem}")
+        utterance = speech.speak(text, locale)
+        handle = SpeechHandle(text, self.stop_speaking, timeout, utterance=utterance)
+        self._book.add_speech(handle)
+        return handle
+
+    def stop_speaking(self) -> None:
+        self._rt().execute(cmd.StopSpeaking())
+
+    # ------------------------------------------------------------------ motion
+    def play(self, name: str, timeout: float) -> AnimationHandle:
+        rt = self._rt()
+        handle = AnimationHandle(name, self.stop_animation, timeout)
+        idle = name in IDLE_ANIMATIONS or name in rt.behaviour.config.looping_idle_animations
+        if not idle:
+            self._book.add_animation(handle)
+        try:
+            rt.execute(cmd.PlayAnimation(name=name))
+        except BaseException:
+            self._book.forget(handle)
+            raise
+        if idle:
+            handle.finish("done")
+        return handle
+
+    def stop_animation(self) -> None:
+        self._rt().execute(cmd.StopAnimation())
+
+    def look_at(self, x: float, y: float, z: float) -> None:
+        self._rt().execute(cmd.LookAt(x=x, y=y, z=z))
+
+    def look_at_target(self, name: str) -> None:
+        self._rt().execute(cmd.LookAtTarget(name=name))
+
+    def end_look_at(self) -> None:
+        self._rt().execute(cmd.EndLookAt())
+
+    def estop(self) -> None:
+        self._rt().execute(cmd.EmergencyStop())
+
+    def reset(self) -> None:
+        self._rt().execute(cmd.ResetEmergencyStop())
+
+    # ------------------------------------------------------------------ state and events
+    def state(self, timeout: float) -> RobotSnapshot:
+        rt = self._rt()
+        st = rt.engine.state()
+        humanoid = None
+        if rt.humanoid is not None and rt.humanoid.state is not None:
+            hs = rt.humanoid.state
+            humanoid = HumanoidSnapshot(
+                fsm=hs.fsm_name, motion=hs.current_motion, error=rt.humanoid.error
+            )
+        return RobotSnapshot(
+            t=rt.engine.clock.now(),
+            move=st.move,
+            queued=st.queued,
+            gaze_target=rt.behaviour.latched_target,
+            looking=rt.behaviour.gaze.active,
+            speaking=rt.speaking,
+            shutdown=rt.behaviour.shutting_down,
+            estop=st.estopped,
+            driver_connected=st.driver_connected,
+            humanoid=humanoid,
+        )
+
+    def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]:
+        check_kind(kind)
+        rt = self._rt()
+        if kind != "animation_done":
+            return rt.events.subscribe(fn, _HUB_KINDS[kind])
+        library = rt.library
+
+        def animations_only(event: Event) -> None:
+            if isinstance(event, MoveFinished) and event.name in library:
+                fn(event)
+
+        return rt.events.subscribe(animations_only, MoveFinished.kind)
+
+    def humanoid(self) -> HumanoidActions:
+        rt = self._rt()
+        if rt.humanoid is None or rt.humanoid.client is None:
+            raise NotSupportedError(
+                "no humanoid is linked to this runtime: set humanoid.type to sim or adam"
+            )
+        return HumanoidActions(rt.humanoid.client)

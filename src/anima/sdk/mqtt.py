@@ -1,0 +1,323 @@
+"""The Robot's backend for a running ``anima serve``, over its MQTT contract (``docs/mqtt.md``).
+
+A paho-mqtt 2 client publishes on ``<prefix>/agent/control/…`` and listens to
+``<prefix>/agent/feedback/#``, the retained state and the retained status. Utterance ids are
+assigned by the runtime, so a ``say()`` is paired with the first ``start_speak`` carrying its
+text that arrives after it was sent, then with that id's ``end_speak``. Refusals arrive on the
+error topic and fail the handle they belong to (CommandRejectedByRobotError with the reason).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from anima.errors import (
+    CommandRejectedByRobotError,
+    ConfigError,
+    MissingDependencyError,
+    NonFiniteValueError,
+    NotSupportedError,
+    RobotNotConnectedError,
+    RobotTimeoutError,
+)
+from anima.events import (
+    CommandRejected,
+    Event,
+    EventHub,
+    MoveFinished,
+    Notice,
+    SpeechEnded,
+    SpeechStarted,
+)
+from anima.sdk.backend import (
+    EVENT_KINDS,
+    IDLE_ANIMATIONS,
+    HumanoidSnapshot,
+    RobotSnapshot,
+    check_kind,
+)
+from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
+from anima.sdk.humanoid import HumanoidActions
+
+log = logging.getLogger(__name__)
+
+_EXCERPT = 120  # characters of a payload the error topic quotes (frontdoors.payloads.excerpt)
+
+
+def parse_url(url: str) -> tuple[str, int]:
+    """``mqtt://host:1883`` (port 1883 when omitted) → (host, port)."""
+    parts = urlsplit(url)
+    if parts.scheme != "mqtt" or not parts.hostname:
+        raise ConfigError(f"robot address {url!r}: expected mqtt://HOST[:PORT]")
+    try:
+        port = parts.port or 1883
+    except ValueError:
+        raise ConfigError(f"robot address {url!r}: bad port") from None
+    return parts.hostname, port
+
+
+def _excerpt(text: str) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
+
+
+class MqttBackend:
+    """A client of one robot's topics; ``open()`` connects, ``close()`` disconnects."""
+
+    def __init__(self, url: str, prefix: str = "nadine") -> None:
+        self.host, self.port = parse_url(url)
+        self.prefix = prefix
+        self.description = f"mqtt://{self.host}:{self.port} prefix {prefix}"
+        self._control = f"{prefix}/agent/control/"
+        self._feedback = f"{prefix}/agent/feedback/"
+        self._book = HandleBook()
+        self._events = EventHub()  # user callbacks run on its thread, never on paho's
+        self._client: Any = None
+        self._subscribed = threading.Event()
+        self._subscription = -1
+        self._cond = threading.Condition()
+        self._status = ""  # the retained <prefix>/agent/status: online | offline
+        self._state: RobotSnapshot | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, timeout: float) -> None:
+        try:
+            import paho.mqtt.client as mqtt
+            from paho.mqtt.enums import CallbackAPIVersion
+        except ImportError as exc:
+            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
+        client_id = f"anima-sdk-{os.getpid()}-{id(self):x}"
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id)
+        client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
+        client.on_connect = self._on_connect
+        client.on_subscribe = self._on_subscribe
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        self._client = client
+        self._events.start()
+        client.connect_async(self.host, self.port, keepalive=30)
+        client.loop_start()
+        deadline = time.monotonic() + timeout
+        if not self._subscribed.wait(timeout):
+            self.close()
+            raise RobotNotConnectedError(
+                f"no MQTT broker answered at {self.host}:{self.port} within {timeout:g} s"
+            )
+        with self._cond:
+            online = self._cond.wait_for(
+                lambda: self._status == "online", max(0.0, deadline - time.monotonic())
+            )
+        if not online:
+            self.close()
+            status = self._status or "no status"
+            raise RobotNotConnectedError(
+                f"no anima runtime is online on {self.prefix}/agent/status ({status}) at "
+                f"{self.host}:{self.port}: is `anima serve` running with mqtt.prefix {self.prefix}?"
+            )
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        self._subscribed.clear()  # a disconnect we asked for, not one to warn about
+        if client is not None:
+            client.disconnect()
+            client.loop_stop()
+        self._events.stop()
+        self._book.close(RobotNotConnectedError(f"the connection to {self.description} closed"))
+
+    # ------------------------------------------------------------------ paho callbacks
+    def _on_connect(self, client: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        if reason.is_failure:
+            log.warning("MQTT connection to %s refused: %s", self.description, reason)
+            return
+        topics = [(self._feedback + "#", 1), (f"{self.prefix}/agent/state", 0)]
+        topics.append((f"{self.prefix}/agent/status", 1))
+        _rc, self._subscription = client.subscribe(topics)
+
+    def _on_subscribe(self, _c: Any, _u: Any, mid: int, reasons: Any, _p: Any) -> None:
+        if mid == self._subscription and not any(r.is_failure for r in reasons):
+            self._subscribed.set()
+
+    def _on_disconnect(self, _c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        if self._subscribed.is_set():
+            log.warning("MQTT disconnected from %s (%s): reconnecting", self.description, reason)
+        self._subscribed.clear()
+
+    def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
+        topic: str = msg.topic
+        try:
+            if topic == f"{self.prefix}/agent/status":
+                with self._cond:
+                    self._status = bytes(msg.payload).decode("utf-8", "replace")
+                    self._cond.notify_all()
+            elif topic == f"{self.prefix}/agent/state":
+                snapshot = _snapshot(json.loads(msg.payload))
+                with self._cond:
+                    self._state = snapshot
+                    self._cond.notify_all()
+            elif topic.startswith(self._feedback):
+                self._on_feedback(topic[len(self._feedback) :], json.loads(msg.payload))
+        except (ValueError, KeyError, TypeError) as exc:  # a newer runtime's payload, a stranger's
+            log.warning("ignored a message on %s: %s", topic, exc)
+
+    def _on_feedback(self, leaf: str, data: dict[str, Any]) -> None:
+        book = self._book
+        event: Event | None = None
+        if leaf == "start_speak":
+            event = SpeechStarted(utterance=data["id"], text=data["text"], locale=data["locale"])
+            book.speech_started(event.utterance, event.text)
+        elif leaf == "end_speak":
+            event = SpeechEnded(utterance=data["id"], reason=data["reason"])
+            book.speech_ended(event.utterance, event.reason)
+        elif leaf == "animation_done":
+            reason = data.get("reason", "done")
+            event = MoveFinished(name=data["name"], cut=bool(data["cut"]), reason=reason)
+            book.animation_ended(event.name, reason)
+        elif leaf == "notice":
+            event = Notice(source=data["source"], message=data["message"])
+        elif leaf == "error":
+            event = CommandRejected(
+                command=data["topic"],
+                argument=data["payload"],
+                reason=data["reason"],
+                source="mqtt",
+            )
+            self._refused(event)
+        if event is not None:
+            self._events.publish(event)
+
+    def _refused(self, event: CommandRejected) -> None:
+        error = CommandRejectedByRobotError(event.command, event.reason)
+        leaf = (
+            event.command[len(self._control) :] if event.command.startswith(self._control) else ""
+        )
+
+        def sent_as(h: Handle) -> bool:
+            return h.payload == event.argument
+
+        if leaf == "speak":
+            self._book.refused(SpeechHandle, sent_as, error)
+        elif leaf == "animation":
+            self._book.refused(AnimationHandle, sent_as, error)
+
+    # ------------------------------------------------------------------ publishing
+    def _send(self, leaf: str, payload: str = "") -> None:
+        client = self._client
+        if client is None or not self._subscribed.is_set():
+            raise RobotNotConnectedError(f"not connected to {self.description}")
+        info = client.publish(self._control + leaf, payload, qos=1)
+        info.wait_for_publish(5.0)
+        if not info.is_published():
+            raise RobotTimeoutError(f"{self._control + leaf}: the broker did not acknowledge it")
+
+    def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
+        payload = json.dumps({"text": text, "locale": locale}, ensure_ascii=False)
+        handle = SpeechHandle(text, self.stop_speaking, timeout)
+        handle.payload = _excerpt(payload)
+        self._book.add_speech(handle)
+        try:
+            self._send("speak", payload)
+        except BaseException:
+            self._book.forget(handle)
+            raise
+        return handle
+
+    def stop_speaking(self) -> None:
+        self._send("stop_speak")
+
+    def play(self, name: str, timeout: float) -> AnimationHandle:
+        handle = AnimationHandle(name, self.stop_animation, timeout)
+        handle.payload = _excerpt(name.strip())
+        idle = name in IDLE_ANIMATIONS
+        if not idle:
+            self._book.add_animation(handle)
+        try:
+            self._send("animation", name)
+        except BaseException:
+            self._book.forget(handle)
+            raise
+        if idle:
+            handle.finish("done")
+        return handle
+
+    def stop_animation(self) -> None:
+        self._send("stop_animation")
+
+    def look_at(self, x: float, y: float, z: float) -> None:
+        for axis, v in (("x", x), ("y", y), ("z", z)):
+            if not math.isfinite(v):
+                raise NonFiniteValueError(f"look_at: {axis} is not finite ({v!r})")
+        self._send("look_at", json.dumps({"x": x, "y": y, "z": z}))
+
+    def look_at_target(self, name: str) -> None:
+        self._send("look_at_target", name)
+
+    def end_look_at(self) -> None:
+        # the contract's way: the default posture as a gaze target clears the latch
+        self._send("look_at_target", "LOOKUPPostureDefault")
+
+    def estop(self) -> None:
+        self._send("estop")
+
+    def reset(self) -> None:
+        self._send("reset")
+
+    # ------------------------------------------------------------------ state and events
+    def state(self, timeout: float) -> RobotSnapshot:
+        if self._client is None:
+            raise RobotNotConnectedError(f"not connected to {self.description}")
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._state is not None, timeout):
+                raise RobotTimeoutError(
+                    f"no state on {self.prefix}/agent/state within {timeout:g} s"
+                )
+            assert self._state is not None
+            return self._state
+
+    def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]:
+        check_kind(kind)
+        hub_kind = {
+            "start_speak": SpeechStarted.kind,
+            "end_speak": SpeechEnded.kind,
+            "animation_done": MoveFinished.kind,
+            "error": CommandRejected.kind,
+            "notice": Notice.kind,
+        }[kind]
+        assert kind in EVENT_KINDS
+        return self._events.subscribe(fn, hub_kind)
+
+    def humanoid(self) -> HumanoidActions:
+        raise NotSupportedError(
+            "the MQTT contract has no humanoid topics (docs/mqtt.md): use Robot.local() with "
+            "humanoid.type sim or adam, or the agent's `ask` topic"
+        )
+
+
+def _snapshot(data: dict[str, Any]) -> RobotSnapshot:
+    h = data.get("humanoid")
+    humanoid = None
+    if isinstance(h, dict):
+        humanoid = HumanoidSnapshot(
+            fsm=str(h.get("fsm", "")),
+            motion=str(h.get("motion", "")),
+            error=str(h.get("error", "")),
+        )
+    return RobotSnapshot(
+        t=float(data["t"]),
+        move=data.get("move"),
+        queued=int(data.get("queued", 0)),
+        gaze_target=data.get("gaze_target"),
+        looking=bool(data.get("looking", False)),
+        speaking=bool(data.get("speaking", False)),
+        shutdown=bool(data.get("shutdown", False)),
+        estop=bool(data.get("estop", False)),
+        driver_connected=bool(data.get("driver_connected", False)),
+        humanoid=humanoid,
+    )

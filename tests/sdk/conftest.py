@@ -1,0 +1,112 @@
+"""The SDK against the simulated robot, two ways: the runtime in this process (``Robot.local``)
+and a real runtime served over the embedded MQTT broker (``Robot.connect``). Speech is the
+scripted engine into a real-time null sink, so utterances take real (short) time."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from anima import Robot
+from anima.config import (
+    AnimaConfig,
+    BehaviourConfig,
+    BlinkConfig,
+    BreathingConfig,
+    HumanoidConfig,
+    MotionConfig,
+    MqttConfig,
+    ServeConfig,
+)
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
+
+_prefixes = itertools.count(1)
+TIMEOUT = 10.0  # seconds: the robots' default wait; every test finishes far sooner
+
+
+def sdk_config(prefix: str = "nadine", humanoid: str = "none") -> AnimaConfig:
+    """Quiet idle life (no breathing, blink or periodic full blink), speech on."""
+    motion = MotionConfig(
+        breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False)
+    )
+    return AnimaConfig(
+        mqtt=MqttConfig(prefix=prefix),
+        motion=motion,
+        behaviour=BehaviourConfig(full_blink_every_s=600.0),
+        humanoid=HumanoidConfig(type=humanoid, sim_port=0),
+        serve=ServeConfig(shutdown_s=0.2),  # a short ease to rest when a local robot closes
+    )
+
+
+def local_robot(humanoid: str = "none") -> Robot:
+    return Robot.local(
+        sdk_config(humanoid=humanoid),
+        driver=SimDriver(),
+        tts=[ScriptedEngine()],
+        audio_sink=NullSink(),
+        timeout=TIMEOUT,
+    )
+
+
+@pytest.fixture(scope="session")
+def embedded_broker() -> Iterator[EmbeddedBroker]:
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@dataclass
+class Served:
+    """A runtime with an MQTT door on the embedded broker, as `anima serve` runs it."""
+
+    runtime: Runtime
+    url: str
+    prefix: str
+
+
+@pytest.fixture
+def served(embedded_broker: EmbeddedBroker) -> Iterator[Served]:
+    prefix = f"sdk{os.getpid()}n{next(_prefixes)}"
+    cfg = sdk_config(prefix)
+    runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)
+    runtime.attach(door)
+    runtime.start()
+    try:
+        assert door.wait_connected(5), "the door did not connect"
+        address = embedded_broker.address
+        yield Served(runtime, f"mqtt://{address.host}:{address.port}", prefix)
+    finally:
+        runtime.stop(ease=False)
+
+
+@pytest.fixture(params=["local", "mqtt"])
+def robot(request: pytest.FixtureRequest) -> Iterator[Robot]:
+    """An open robot: in-process, or a client of a served runtime."""
+    if request.param == "local":
+        r = local_robot()
+    else:
+        s: Served = request.getfixturevalue("served")
+        r = Robot.connect(s.url, prefix=s.prefix, timeout=TIMEOUT)
+    with r:
+        yield r
+
+
+def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Poll ``check`` until true; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
+        time.sleep(0.02)

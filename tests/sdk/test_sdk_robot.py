@@ -1,0 +1,153 @@
+"""Every Robot method, against the simulated robot in-process and over MQTT (``robot`` fixture)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from anima import Robot
+from anima.errors import (
+    CommandRejectedByRobotError,
+    EStopActiveError,
+    InvalidCommandError,
+    NotSupportedError,
+    RobotTimeoutError,
+    UnknownAnimationError,
+)
+from anima.events import Event, MoveFinished, SpeechEnded, SpeechStarted
+
+from .conftest import eventually
+
+LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+
+
+class Seen:
+    """Events handed to a Robot.on() callback."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, event: Event) -> None:
+        with self._cond:
+            self.events.append(event)
+            self._cond.notify_all()
+
+    def wait(self, count: int = 1, timeout: float = 5.0) -> list[Event]:
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.events) >= count, timeout)
+            return list(self.events)
+
+
+def test_say_and_wait_returns_after_end_speak(robot: Robot) -> None:
+    started, ended = Seen(), Seen()
+    robot.on("start_speak", started)
+    robot.on("end_speak", ended)
+    handle = robot.say("hello there", wait=True)
+    assert handle.done
+    assert handle.reason == "done"
+    (start,) = started.wait()
+    (end,) = ended.wait()
+    assert isinstance(start, SpeechStarted)
+    assert start.text == "hello there"
+    assert isinstance(end, SpeechEnded)
+    assert end.utterance == start.utterance == handle.utterance
+
+
+def test_say_is_non_blocking_and_a_cancelled_handle_stops_its_speech(robot: Robot) -> None:
+    handle = robot.say(LONG, locale="en-US")
+    assert not handle.done
+    eventually(lambda: robot.state().speaking)
+    handle.cancel()
+    assert handle.wait(5) == "stopped"
+    handle.cancel()  # a finished handle is left alone
+
+
+def test_stop_speaking_ends_the_utterance(robot: Robot) -> None:
+    handle = robot.say(LONG)
+    eventually(lambda: bool(handle.utterance))
+    robot.stop_speaking()
+    assert handle.wait(5) == "stopped"
+
+
+def test_play_and_wait_reports_animation_done(robot: Robot) -> None:
+    done = Seen()
+    unsubscribe = robot.on("animation_done", done)
+    handle = robot.play("nod", wait=True)
+    assert handle.reason == "done"
+    (event,) = done.wait()
+    assert isinstance(event, MoveFinished)
+    assert event.name == "nod"
+    assert not event.cut
+    unsubscribe()
+    robot.play("nod", wait=True)
+    assert len(done.events) == 1  # unsubscribed: no more calls
+
+
+def test_a_cancelled_handle_stops_its_animation(robot: Robot) -> None:
+    handle = robot.play("LOOKUP_Waving")
+    eventually(lambda: robot.state().move == "LOOKUP_Waving")
+    handle.cancel()
+    assert handle.wait(5) == "cleared"
+    eventually(lambda: robot.state().move != "LOOKUP_Waving")
+
+
+def test_idle_animations_are_done_at_once(robot: Robot) -> None:
+    assert robot.play("blink").done
+
+
+def test_unknown_animation_is_refused_with_the_runtimes_reason(robot: Robot) -> None:
+    with pytest.raises((UnknownAnimationError, CommandRejectedByRobotError)) as info:
+        robot.play("nodd", wait=True)
+    assert "unknown animation 'nodd'" in str(info.value)
+    if isinstance(info.value, CommandRejectedByRobotError):  # over MQTT: from the error topic
+        assert info.value.reason.startswith("unknown animation 'nodd'")
+        assert info.value.command.endswith("/agent/control/animation")
+
+
+def test_look_at_and_gaze_targets(robot: Robot) -> None:
+    robot.look_at(1.0, 0.3, 0.1)
+    eventually(lambda: robot.state().looking)
+    robot.look_at_target("Posture_LookAtInterviewer")
+    eventually(lambda: robot.state().gaze_target == "Posture_LookAtInterviewer")
+    robot.end_look_at()
+    eventually(lambda: robot.state().gaze_target is None)
+
+
+def test_estop_refuses_moves_until_reset(robot: Robot) -> None:
+    robot.estop()
+    eventually(lambda: robot.state().estop)
+    with pytest.raises((EStopActiveError, CommandRejectedByRobotError), match="emergency stop"):
+        robot.play("nod", wait=True)
+    robot.reset()
+    eventually(lambda: not robot.state().estop)
+    assert robot.play("nod", wait=True).reason == "done"
+
+
+def test_state_is_a_typed_snapshot(robot: Robot) -> None:
+    state = robot.state()
+    assert state.driver_connected
+    assert not state.estop
+    assert not state.shutdown
+    assert state.humanoid is None
+    assert state.t >= 0
+
+
+def test_waiting_longer_than_the_timeout_raises(robot: Robot) -> None:
+    handle = robot.say(LONG)
+    with pytest.raises(RobotTimeoutError, match="did not end within"):
+        handle.wait(timeout=0.05)
+    with pytest.raises(TimeoutError):  # also a builtin TimeoutError
+        robot.play("LOOKUP_Waving", wait=True, timeout=0.05)
+    handle.cancel()
+
+
+def test_unknown_event_kinds_are_refused(robot: Robot) -> None:
+    with pytest.raises(InvalidCommandError, match="end_speak"):
+        robot.on("speech_over", lambda _e: None)
+
+
+def test_humanoid_needs_a_linked_humanoid(robot: Robot) -> None:
+    with pytest.raises(NotSupportedError, match="humanoid"):
+        _ = robot.humanoid

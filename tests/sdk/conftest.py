@@ -4,6 +4,7 @@ scripted engine into a real-time null sink, so utterances take real (short) time
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
@@ -22,6 +23,7 @@ from anima.config import (
     MotionConfig,
     MqttConfig,
     ServeConfig,
+    SpeechConfig,
 )
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
@@ -75,20 +77,35 @@ class Served:
     prefix: str
 
 
+ServeFactory = Callable[..., Served]
+
+
 @pytest.fixture
-def served(embedded_broker: EmbeddedBroker) -> Iterator[Served]:
-    prefix = f"sdk{os.getpid()}n{next(_prefixes)}"
-    cfg = sdk_config(prefix)
-    runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
-    door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)
-    runtime.attach(door)
-    runtime.start()
-    try:
+def serve(embedded_broker: EmbeddedBroker) -> Iterator[ServeFactory]:
+    """``serve(speech=True)``: start a served runtime on its own prefix; all stopped at teardown."""
+    runtimes: list[Runtime] = []
+
+    def start(*, speech: bool = True) -> Served:
+        prefix = f"sdk{os.getpid()}n{next(_prefixes)}"
+        cfg = dataclasses.replace(sdk_config(prefix), speech=SpeechConfig(enabled=speech))
+        runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+        door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)
+        runtime.attach(door)
+        runtimes.append(runtime)
+        runtime.start()
         assert door.wait_connected(5), "the door did not connect"
         address = embedded_broker.address
-        yield Served(runtime, f"mqtt://{address.host}:{address.port}", prefix)
-    finally:
+        return Served(runtime, f"mqtt://{address.host}:{address.port}", prefix)
+
+    yield start
+    for runtime in runtimes:
         runtime.stop(ease=False)
+
+
+@pytest.fixture
+def served(serve: ServeFactory) -> Served:
+    """A runtime with speech, served over the embedded broker."""
+    return serve()
 
 
 @pytest.fixture(params=["local", "mqtt"])

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from anima import Robot
-from anima.errors import ConfigError, NotSupportedError, RobotNotConnectedError
+from anima.config import SpeechConfig
+from anima.drivers.sim import SimDriver
+from anima.errors import (
+    CommandRefusedError,
+    CommandRejectedByRobotError,
+    ConfigError,
+    NotSupportedError,
+    RobotNotConnectedError,
+)
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 
-from .conftest import Served, local_robot
+from .conftest import Served, ServeFactory, local_robot, sdk_config
 
 
 def test_a_robot_that_is_not_open_says_so() -> None:
@@ -63,3 +73,23 @@ def test_the_served_robot_is_reached_and_closed(served: Served) -> None:
 def test_bad_addresses_are_config_errors(url: str) -> None:
     with pytest.raises(ConfigError, match="robot address"):
         Robot.connect(url)
+
+
+def test_speech_refused_in_process_says_why() -> None:
+    cfg = dataclasses.replace(sdk_config(), speech=SpeechConfig(enabled=False))
+    with Robot.local(cfg, driver=SimDriver()) as robot:
+        refused = pytest.raises(CommandRefusedError, match="speech is not available")
+        with refused:
+            robot.say("hello")
+
+
+def test_speech_refused_over_mqtt_carries_the_runtimes_reason(serve: ServeFactory) -> None:
+    mute = serve(speech=False)
+    with Robot.connect(mute.url, prefix=mute.prefix, timeout=5.0) as robot:
+        errors: list[object] = []
+        robot.on("error", errors.append)
+        handle = robot.say("hello", wait=False)
+        with pytest.raises(CommandRejectedByRobotError, match="speech is not available") as info:
+            handle.wait()
+        assert info.value.command == f"{mute.prefix}/agent/control/speak"
+        assert "speech is disabled" in info.value.reason

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 from anima import Robot
 from anima.events import Event
 
@@ -25,13 +23,6 @@ def load(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def test_hello(capsys: pytest.CaptureFixture[str]) -> None:
-    with local_robot() as robot:
-        load("hello").main(robot)
-        assert robot.state().looking
-    assert "RobotSnapshot(" in capsys.readouterr().out
 
 
 def test_hello_as_a_script_against_a_served_robot(served: Served) -> None:

@@ -19,6 +19,7 @@ from anima.events import Event, MoveFinished, SpeechEnded, SpeechStarted
 
 from .conftest import eventually
 
+QUICK = "LOOKUPPostureDefaultBlink"  # a 0.24 s gesture that needs no reset move first
 LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
 
 
@@ -81,7 +82,7 @@ def test_play_and_wait_reports_animation_done(robot: Robot) -> None:
     assert event.name == "nod"
     assert not event.cut
     unsubscribe()
-    robot.play("nod", wait=True)
+    robot.play(QUICK, wait=True)
     assert len(done.events) == 1  # unsubscribed: no more calls
 
 
@@ -122,7 +123,7 @@ def test_estop_refuses_moves_until_reset(robot: Robot) -> None:
         robot.play("nod", wait=True)
     robot.reset()
     eventually(lambda: not robot.state().estop)
-    assert robot.play("nod", wait=True).reason == "done"
+    assert robot.play(QUICK, wait=True).reason == "done"
 
 
 def test_state_is_a_typed_snapshot(robot: Robot) -> None:

@@ -27,10 +27,16 @@ class HumanoidActions:
         return answer
 
     def stand_up(self, timeout: float = 15.0) -> None:
-        """From Stop (or any step on the way), through Start and Zero, to Stand; blocks."""
-        order = ("Start", "Zero", "Stand")
+        """Get to Stand, whatever the mode: from Stop through Start and Zero; blocks."""
+        from anima.humanoid.spec import STAND, START, STOP, ZERO
+
+        order = (START, ZERO, STAND)
         current = self._client.state().fsm_name
-        for mode in order[order.index(current) + 1 if current in order else 0 :]:
+        if current in order:
+            steps = order[order.index(current) + 1 :]
+        else:  # from Stop the whole way; from a gait (Walk, Run) back to Stand
+            steps = order if current == STOP else (STAND,)
+        for mode in steps:
             self.set_mode(mode, wait=True, timeout=timeout)
 
     def stand_motion(self, motion: str) -> str:

@@ -3,7 +3,8 @@
 A front door's network thread (paho's, uvicorn's) calls :meth:`submit` and returns at once. One
 worker thread, owned here, executes the commands in arrival order. Look-at requests are a
 stream where only the latest matters: they go to a single slot that each new one overwrites, so a
-1 kHz flood cannot build a backlog. Stop commands jump the queue and flush what is pending.
+1 kHz flood cannot build a backlog. Stop commands jump the queue; an emergency stop also flushes
+everything that was waiting (each flushed command is reported as refused).
 """
 
 from __future__ import annotations
@@ -69,7 +70,14 @@ class CommandDispatcher:
                 if self._look is not None:
                     self.coalesced += 1
                 self._look = (command, origin)
-            elif isinstance(command, cmd.StopSpeaking):
+            elif isinstance(command, cmd.EmergencyStop):
+                # an emergency stop goes first and flushes what was waiting behind it
+                flushed, self._pending = list(self._pending), collections.deque()
+                self._look = None
+                self._pending.append((command, origin))
+                for _, waiting in flushed:
+                    self._reject(waiting, "flushed by an emergency stop")
+            elif isinstance(command, cmd.StopSpeaking | cmd.StopAnimation):
                 # interruption is a property of the message: it goes first
                 self._pending.appendleft((command, origin))
             elif len(self._pending) >= self._max:

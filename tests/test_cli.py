@@ -87,6 +87,7 @@ def test_bench_tick_json() -> None:
 def _serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_SERVE__STATUS_INTERVAL_S="0.2")
     env["ANIMA_MQTT__ENABLED"] = "false"  # MQTT has its own tests; keep these off any broker
+    env["ANIMA_WEB__ENABLED"] = "false"  # no dashboard: tests would share port 8080
     return subprocess.Popen(
         [sys.executable, "-m", "anima", "serve", *args],
         stdout=subprocess.PIPE,

@@ -202,6 +202,7 @@ class Server:
     def __init__(self, tmp_path: Path, *args: str) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(tmp_path))
         env["ANIMA_MQTT__ENABLED"] = "false"  # reload is the subject, not MQTT
+        env["ANIMA_WEB__ENABLED"] = "false"  # no dashboard: tests would share port 8080
         env.pop("ANIMA_CONFIG", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "anima", "serve", *args],

@@ -343,6 +343,7 @@ def test_end_of_input_at_a_prompt_ends_the_console(session: Session) -> None:
 def test_anima_console_as_a_process(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(tmp_path))
     env["ANIMA_MQTT__ENABLED"] = "false"  # the console is the subject, not MQTT
+    env["ANIMA_WEB__ENABLED"] = "false"  # no dashboard: tests would share port 8080
     env.pop("ANIMA_CONFIG", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "anima", "console"],

@@ -21,6 +21,7 @@ from anima.errors import AnimaError
 
 if TYPE_CHECKING:
     from anima.config import AnimaConfig
+    from anima.frontdoors.web import WebFrontDoor
     from anima.runtime import Runtime
 
 log = logging.getLogger("anima")
@@ -61,6 +62,9 @@ AudioInOpt = Annotated[
     typer.Option("--audio-in", help="The agent's ears: auto, mic, none, stdin, or a .wav file."),
 ]
 NoMqttOpt = Annotated[bool, typer.Option("--no-mqtt", help="Do not serve the MQTT contract.")]
+NoWebOpt = Annotated[
+    bool, typer.Option("--no-web", help="Do not serve the dashboard and REST API.")
+]
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
 ]
@@ -83,6 +87,7 @@ def serve(
     ] = False,
     broker: BrokerOpt = None,
     no_mqtt: NoMqttOpt = False,
+    no_web: NoWebOpt = False,
     audio_out: AudioOpt = None,
     humanoid: HumanoidOpt = None,
     agent: AgentOpt = False,
@@ -102,6 +107,7 @@ def serve(
         console=console,
         broker=broker,
         mqtt=not no_mqtt,
+        web=not no_web,
         audio_out=audio_out,
         humanoid=humanoid,
         agent=agent,
@@ -115,6 +121,7 @@ def console_command(
     port: PortOpt = None,
     broker: BrokerOpt = None,
     no_mqtt: NoMqttOpt = False,
+    no_web: NoWebOpt = False,
     audio_out: AudioOpt = None,
 ) -> None:
     """Run the runtime with the operator console on this terminal (`anima serve --console`)."""
@@ -127,6 +134,7 @@ def console_command(
         console=True,
         broker=broker,
         mqtt=not no_mqtt,
+        web=not no_web,
         audio_out=audio_out,
     )
 
@@ -176,6 +184,7 @@ def run(
     console: bool,
     broker: str | None = None,
     mqtt: bool = True,
+    web: bool = True,
     audio_out: str | None = None,
     humanoid: str | None = None,
     agent: bool = False,
@@ -199,6 +208,7 @@ def run(
             _attach_agent(runtime, audio_in)
         if cfg.mqtt.enabled:
             _attach_mqtt(runtime, cfg)
+        web_door = _attach_web(runtime, cfg) if web and cfg.web.enabled else None
         _install_signals(runtime, stop)
         runtime.start()
     except AnimaError as exc:
@@ -211,6 +221,8 @@ def run(
     try:
         if runtime.wait_first_tick():
             typer.echo(f"anima ready: {len(runtime.body)} channels on the {cfg.driver.type} robot")
+        if web_door is not None:
+            typer.echo(f"anima dashboard: {web_door.url}")
         if console:
             _start_console(runtime, stop)
         _wait(runtime, stop, seconds, cfg.serve.status_interval_s)
@@ -243,6 +255,21 @@ def _attach_mqtt(runtime: Runtime, cfg: AnimaConfig) -> None:
     runtime.attach(MqttFrontDoor(runtime, cfg.mqtt, choice.address))
     kind = "embedded broker" if choice.embedded is not None else "broker"
     typer.echo(f"anima MQTT: {kind} {choice.address}, topics {cfg.mqtt.prefix}/agent/…")
+
+
+def _attach_web(runtime: Runtime, cfg: AnimaConfig) -> WebFrontDoor | None:
+    from anima.frontdoors.web import WebFrontDoor
+
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        # on by default: a core install without the web extra still serves, and says why not
+        log.warning("no dashboard: install anima[web] (fastapi, uvicorn), or pass --no-web")
+        return None
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    return door
 
 
 def _install_signals(runtime: Runtime, stop: threading.Event) -> None:

@@ -36,6 +36,7 @@ from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
 from anima.frontdoors.payloads import Parser, control_parsers, excerpt
+from anima.frontdoors.state import runtime_state
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
@@ -263,27 +264,7 @@ class MqttFrontDoor:
             self._publish(f"{p}/agent/action_status", body, qos=1)
 
     def state_payload(self) -> str:
-        rt = self.runtime
-        s = rt.engine.stats()
-        st = rt.engine.state()
-        b = rt.behaviour
-        return _json(
-            t=round(rt.engine.clock.now(), 3),
-            move=st.move,
-            queued=st.queued,
-            gaze_target=b.latched_target,
-            looking=rt.behaviour.gaze.active,
-            speaking=rt.speaking,
-            shutdown=b.shutting_down,
-            estop=st.estopped,
-            driver_connected=st.driver_connected,
-            humanoid=None if rt.humanoid is None else rt.humanoid.summary(),
-            loop={
-                "rate_hz": round(s.rate_hz, 3),
-                "period_error_p99_ms": round(s.period_error_p99_ms, 3),
-                "missed": s.missed,
-            },
-        )
+        return _json(**runtime_state(self.runtime))
 
     def _publish_state(self) -> None:
         period = 1.0 / self.config.state_hz

@@ -1,0 +1,260 @@
+"""The FastAPI application: REST commands, state, the WebSocket and the page.
+
+Request bodies are read raw and parsed by :mod:`anima.frontdoors.payloads`, the functions the
+MQTT door uses, so a command is refused with the same reason whichever way it came; the OpenAPI
+description documents the bodies without a second validator. Accepted commands answer 202: they
+are executed in order by the door's dispatcher, and a refusal at execution (an estopped engine)
+arrives as a ``command_rejected`` event on the WebSocket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from anima import __version__
+from anima import commands as cmd
+from anima.errors import AnimaError
+from anima.frontdoors import payloads
+from anima.frontdoors.dispatch import Origin
+from anima.frontdoors.state import PAYLOAD_VERSION, animations_description, body_description
+from anima.frontdoors.web.stream import Client, dumps
+
+if TYPE_CHECKING:
+    from anima.frontdoors.web.server import WebFrontDoor
+
+STATIC = Path(__file__).with_name("static")
+
+
+class RefusedError(Exception):
+    """A request answered with ``status`` and the reason, as ``{"v":1,"path":…,"reason":…}``."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    body = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}}
+
+
+SPEAK_BODY = _schema(
+    {
+        "text": {"type": "string", "maxLength": payloads.MAX_TEXT},
+        "locale": {"type": "string", "default": payloads.DEFAULT_LOCALE, "example": "en-US"},
+    },
+    ["text"],
+)
+LOOK_AT_BODY = _schema(
+    {
+        k: {"type": "number", "description": f"metres, head frame ({d})"}
+        for k, d in (("x", "forward"), ("y", "left"), ("z", "up"))
+    },
+    ["x", "y", "z"],
+)
+NAME_BODY = _schema({"name": {"type": "string", "maxLength": payloads.MAX_NAME}}, ["name"])
+ACCEPTED: dict[int | str, dict[str, Any]] = {202: {"description": "accepted: queued for execution"}}
+REFUSED: dict[int | str, dict[str, Any]] = {
+    400: {"description": "refused: the reason is the MQTT door's"},
+    401: {"description": "missing or wrong token"},
+}
+
+
+def _name_field(raw: bytes | str) -> str:
+    """``{"name": "…"}`` (or the bare name as text) → the name, for the shared name parsers."""
+    text = payloads.decode(raw)
+    if not text.startswith("{"):
+        return text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise payloads.PayloadError(f"invalid JSON: {exc.msg} at character {exc.pos}") from None
+    except (RecursionError, ValueError):
+        raise payloads.PayloadError("invalid JSON") from None
+    if not isinstance(data, dict):
+        raise payloads.PayloadError(f"expected a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(data) - {"name"})
+    if unknown:
+        raise payloads.PayloadError(f"unknown field {unknown[0]!r} (fields: name)")
+    if "name" not in data:
+        raise payloads.PayloadError("missing field 'name'")
+    if not isinstance(data["name"], str):
+        raise payloads.PayloadError("'name' must be a string")
+    return data["name"]
+
+
+def create_app(door: WebFrontDoor) -> FastAPI:
+    runtime = door.runtime
+
+    def check_token(request: Request) -> None:
+        if not door.token_ok(_bearer(request)):
+            raise RefusedError(401, "missing or wrong token (Authorization: Bearer …)")
+
+    app = FastAPI(
+        title="anima",
+        version=__version__,
+        description="Drive one robot: the MQTT contract's commands, its state and body.",
+    )
+
+    @app.exception_handler(RefusedError)
+    async def refused(request: Request, exc: RefusedError) -> JSONResponse:
+        body = {"v": PAYLOAD_VERSION, "path": request.url.path, "reason": exc.reason}
+        return JSONResponse(body, status_code=exc.status)
+
+    api = APIRouter(prefix="/api", dependencies=[Depends(check_token)])
+
+    _add_commands(api, door)
+
+    @api.get("/state", summary="The runtime's state and the last channel values")
+    def state() -> dict[str, Any]:
+        return {"v": PAYLOAD_VERSION, **door.reader.state(), "values": door.reader.frame()}
+
+    @api.get("/animations", summary="The library's gestures and gaze postures")
+    def animations() -> dict[str, Any]:
+        return {"v": PAYLOAD_VERSION, **animations_description(runtime)}
+
+    @api.get("/body", summary="Channels with their limits and roles, and the body's postures")
+    def body() -> dict[str, Any]:
+        return {"v": PAYLOAD_VERSION, **body_description(runtime)}
+
+    app.include_router(api)
+
+    _add_stream(app, door)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
+    runtime = door.runtime
+    library = runtime.library
+
+    async def submit(request: Request, parse: payloads.Parser) -> JSONResponse:
+        raw = await request.body()
+        try:
+            command = parse(raw)
+        except AnimaError as exc:
+            door.rejected += 1
+            raise RefusedError(400, str(exc)) from None
+        if isinstance(command, cmd.Speak) and runtime.speech is None:
+            raise RefusedError(409, f"speech is not available: {runtime.speech_problem}")
+        path = request.url.path
+        door.dispatcher.submit(command, Origin("rest", path, payloads.excerpt(raw)))
+        return JSONResponse({"v": PAYLOAD_VERSION, "accepted": path}, status_code=202)
+
+    def command_route(path: str, parse: payloads.Parser, summary: str, extra: Any = None) -> None:
+        async def endpoint(request: Request) -> JSONResponse:
+            return await submit(request, parse)
+
+        responses: dict[int | str, dict[str, Any]] = {**ACCEPTED, **REFUSED}
+        if path == "/speak":
+            responses[409] = {"description": "no speech service runs"}
+        api.add_api_route(
+            path,
+            endpoint,
+            methods=["POST"],
+            summary=summary,
+            status_code=202,
+            responses=responses,
+            openapi_extra=extra,
+            name=path.strip("/"),
+        )
+
+    command_route("/speak", payloads.parse_speak, "Speak text, lips in sync", SPEAK_BODY)
+    command_route("/stop_speak", payloads.parse_stop_speak, "Interrupt the current utterance")
+    command_route(
+        "/animation",
+        lambda raw: payloads.parse_animation(_name_field(raw), library),
+        "Play an animation from the library",
+        NAME_BODY,
+    )
+    command_route("/look_at", payloads.parse_look_at, "Turn head and eyes to a point", LOOK_AT_BODY)
+    command_route(
+        "/look_at_target",
+        lambda raw: payloads.parse_look_at_target(_name_field(raw), library),
+        "Take a gaze posture and hold it (the default posture clears)",
+        NAME_BODY,
+    )
+    command_route("/estop", payloads.parse_estop, "Emergency stop: hold still until reset")
+    command_route("/reset", payloads.parse_reset, "Release the emergency stop")
+    command_route("/stop_animation", payloads.parse_stop_animation, "Stop moves to a hold")
+
+
+def _add_stream(app: FastAPI, door: WebFrontDoor) -> None:
+    @app.websocket("/ws")
+    async def stream(websocket: WebSocket) -> None:
+        if not door.token_ok(websocket.query_params.get("token")):
+            await websocket.close(code=1008)
+            return
+        await websocket.accept()
+        client = Client(asyncio.get_running_loop())
+        client.put(dumps(door.hello()))
+        door.clients.add(client)
+        tasks = [
+            asyncio.create_task(_tick(door, client)),
+            asyncio.create_task(_send(websocket, client)),
+        ]
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            door.clients.remove(client)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _bearer(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return request.query_params.get("token")
+
+
+def token_matches(expected: str | None, given: str | None) -> bool:
+    if expected is None:
+        return True
+    return given is not None and hmac.compare_digest(expected.encode(), given.encode())
+
+
+async def _tick(door: WebFrontDoor, client: Client) -> None:
+    """Queue a state message every 1/updates_hz seconds, on a fixed schedule."""
+    loop = asyncio.get_running_loop()
+    period = 1.0 / door.config.updates_hz
+    deadline = loop.time()
+    while True:
+        client.put(dumps(door.state_message()))
+        deadline += period
+        delay = deadline - loop.time()
+        if delay < -period:  # fell behind (a paused laptop): restart the schedule
+            deadline = loop.time()
+            delay = 0.0
+        await asyncio.sleep(max(delay, 0.0))
+
+
+async def _send(websocket: WebSocket, client: Client) -> None:
+    while True:
+        text = await client.queue.get()
+        await websocket.send_text(text)

@@ -1,0 +1,147 @@
+"""``WebFrontDoor``: uvicorn on its own thread, owned and stopped by the runtime."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from anima.config import WebConfig
+from anima.errors import AnimaError, ConfigError, MissingDependencyError
+from anima.events import Event
+from anima.frontdoors.dispatch import CommandDispatcher
+from anima.frontdoors.state import (
+    PAYLOAD_VERSION,
+    StateReader,
+    animations_description,
+    body_description,
+    event_fields,
+)
+from anima.frontdoors.web.stream import Clients, dumps
+
+if TYPE_CHECKING:
+    from anima.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 5.0  # uvicorn must be serving within this
+
+
+class WebFrontDoor:
+    """The dashboard, REST API and WebSocket of one runtime, served by uvicorn on a thread."""
+
+    def __init__(self, runtime: Runtime, config: WebConfig) -> None:
+        self.runtime = runtime
+        self.config = config
+        self.dispatcher = CommandDispatcher(runtime.execute, runtime.events)
+        self.reader = StateReader(runtime)
+        self.clients = Clients()
+        self.rejected = 0
+        self.port = config.port  # the bound port once started (config.port may be 0)
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._unsubscribe: Any = None
+
+    @property
+    def url(self) -> str:
+        host = self.config.host
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}/"
+
+    def token_ok(self, given: str | None) -> bool:
+        from anima.frontdoors.web.app import token_matches
+
+        return token_matches(self.config.token, given)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        try:
+            import uvicorn
+
+            from anima.frontdoors.web.app import create_app
+        except ImportError as exc:
+            raise MissingDependencyError("fastapi/uvicorn", "web") from exc
+        cfg = self.config
+        family = socket.AF_INET6 if ":" in cfg.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((cfg.host, cfg.port))
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(
+                f"web: cannot serve on {cfg.host}:{cfg.port}: {exc.strerror or exc} "
+                "(web.port, or anima serve --no-web)"
+            ) from exc
+        self.port = sock.getsockname()[1]
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(self),
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                ws="websockets-sansio",
+                timeout_graceful_shutdown=2,
+            )
+        )
+        self._server = server
+        self._unsubscribe = self.runtime.events.subscribe(self._on_event)
+        self.dispatcher.start()
+        self._thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, name="anima-web"
+        )
+        self._thread.start()
+        end = time.monotonic() + START_TIMEOUT_S
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > end:
+                self.stop()
+                sock.close()
+                raise AnimaError(f"web: uvicorn did not start on {cfg.host}:{self.port}")
+            time.sleep(0.005)
+        log.info("dashboard at %s", self.url)
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        server = self._server
+        if server is not None:
+            server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(5.0)
+            if self._thread.is_alive() and server is not None:
+                server.force_exit = True
+                self._thread.join(2.0)
+            self._thread = None
+        self._server = None
+        self.dispatcher.stop()
+
+    # ------------------------------------------------------------------ messages
+    def hello(self) -> dict[str, Any]:
+        """The first WebSocket message: the body's channels with limits, and the animations."""
+        return {
+            "v": PAYLOAD_VERSION,
+            "type": "hello",
+            "updates_hz": self.config.updates_hz,
+            "body": body_description(self.runtime),
+            "animations": animations_description(self.runtime),
+        }
+
+    def state_message(self) -> dict[str, Any]:
+        return {
+            "v": PAYLOAD_VERSION,
+            "type": "state",
+            **self.reader.state(),
+            "values": self.reader.frame(),
+        }
+
+    def _on_event(self, event: Event) -> None:
+        if len(self.clients) == 0:
+            return
+        try:
+            text = dumps({"v": PAYLOAD_VERSION, "type": "event", **event_fields(event)})
+        except ValueError:  # a non-finite number in an event: report it without the fields
+            text = dumps({"v": PAYLOAD_VERSION, "type": "event", "kind": event.kind})
+        self.clients.broadcast(text)

@@ -1,0 +1,221 @@
+// The anima dashboard: live state over /ws, commands over the REST API. No build step.
+const token = new URLSearchParams(location.search).get("token");
+const $ = (id) => document.getElementById(id);
+const LOG_LIMIT = 300;
+
+let body = null;        // the hello message's body: channels with limits and roles
+let roles = {};         // role → channel
+let latest = null;      // the newest state message, drawn on the next animation frame
+let bars = [];          // per channel: {fill, val}
+let received = 0;       // state messages since the last rate count
+
+// ------------------------------------------------------------------ commands
+async function post(path, payload) {
+  const headers = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const init = { method: "POST", headers };
+  if (payload !== undefined) init.body = JSON.stringify(payload);
+  try {
+    const r = await fetch(`/api/${path}`, init);
+    if (r.status !== 202) {
+      const reply = await r.json().catch(() => ({ reason: r.statusText }));
+      toast(`${path}: ${reply.reason ?? r.status}`);
+      logLine("error", `${path} refused: ${reply.reason ?? r.status}`);
+    }
+  } catch (e) {
+    toast(`${path}: ${e}`);
+  }
+}
+
+function toast(text) {
+  const el = $("toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { el.hidden = true; }, 4000);
+}
+
+$("speak-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const text = $("speak-text").value.trim();
+  if (text) post("speak", { text, locale: $("speak-locale").value.trim() || "en-US" });
+});
+$("stop-speak").addEventListener("click", () => post("stop_speak"));
+$("estop-btn").addEventListener("click", () => post("estop"));
+$("reset-btn").addEventListener("click", () => post("reset"));
+$("stop-anim").addEventListener("click", () => post("stop_animation"));
+$("pad").addEventListener("click", (e) => {
+  const box = $("pad").getBoundingClientRect();
+  const px = ((e.clientX - box.left) / box.width) * 2 - 1;   // -1 (left) … 1 (right)
+  const py = ((e.clientY - box.top) / box.height) * 2 - 1;   // -1 (up) … 1 (down)
+  $("pad-dot").setAttribute("cx", px.toFixed(3));
+  $("pad-dot").setAttribute("cy", py.toFixed(3));
+  // the viewer faces the robot: their right is the robot's left (+y); up is +z
+  post("look_at", { x: 1.0, y: +(px * 0.8).toFixed(3), z: +(-py * 0.6).toFixed(3) });
+});
+
+function buttons(container, names, action) {
+  container.replaceChildren(...names.map((name) => {
+    const b = document.createElement("button");
+    b.textContent = name;
+    b.dataset.name = name;
+    b.addEventListener("click", () => action(name));
+    return b;
+  }));
+}
+
+// ------------------------------------------------------------------ live view
+function setup(hello) {
+  body = hello.body;
+  roles = {};
+  for (const c of body.channels) if (!(c.role in roles)) roles[c.role] = c;
+  const rows = body.channels.map((c) => {
+    const row = document.createElement("div");
+    row.className = "channel";
+    row.dataset.channel = c.name;
+    row.title = `${c.name} (${c.role}) ${c.min}–${c.max}, rest ${c.default}`;
+    const name = Object.assign(document.createElement("span"), { className: "name", textContent: c.name });
+    const bar = Object.assign(document.createElement("div"), { className: "bar" });
+    const fill = Object.assign(document.createElement("div"), { className: "fill" });
+    const def = Object.assign(document.createElement("div"), { className: "def" });
+    def.style.left = `${frac(c, c.default) * 100}%`;
+    bar.append(fill, def);
+    const val = Object.assign(document.createElement("span"), { className: "val" });
+    row.append(name, bar, val);
+    return { row, fill, val };
+  });
+  bars = rows;
+  $("channels").replaceChildren(...rows.map((r) => r.row));
+  buttons($("gestures"), hello.animations.gestures, (name) => post("animation", { name }));
+  buttons($("postures"), hello.animations.postures, (name) => post("look_at_target", { name }));
+}
+
+function frac(c, v) {
+  return c.max > c.min ? Math.min(1, Math.max(0, (v - c.min) / (c.max - c.min))) : 0;
+}
+
+function radians(role, values, fallbackRange = 0.6) {
+  const c = roles[role];
+  if (!c) return 0;
+  const v = values[c.index];
+  if (c.calibration) return (v - c.calibration.zero) * c.calibration.rad_per_unit;
+  return ((v - c.default) / ((c.max - c.min) / 2 || 1)) * fallbackRange;
+}
+
+function level(role, values) {  // 0 … 1 above the channel's rest (or closed) value
+  const c = roles[role];
+  if (!c) return 0;
+  const low = c.closed ?? c.min;
+  const high = low === c.max ? c.min : c.max;
+  return Math.min(1, Math.max(0, (values[c.index] - low) / (high - low || 1)));
+}
+
+function drawFace(values) {
+  const yaw = radians("neck.yaw", values), pitch = radians("neck.pitch", values);
+  const roll = radians("neck.roll", values);
+  const deg = (r) => (r * 180) / Math.PI;
+  // turn: features slide sideways (the viewer's right is the robot's left); tilt: rotate
+  $("head").setAttribute("transform", `rotate(${(-deg(roll)).toFixed(2)})`);
+  $("features").setAttribute(
+    "transform", `translate(${(Math.sin(yaw) * 60).toFixed(2)} ${(-Math.sin(pitch) * 60).toFixed(2)})`);
+  const ex = Math.sin(radians("eyes.yaw", values)) * 28, ey = -Math.sin(radians("eyes.pitch", values)) * 28;
+  for (const id of ["pupil-r", "pupil-l"]) {
+    $(id).setAttribute("cx", Math.max(-14, Math.min(14, ex)).toFixed(2));
+    $(id).setAttribute("cy", Math.max(-8, Math.min(8, ey)).toFixed(2));
+  }
+  const open = roles["eyelids"] ? level("eyelids", values) : 1;
+  for (const id of ["lid-r", "lid-l"]) $(id).setAttribute("height", (32 * (1 - open)).toFixed(2));
+  const mouthOpen = level("lips.open", values), wide = level("lips.wide", values);
+  const narrow = level("lips.narrow", values);
+  $("mouth").setAttribute("ry", (3 + mouthOpen * 22).toFixed(2));
+  $("mouth").setAttribute("rx", (28 + wide * 14 - narrow * 12).toFixed(2));
+}
+
+function pill(id, text, cls) {
+  const el = $(id);
+  el.textContent = text;
+  el.className = `pill ${cls}`;
+}
+
+function draw() {
+  requestAnimationFrame(draw);
+  const s = latest;
+  if (!s || !body) return;
+  latest = null;
+  drawFace(s.values);
+  for (let i = 0; i < bars.length; i++) {
+    const c = body.channels[i], v = s.values[i];
+    bars[i].fill.style.width = `${frac(c, v) * 100}%`;
+    bars[i].val.textContent = v.toFixed(1);
+  }
+  $("rate").textContent = s.loop.rate_hz.toFixed(1);
+  $("jitter").textContent = s.loop.period_error_p99_ms.toFixed(2);
+  $("move").textContent = s.move ?? "idle";
+  $("gaze").textContent = s.gaze_target ?? (s.looking ? "point" : "–");
+  pill("driver", s.driver_connected ? "driver connected" : "driver DISCONNECTED", s.driver_connected ? "ok" : "bad");
+  pill("speaking", s.speaking ? "speaking" : "silent", s.speaking ? "on" : "");
+  pill("estop", s.estop ? "ESTOP" : "estop off", s.estop ? "bad" : "");
+  document.body.classList.toggle("estopped", s.estop);
+}
+
+// ------------------------------------------------------------------ events
+function describe(e) {
+  switch (e.kind) {
+    case "start_speak": return ["speech", `start speak ${e.utterance}: “${e.text}” (${e.locale})`];
+    case "end_speak": return ["speech", `end speak ${e.utterance}: ${e.reason}`];
+    case "move_started": return ["move", `animation ${e.name} started (${e.duration.toFixed(2)} s)`];
+    case "move_finished": return ["move", `animation ${e.name} ${e.cut ? `cut: ${e.reason}` : "done"}`];
+    case "command_rejected": return ["error", `${e.source} ${e.command} refused: ${e.reason}`];
+    case "engine_fault": return ["error", `fault in ${e.source}: ${e.reason}`];
+    case "estop": return ["error", e.active ? "EMERGENCY STOP" : "emergency stop released"];
+    case "notice": return ["", `${e.source}: ${e.message}`];
+    case "asr": return ["agent", `heard${e.final ? "" : " (partial)"}: ${e.text}`];
+    case "wake": return ["agent", `wake (${e.source}) ${e.phrase}`];
+    case "listen_timeout": return ["agent", `listening ended: ${e.reason}`];
+    case "plan_started": return ["agent", `plan ${e.plan}: ${e.steps.join("; ")}`];
+    case "plan_finished": return ["agent", `plan ${e.plan} ${e.outcome} ${e.feedback}`];
+    case "action_status": return ["agent", `plan ${e.plan} step ${e.index} ${e.step}: ${e.status} ${e.message}`];
+    default: return ["", `${e.kind} ${JSON.stringify(e)}`];
+  }
+}
+
+function logLine(cls, text, t) {
+  const li = document.createElement("li");
+  li.className = cls;
+  li.dataset.kind = cls;
+  const stamp = Object.assign(document.createElement("span"), { className: "t",
+    textContent: t !== undefined ? t.toFixed(2) : new Date().toLocaleTimeString() });
+  li.append(stamp, text);
+  const log = $("log");
+  const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+  log.append(li);
+  while (log.childElementCount > LOG_LIMIT) log.firstElementChild.remove();
+  if (atBottom) log.scrollTop = log.scrollHeight;
+}
+
+// ------------------------------------------------------------------ connection
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const query = token ? `?token=${encodeURIComponent(token)}` : "";
+  const ws = new WebSocket(`${scheme}://${location.host}/ws${query}`);
+  ws.onopen = () => pill("link", "live", "ok");
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(m.data);
+    if (msg.type === "state") { latest = msg; received++; }
+    else if (msg.type === "hello") setup(msg);
+    else if (msg.type === "event") {
+      const [cls, text] = describe(msg);
+      logLine(cls, text, msg.t || undefined);
+      const last = $("log").lastElementChild;
+      if (last) last.dataset.kind = msg.kind;
+    }
+  };
+  ws.onclose = () => {
+    pill("link", "disconnected: retrying", "bad");
+    setTimeout(connect, 1000);
+  };
+}
+
+setInterval(() => { $("ups").textContent = String(received); received = 0; }, 1000);
+requestAnimationFrame(draw);
+connect();

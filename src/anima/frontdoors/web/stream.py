@@ -1,0 +1,69 @@
+"""Fan-out of live state and events to WebSocket clients.
+
+Events arrive on the event hub's thread; each is turned into JSON once and handed to every
+client's queue on the server's event loop (``call_soon_threadsafe``). Each client's queue is
+bounded: a client too slow to keep up loses messages (counted), never the robot's time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+QUEUE_LIMIT = 512  # messages waiting for one client; more are dropped
+
+
+def dumps(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"), allow_nan=False, default=str)
+
+
+class Client:
+    """One WebSocket connection's outgoing queue, filled on the server's event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[str] = asyncio.Queue(QUEUE_LIMIT)
+        self.dropped = 0
+
+    def put(self, text: str) -> None:
+        """Called on the event loop."""
+        try:
+            self.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            self.dropped += 1
+
+
+class Clients:
+    """The connected clients; events are broadcast to all of them from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._clients: list[Client] = []
+
+    def add(self, client: Client) -> None:
+        with self._lock:
+            self._clients.append(client)
+
+    def remove(self, client: Client) -> None:
+        with self._lock:
+            if client in self._clients:
+                self._clients.remove(client)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._clients)
+
+    def broadcast(self, text: str) -> None:
+        """Queue ``text`` for every client; safe from any thread, never blocks."""
+        with self._lock:
+            clients = list(self._clients)
+        for c in clients:
+            # RuntimeError: that client's loop is closing, it is going away
+            with contextlib.suppress(RuntimeError):
+                c.loop.call_soon_threadsafe(c.put, text)

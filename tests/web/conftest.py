@@ -1,0 +1,67 @@
+"""A robot with the web door on a free loopback port, speech by the scripted engine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+from anima.config import AnimaConfig, BehaviourConfig, SpeechConfig, WebConfig
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
+
+
+def web_config(**web: Any) -> AnimaConfig:
+    return AnimaConfig(
+        web=WebConfig(port=0, **web),
+        behaviour=BehaviourConfig(full_blink_every_s=600.0),  # no periodic animation events
+        speech=SpeechConfig(enabled=True),
+    )
+
+
+@pytest.fixture
+def robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
+    cfg = web_config()
+    runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    runtime.start()
+    assert runtime.wait_first_tick()
+    yield runtime, door
+    runtime.stop(ease=False)
+
+
+@pytest.fixture
+def http(robot: tuple[Runtime, WebFrontDoor]) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=robot[1].url, timeout=5.0) as client:
+        yield client
+
+
+def collect(url: str, seconds: float, until: str | None = None) -> list[dict[str, Any]]:
+    """Messages from the WebSocket at ``url`` for ``seconds`` (or until an event of ``until``)."""
+
+    async def run() -> list[dict[str, Any]]:
+        got: list[dict[str, Any]] = []
+        async with websockets.connect(url) as ws:
+            end = time.monotonic() + seconds
+            while (left := end - time.monotonic()) > 0:
+                try:
+                    text = await asyncio.wait_for(ws.recv(), left)
+                except TimeoutError:
+                    break
+                msg = json.loads(text)
+                got.append(msg)
+                if until is not None and msg.get("kind") == until:
+                    break
+        return got
+
+    return asyncio.run(run())

@@ -1,0 +1,166 @@
+"""The REST API over real HTTP: each command reaches the simulated robot; refusals carry the
+MQTT door's reasons, because both call the same parsers."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from anima.errors import AnimaError
+from anima.frontdoors import payloads
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+
+Robot = tuple[Runtime, WebFrontDoor]
+
+
+def _wait(predicate: object, timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_animation_moves_the_robot(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    r = http.post("/api/animation", json={"name": "nod"})
+    assert r.status_code == 202
+    assert _wait(lambda: runtime.engine.state().move == "nod")
+    assert _wait(lambda: runtime.engine.state().move is None)
+
+
+def test_look_at_turns_the_head(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    before = runtime.engine.last_frame.copy()
+    r = http.post("/api/look_at", json={"x": 1.0, "y": 0.6, "z": 0.2})
+    assert r.status_code == 202
+    assert _wait(lambda: abs(runtime.engine.last_frame - before).max() > 3.0)
+
+
+def test_look_at_target_latches_the_gaze(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    posture = "Posture_LookAtInterviewer"
+    assert http.post("/api/look_at_target", json={"name": posture}).status_code == 202
+    assert _wait(lambda: runtime.behaviour.latched_target is not None)
+    state = http.get("/api/state").json()
+    assert state["gaze_target"] == posture == runtime.behaviour.latched_target
+
+
+def test_speak_and_stop(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    r = http.post("/api/speak", json={"text": "hello there, how are you today", "locale": "en-US"})
+    assert r.status_code == 202
+    assert _wait(lambda: runtime.speaking)
+    assert http.get("/api/state").json()["speaking"] is True
+    assert http.post("/api/stop_speak").status_code == 202
+    assert _wait(lambda: not runtime.speaking)
+
+
+def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    assert http.post("/api/estop").status_code == 202
+    assert _wait(lambda: http.get("/api/state").json()["estop"] is True)
+    frozen = runtime.engine.last_frame.copy()
+    assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
+    time.sleep(0.3)
+    assert (runtime.engine.last_frame == frozen).all()
+    assert http.post("/api/reset").status_code == 202
+    assert _wait(lambda: http.get("/api/state").json()["estop"] is False)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "parse"),
+    [
+        ("/api/look_at", '{"x": 1, "y": 0}', payloads.parse_look_at),
+        ("/api/look_at", '{"x": 1, "y": 0, "z": true}', payloads.parse_look_at),
+        ("/api/look_at", '{"x": 1, "y": 0, "z": 0, "w": 1}', payloads.parse_look_at),
+        ("/api/look_at", '{"x": 0, "y": 0, "z": 0}', payloads.parse_look_at),
+        ("/api/look_at", '{"x": 1e9, "y": 0, "z": 0}', payloads.parse_look_at),
+        ("/api/look_at", "[1, 2, 3]", payloads.parse_look_at),
+        ("/api/look_at", "{nope", payloads.parse_look_at),
+        ("/api/speak", '{"text": "hi", "locale": "english"}', payloads.parse_speak),
+        ("/api/speak", '{"text": ""}', payloads.parse_speak),
+        ("/api/speak", "", payloads.parse_speak),
+        ("/api/speak", "x" * 2001, payloads.parse_speak),
+    ],
+)
+def test_refusals_carry_the_mqtt_reason(
+    http: httpx.Client, path: str, body: str, parse: payloads.Parser
+) -> None:
+    with pytest.raises(AnimaError) as refused:
+        parse(body.encode())
+    r = http.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400
+    assert r.json() == {"v": 1, "path": path, "reason": str(refused.value)}
+
+
+def test_unknown_animation_and_gesture_as_posture(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    r = http.post("/api/animation", json={"name": "nodd"})
+    assert r.status_code == 400
+    with pytest.raises(AnimaError) as refused:
+        payloads.parse_animation("nodd", runtime.library)
+    assert r.json()["reason"] == str(refused.value)
+    assert "did you mean" in r.json()["reason"]
+    r = http.post("/api/look_at_target", json={"name": "nod"})
+    assert r.status_code == 400
+    assert r.json()["reason"] == "'nod' is a gesture, not a posture"
+    r = http.post("/api/animation", json={"title": "nod"})
+    assert r.json()["reason"] == "unknown field 'title' (fields: name)"
+
+
+def test_speak_without_speech_is_409() -> None:
+    from anima.config import SpeechConfig
+
+    from .conftest import web_config
+
+    cfg = web_config()
+    cfg = type(cfg)(web=cfg.web, speech=SpeechConfig(enabled=False))
+    runtime = Runtime(cfg)
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime, httpx.Client(base_url=door.url) as http:
+        r = http.post("/api/speak", content="hello")
+        assert r.status_code == 409
+        assert r.json()["reason"].startswith("speech is not available")
+
+
+def test_state_body_animations_and_openapi(robot: Robot, http: httpx.Client) -> None:
+    runtime, _ = robot
+    state = http.get("/api/state").json()
+    assert state["driver_connected"] is True
+    assert len(state["values"]) == len(runtime.body)
+    assert state["loop"]["rate_hz"] > 0
+    body = http.get("/api/body").json()
+    assert [c["name"] for c in body["channels"]] == [c.name for c in runtime.body.channels]
+    assert all(c["min"] <= c["default"] <= c["max"] for c in body["channels"])
+    anims = http.get("/api/animations").json()
+    assert "nod" in anims["gestures"]
+    assert set(anims["postures"]) == set(runtime.library.postures())
+    spec = http.get("/openapi.json").json()
+    for path in ("/api/speak", "/api/look_at", "/api/estop", "/api/state", "/api/body"):
+        assert path in spec["paths"]
+    schema = spec["paths"]["/api/look_at"]["post"]["requestBody"]["content"]["application/json"]
+    assert schema["schema"]["required"] == ["x", "y", "z"]
+    assert http.get("/").status_code == 200
+
+
+def test_token_is_required_when_set() -> None:
+    from .conftest import web_config
+
+    cfg = web_config(token="s3cret")
+    runtime = Runtime(cfg)
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime, httpx.Client(base_url=door.url) as http:
+        assert http.get("/api/state").status_code == 401
+        assert http.post("/api/estop").status_code == 401
+        assert not runtime.engine.estopped
+        ok = http.get("/api/state", headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+        assert http.get("/api/state?token=s3cret").status_code == 200
+        assert http.get("/").status_code == 200  # the page itself holds nothing secret

@@ -1,0 +1,1 @@
+"""Recorded sessions: the dashboard's messages in a JSON Lines file, and plots of them."""

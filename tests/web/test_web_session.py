@@ -1,0 +1,87 @@
+"""`anima record` (over the WebSocket, and in-process) and `anima plot`."""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import typer
+from typer.testing import CliRunner
+
+from anima.cli import session as session_cli
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+from anima.session.plot import read_session
+
+Robot = tuple[Runtime, WebFrontDoor]
+
+app = typer.Typer()  # mounted here as anima.cli mounts it
+app.command("record")(session_cli.record_command)
+app.command("plot")(session_cli.plot_command)
+runner = CliRunner()
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+def test_record_over_the_websocket_then_plot(robot: Robot, tmp_path: Path) -> None:
+    _, door = robot
+    out = tmp_path / "session.jsonl"
+
+    def drive() -> None:
+        time.sleep(0.3)
+        with httpx.Client(base_url=door.url) as http:
+            http.post("/api/animation", json={"name": "nod"})
+            http.post("/api/speak", content="hello")
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    result = runner.invoke(app, ["record", str(out), "--seconds", "2.5", "--url", door.url])
+    driver.join()
+    assert result.exit_code == 0, result.output
+    session = read_session(out)
+    assert len(session.times) >= 40  # 30/s for 2.5 s; loose
+    assert [a[2] for a in session.animations][:1] == ["nod"]
+    assert len(session.speech) == 1
+    assert session.speech[0][2] == "hello"
+    png = tmp_path / "session.png"
+    result = runner.invoke(app, ["plot", str(out), "-o", str(png), "--width", "900"])
+    assert result.exit_code == 0, result.output
+    assert _png_size(png) == (900, 800)
+
+
+def test_record_local_and_plot_default_size(tmp_path: Path) -> None:
+    out = tmp_path / "local.jsonl"
+    env = {"ANIMA_SPEECH__ENABLED": "false", "ANIMA_WEB__ENABLED": "false"}
+    result = runner.invoke(app, ["record", str(out), "--seconds", "1", "--local"], env=env)
+    assert result.exit_code == 0, result.output
+    assert len(read_session(out).times) >= 20
+    result = runner.invoke(app, ["plot", str(out)])
+    assert result.exit_code == 0, result.output
+    assert _png_size(out.with_suffix(".png")) == (1200, 800)
+
+
+def test_record_without_a_server_fails_in_one_line(tmp_path: Path) -> None:
+    from anima.frontdoors.mqtt.broker import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/"
+    result = runner.invoke(
+        app, ["record", str(tmp_path / "x.jsonl"), "--seconds", "1", "--url", url]
+    )
+    assert result.exit_code == 2
+    assert "cannot reach the dashboard" in result.output
+
+
+def test_plot_of_a_broken_file_names_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "state", "values": []}\n')
+    result = runner.invoke(app, ["plot", str(bad)])
+    assert result.exit_code == 2
+    assert "bad.jsonl:1" in result.output

@@ -1,0 +1,62 @@
+"""Schema-driven fuzzing of the REST API (schemathesis): no request gets a 500.
+
+Cases come from schemathesis's strategies driven by hypothesis directly (its pytest plugin does
+not run under this pytest); a bounded number of examples per operation.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+
+schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis")
+
+Robot = tuple[Runtime, WebFrontDoor]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[WebFrontDoor]:
+    from anima.speech.sinks import NullSink
+    from anima.testing.tts import ScriptedEngine
+
+    from .conftest import web_config
+
+    cfg = web_config()
+    runtime = Runtime(cfg, tts=[ScriptedEngine()], audio_sink=NullSink())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime:
+        yield door
+
+
+def test_no_request_is_a_server_error(served: WebFrontDoor) -> None:
+    schema = schemathesis.openapi.from_url(served.url + "openapi.json")
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 10
+    calls = 0
+    for operation, mode in itertools.product(operations, schemathesis.GenerationMode):
+
+        @given(case=operation.as_strategy(generation_mode=mode))
+        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+        def call(case: Any) -> None:
+            nonlocal calls
+            calls += 1
+            response = case.call(timeout=5)
+            label = f"{case.method} {case.path}"
+            assert response.status_code < 500, (label, response.text)
+            assert response.status_code in (200, 202, 400, 409), (label, response.text)
+
+        try:
+            call()
+        except Unsatisfiable:  # nothing to break in an operation without parameters or body
+            assert mode is schemathesis.GenerationMode.NEGATIVE
+    assert calls >= 100
+    assert served.rejected > 0  # the fuzz reached the shared parsers

@@ -14,11 +14,13 @@ def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
     seen: list[Event] = []
     hub.subscribe(seen.append)
     gate = threading.Event()
+    busy = threading.Event()  # the worker has taken "first": later submits queue behind it
     ran: list[cmd.Command] = []
     done = threading.Event()
 
     def execute(command: cmd.Command) -> None:
         if isinstance(command, cmd.PlayAnimation) and command.name == "first":
+            busy.set()
             gate.wait(5)  # the worker is busy with this one while others arrive
         ran.append(command)
         if isinstance(command, cmd.EmergencyStop):
@@ -28,6 +30,7 @@ def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
     d.start()
     try:
         d.submit(cmd.PlayAnimation(name="first"), Origin("test", "animation"))
+        assert busy.wait(5)
         for name in ("second", "third"):
             d.submit(cmd.PlayAnimation(name=name), Origin("test", "animation", name))
         d.submit(cmd.EmergencyStop(), Origin("test", "estop"))
@@ -45,11 +48,13 @@ def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
 def test_stop_speaking_jumps_the_queue() -> None:
     hub = EventHub()
     gate = threading.Event()
+    busy = threading.Event()  # the worker has taken "first": later submits queue behind it
     ran: list[cmd.Command] = []
     finished = threading.Event()
 
     def execute(command: cmd.Command) -> None:
         if isinstance(command, cmd.PlayAnimation) and command.name == "first":
+            busy.set()
             gate.wait(5)
         ran.append(command)
         if len(ran) == 3:
@@ -59,6 +64,7 @@ def test_stop_speaking_jumps_the_queue() -> None:
     d.start()
     try:
         d.submit(cmd.PlayAnimation(name="first"), Origin("test", "animation"))
+        assert busy.wait(5)
         d.submit(cmd.PlayAnimation(name="second"), Origin("test", "animation"))
         d.submit(cmd.StopSpeaking(), Origin("test", "stop_speak"))
         gate.set()

@@ -11,6 +11,7 @@ from anima.bench.loop import run_loop_bench
 from anima.bench.serial import run_serial_bench
 from anima.bench.serve import run_serve_bench
 from anima.bench.tick import run_tick_bench
+from anima.bench.web import run_web_bench
 
 
 def main() -> None:
@@ -19,12 +20,14 @@ def main() -> None:
     tick = run_tick_bench()
     serve = run_serve_bench(idle_s=5.0)
     serial = run_serial_bench(seconds)
+    web = run_web_bench(clients=3, seconds=min(seconds, 5.0))
     summary = {
         "machine": {"python": platform.python_version(), "cpus": platform.machine()},
         "loop": loop.stats.as_dict() | {"faults": loop.faults, "moves_played": loop.moves_played},
         "tick": dataclasses.asdict(tick),
         "serve": dataclasses.asdict(serve),
         "serial": dataclasses.asdict(serial),
+        "web": dataclasses.asdict(web),
     }
     print(json.dumps(summary, indent=2))
 

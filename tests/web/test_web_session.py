@@ -85,3 +85,12 @@ def test_plot_of_a_broken_file_names_the_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plot", str(bad)])
     assert result.exit_code == 2
     assert "bad.jsonl:1" in result.output
+
+
+def test_anima_mounts_record_and_plot() -> None:
+    from anima.cli import app as anima
+
+    result = runner.invoke(anima, ["--help"], env={"COLUMNS": "160"})
+    assert result.exit_code == 0
+    assert " record " in result.output
+    assert " plot " in result.output

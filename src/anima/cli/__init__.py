@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from anima import __version__
-from anima.cli import agent, animations, bench, body, config, humanoid, serve
+from anima.cli import agent, animations, bench, body, config, humanoid, serve, session
 
 app = typer.Typer(
     name="anima",
@@ -35,6 +35,8 @@ app.add_typer(body.app, name="body")
 app.add_typer(bench.app, name="bench")
 app.add_typer(humanoid.app, name="humanoid")
 app.command("adam")(humanoid.adam)
+app.command("record")(session.record_command)
+app.command("plot")(session.plot_command)
 
 
 def main() -> None:

@@ -164,3 +164,20 @@ def test_token_is_required_when_set() -> None:
         assert ok.status_code == 200
         assert http.get("/api/state?token=s3cret").status_code == 200
         assert http.get("/").status_code == 200  # the page itself holds nothing secret
+
+
+def test_a_taken_port_is_one_clear_error() -> None:
+    import socket
+
+    from anima.config import AnimaConfig, SpeechConfig, WebConfig
+    from anima.errors import ConfigError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cfg = AnimaConfig(web=WebConfig(port=port), speech=SpeechConfig(enabled=False))
+        runtime = Runtime(cfg)
+        runtime.attach(WebFrontDoor(runtime, cfg.web))
+        with pytest.raises(ConfigError, match=r"cannot serve on 127\.0\.0\.1:\d+.*web\.port"):
+            runtime.start()

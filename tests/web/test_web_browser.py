@@ -100,3 +100,30 @@ def test_the_dashboard_drives_and_shows_the_robot(
     pg.click("#reset-btn")
     pg.wait_for_selector("#estop:not(.bad)")
     assert errors == []
+
+
+def test_the_humanoid_panel_shows_the_simulated_adam() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed (scripts/apt-packages.txt)")
+    from anima.config import AnimaConfig, HumanoidConfig, SpeechConfig, WebConfig
+
+    cfg = AnimaConfig(
+        web=WebConfig(port=0),
+        speech=SpeechConfig(enabled=False),
+        humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0),
+    )
+    runtime = Runtime(cfg)
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime, sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            pg = browser.new_page()
+            pg.goto(door.url)
+            pg.wait_for_selector("#humanoid:not([hidden])", timeout=10_000)
+            text = pg.inner_text("#humanoid-state")
+        finally:
+            browser.close()
+    assert "mode" in text
+    assert "Stop" in text  # the simulated Adam starts in its Stop mode

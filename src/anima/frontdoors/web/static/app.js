@@ -156,6 +156,19 @@ function draw() {
   pill("speaking", s.speaking ? "speaking" : "silent", s.speaking ? "on" : "");
   pill("estop", s.estop ? "ESTOP" : "estop off", s.estop ? "bad" : "");
   document.body.classList.toggle("estopped", s.estop);
+  drawHumanoid(s.humanoid);
+}
+
+function drawHumanoid(h) {  // read-only: mode, motion, stand posture, velocity, balance, error
+  $("humanoid").hidden = !h;
+  if (!h) return;
+  const fmt = (v) => (Array.isArray(v) ? v.map((x) => (+x).toFixed(2)).join(", ") : String(v ?? "–"));
+  const rows = [["mode", h.fsm], ["motion", h.motion || "–"], ["posture (pitch, roll, yaw, height)", h.posture],
+    ["velocity (x, y, yaw)", h.velocity], ["balance", h.balance], ["control", h.control_mode], ["error", h.error || "–"]];
+  $("humanoid-state").replaceChildren(...rows.flatMap(([k, v]) => [
+    Object.assign(document.createElement("dt"), { textContent: k }),
+    Object.assign(document.createElement("dd"), { textContent: fmt(v) }),
+  ]));
 }
 
 // ------------------------------------------------------------------ events

@@ -102,7 +102,7 @@ def test_the_dashboard_drives_and_shows_the_robot(
     assert errors == []
 
 
-def test_the_humanoid_panel_shows_the_simulated_adam() -> None:
+def test_the_humanoid_panel_shows_and_drives_the_simulated_adam() -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian chromium is not installed (scripts/apt-packages.txt)")
@@ -123,6 +123,19 @@ def test_the_humanoid_panel_shows_the_simulated_adam() -> None:
             pg.goto(door.url)
             pg.wait_for_selector("#humanoid:not([hidden])", timeout=10_000)
             text = pg.inner_text("#humanoid-state")
+            # the controls offer only what the robot accepts now: Start, from Stop
+            pg.wait_for_selector("#h-mode option[value='Start']", state="attached", timeout=10_000)
+            assert pg.locator("#h-posture input[type=range]").count() == 4
+            pg.select_option("#h-mode", "Start")
+            pg.click("#h-mode-btn")
+            pg.wait_for_function(
+                "document.getElementById('humanoid-state').innerText.includes('Start')",
+                timeout=10_000,
+            )
+            link = runtime.humanoid
+            assert link is not None
+            assert link.client is not None
+            assert link.client.state().fsm_name == "Start"
         finally:
             browser.close()
     assert "mode" in text

@@ -100,5 +100,7 @@ class HumanoidLink:
             "velocity": [s.x_vel, s.y_vel, s.yaw_vel],
             "balance": s.balance_control_state,
             "control_mode": s.current_control_mode,
+            "mode_enable_list": list(s.mode_enable_list),  # what the controls may ask for now
+            "motion_enable_list": list(s.motion_enable_list),
             "error": self.error,
         }

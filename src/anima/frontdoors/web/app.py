@@ -25,6 +25,7 @@ from anima.errors import AnimaError
 from anima.frontdoors import payloads
 from anima.frontdoors.dispatch import Origin
 from anima.frontdoors.state import PAYLOAD_VERSION, animations_description, body_description
+from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.stream import Client, dumps
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def create_app(door: WebFrontDoor) -> FastAPI:
     api = APIRouter(prefix="/api", dependencies=[Depends(check_token)])
 
     _add_commands(api, door)
+    add_humanoid_routes(api, runtime, RefusedError)
 
     @api.get("/state", summary="The runtime's state and the last channel values")
     def state() -> dict[str, Any]:

@@ -159,9 +159,51 @@ function draw() {
   drawHumanoid(s.humanoid);
 }
 
-function drawHumanoid(h) {  // read-only: mode, motion, stand posture, velocity, balance, error
+let humanoidSetup = false;
+async function setupHumanoidControls() {  // posture sliders bounded by the documented ranges
+  humanoidSetup = true;
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  const r = await fetch("/api/humanoid/ranges", { headers }).then((x) => x.json()).catch(() => null);
+  if (!r) return;
+  const box = $("h-posture");
+  box.replaceChildren();
+  for (const [axis, [lo, hi]] of Object.entries(r.posture)) {
+    const label = Object.assign(document.createElement("label"), { textContent: `${axis} ` });
+    const input = Object.assign(document.createElement("input"), {
+      type: "range", min: lo, max: hi, step: (hi - lo) / 100, value: Math.min(Math.max(0, lo), hi), id: `h-${axis}`,
+    });
+    label.append(input);
+    box.append(label);
+  }
+  $("h-mode-btn").addEventListener("click", () => post("humanoid/mode", { mode: $("h-mode").value }));
+  $("h-posture-btn").addEventListener("click", () => post("humanoid/posture", Object.fromEntries(
+    ["pitch", "roll", "yaw", "height"].map((k) => [k, +$(`h-${k}`).value]))));
+}
+
+function drawHumanoidControls(h) {  // only what the robot would accept now
+  const modes = h.mode_enable_list ?? [];
+  const sel = $("h-mode");
+  if (sel.dataset.modes !== modes.join()) {
+    sel.dataset.modes = modes.join();
+    sel.replaceChildren(...modes.map((m) => Object.assign(document.createElement("option"), { value: m, textContent: m })));
+  }
+  const motions = h.motion_enable_list ?? [];
+  const box = $("h-motions");
+  if (box.dataset.motions !== motions.join()) {
+    box.dataset.motions = motions.join();
+    box.replaceChildren(...motions.map((m) => {
+      const b = Object.assign(document.createElement("button"), { textContent: m });
+      b.addEventListener("click", () => post("humanoid/motion", { motion: m }));
+      return b;
+    }));
+  }
+}
+
+function drawHumanoid(h) {  // state, and controls limited to the robot's enable lists
   $("humanoid").hidden = !h;
   if (!h) return;
+  if (!humanoidSetup) setupHumanoidControls();
+  drawHumanoidControls(h);
   const fmt = (v) => (Array.isArray(v) ? v.map((x) => (+x).toFixed(2)).join(", ") : String(v ?? "–"));
   const rows = [["mode", h.fsm], ["motion", h.motion || "–"], ["posture (pitch, roll, yaw, height)", h.posture],
     ["velocity (x, y, yaw)", h.velocity], ["balance", h.balance], ["control", h.control_mode], ["error", h.error || "–"]];

@@ -1,0 +1,69 @@
+"""The dashboard's humanoid controls over REST: through AdamClient, refusals with reasons."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig, WebConfig
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+
+
+def _wait(predicate: object, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
+    cfg = AnimaConfig(
+        web=WebConfig(port=0),
+        mqtt=MqttConfig(enabled=False),
+        speech=SpeechConfig(enabled=False),
+        humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0),
+    )
+    runtime = Runtime(cfg, driver=SimDriver())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime, httpx.Client(base_url=door.url, timeout=10.0) as http:
+        link = runtime.humanoid
+        assert link is not None
+        assert _wait(lambda: link.summary() is not None)
+        ranges = http.get("/api/humanoid/ranges").json()["posture"]
+        assert ranges["pitch"] == [-0.1, 0.1]
+        assert ranges["height"] == [-0.2, 0.0]
+        # not allowed now: the robot's own reason comes back
+        r = http.post("/api/humanoid/mode", json={"mode": "Walk"})
+        assert r.status_code == 409
+        assert "Walk" in r.json()["reason"]
+        r = http.post("/api/humanoid/mode", json={"mode": "Start"})
+        assert r.status_code == 202, r.text
+        assert _wait(lambda: (link.summary() or {}).get("fsm") == "Start")
+        summary = link.summary()
+        assert summary is not None
+        assert isinstance(summary["mode_enable_list"], list)
+        r = http.post(
+            "/api/humanoid/posture", json={"pitch": 0.5, "roll": 0, "yaw": 0, "height": 0}
+        )
+        assert r.status_code in (400, 409)  # out of range (or not in Stand): refused either way
+        assert http.post("/api/humanoid/posture", json={"pitch": "x"}).status_code == 400
+        assert http.post("/api/humanoid/motion", json={}).status_code == 400
+
+
+def test_without_a_humanoid_the_controls_answer_409() -> None:
+    cfg = AnimaConfig(
+        web=WebConfig(port=0), mqtt=MqttConfig(enabled=False), speech=SpeechConfig(enabled=False)
+    )
+    runtime = Runtime(cfg, driver=SimDriver())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime, httpx.Client(base_url=door.url, timeout=5.0) as http:
+        r = http.post("/api/humanoid/mode", json={"mode": "Start"})
+        assert r.status_code == 409
+        assert "no humanoid" in r.json()["reason"]

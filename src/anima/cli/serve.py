@@ -152,26 +152,22 @@ def _configure(
     from anima.config import load_config
 
     cfg = load_config(config)
-    if humanoid is not None:
-        cfg = dataclasses.replace(cfg, humanoid=dataclasses.replace(cfg.humanoid, type=humanoid))
-    if audio_out is not None:
-        cfg = dataclasses.replace(cfg, speech=dataclasses.replace(cfg.speech, audio_out=audio_out))
-    if broker is not None or not mqtt:
-        mq = cfg.mqtt
-        cfg = dataclasses.replace(
-            cfg,
-            mqtt=dataclasses.replace(mq, broker=broker or mq.broker, enabled=mq.enabled and mqtt),
-        )
-    changes: dict[str, object] = {}
-    if record is not None:
-        changes["record"] = str(record)
-    if driver is not None:
-        changes["type"] = driver
-    if port is not None:
-        changes["port"] = port
-    if changes:
-        cfg = dataclasses.replace(cfg, driver=dataclasses.replace(cfg.driver, **changes))  # type: ignore[arg-type]
-    return cfg
+    cfg = _override(cfg, "humanoid", type=humanoid)
+    cfg = _override(cfg, "speech", audio_out=audio_out)
+    cfg = _override(cfg, "mqtt", broker=broker, enabled=None if mqtt else False)
+    return _override(
+        cfg, "driver", record=None if record is None else str(record), type=driver, port=port
+    )
+
+
+def _override(cfg: AnimaConfig, section: str, **changes: object) -> AnimaConfig:
+    """``cfg`` with the command-line options given (not None) replacing that section's fields."""
+    given = {k: v for k, v in changes.items() if v is not None}
+    if not given:
+        return cfg
+    return dataclasses.replace(
+        cfg, **{section: dataclasses.replace(getattr(cfg, section), **given)}
+    )
 
 
 def run(

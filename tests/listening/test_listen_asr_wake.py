@@ -86,9 +86,12 @@ def test_the_spotter_hears_the_wake_phrase(piper: Any, say: Any) -> None:
         if hit := spotter.feed(frame, i * len(frame)):
             hits.append(hit)
     (hit,) = hits
+    # Piper's voice varies from run to run (its model samples noise), and pocketsphinx puts the
+    # end of "robot" in the quiet release of the final "t": 40-110 ms after the last loud sample
+    # over 50 syntheses. The hit must end there, well before it was reported, not at the report.
     loud = np.flatnonzero(np.abs(audio) > 500)
-    assert loud[0] < hit.end_sample <= loud[-1] + SAMPLE_RATE // 10  # ends with the phrase
-    assert 0 <= hit.detected_sample - hit.end_sample < SAMPLE_RATE // 2
+    assert loud[0] < hit.end_sample <= loud[-1] + SAMPLE_RATE // 5  # ends with the phrase
+    assert 0 < hit.detected_sample - hit.end_sample < SAMPLE_RATE // 2
     misses = 0
     for n, command in enumerate(["wave", "walk forward", "say hello"]):
         for i, frame in enumerate(Framer().feed(say(piper, command))):

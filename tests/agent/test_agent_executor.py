@@ -123,7 +123,7 @@ def test_cancel_mid_plan_holds_the_motion_and_cancels_the_rest(
     assert isinstance(held, MoveFinished)
     assert held.cut
     assert held.reason == "cleared"
-    assert latency < 0.5  # loose: the benchmark measures the real figure
+    assert latency < 1.0  # loose: the benchmark measures the real figure
     assert [s.status for s in result.steps] == [StepStatus.CANCELED] * 3
     assert result.steps[0].message == "wake"
     assert result.steps[1].message == "not run: wake"

@@ -292,7 +292,7 @@ def test_a_slow_reply_is_released_by_interrupt(server: ScriptedOpenAIServer) -> 
     asking.join(2)
     try:
         assert not asking.is_alive()
-        assert time.monotonic() - t0 < 0.5
+        assert time.monotonic() - t0 < 1.5  # the reply would take 5 s
         (reply,) = replies
         assert reply.interrupted
         assert reply.actions == []

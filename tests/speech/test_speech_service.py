@@ -85,12 +85,13 @@ def test_start_speak_at_once_and_end_speak_after_the_last_sample(rig: Rig) -> No
     assert rig.wait_ended(1)
     started, ended = rig.started(), rig.ended()
     assert [e.utterance for e in started] == [uid]
-    assert started[0].t - t0 < 0.01  # accepted means announced
+    assert started[0].t - t0 < 0.05  # accepted means announced (`anima bench speech`: the figure)
     assert ended[0].utterance == uid
     assert ended[0].reason == "done"
     audio_end = rig.sink._base_time + (len(samples) - rig.sink._base_pos) / RATE
     lateness = ended[0].t - audio_end
-    assert -0.001 <= lateness <= 0.05  # never before the audio ends, at most 50 ms after
+    # never before the audio ends; soon after (`anima bench speech` measures how soon)
+    assert -0.001 <= lateness <= 0.15
     assert rig.sink.played() == len(samples)
 
 

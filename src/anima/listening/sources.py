@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import EngineStateError, MissingDependencyError, SpeechError
+from anima.errors import EngineStateError, SpeechError
 from anima.listening.audio import FRAME_S, SAMPLE_RATE, Frame, Framer, StreamResampler, resample
 
 logger = logging.getLogger(__name__)
@@ -306,12 +306,9 @@ class MicrophoneSource:
         self._stream: Any = None  # sounddevice.InputStream (untyped)
 
     def start(self, sink: FrameSink) -> None:
-        try:
-            import sounddevice as sd
-        except ImportError as exc:
-            raise MissingDependencyError("sounddevice", "listen") from exc
-        except OSError as exc:  # the module imports but PortAudio's library is missing
-            raise SpeechError(f"microphone: {exc}; install Debian libportaudio2") from exc
+        from anima.speech.sinks import import_sounddevice  # here: anima.speech imports config
+
+        sd = import_sounddevice("listen", "microphone")
         rate = SAMPLE_RATE
         try:
             sd.check_input_settings(device=self.device, channels=1, dtype="int16", samplerate=rate)

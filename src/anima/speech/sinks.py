@@ -26,6 +26,19 @@ from anima.speech.base import AudioSink, Samples
 log = logging.getLogger(__name__)
 
 
+def import_sounddevice(extra: str, user: str) -> Any:
+    """The ``sounddevice`` module, or a specific error: its pip package is missing (install
+    ``anima[extra]``) or PortAudio's C library is (Debian ``libportaudio2``, which ``make run``
+    installs when root). ``user`` names who needs it in the message (``microphone``…)."""
+    try:
+        import sounddevice as sd  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise MissingDependencyError("sounddevice", extra) from exc
+    except OSError as exc:  # the module imports but PortAudio's library is missing
+        raise SpeechError(f"{user}: {exc}; install Debian libportaudio2") from exc
+    return sd
+
+
 class NullSink:
     """Plays nothing, in real time: the clock advances while queued audio lasts.
 
@@ -164,10 +177,7 @@ class SoundDeviceSink:
             return False
 
     def start(self, sample_rate: int) -> None:
-        try:
-            import sounddevice as sd  # type: ignore[import-not-found, unused-ignore]
-        except (ImportError, OSError) as exc:
-            raise MissingDependencyError("sounddevice", "audio") from exc
+        sd = import_sounddevice("audio", "sound card")
         with self._lock:
             self._queue.clear()
             self._offset = self._played = self._written = 0

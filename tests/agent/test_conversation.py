@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -10,10 +11,14 @@ import pytest
 
 from anima import commands as cmd
 from anima.agent.conversation import Conversation, build_conversation
+from anima.drivers.sim import SimDriver
 from anima.events import ActionStatus, MoveStarted, PlanFinished, SpeechStarted, Transcript
+from anima.listening import ListenConfig
 from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
 
-from .conftest import Recorder
+from .conftest import Recorder, quiet_config
 
 R_SHOULDER_PITCH = 12  # 0-based index in the shipped body
 
@@ -134,3 +139,16 @@ def test_round_trip_from_synthesized_speech_to_motion(
         assert runtime.engine.last_frame[R_SHOULDER_PITCH] > 120
     finally:
         conv.stop()
+
+
+def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
+    config = dataclasses.replace(
+        quiet_config(), listen=ListenConfig(wake_phrase="hello nadine")
+    )  # one wake phrase: the listener's; the planner strips it from a typed or heard request
+    rt = Runtime(config, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    conv = build_conversation(rt, audio_in="none")
+    try:
+        assert conv.planner.plan("Hello Nadine, nod").actions == ["play_animation(name='nod')"]
+        assert conv.planner.plan("hey robot nod").actions == []  # not this robot's phrase
+    finally:
+        conv.planner.close()

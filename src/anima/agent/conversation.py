@@ -191,7 +191,9 @@ def build_conversation(runtime: Runtime, *, audio_in: str | None = None) -> Conv
     if len(runtime.library) == 0:
         runtime.library.load()  # the vocabulary names the animations: built before start()
     registry = runtime_registry(runtime, user_actions=cfg.user_actions)
-    planner = create_planner(cfg, registry, runtime.events)
+    planner = create_planner(
+        cfg, registry, runtime.events, wake_phrase=runtime.config.listen.wake_phrase
+    )
     executor = Executor.from_config(runtime, cfg, on_finish=planner.reset)
     conversation = Conversation(
         runtime,

@@ -240,7 +240,6 @@ class AgentConfig:
     instructions: str = ""  # extra system-prompt text: the robot's persona, house rules
     dify_user: str = "anima"  # dify: the end-user id sent with every query
     user_actions: str | None = None  # module whose register(registry) adds your own actions
-    wake_phrase: str = "hey robot"  # said to wake the agent (and to interrupt it)
     locale: str = "en-US"  # what say() speaks in
     step_timeout_s: float = 60.0  # longest wait for one action's completion event
     stop_on_failure: bool = True  # a failed step cancels the rest of its plan
@@ -276,8 +275,6 @@ class AgentConfig:
             raise ConfigError(f"agent.max_history must be ≥ 2, got {self.max_history}")
         if self.feedback_rounds < 0:
             raise ConfigError(f"agent.feedback_rounds must be ≥ 0, got {self.feedback_rounds}")
-        if not self.wake_phrase.strip():
-            raise ConfigError("agent.wake_phrase must not be empty")
         if self.user_actions is not None and not all(
             part.isidentifier() for part in self.user_actions.split(".")
         ):

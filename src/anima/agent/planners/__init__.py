@@ -17,22 +17,29 @@ if TYPE_CHECKING:
     from anima.config import AgentConfig
     from anima.events import EventHub
 
-PlannerFactory = Callable[["AgentConfig", "ActionRegistry", "EventHub | None"], Planner]
+# (agent config, registry, error events, the listener's wake phrase) → planner
+PlannerFactory = Callable[["AgentConfig", "ActionRegistry", "EventHub | None", str], Planner]
 
 
-def _rules(config: AgentConfig, registry: ActionRegistry, events: EventHub | None) -> Planner:
+def _rules(
+    config: AgentConfig, registry: ActionRegistry, events: EventHub | None, wake_phrase: str
+) -> Planner:
     from anima.agent.planners.rules import RulePlanner
 
-    return RulePlanner(registry, wake_phrase=config.wake_phrase)
+    return RulePlanner(registry, wake_phrase=wake_phrase)
 
 
-def _openai(config: AgentConfig, registry: ActionRegistry, events: EventHub | None) -> Planner:
+def _openai(
+    config: AgentConfig, registry: ActionRegistry, events: EventHub | None, wake_phrase: str
+) -> Planner:
     from anima.agent.planners.openai import OpenAIPlanner
 
     return OpenAIPlanner.from_config(config, registry, events)
 
 
-def _dify(config: AgentConfig, registry: ActionRegistry, events: EventHub | None) -> Planner:
+def _dify(
+    config: AgentConfig, registry: ActionRegistry, events: EventHub | None, wake_phrase: str
+) -> Planner:
     from anima.agent.planners.dify import DifyPlanner
 
     return DifyPlanner.from_config(config, events)
@@ -42,15 +49,21 @@ PLANNERS: dict[str, PlannerFactory] = {"rules": _rules, "openai": _openai, "dify
 
 
 def create_planner(
-    config: AgentConfig, registry: ActionRegistry, events: EventHub | None = None
+    config: AgentConfig,
+    registry: ActionRegistry,
+    events: EventHub | None = None,
+    *,
+    wake_phrase: str = "hey robot",
 ) -> Planner:
-    """The planner ``config.planner`` names; ``events`` receives its error events."""
+    """The planner ``config.planner`` names; ``events`` receives its error events.
+    ``wake_phrase`` is the listener's (``listen.wake_phrase``): the rule planner ignores it in
+    front of a command ("hey robot, wave")."""
     try:
         factory = PLANNERS[config.planner]
     except KeyError:
         known = ", ".join(sorted(PLANNERS))
         raise ConfigError(f"agent.planner: unknown planner {config.planner!r} ({known})") from None
-    return factory(config, registry, events)
+    return factory(config, registry, events, wake_phrase)
 
 
 __all__ = ["APOLOGY", "PLANNERS", "Planner", "PlannerReply", "create_planner"]

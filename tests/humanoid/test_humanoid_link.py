@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -13,6 +12,7 @@ from anima.errors import ConfigError
 from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
+from anima.testing import eventually
 
 
 def _config(**humanoid: object) -> AnimaConfig:
@@ -23,15 +23,6 @@ def _config(**humanoid: object) -> AnimaConfig:
     )
 
 
-def _wait(predicate: object, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
     rt = Runtime(_config(), driver=SimDriver())
     rt.start()
@@ -39,12 +30,12 @@ def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
         link = rt.humanoid
         assert link is not None
         assert link.client is not None
-        assert _wait(lambda: link.summary() is not None)
+        assert eventually(lambda: link.summary() is not None)
         summary = link.summary()
         assert summary is not None
         assert summary["fsm"] == link.client.state().fsm_name
         link.client.set_mode("Start")  # the documented first step
-        assert _wait(lambda: (link.summary() or {}).get("fsm") == "Start")
+        assert eventually(lambda: (link.summary() or {}).get("fsm") == "Start")
         door = MqttFrontDoor(rt, MqttConfig(), BrokerAddress("127.0.0.1", 1))
         state = json.loads(door.state_payload())
         assert state["humanoid"]["fsm"] == "Start"

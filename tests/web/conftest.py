@@ -12,7 +12,7 @@ import httpx
 import pytest
 import websockets
 
-from anima.config import AnimaConfig, BehaviourConfig, SpeechConfig, WebConfig
+from anima.config import AnimaConfig, BehaviourConfig, HumanoidConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
@@ -38,6 +38,21 @@ def robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
     assert runtime.wait_first_tick()
     yield runtime, door
     runtime.stop(ease=False)
+
+
+@pytest.fixture
+def humanoid_robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
+    """The dashboard linked to a simulated Adam on a free loopback port (no speech)."""
+    cfg = AnimaConfig(
+        web=WebConfig(port=0),
+        speech=SpeechConfig(enabled=False),
+        humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0),
+    )
+    runtime = Runtime(cfg)
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime:
+        yield runtime, door
 
 
 @pytest.fixture

@@ -12,25 +12,17 @@ from anima.errors import AnimaError
 from anima.frontdoors import payloads
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
+from anima.testing import eventually
 
 Robot = tuple[Runtime, WebFrontDoor]
-
-
-def _wait(predicate: object, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_animation_moves_the_robot(robot: Robot, http: httpx.Client) -> None:
     runtime, _ = robot
     r = http.post("/api/animation", json={"name": "nod"})
     assert r.status_code == 202
-    assert _wait(lambda: runtime.engine.state().move == "nod")
-    assert _wait(lambda: runtime.engine.state().move is None)
+    assert eventually(lambda: runtime.engine.state().move == "nod")
+    assert eventually(lambda: runtime.engine.state().move is None)
 
 
 def test_look_at_turns_the_head(robot: Robot, http: httpx.Client) -> None:
@@ -38,14 +30,14 @@ def test_look_at_turns_the_head(robot: Robot, http: httpx.Client) -> None:
     before = runtime.engine.last_frame.copy()
     r = http.post("/api/look_at", json={"x": 1.0, "y": 0.6, "z": 0.2})
     assert r.status_code == 202
-    assert _wait(lambda: abs(runtime.engine.last_frame - before).max() > 3.0)
+    assert eventually(lambda: abs(runtime.engine.last_frame - before).max() > 3.0)
 
 
 def test_look_at_target_latches_the_gaze(robot: Robot, http: httpx.Client) -> None:
     runtime, _ = robot
     posture = "Posture_LookAtInterviewer"
     assert http.post("/api/look_at_target", json={"name": posture}).status_code == 202
-    assert _wait(lambda: runtime.behaviour.latched_target is not None)
+    assert eventually(lambda: runtime.behaviour.latched_target is not None)
     state = http.get("/api/state").json()
     assert state["gaze_target"] == posture == runtime.behaviour.latched_target
 
@@ -54,22 +46,22 @@ def test_speak_and_stop(robot: Robot, http: httpx.Client) -> None:
     runtime, _ = robot
     r = http.post("/api/speak", json={"text": "hello there, how are you today", "locale": "en-US"})
     assert r.status_code == 202
-    assert _wait(lambda: runtime.speaking)
+    assert eventually(lambda: runtime.speaking)
     assert http.get("/api/state").json()["speaking"] is True
     assert http.post("/api/stop_speak").status_code == 202
-    assert _wait(lambda: not runtime.speaking)
+    assert eventually(lambda: not runtime.speaking)
 
 
 def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> None:
     runtime, _ = robot
     assert http.post("/api/estop").status_code == 202
-    assert _wait(lambda: http.get("/api/state").json()["estop"] is True)
+    assert eventually(lambda: http.get("/api/state").json()["estop"] is True)
     frozen = runtime.engine.last_frame.copy()
     assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
     time.sleep(0.3)
     assert (runtime.engine.last_frame == frozen).all()
     assert http.post("/api/reset").status_code == 202
-    assert _wait(lambda: http.get("/api/state").json()["estop"] is False)
+    assert eventually(lambda: http.get("/api/state").json()["estop"] is False)
 
 
 @pytest.mark.parametrize(

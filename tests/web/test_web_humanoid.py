@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 
 from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
-
-
-def _wait(predicate: object, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
+from anima.testing import eventually
 
 
 def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
@@ -34,7 +24,7 @@ def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
     with runtime, httpx.Client(base_url=door.url, timeout=10.0) as http:
         link = runtime.humanoid
         assert link is not None
-        assert _wait(lambda: link.summary() is not None)
+        assert eventually(lambda: link.summary() is not None, timeout=10.0)
         ranges = http.get("/api/humanoid/ranges").json()["posture"]
         assert ranges["pitch"] == [-0.1, 0.1]
         assert ranges["height"] == [-0.2, 0.0]
@@ -44,7 +34,7 @@ def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
         assert "Walk" in r.json()["reason"]
         r = http.post("/api/humanoid/mode", json={"mode": "Start"})
         assert r.status_code == 202, r.text
-        assert _wait(lambda: (link.summary() or {}).get("fsm") == "Start")
+        assert eventually(lambda: (link.summary() or {}).get("fsm") == "Start", timeout=10.0)
         summary = link.summary()
         assert summary is not None
         assert isinstance(summary["mode_enable_list"], list)

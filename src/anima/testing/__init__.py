@@ -2,5 +2,6 @@
 
 from anima.testing.clock import FakeClock
 from anima.testing.harness import make_engine
+from anima.testing.waiting import eventually
 
-__all__ = ["FakeClock", "make_engine"]
+__all__ = ["FakeClock", "eventually", "make_engine"]

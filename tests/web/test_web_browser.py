@@ -1,8 +1,9 @@
 """The dashboard in two real headless browsers, Debian's Chromium (Playwright) and Debian's Firefox
 ESR (WebDriver BiDi), each on the same journeys: no console errors, an animation button moves the
 simulated robot, speak (typed key by key) shows start then end in the event log, estop freezes
-the bars, and the humanoid panel switches the simulated Adam's mode. A screenshot per browser is
-kept (ANIMA_ARTIFACTS, else the test's tmp_path)."""
+the bars, and the humanoid panel switches the simulated Adam's mode; the API reference (/docs)
+renders from the robot's own files. A screenshot per browser is kept (ANIMA_ARTIFACTS, else the
+test's tmp_path)."""
 
 from __future__ import annotations
 
@@ -104,3 +105,11 @@ def test_the_humanoid_panel_shows_and_drives_the_simulated_adam(
     assert link.client is not None
     assert link.client.state().fsm_name == "Start"
     assert b.errors == []
+
+
+def test_the_api_reference_renders_offline(robot: Robot, browser: Browser) -> None:
+    browser.goto(robot[1].url + "docs")
+    # Swagger UI, from the robot's own files, lists the API's operations
+    browser.wait_for("document.querySelectorAll('.swagger-ui .opblock').length >= 8")
+    assert "/api/animation" in browser.evaluate("document.body.innerText")
+    assert browser.errors == []

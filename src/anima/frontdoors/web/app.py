@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from anima import __version__
 from anima import commands as cmd
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from anima.frontdoors.web.server import WebFrontDoor
 
 STATIC = Path(__file__).with_name("static")
+DOCS_ASSETS = "/static/api-docs"  # Swagger UI and ReDoc files (fastapi-offline)
 
 
 class RefusedError(Exception):
@@ -105,10 +107,13 @@ def create_app(door: WebFrontDoor) -> FastAPI:
         if not door.token_ok(_bearer(request)):
             raise RefusedError(401, "missing or wrong token (Authorization: Bearer …)")
 
-    app = FastAPI(
+    # FastAPI whose /docs (Swagger UI) and /redoc pages load their scripts from this server, not
+    # a CDN: the reference works on a robot or a laptop without internet
+    app = FastAPIOffline(
         title="anima",
         version=__version__,
         description="Drive one robot: the MQTT contract's commands, its state and body.",
+        static_url=DOCS_ASSETS,
     )
 
     @app.exception_handler(RefusedError)

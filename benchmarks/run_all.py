@@ -18,7 +18,7 @@ def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
     loop = run_loop_bench(seconds)
     tick = run_tick_bench()
-    serve = run_serve_bench(idle_s=5.0)
+    serve = run_serve_bench(idle_s=6.0)  # past serve's first status line, at 5 s
     serial = run_serial_bench(seconds)
     web = run_web_bench(clients=3, seconds=min(seconds, 5.0))
     summary = {

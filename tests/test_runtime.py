@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anima.config import AnimaConfig, DriverConfig, ServeConfig
+from anima.config import AnimaConfig, DriverConfig, ServeConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError, EngineStateError
 from anima.events import Event, MoveFinished
@@ -61,6 +61,17 @@ def test_starting_twice_is_an_error() -> None:
 def test_unknown_driver_type_names_the_choices() -> None:
     with pytest.raises(ConfigError, match=r"driver\.type: unknown driver 'nope' \(known: .*sim"):
         Runtime(AnimaConfig(driver=DriverConfig(type="nope")))
+
+
+def test_an_unknown_speech_engine_fails_start_before_anything_runs() -> None:
+    import threading
+
+    before = set(threading.enumerate())
+    rt = Runtime(AnimaConfig(speech=SpeechConfig(engines=("nope",))), driver=SimDriver())
+    with pytest.raises(ConfigError, match=r"speech\.engines: unknown engine 'nope'"):
+        rt.start()
+    assert not rt.engine.running
+    assert set(threading.enumerate()) <= before  # no loop, event or speech thread left behind
 
 
 def test_estopped_runtime_stops_without_moving() -> None:

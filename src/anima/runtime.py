@@ -93,6 +93,7 @@ class Runtime:
         with self._lock:
             if self._started:
                 raise EngineStateError("runtime already started")
+            engines = self._speech_engines()  # imports first: they would stall the loop
             self.events.start()
             self.reload_animations()
             self.driver.connect()
@@ -100,7 +101,7 @@ class Runtime:
             self.idle_life.start()
             self._started = True
         try:
-            self._start_speech()
+            self._start_speech(engines)
             if self.config.humanoid.type != "none":
                 from anima.humanoid.link import HumanoidLink
 
@@ -117,19 +118,26 @@ class Runtime:
         # garbage collector, whose full passes over it took ~15 ms and cost the loop a tick.
         gc.freeze()
 
-    def _start_speech(self) -> None:
+    def _speech_engines(self) -> list[TTSEngine]:
+        """The configured TTS engines, their packages imported (voices load later)."""
         cfg = self.config.speech
         if not cfg.enabled:
-            return
+            return []
         from anima.speech import load_engines
-        from anima.speech.service import SpeechService
-        from anima.speech.sinks import choose_sink
 
         engines, problems = (self._tts, []) if self._tts is not None else load_engines(cfg)
         if not engines:
             self.speech_problem = "no TTS engine available: " + "; ".join(problems)
             log.warning("speech unavailable: %s", self.speech_problem)
+        return engines
+
+    def _start_speech(self, engines: list[TTSEngine]) -> None:
+        if not engines:
             return
+        from anima.speech.service import SpeechService
+        from anima.speech.sinks import choose_sink
+
+        cfg = self.config.speech
         sink = self._audio_sink or choose_sink(cfg.audio_out)
         self.speech = SpeechService(
             engines,

@@ -1,16 +1,21 @@
-"""``anima bench serve``: start `anima serve` as a user would; time to first tick, idle RSS."""
+"""``anima bench serve``: start `anima serve` as a user would; time to first tick, idle RSS, and
+the loop's health while everything else starts (voices load, broker and web server come up)."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 READY = "anima ready"
+# serve's status line (cli.serve.status_line), every 5 s; `missed` counts since the start
+_STATUS = re.compile(r"period error p99 \S+ ms max (?P<max>[\d.]+) ms \| missed (?P<missed>\d+)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,6 +25,8 @@ class ServeBenchResult:
     idle_s: float  # how long it idled before the reading
     exit_code: int  # after SIGTERM (0 = eased to rest and exited cleanly)
     exit_s: float  # SIGTERM → process gone
+    missed_since_start: int | None  # deadlines missed from the first tick to the last status line
+    period_error_max_ms: float | None  # worst |period error| in that status line's window
 
 
 def _rss_mb(pid: int) -> float:
@@ -52,17 +59,32 @@ def run_serve_bench(idle_s: float = 5.0, timeout: float = 20.0) -> ServeBenchRes
                 break
         if ready is None:
             raise RuntimeError("anima serve did not report ready")
+        status: list[re.Match[str]] = []
+        out = proc.stdout
+
+        def read() -> None:  # keep the pipe drained; remember the status lines
+            for line in out:
+                if match := _STATUS.search(line):
+                    status.append(match)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
         time.sleep(idle_s)
         rss = _rss_mb(proc.pid)
         t1 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout)
+        exit_s = time.monotonic() - t1
+        reader.join(timeout)
+        last = status[-1] if status else None
         return ServeBenchResult(
             start_to_first_tick_s=ready,
             rss_idle_mb=rss,
             idle_s=idle_s,
             exit_code=code,
-            exit_s=time.monotonic() - t1,
+            exit_s=exit_s,
+            missed_since_start=int(last["missed"]) if last else None,
+            period_error_max_ms=float(last["max"]) if last else None,
         )
     finally:
         if proc.poll() is None:

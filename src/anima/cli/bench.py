@@ -221,10 +221,13 @@ def bench_agent(
 
 @app.command("serve")
 def bench_serve(
-    idle: Annotated[float, typer.Option(min=0.5, help="Seconds to idle before reading RSS.")] = 5.0,
+    idle: Annotated[
+        float, typer.Option(min=0.5, help="Seconds to idle (over 5: a status line).")
+    ] = 6.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Start `anima serve` as a subprocess: time to first tick, idle memory, clean exit."""
+    """Start `anima serve` as a subprocess: time to first tick, idle memory, clean exit, and
+    missed deadlines while the rest starts."""
     from anima.bench.serve import run_serve_bench
 
     r = run_serve_bench(idle)
@@ -234,3 +237,10 @@ def bench_serve(
     typer.echo(f"start to first tick : {r.start_to_first_tick_s * 1000:.0f} ms")
     typer.echo(f"resident memory     : {r.rss_idle_mb:.1f} MB after {r.idle_s:g} s idle")
     typer.echo(f"SIGTERM to exit     : {r.exit_s * 1000:.0f} ms (exit code {r.exit_code})")
+    if r.missed_since_start is None:
+        typer.echo("loop while starting : no status line (idle longer than 5 s to get one)")
+    else:
+        typer.echo(
+            f"loop while starting : {r.missed_since_start} missed deadlines, worst period error "
+            f"{r.period_error_max_ms:.2f} ms (first tick → last status line)"
+        )

@@ -17,8 +17,9 @@ log = logging.getLogger(__name__)
 
 
 def _piper(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.piper import PiperEngine
+    from anima.speech.piper import PiperEngine, import_piper
 
+    import_piper()  # now, before the motion loop runs: an import holds the GIL ~20 ms
     return PiperEngine()
 
 
@@ -44,7 +45,9 @@ ENGINES: dict[str, Callable[[SpeechConfig], TTSEngine]] = {
 def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
     """The configured engines, in order, and why the others could not be made.
 
-    Engines only import their packages here; voices load later, on the speech thread.
+    Engines import their packages here, which the runtime does before its motion loop starts
+    (importing onnxruntime holds the GIL ~20 ms: two missed ticks if the loop were running);
+    voices load later, on the speech thread.
     """
     engines: list[TTSEngine] = []
     problems: list[str] = []

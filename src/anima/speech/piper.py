@@ -175,6 +175,16 @@ def split_clauses(text: str, *, min_comma_chars: int = 24) -> list[str]:
     return clauses
 
 
+def import_piper() -> None:
+    """Import Piper and onnxruntime (their import holds the GIL for ~20 ms, so callers do it
+    before the motion loop starts); :class:`MissingDependencyError` when Piper is missing."""
+    try:
+        import onnxruntime  # noqa: F401
+        import piper.voice  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError("piper-tts", "speech") from exc
+
+
 class PiperEngine:
     """A :class:`~anima.speech.base.TTSEngine` on Piper, with phoneme marks on every chunk.
 

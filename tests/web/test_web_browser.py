@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
+from anima.session.plot import plot_session, read_session
 from anima.testing import eventually
 
 from .browsers import BROWSERS, Browser, open_browser
@@ -29,6 +31,14 @@ def _exists(selector: str) -> str:
     return f"document.querySelector({json.dumps(selector)}) !== null"
 
 
+def _dashboard(b: Browser, door: WebFrontDoor) -> Browser:
+    """``b`` on the dashboard, its buttons built and its WebSocket live."""
+    b.goto(door.url)
+    b.wait_for(_exists("#gestures button[data-name='nod']"))
+    b.wait_for("document.getElementById('link').textContent === 'live'")
+    return b
+
+
 @pytest.fixture(params=BROWSERS)
 def browser(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Browser]:
     with open_browser(request.param, tmp_path) as b:
@@ -39,10 +49,7 @@ def test_the_dashboard_drives_and_shows_the_robot(
     robot: Robot, browser: Browser, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     runtime, door = robot
-    b = browser
-    b.goto(door.url)
-    b.wait_for(_exists("#gestures button[data-name='nod']"))
-    b.wait_for("document.getElementById('link').textContent === 'live'")
+    b = _dashboard(browser, door)
     assert b.evaluate("document.querySelectorAll('#channels .channel').length") == len(runtime.body)
 
     # an animation button moves the simulated robot's channels, and the bars follow
@@ -113,3 +120,31 @@ def test_the_api_reference_renders_offline(robot: Robot, browser: Browser) -> No
     browser.wait_for("document.querySelectorAll('.swagger-ui .opblock').length >= 8")
     assert "/api/animation" in browser.evaluate("document.body.innerText")
     assert browser.errors == []
+
+
+def test_a_recording_from_the_page_is_a_session_anima_plot_draws(
+    robot: Robot, browser: Browser, tmp_path: Path
+) -> None:
+    runtime, door = robot
+    b = _dashboard(browser, door)
+    b.click("#rec-btn")
+    b.wait_for("document.getElementById('rec-btn').textContent.includes('Stop')")
+    b.click("#gestures button[data-name='nod']")
+    assert eventually(lambda: runtime.engine.state().move == "nod")
+    time.sleep(1.0)
+    b.click("#rec-btn")
+    b.wait_for("!document.getElementById('rec-save').hidden")
+    name = b.evaluate("document.getElementById('rec-save').download")
+    assert re.fullmatch(r"anima-session-\d{8}-\d{6}\.jsonl", name)
+    text = b.evaluate("fetch(document.getElementById('rec-save').href).then(r => r.text())")
+    path = tmp_path / name
+    path.write_text(text)
+
+    session = read_session(path)  # the same file `anima record` writes
+    assert len(session.channels) == len(runtime.body)
+    assert len(session.times) >= 20  # ~30 states per second for over a second
+    assert session.times == sorted(session.times)
+    assert [name for _, _, name in session.animations][:1] == ["nod"]
+    png = plot_session(path, tmp_path / "session.png", width=800, height=500)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b.errors == []

@@ -1,4 +1,6 @@
 // The anima dashboard: live state over /ws, commands over the REST API. No build step.
+import { Recorder } from "./recorder.js";
+
 const token = new URLSearchParams(location.search).get("token");
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 300;
@@ -8,6 +10,8 @@ let roles = {};         // role → channel
 let latest = null;      // the newest state message, drawn on the next animation frame
 let bars = [];          // per channel: {fill, val}
 let received = 0;       // state messages since the last rate count
+let hello = null;       // the last hello message: the first line of a recording
+const recorder = new Recorder();
 
 // ------------------------------------------------------------------ commands
 async function post(path, payload) {
@@ -256,6 +260,8 @@ function connect() {
   ws.onopen = () => pill("link", "live", "ok");
   ws.onmessage = (m) => {
     const msg = JSON.parse(m.data);
+    if (msg.type === "hello") hello = msg;
+    else if (!recorder.add(msg)) stopRecording();
     if (msg.type === "state") { latest = msg; received++; }
     else if (msg.type === "hello") setup(msg);
     else if (msg.type === "event") {
@@ -271,6 +277,33 @@ function connect() {
   };
 }
 
-setInterval(() => { $("ups").textContent = String(received); received = 0; }, 1000);
+// ------------------------------------------------------------------ recording
+function stopRecording() {
+  const seconds = recorder.seconds();
+  const counts = `${recorder.states} states, ${recorder.events} events`;
+  const blob = recorder.stop();
+  const save = $("rec-save");
+  if (save.href) URL.revokeObjectURL(save.href);
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
+  Object.assign(save, { href: URL.createObjectURL(blob), download: `anima-session-${stamp}.jsonl`, hidden: false });
+  $("rec-btn").textContent = "● Record";
+  $("rec-status").textContent = `${seconds.toFixed(1)} s, ${counts}`;
+}
+
+$("rec-btn").addEventListener("click", () => {
+  if (recorder.active) return stopRecording();
+  if (!hello) return toast("record: not connected yet");
+  recorder.start(hello);
+  $("rec-btn").textContent = "■ Stop";
+  $("rec-save").hidden = true;
+});
+
+setInterval(() => {
+  $("ups").textContent = String(received);
+  received = 0;
+  if (recorder.active) {
+    $("rec-status").textContent = `recording ${recorder.seconds().toFixed(0)} s, ${recorder.states} states`;
+  }
+}, 1000);
 requestAnimationFrame(draw);
 connect();

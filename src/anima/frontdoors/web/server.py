@@ -43,6 +43,28 @@ class WebFrontDoor:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._unsubscribe: Any = None
+        # Built now, before the runtime starts its loop: importing uvicorn's protocols and
+        # building FastAPI's routes hold the GIL for several milliseconds, a late tick if the
+        # loop were running.
+        self._uvicorn = self._make_uvicorn_config()
+
+    def _make_uvicorn_config(self) -> Any:
+        try:
+            import uvicorn
+
+            from anima.frontdoors.web.app import create_app
+        except ImportError as exc:
+            raise MissingDependencyError("fastapi/uvicorn", "web") from exc
+        config = uvicorn.Config(
+            create_app(self),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="websockets-sansio",
+            timeout_graceful_shutdown=2,
+        )
+        config.load()
+        return config
 
     @property
     def url(self) -> str:
@@ -57,12 +79,8 @@ class WebFrontDoor:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        try:
-            import uvicorn
+        import uvicorn
 
-            from anima.frontdoors.web.app import create_app
-        except ImportError as exc:
-            raise MissingDependencyError("fastapi/uvicorn", "web") from exc
         cfg = self.config
         family = socket.AF_INET6 if ":" in cfg.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -76,16 +94,7 @@ class WebFrontDoor:
                 "(web.port, or anima serve --no-web)"
             ) from exc
         self.port = sock.getsockname()[1]
-        server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(self),
-                log_level="warning",
-                access_log=False,
-                lifespan="off",
-                ws="websockets-sansio",
-                timeout_graceful_shutdown=2,
-            )
-        )
+        server = uvicorn.Server(self._uvicorn)
         self._server = server
         self._unsubscribe = self.runtime.events.subscribe(self._on_event)
         self.dispatcher.start()

@@ -19,6 +19,7 @@ from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, free_por
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
+from anima.testing import eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
 
@@ -26,6 +27,12 @@ BROKERS = ("embedded", "mosquitto")
 NO_MOSQUITTO = "mosquitto is not installed (Debian: apt-get install mosquitto)"
 
 _prefixes = itertools.count(1)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Fail the test, saying ``what`` was awaited, unless ``predicate`` holds within ``timeout``."""
+    if not eventually(predicate, timeout, every=0.005):
+        pytest.fail(f"not within {timeout} s: {what}")
 
 
 def robot_config(prefix: str) -> AnimaConfig:

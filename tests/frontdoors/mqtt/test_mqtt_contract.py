@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import pytest
 
 from anima.body.gaze import GazeKinematics
 from anima.drivers.sim import SimDriver
@@ -22,17 +21,11 @@ from anima.frontdoors.payloads import MAX_PAYLOAD, excerpt
 from anima.runtime import Runtime
 from anima.testing.mqtt import Message, MqttProbe
 
+from .conftest import wait_until
+
 Send = Callable[[str, bytes | str], None]
 MakeRobot = Callable[[str, BrokerAddress], tuple[Runtime, MqttFrontDoor]]
 ERROR_KEYS = {"v", "topic", "payload", "reason"}
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout} s: {what}")
-        time.sleep(0.01)
 
 
 def column(runtime: Runtime, sim: SimDriver, channel: str) -> np.ndarray:

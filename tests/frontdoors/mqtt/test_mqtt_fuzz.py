@@ -13,7 +13,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,6 +25,8 @@ from anima.frontdoors.mqtt.topics import Topics
 from anima.frontdoors.payloads import MAX_PAYLOAD, control_parsers
 from anima.runtime import Runtime
 from anima.testing.mqtt import Message, MqttProbe
+
+from .conftest import wait_until
 
 LEAVES = ["speak", "stop_speak", "look_at", "look_at_target", "animation"]
 NAMES = ["nod", "shake", "smile", "blink", "Posture_LookAtZoom", "LOOKUPPostureDefault", "nodd"]
@@ -71,14 +72,6 @@ topics_leaves = st.one_of(
     st.sampled_from(["dance", "look_at/extra", "Speak", "animation/"]),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz_/", min_size=1, max_size=12),
 )
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout} s: {what}")
-        time.sleep(0.01)
 
 
 def test_fuzzed_control_payloads_are_answered_and_never_hurt_the_robot(

@@ -24,15 +24,9 @@ from anima.runtime import Runtime
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import Message, MqttProbe
 
+from .conftest import wait_until
+
 MakeRobot = Callable[[str, BrokerAddress], tuple[Runtime, MqttFrontDoor]]
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout} s: {what}")
-        time.sleep(0.005)
 
 
 def rss_mb() -> float:

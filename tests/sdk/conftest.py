@@ -1,6 +1,7 @@
-"""The SDK against the simulated robot, two ways: the runtime in this process (``Robot.local``)
-and a real runtime served over the embedded MQTT broker (``Robot.connect``). Speech is the
-scripted engine into a real-time null sink, so utterances take real (short) time."""
+"""The SDK against the simulated robot, three ways: the runtime in this process (``Robot.local``),
+and a real runtime served over the embedded MQTT broker and over its REST API and WebSocket
+(``Robot.connect("mqtt://…")``, ``Robot.connect("http://…")``). Speech is the scripted engine
+into a real-time null sink, so utterances take real (short) time."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ from anima.config import (
     MqttConfig,
     ServeConfig,
     SpeechConfig,
+    WebConfig,
 )
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
@@ -70,11 +73,13 @@ def embedded_broker() -> Iterator[EmbeddedBroker]:
 
 @dataclass
 class Served:
-    """A runtime with an MQTT door on the embedded broker, as `anima serve` runs it."""
+    """A runtime with an MQTT door on the embedded broker and the web door on a free port, as
+    `anima serve` runs it."""
 
     runtime: Runtime
-    url: str
+    url: str  # mqtt://host:port
     prefix: str
+    http_url: str  # http://127.0.0.1:port/
 
 
 ServeFactory = Callable[..., Served]
@@ -87,15 +92,19 @@ def serve(embedded_broker: EmbeddedBroker) -> Iterator[ServeFactory]:
 
     def start(*, speech: bool = True) -> Served:
         prefix = f"sdk{os.getpid()}n{next(_prefixes)}"
-        cfg = dataclasses.replace(sdk_config(prefix), speech=SpeechConfig(enabled=speech))
+        cfg = dataclasses.replace(
+            sdk_config(prefix), speech=SpeechConfig(enabled=speech), web=WebConfig(port=0)
+        )
         runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
         door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)
         runtime.attach(door)
+        web = WebFrontDoor(runtime, cfg.web)
+        runtime.attach(web)
         runtimes.append(runtime)
         runtime.start()
         assert door.wait_connected(5), "the door did not connect"
         address = embedded_broker.address
-        return Served(runtime, f"mqtt://{address.host}:{address.port}", prefix)
+        return Served(runtime, f"mqtt://{address.host}:{address.port}", prefix, web.url)
 
     yield start
     for runtime in runtimes:
@@ -108,14 +117,17 @@ def served(serve: ServeFactory) -> Served:
     return serve()
 
 
-@pytest.fixture(params=["local", "mqtt"])
+@pytest.fixture(params=["local", "mqtt", "http"])
 def robot(request: pytest.FixtureRequest) -> Iterator[Robot]:
-    """An open robot: in-process, or a client of a served runtime."""
+    """An open robot: in-process, or a client of a served runtime over MQTT or REST."""
     if request.param == "local":
         r = local_robot()
-    else:
+    elif request.param == "mqtt":
         s: Served = request.getfixturevalue("served")
         r = Robot.connect(s.url, prefix=s.prefix, timeout=TIMEOUT)
+    else:
+        s = request.getfixturevalue("served")
+        r = Robot.connect(s.http_url, timeout=TIMEOUT)
     with r:
         yield r
 

@@ -7,16 +7,19 @@ import dataclasses
 import pytest
 
 from anima import Robot
-from anima.config import SpeechConfig
+from anima.config import SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import (
     CommandRefusedError,
     CommandRejectedByRobotError,
     ConfigError,
+    NonFiniteValueError,
     NotSupportedError,
     RobotNotConnectedError,
 )
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
 
 from .conftest import Served, ServeFactory, local_robot, sdk_config
 
@@ -69,7 +72,9 @@ def test_the_served_robot_is_reached_and_closed(served: Served) -> None:
         robot.stop_speaking()
 
 
-@pytest.mark.parametrize("url", ["http://host:1883", "mqtt://", "mqtt://host:notaport"])
+@pytest.mark.parametrize(
+    "url", ["tcp://host:1883", "host:1883", "mqtt://", "mqtt://host:notaport", "http://host:x"]
+)
 def test_bad_addresses_are_config_errors(url: str) -> None:
     with pytest.raises(ConfigError, match="robot address"):
         Robot.connect(url)
@@ -93,3 +98,56 @@ def test_speech_refused_over_mqtt_carries_the_runtimes_reason(serve: ServeFactor
             handle.wait()
         assert info.value.command == f"{mute.prefix}/agent/control/speak"
         assert "speech is disabled" in info.value.reason
+
+
+def test_no_dashboard_at_the_address() -> None:
+    robot = Robot.connect(f"http://127.0.0.1:{free_port()}", timeout=2.0)
+    with pytest.raises(RobotNotConnectedError, match="no anima dashboard answers at"):
+        robot.open()
+    assert not robot.is_open
+
+
+def test_a_dashboard_with_a_token_needs_it() -> None:
+    cfg = dataclasses.replace(sdk_config(), web=WebConfig(port=0, token="s3cret"))
+    runtime = Runtime(cfg, driver=SimDriver())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime:
+        with pytest.raises(RobotNotConnectedError, match="token"):
+            Robot.connect(door.url, timeout=5.0).open()
+        with Robot.connect(door.url, token="s3cret", timeout=5.0) as robot:
+            assert robot.state().driver_connected
+            assert robot.play("LOOKUPPostureDefaultBlink", wait=True).reason == "done"
+
+
+def test_over_rest_a_refusal_is_the_answer_and_an_estop_refusal_an_event(
+    served: Served,
+) -> None:
+    with Robot.connect(served.http_url, timeout=5.0) as robot:
+        with pytest.raises(CommandRejectedByRobotError, match="unknown animation") as info:
+            robot.play("nodd")  # refused in the answer: no waiting needed
+        assert info.value.command == "/api/animation"
+        with pytest.raises(CommandRejectedByRobotError, match="'nod' is a gesture, not a posture"):
+            robot.look_at_target("nod")
+        with pytest.raises(NonFiniteValueError, match="z is not finite"):
+            robot.look_at(1.0, 0.0, 1e400)  # caught before sending
+        errors: list[object] = []
+        robot.on("error", errors.append)
+        robot.estop()
+        handle = robot.play("nod")  # accepted, then refused by the estopped runtime
+        with pytest.raises(CommandRejectedByRobotError, match="emergency stop") as refused:
+            handle.wait()
+        assert refused.value.command == "/api/animation"
+        robot.reset()
+    assert any("emergency stop" in str(getattr(e, "reason", "")) for e in errors)
+
+
+def test_the_served_robot_is_reached_over_rest_and_closed(served: Served) -> None:
+    robot = Robot.connect(served.http_url, timeout=5.0)
+    with robot:
+        assert "(REST)" in repr(robot)
+        handle = robot.say("one two three four five six seven eight nine ten eleven twelve")
+    with pytest.raises(RobotNotConnectedError):
+        handle.wait(5)  # closing fails what was still waiting
+    with pytest.raises(RobotNotConnectedError):
+        robot.stop_speaking()

@@ -1,4 +1,5 @@
-"""Every Robot method, against the simulated robot in-process and over MQTT (``robot`` fixture)."""
+"""Every Robot method, against the simulated robot in-process, over MQTT and over REST
+(``robot`` fixture)."""
 
 from __future__ import annotations
 
@@ -102,9 +103,9 @@ def test_unknown_animation_is_refused_with_the_runtimes_reason(robot: Robot) -> 
     with pytest.raises((UnknownAnimationError, CommandRejectedByRobotError)) as info:
         robot.play("nodd", wait=True)
     assert "unknown animation 'nodd'" in str(info.value)
-    if isinstance(info.value, CommandRejectedByRobotError):  # over MQTT: from the error topic
+    if isinstance(info.value, CommandRejectedByRobotError):  # the error topic, or REST's answer
         assert info.value.reason.startswith("unknown animation 'nodd'")
-        assert info.value.command.endswith("/agent/control/animation")
+        assert info.value.command.endswith(("/agent/control/animation", "/api/animation"))
 
 
 def test_look_at_and_gaze_targets(robot: Robot) -> None:

@@ -1,4 +1,4 @@
-"""The Python SDK: :class:`Robot`, one facade for scripts, in-process or over MQTT."""
+"""The Python SDK: :class:`Robot`, one facade for scripts, in-process, over MQTT or over REST."""
 
 from anima.sdk.backend import HumanoidSnapshot, RobotSnapshot
 from anima.sdk.handles import AnimationHandle, SpeechHandle

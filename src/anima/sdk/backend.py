@@ -1,33 +1,56 @@
 """What a :class:`~anima.sdk.robot.Robot` needs from the way it reaches the robot.
 
-Two backends implement it: :mod:`anima.sdk.local` (the runtime in this process) and
-:mod:`anima.sdk.mqtt` (a running ``anima serve``). The snapshot and event names are shared, so a
+Three backends implement it: :mod:`anima.sdk.local` (the runtime in this process), and for a
+running ``anima serve`` :mod:`anima.sdk.mqtt` (its MQTT contract) and :mod:`anima.sdk.http` (its
+REST API and WebSocket). The snapshot and event names are shared, so a
 script does not care which one it has.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from anima.errors import InvalidCommandError
+from anima.errors import InvalidCommandError, NonFiniteValueError
+from anima.events import (
+    CommandRejected,
+    Event,
+    MoveFinished,
+    Notice,
+    SpeechEnded,
+    SpeechStarted,
+)
 
 if TYPE_CHECKING:
-    from anima.events import Event
     from anima.sdk.handles import AnimationHandle, SpeechHandle
     from anima.sdk.humanoid import HumanoidActions
 
-# The events a script can subscribe to with Robot.on(kind, fn), and what fn receives:
-EVENT_KINDS = {
-    "start_speak": "SpeechStarted",  # an utterance was accepted
-    "end_speak": "SpeechEnded",  # it ended: done, stopped or error
-    "animation_done": "MoveFinished",  # a library animation finished or was cut
-    "error": "CommandRejected",  # a command was refused (over MQTT: the error topic)
-    "notice": "Notice",  # worth knowing, not an error (a look-at point out of reach)
+# The events a script can subscribe to with Robot.on(kind, fn), and the class fn receives:
+EVENT_KINDS: dict[str, type[Event]] = {
+    "start_speak": SpeechStarted,  # an utterance was accepted
+    "end_speak": SpeechEnded,  # it ended: done, stopped or error
+    "animation_done": MoveFinished,  # a library animation finished or was cut
+    "error": CommandRejected,  # a command was refused (over MQTT: the error topic)
+    "notice": Notice,  # worth knowing, not an error (a look-at point out of reach)
 }
 
+
+def hub_kind(kind: str) -> str:
+    """The kind the events of Robot.on's ``kind`` carry on an EventHub (checked)."""
+    check_kind(kind)
+    return EVENT_KINDS[kind].kind
+
+
 IDLE_ANIMATIONS = ("blink", "breathingSlow")  # idle layers: no animation_done, done at once
+
+
+def check_point(x: float, y: float, z: float) -> None:
+    """A look-at point a remote robot would refuse: say so before sending it."""
+    for axis, v in (("x", x), ("y", y), ("z", z)):
+        if not math.isfinite(v):
+            raise NonFiniteValueError(f"look_at: {axis} is not finite ({v!r})")
 
 
 def check_kind(kind: str) -> None:
@@ -94,3 +117,27 @@ class Backend(Protocol):
     def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]: ...
 
     def humanoid(self) -> HumanoidActions: ...
+
+
+def snapshot_from_state(data: dict[str, Any]) -> RobotSnapshot:
+    """A snapshot from the runtime's state payload (MQTT ``…/agent/state``, REST ``/api/state``)."""
+    h = data.get("humanoid")
+    humanoid = None
+    if isinstance(h, dict):
+        humanoid = HumanoidSnapshot(
+            fsm=str(h.get("fsm", "")),
+            motion=str(h.get("motion", "")),
+            error=str(h.get("error", "")),
+        )
+    return RobotSnapshot(
+        t=float(data["t"]),
+        move=data.get("move"),
+        queued=int(data.get("queued", 0)),
+        gaze_target=data.get("gaze_target"),
+        looking=bool(data.get("looking", False)),
+        speaking=bool(data.get("speaking", False)),
+        shutdown=bool(data.get("shutdown", False)),
+        estop=bool(data.get("estop", False)),
+        driver_connected=bool(data.get("driver_connected", False)),
+        humanoid=humanoid,
+    )

@@ -12,28 +12,23 @@ from typing import TYPE_CHECKING, Any
 from anima import commands as cmd
 from anima.errors import CommandRefusedError, NotSupportedError, RobotNotConnectedError
 from anima.events import (
-    CommandRejected,
     Event,
     MoveFinished,
-    Notice,
     SpeechEnded,
-    SpeechStarted,
 )
-from anima.sdk.backend import IDLE_ANIMATIONS, HumanoidSnapshot, RobotSnapshot, check_kind
+from anima.sdk.backend import (
+    IDLE_ANIMATIONS,
+    HumanoidSnapshot,
+    RobotSnapshot,
+    check_kind,
+    hub_kind,
+)
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions
 
 if TYPE_CHECKING:
     from anima.config import AnimaConfig
     from anima.runtime import Runtime
-
-_HUB_KINDS = {
-    "start_speak": SpeechStarted.kind,
-    "end_speak": SpeechEnded.kind,
-    "animation_done": MoveFinished.kind,
-    "error": CommandRejected.kind,
-    "notice": Notice.kind,
-}
 
 
 class LocalBackend:
@@ -156,7 +151,7 @@ class LocalBackend:
         check_kind(kind)
         rt = self._rt()
         if kind != "animation_done":
-            return rt.events.subscribe(fn, _HUB_KINDS[kind])
+            return rt.events.subscribe(fn, hub_kind(kind))
         library = rt.library
 
         def animations_only(event: Event) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import threading
 import time
@@ -23,7 +22,6 @@ from anima.errors import (
     CommandRejectedByRobotError,
     ConfigError,
     MissingDependencyError,
-    NonFiniteValueError,
     NotSupportedError,
     RobotNotConnectedError,
     RobotTimeoutError,
@@ -38,11 +36,11 @@ from anima.events import (
     SpeechStarted,
 )
 from anima.sdk.backend import (
-    EVENT_KINDS,
     IDLE_ANIMATIONS,
-    HumanoidSnapshot,
     RobotSnapshot,
-    check_kind,
+    check_point,
+    hub_kind,
+    snapshot_from_state,
 )
 from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions
@@ -158,7 +156,7 @@ class MqttBackend:
                     self._status = bytes(msg.payload).decode("utf-8", "replace")
                     self._cond.notify_all()
             elif topic == f"{self.prefix}/agent/state":
-                snapshot = _snapshot(json.loads(msg.payload))
+                snapshot = snapshot_from_state(json.loads(msg.payload))
                 with self._cond:
                     self._state = snapshot
                     self._cond.notify_all()
@@ -251,9 +249,7 @@ class MqttBackend:
         self._send("stop_animation")
 
     def look_at(self, x: float, y: float, z: float) -> None:
-        for axis, v in (("x", x), ("y", y), ("z", z)):
-            if not math.isfinite(v):
-                raise NonFiniteValueError(f"look_at: {axis} is not finite ({v!r})")
+        check_point(x, y, z)
         self._send("look_at", json.dumps({"x": x, "y": y, "z": z}))
 
     def look_at_target(self, name: str) -> None:
@@ -282,42 +278,10 @@ class MqttBackend:
             return self._state
 
     def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]:
-        check_kind(kind)
-        hub_kind = {
-            "start_speak": SpeechStarted.kind,
-            "end_speak": SpeechEnded.kind,
-            "animation_done": MoveFinished.kind,
-            "error": CommandRejected.kind,
-            "notice": Notice.kind,
-        }[kind]
-        assert kind in EVENT_KINDS
-        return self._events.subscribe(fn, hub_kind)
+        return self._events.subscribe(fn, hub_kind(kind))
 
     def humanoid(self) -> HumanoidActions:
         raise NotSupportedError(
             "the MQTT contract has no humanoid topics (docs/mqtt.md): use Robot.local() with "
             "humanoid.type sim or adam, or the agent's `ask` topic"
         )
-
-
-def _snapshot(data: dict[str, Any]) -> RobotSnapshot:
-    h = data.get("humanoid")
-    humanoid = None
-    if isinstance(h, dict):
-        humanoid = HumanoidSnapshot(
-            fsm=str(h.get("fsm", "")),
-            motion=str(h.get("motion", "")),
-            error=str(h.get("error", "")),
-        )
-    return RobotSnapshot(
-        t=float(data["t"]),
-        move=data.get("move"),
-        queued=int(data.get("queued", 0)),
-        gaze_target=data.get("gaze_target"),
-        looking=bool(data.get("looking", False)),
-        speaking=bool(data.get("speaking", False)),
-        shutdown=bool(data.get("shutdown", False)),
-        estop=bool(data.get("estop", False)),
-        driver_connected=bool(data.get("driver_connected", False)),
-        humanoid=humanoid,
-    )

@@ -4,7 +4,7 @@
 
     from anima import Robot
 
-    with Robot.connect("mqtt://localhost:1883", prefix="nadine") as robot:
+    with Robot.connect("mqtt://localhost:1883", prefix="nadine") as robot:  # or http://host:8080
         robot.say("Hello! I am Nadine.", wait=True)
         robot.play("nod", wait=True)
         robot.look_at(1.0, 0.3, 0.1)
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from anima.errors import RobotNotConnectedError
+from anima.errors import ConfigError, RobotNotConnectedError
 from anima.sdk.backend import Backend, RobotSnapshot
 
 if TYPE_CHECKING:
@@ -60,11 +60,29 @@ class Robot:
         return cls(LocalBackend(config, **runtime_kwargs), timeout=timeout)
 
     @classmethod
-    def connect(cls, url: str, *, prefix: str = "nadine", timeout: float = 30.0) -> Robot:
-        """A robot served by ``anima serve`` elsewhere, reached over MQTT (``mqtt://host:1883``).
+    def connect(
+        cls,
+        url: str,
+        *,
+        prefix: str = "nadine",
+        token: str | None = None,
+        timeout: float = 30.0,
+    ) -> Robot:
+        """A robot served by ``anima serve`` elsewhere: over MQTT (``mqtt://host:1883``, the
+        topics under ``prefix``) or over the dashboard's REST API and WebSocket
+        (``http://host:8080``, with the ``token`` when it needs one).
 
         The connection is made by :meth:`open` (or ``with``).
         """
+        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+        if scheme in ("http", "https"):
+            from anima.sdk.http import HttpBackend
+
+            return cls(HttpBackend(url, token), timeout=timeout)
+        if scheme != "mqtt":
+            raise ConfigError(
+                f"robot address {url!r}: expected mqtt://HOST[:PORT] or http://HOST[:PORT]"
+            )
         from anima.sdk.mqtt import MqttBackend
 
         return cls(MqttBackend(url, prefix), timeout=timeout)
@@ -135,8 +153,9 @@ class Robot:
     ) -> AnimationHandle:
         """Play a library animation (``nod``, ``LOOKUP_Waving``); ``wait`` for its end.
 
-        An unknown name raises UnknownAnimationError in-process; over MQTT the refusal arrives
-        later, so ``wait`` (or ``handle.wait()``) raises CommandRejectedByRobotError.
+        An unknown name raises UnknownAnimationError in-process and CommandRejectedByRobotError
+        at once over REST; over MQTT the refusal arrives later, so ``wait`` (or
+        ``handle.wait()``) raises CommandRejectedByRobotError.
         """
         handle = self._b().play(animation, self.timeout)
         if wait:
@@ -169,7 +188,8 @@ class Robot:
 
     # ------------------------------------------------------------------ state and events
     def state(self) -> RobotSnapshot:
-        """The robot's state now (over MQTT: the last state message, 4 a second)."""
+        """The robot's state now (over MQTT: the last state message, 4 a second; over REST:
+        ``GET /api/state``)."""
         return self._b().state(self.timeout)
 
     def on(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]:

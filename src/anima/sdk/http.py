@@ -1,0 +1,296 @@
+"""The Robot's backend for a running ``anima serve``, over its REST API and WebSocket
+(``docs/web.md``).
+
+Commands are POSTed with httpx. A command the robot refuses to parse (an unknown animation, a bad
+value) is refused in the answer, so the call itself raises CommandRejectedByRobotError; a refusal at
+execution (an emergency stop is latched) arrives later as a ``command_rejected`` event and fails
+the handle it belongs to. Events come from the dashboard's WebSocket (``/ws``), read on a thread
+of this backend; a ``say()`` is paired with the first ``start_speak`` carrying its text that
+arrives after it was sent, then with that id's ``end_speak``. ``state()`` asks ``/api/state``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit
+
+from anima.errors import (
+    CommandRejectedByRobotError,
+    ConfigError,
+    MissingDependencyError,
+    NotSupportedError,
+    RobotNotConnectedError,
+    RobotTimeoutError,
+)
+from anima.events import (
+    CommandRejected,
+    Event,
+    EventHub,
+    MoveFinished,
+    Notice,
+    SpeechEnded,
+    SpeechStarted,
+)
+from anima.frontdoors.payloads import excerpt
+from anima.sdk.backend import (
+    IDLE_ANIMATIONS,
+    RobotSnapshot,
+    check_point,
+    hub_kind,
+    snapshot_from_state,
+)
+from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
+from anima.sdk.humanoid import HumanoidActions
+
+log = logging.getLogger(__name__)
+_H = TypeVar("_H", SpeechHandle, AnimationHandle)
+
+
+def parse_http_url(url: str) -> str:
+    """``http://host:8080`` (or https, with or without a trailing ``/``) → the base URL."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"robot address {url!r}: expected http://HOST[:PORT]")
+    try:
+        _ = parts.port
+    except ValueError:
+        raise ConfigError(f"robot address {url!r}: bad port") from None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class HttpBackend:
+    """A client of one robot's REST API and WebSocket; ``open()`` connects, ``close()`` ends."""
+
+    def __init__(self, url: str, token: str | None = None) -> None:
+        self.base = parse_http_url(url)
+        self.description = f"{self.base} (REST)"
+        self._token = token
+        self._book = HandleBook()
+        self._events = EventHub()  # user callbacks run on its thread, never on the reader's
+        self._http: Any = None  # httpx.Client
+        self._ws: Any = None  # websockets.sync.client.ClientConnection
+        self._reader: threading.Thread | None = None
+        self._animations: frozenset[str] = frozenset()  # the library's, from the hello
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, timeout: float) -> None:
+        try:
+            import httpx
+            from websockets.sync.client import connect
+        except ImportError as exc:
+            raise MissingDependencyError("httpx/websockets", "web") from exc
+        headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
+        self._http = httpx.Client(base_url=self.base, headers=headers, timeout=timeout)
+        self._events.start()
+        try:
+            self._get_state()  # reachable, and the token is right
+            ws_base = "ws" + self.base[4:]
+            query = f"?token={quote(self._token)}" if self._token else ""
+            self._ws = connect(f"{ws_base}/ws{query}", open_timeout=timeout, max_size=2**24)
+            hello = json.loads(self._ws.recv(timeout=timeout))
+            if hello.get("type") != "hello":
+                raise RobotNotConnectedError(f"{self.base}/ws did not start with its hello")
+        except BaseException:
+            self.close()
+            raise
+        names = hello.get("animations", {})
+        self._animations = frozenset(names.get("gestures", []) + names.get("postures", []))
+        self._reader = threading.Thread(target=self._read, name="anima-sdk-ws", daemon=True)
+        self._reader.start()
+
+    def close(self) -> None:
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            ws.close()
+        if self._reader is not None:
+            self._reader.join(5.0)
+            self._reader = None
+        http, self._http = self._http, None
+        if http is not None:
+            http.close()
+        self._events.stop()
+        self._book.close(RobotNotConnectedError(f"the connection to {self.description} closed"))
+
+    # ------------------------------------------------------------------ the event stream
+    def _read(self) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        ws = self._ws
+        try:
+            for text in ws:
+                msg = json.loads(text)
+                if msg.get("type") == "event":
+                    try:
+                        self._on_event(msg)
+                    except (KeyError, TypeError, ValueError) as exc:  # a newer runtime's event
+                        log.warning("ignored an event from %s: %s", self.base, exc)
+        except ConnectionClosed:
+            pass
+        if self._ws is ws:  # not a close() we asked for: the runtime went away
+            log.warning("the event stream from %s closed", self.base)
+            self._book.close(RobotNotConnectedError(f"the event stream from {self.base} closed"))
+
+    def _on_event(self, data: dict[str, Any]) -> None:
+        kind, t = data["kind"], float(data.get("t", 0.0))
+        book = self._book
+        event: Event | None = None
+        if kind == SpeechStarted.kind:
+            event = SpeechStarted(
+                t=t, utterance=data["utterance"], text=data["text"], locale=data["locale"]
+            )
+            book.speech_started(event.utterance, event.text)
+        elif kind == SpeechEnded.kind:
+            event = SpeechEnded(t=t, utterance=data["utterance"], reason=data["reason"])
+            book.speech_ended(event.utterance, event.reason)
+        elif kind == MoveFinished.kind and data["name"] in self._animations:
+            event = MoveFinished(t=t, name=data["name"], cut=data["cut"], reason=data["reason"])
+            book.animation_ended(event.name, event.reason or "done")
+        elif kind == Notice.kind:
+            event = Notice(t=t, source=data["source"], message=data["message"])
+        elif kind == CommandRejected.kind:
+            event = CommandRejected(
+                t=t,
+                command=data["command"],
+                argument=data["argument"],
+                reason=data["reason"],
+                source=data["source"],
+            )
+            self._refused(event)
+        if event is not None:
+            self._events.publish(event)
+
+    def _refused(self, event: CommandRejected) -> None:
+        if event.source != "rest":
+            return
+        error = CommandRejectedByRobotError(event.command, event.reason)
+
+        def sent_as(h: Handle) -> bool:
+            return h.payload == event.argument
+
+        if event.command == "/api/speak":
+            self._book.refused(SpeechHandle, sent_as, error)
+        elif event.command == "/api/animation":
+            self._book.refused(AnimationHandle, sent_as, error)
+
+    # ------------------------------------------------------------------ commands
+    def _post(self, path: str, body: dict[str, Any] | None = None) -> None:
+        import httpx
+
+        http = self._http
+        if http is None:
+            raise RobotNotConnectedError(f"not connected to {self.description}")
+        content = b"" if body is None else _encode(body)
+        try:
+            answer = http.post(
+                f"/api/{path}", content=content, headers={"content-type": "application/json"}
+            )
+        except httpx.TimeoutException as exc:
+            raise RobotTimeoutError(f"POST /api/{path}: no answer from {self.base}") from exc
+        except httpx.HTTPError as exc:
+            raise RobotNotConnectedError(f"POST /api/{path}: {self.base}: {exc}") from exc
+        if answer.status_code != 202:
+            raise CommandRejectedByRobotError(f"/api/{path}", _reason(answer))
+
+    def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
+        body = {"text": text, "locale": locale}
+        handle = SpeechHandle(text, self.stop_speaking, timeout)
+        handle.payload = excerpt(_encode(body))
+        return self._sent(handle, "speak", body)
+
+    def stop_speaking(self) -> None:
+        self._post("stop_speak")
+
+    def play(self, name: str, timeout: float) -> AnimationHandle:
+        body = {"name": name}
+        handle = AnimationHandle(name, self.stop_animation, timeout)
+        handle.payload = excerpt(_encode(body))
+        if name in IDLE_ANIMATIONS:
+            self._post("animation", body)
+            handle.finish("done")
+            return handle
+        return self._sent(handle, "animation", body)
+
+    def _sent(self, handle: _H, path: str, body: dict[str, Any]) -> _H:
+        if isinstance(handle, SpeechHandle):
+            self._book.add_speech(handle)
+        else:
+            self._book.add_animation(handle)
+        try:
+            self._post(path, body)
+        except BaseException:
+            self._book.forget(handle)
+            raise
+        return handle
+
+    def stop_animation(self) -> None:
+        self._post("stop_animation")
+
+    def look_at(self, x: float, y: float, z: float) -> None:
+        check_point(x, y, z)
+        self._post("look_at", {"x": x, "y": y, "z": z})
+
+    def look_at_target(self, name: str) -> None:
+        self._post("look_at_target", {"name": name})
+
+    def end_look_at(self) -> None:
+        # as in the MQTT contract: the default posture as a gaze target clears the latch
+        self._post("look_at_target", {"name": "LOOKUPPostureDefault"})
+
+    def estop(self) -> None:
+        self._post("estop")
+
+    def reset(self) -> None:
+        self._post("reset")
+
+    # ------------------------------------------------------------------ state and events
+    def _get_state(self) -> dict[str, Any]:
+        import httpx
+
+        http = self._http
+        if http is None:
+            raise RobotNotConnectedError(f"not connected to {self.description}")
+        try:
+            answer = http.get("/api/state")
+        except httpx.TimeoutException as exc:
+            raise RobotTimeoutError(f"GET /api/state: no answer from {self.base}") from exc
+        except httpx.HTTPError as exc:
+            raise RobotNotConnectedError(
+                f"no anima dashboard answers at {self.base}: {exc} (is `anima serve` running "
+                "with the web door?)"
+            ) from exc
+        if answer.status_code == 401:
+            raise RobotNotConnectedError(f"{self.base}: {_reason(answer)}")
+        if answer.status_code != 200:
+            raise RobotNotConnectedError(f"GET {self.base}/api/state: {_reason(answer)}")
+        data: dict[str, Any] = answer.json()
+        return data
+
+    def state(self, timeout: float) -> RobotSnapshot:
+        return snapshot_from_state(self._get_state())
+
+    def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]:
+        return self._events.subscribe(fn, hub_kind(kind))
+
+    def humanoid(self) -> HumanoidActions:
+        raise NotSupportedError(
+            "the SDK drives a humanoid through its gRPC client (use Robot.local() with "
+            "humanoid.type sim or adam, or anima.humanoid.client.AdamClient); the dashboard's "
+            "REST API has mode, stand motion and posture only (docs/web.md)"
+        )
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _reason(answer: Any) -> str:
+    """The runtime's reason in a refusal (``{"v":1,"path":…,"reason":…}``), else the status."""
+    try:
+        reason = answer.json().get("reason")
+    except ValueError:
+        reason = None
+    return str(reason) if reason else f"HTTP {answer.status_code} {answer.reason_phrase}"

@@ -87,13 +87,16 @@ ServeFactory = Callable[..., Served]
 
 @pytest.fixture
 def serve(embedded_broker: EmbeddedBroker) -> Iterator[ServeFactory]:
-    """``serve(speech=True)``: start a served runtime on its own prefix; all stopped at teardown."""
+    """``serve(speech=True, humanoid="none")``: start a served runtime on its own prefix (with
+    the simulated Adam when ``humanoid="sim"``); all stopped at teardown."""
     runtimes: list[Runtime] = []
 
-    def start(*, speech: bool = True) -> Served:
+    def start(*, speech: bool = True, humanoid: str = "none") -> Served:
         prefix = f"sdk{os.getpid()}n{next(_prefixes)}"
         cfg = dataclasses.replace(
-            sdk_config(prefix), speech=SpeechConfig(enabled=speech), web=WebConfig(port=0)
+            sdk_config(prefix, humanoid),
+            speech=SpeechConfig(enabled=speech),
+            web=WebConfig(port=0),
         )
         runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
         door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)

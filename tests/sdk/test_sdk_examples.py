@@ -11,7 +11,7 @@ from types import ModuleType
 from anima import Robot
 from anima.events import Event
 
-from .conftest import Served, local_robot
+from .conftest import TIMEOUT, Served, ServeFactory, local_robot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -65,3 +65,17 @@ def test_humanoid_greeting_with_the_simulated_adam() -> None:
         load("humanoid_greeting").main(robot)
         assert robot.humanoid.state().fsm_name == "Stand"
         assert robot.humanoid.state().current_motion == "Greeting"
+
+
+def test_humanoid_greeting_over_rest_with_the_simulated_adam(serve: ServeFactory) -> None:
+    served = serve(humanoid="sim")
+    with Robot.connect(served.http_url, timeout=TIMEOUT) as robot:
+        load("humanoid_greeting").main(robot)
+        body = robot.humanoid
+        assert body.state().fsm_name == "Stand"
+        assert body.state().current_motion == "Greeting"
+        # the same script as in-process: the served runtime's AdamClient did the work
+        link = served.runtime.humanoid
+        assert link is not None
+        assert link.client is not None
+        assert link.client.state().current_motion == "Greeting"

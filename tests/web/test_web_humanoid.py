@@ -44,6 +44,17 @@ def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
         assert r.status_code in (400, 409)  # out of range (or not in Stand): refused either way
         assert http.post("/api/humanoid/posture", json={"pitch": "x"}).status_code == 400
         assert http.post("/api/humanoid/motion", json={}).status_code == 400
+        # its whole state, GetRobotState's fields
+        state = http.get("/api/humanoid/state").json()
+        assert state["fsm_name"] == "Start"
+        assert "Zero" in state["mode_enable_list"]
+        assert state["x_vel"] == 0.0
+        # walking needs Walk or Run: refused from Start with the robot's reason; numbers only
+        r = http.post("/api/humanoid/speed", json={"x": 0.2, "y": 0, "yaw": 0})
+        assert r.status_code == 409
+        assert "Walk" in r.json()["reason"] or "Run" in r.json()["reason"]
+        r = http.post("/api/humanoid/speed", json={"x": True, "y": 0, "yaw": 0})
+        assert (r.status_code, r.json()["reason"]) == (400, "'x' must be a number")
 
 
 def test_without_a_humanoid_the_controls_answer_409() -> None:
@@ -55,5 +66,8 @@ def test_without_a_humanoid_the_controls_answer_409() -> None:
     runtime.attach(door)
     with runtime, httpx.Client(base_url=door.url, timeout=5.0) as http:
         r = http.post("/api/humanoid/mode", json={"mode": "Start"})
+        assert r.status_code == 409
+        assert "no humanoid" in r.json()["reason"]
+        r = http.get("/api/humanoid/state")
         assert r.status_code == 409
         assert "no humanoid" in r.json()["reason"]

@@ -11,16 +11,19 @@ arrives after it was sent, then with that id's ``end_speak``. ``state()`` asks `
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from anima.errors import (
     CommandRejectedByRobotError,
     ConfigError,
+    HumanoidError,
     MissingDependencyError,
     NotSupportedError,
     RobotNotConnectedError,
@@ -45,6 +48,9 @@ from anima.sdk.backend import (
 )
 from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions
+
+if TYPE_CHECKING:
+    from anima.humanoid.spec import RobotState
 
 log = logging.getLogger(__name__)
 _H = TypeVar("_H", SpeechHandle, AnimationHandle)
@@ -177,23 +183,38 @@ class HttpBackend:
             self._book.refused(AnimationHandle, sent_as, error)
 
     # ------------------------------------------------------------------ commands
-    def _post(self, path: str, body: dict[str, Any] | None = None) -> None:
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """``method /api/<path>`` with a JSON ``body``; the answer's JSON. A refusal raises
+        CommandRejectedByRobotError with the robot's reason; no answer, RobotNotConnectedError
+        (or RobotTimeoutError)."""
         import httpx
 
         http = self._http
         if http is None:
             raise RobotNotConnectedError(f"not connected to {self.description}")
-        content = b"" if body is None else _encode(body)
+        shown = f"{method} /api/{path}"
         try:
-            answer = http.post(
-                f"/api/{path}", content=content, headers={"content-type": "application/json"}
-            )
+            if method == "GET":
+                answer = http.get(f"/api/{path}")
+            else:
+                content = b"" if body is None else _encode(body)
+                headers = {"content-type": "application/json"}
+                answer = http.request(method, f"/api/{path}", content=content, headers=headers)
         except httpx.TimeoutException as exc:
-            raise RobotTimeoutError(f"POST /api/{path}: no answer from {self.base}") from exc
+            raise RobotTimeoutError(f"{shown}: no answer from {self.base}") from exc
         except httpx.HTTPError as exc:
-            raise RobotNotConnectedError(f"POST /api/{path}: {self.base}: {exc}") from exc
-        if answer.status_code != 202:
+            raise RobotNotConnectedError(
+                f"{shown}: no anima dashboard answers at {self.base}: {exc} (is `anima serve` "
+                "running with the web door?)"
+            ) from exc
+        if answer.status_code == 401:
+            raise RobotNotConnectedError(f"{self.base}: {_reason(answer)}")
+        if answer.status_code not in (200, 202):
             raise CommandRejectedByRobotError(f"/api/{path}", _reason(answer))
+        return answer.json()
+
+    def _post(self, path: str, body: dict[str, Any] | None = None) -> None:
+        self.request("POST", path, body)
 
     def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
         body = {"text": text, "locale": locale}
@@ -248,25 +269,10 @@ class HttpBackend:
 
     # ------------------------------------------------------------------ state and events
     def _get_state(self) -> dict[str, Any]:
-        import httpx
-
-        http = self._http
-        if http is None:
-            raise RobotNotConnectedError(f"not connected to {self.description}")
         try:
-            answer = http.get("/api/state")
-        except httpx.TimeoutException as exc:
-            raise RobotTimeoutError(f"GET /api/state: no answer from {self.base}") from exc
-        except httpx.HTTPError as exc:
-            raise RobotNotConnectedError(
-                f"no anima dashboard answers at {self.base}: {exc} (is `anima serve` running "
-                "with the web door?)"
-            ) from exc
-        if answer.status_code == 401:
-            raise RobotNotConnectedError(f"{self.base}: {_reason(answer)}")
-        if answer.status_code != 200:
-            raise RobotNotConnectedError(f"GET {self.base}/api/state: {_reason(answer)}")
-        data: dict[str, Any] = answer.json()
+            data: dict[str, Any] = self.request("GET", "state")
+        except CommandRejectedByRobotError as exc:
+            raise RobotNotConnectedError(f"GET {self.base}/api/state: {exc.reason}") from exc
         return data
 
     def state(self, timeout: float) -> RobotSnapshot:
@@ -276,11 +282,60 @@ class HttpBackend:
         return self._events.subscribe(fn, hub_kind(kind))
 
     def humanoid(self) -> HumanoidActions:
-        raise NotSupportedError(
-            "the SDK drives a humanoid through its gRPC client (use Robot.local() with "
-            "humanoid.type sim or adam, or anima.humanoid.client.AdamClient); the dashboard's "
-            "REST API has mode, stand motion and posture only (docs/web.md)"
+        control = RestHumanoid(self)
+        try:
+            control.state()
+        except CommandRejectedByRobotError as exc:
+            raise NotSupportedError(f"{self.base}: {exc.reason}") from None
+        return HumanoidActions(control)
+
+
+class RestHumanoid:
+    """A :class:`~anima.sdk.humanoid.HumanoidControl` over the served runtime's
+    ``/api/humanoid/…`` endpoints (its AdamClient checks the enable lists there)."""
+
+    def __init__(self, backend: HttpBackend, poll_s: float = 0.1) -> None:
+        self._backend = backend
+        self.poll_s = poll_s
+
+    def state(self) -> RobotState:
+        from anima.humanoid.spec import RobotState
+
+        data = self._backend.request("GET", "humanoid/state")
+        names = {f.name for f in dataclasses.fields(RobotState)}
+        fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names
+        }
+        return RobotState(**fields)
+
+    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            s = self.state()
+            if s.fsm_name == mode:
+                return s
+            if time.monotonic() >= deadline:
+                raise HumanoidError(f"the humanoid did not reach {mode} within {timeout_s:g} s")
+            time.sleep(self.poll_s)
+
+    def _command(self, path: str, body: dict[str, Any]) -> str:
+        return str(self._backend.request("POST", f"humanoid/{path}", body)["answer"])
+
+    def set_mode(self, mode: str) -> str:
+        return self._command("mode", {"mode": mode})
+
+    def stand_motion(self, motion: str) -> str:
+        return self._command("motion", {"motion": motion})
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str:
+        return self._command(
+            "posture", {"pitch": pitch, "roll": roll, "yaw": yaw, "height": height}
         )
+
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
+        if not continuous:
+            raise NotSupportedError("over REST the humanoid walks continuously (continuous=True)")
+        return self._command("speed", {"x": x, "y": y, "yaw": yaw})
 
 
 def _encode(body: dict[str, Any]) -> bytes:

@@ -1,22 +1,39 @@
 """The linked humanoid's actions, for scripts: modes, stand motions, posture, walking.
 
-A thin face over :class:`~anima.humanoid.client.AdamClient` (which checks the robot's enable
-lists before each command and raises CommandNotAllowedError with the reason).
+A thin face over a :class:`HumanoidControl`: in-process, the runtime's
+:class:`~anima.humanoid.client.AdamClient` (which checks the robot's enable lists before each
+command and raises CommandNotAllowedError with the reason); over REST, the served runtime's
+humanoid endpoints (:class:`anima.sdk.http.RestHumanoid`), which do the same on the robot's side.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from anima.humanoid.client import AdamClient
     from anima.humanoid.spec import RobotState
+
+
+class HumanoidControl(Protocol):
+    """The part of AdamClient that scripts use; each command returns the robot's answer."""
+
+    def state(self) -> RobotState: ...
+
+    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState: ...
+
+    def set_mode(self, mode: str) -> str: ...
+
+    def stand_motion(self, motion: str) -> str: ...
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str: ...
+
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str: ...
 
 
 class HumanoidActions:
     """What a script can ask the humanoid (``robot.humanoid``)."""
 
-    def __init__(self, client: AdamClient) -> None:
+    def __init__(self, client: HumanoidControl) -> None:
         self._client = client
 
     def set_mode(self, mode: str, *, wait: bool = False, timeout: float = 15.0) -> str:

@@ -1,4 +1,4 @@
-"""The dashboard's humanoid controls: mode, stand motions and stand posture, via AdamClient.
+"""The humanoid over REST: mode, stand motions, stand posture, walking and state, via AdamClient.
 
 Each call goes through the runtime's :class:`~anima.humanoid.client.AdamClient`, which reads the
 robot's state first and refuses what its enable lists do not allow now; the answer is the
@@ -8,9 +8,10 @@ humanoid). The gRPC round trip runs in a worker thread, never on the server's ev
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from anima.runtime import Runtime
 
 _POSTURE_KEYS = ("pitch", "roll", "yaw", "height")
+_SPEED_KEYS = ("x", "y", "yaw")
+_T = TypeVar("_T")
 
 
 def posture_ranges() -> dict[str, list[float]]:
@@ -46,20 +49,32 @@ def add_humanoid_routes(
             raise refused(400, "expected a JSON object")
         return data
 
-    async def call(fn: Callable[[AdamClient], object]) -> JSONResponse:
+    async def ask(fn: Callable[[AdamClient], _T]) -> _T:
         link = runtime.humanoid
         if link is None or link.client is None:
             raise refused(409, "no humanoid is linked (anima serve --humanoid sim|adam)")
         client = link.client
         try:
-            answer = await run_in_threadpool(fn, client)
+            return await run_in_threadpool(fn, client)
         except CommandNotAllowedError as exc:
             raise refused(409, str(exc)) from None
         except InvalidCommandError as exc:
             raise refused(400, str(exc)) from None
         except (HumanoidError, AnimaError) as exc:
             raise refused(409, str(exc)) from None
+
+    async def call(fn: Callable[[AdamClient], object]) -> JSONResponse:
+        answer = await ask(fn)
         return JSONResponse({"v": PAYLOAD_VERSION, "answer": str(answer)}, status_code=202)
+
+    def numbers(data: dict[str, Any], keys: tuple[str, ...]) -> list[float]:
+        values: list[float] = []
+        for key in keys:
+            v = data.get(key)
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise refused(400, f"{key!r} must be a number")
+            values.append(float(v))
+        return values
 
     def text(data: dict[str, Any], key: str) -> str:
         value = data.get(key)
@@ -79,15 +94,22 @@ def add_humanoid_routes(
 
     @api.post("/humanoid/posture", status_code=202, summary="Set the stand posture")
     async def posture(request: Request) -> JSONResponse:
-        data = await body(request)
-        values: list[float] = []
-        for key in _POSTURE_KEYS:
-            v = data.get(key)
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise refused(400, f"{key!r} must be a number")
-            values.append(float(v))
-        pitch, roll, yaw, height = values
+        pitch, roll, yaw, height = numbers(await body(request), _POSTURE_KEYS)
         return await call(lambda c: c.posture(pitch, roll, yaw, height))
+
+    @api.post(
+        "/humanoid/speed",
+        status_code=202,
+        summary="Walk at a velocity (m/s, m/s, rad/s) until told otherwise; needs Walk or Run",
+    )
+    async def speed(request: Request) -> JSONResponse:
+        x, y, yaw = numbers(await body(request), _SPEED_KEYS)
+        return await call(lambda c: c.speed(x, y, yaw, continuous=True))
+
+    @api.get("/humanoid/state", summary="The humanoid's own state (GetRobotState's fields)")
+    async def state() -> dict[str, Any]:
+        s = await ask(lambda c: c.state())
+        return {"v": PAYLOAD_VERSION, **dataclasses.asdict(s)}
 
     @api.get("/humanoid/ranges", summary="The stand posture's documented ranges")
     def ranges() -> dict[str, Any]:

@@ -20,6 +20,8 @@ from anima.errors import (
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
 
 from .conftest import Served, ServeFactory, local_robot, sdk_config
 
@@ -151,3 +153,19 @@ def test_the_served_robot_is_reached_over_rest_and_closed(served: Served) -> Non
         handle.wait(5)  # closing fails what was still waiting
     with pytest.raises(RobotNotConnectedError):
         robot.stop_speaking()
+
+
+def test_over_rest_the_event_stream_comes_back_after_the_server_restarts() -> None:
+    port = free_port()
+    cfg = dataclasses.replace(sdk_config(), web=WebConfig(port=port))
+    runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with runtime, Robot.connect(f"http://127.0.0.1:{port}", timeout=5.0) as robot:
+        speech = robot.say("one two three four five six seven eight nine ten eleven twelve")
+        door.stop()  # the dashboard goes away (a restart of anima serve looks the same)
+        with pytest.raises(RobotNotConnectedError, match="event stream"):
+            speech.wait(5)  # its end_speak can no longer arrive: it fails, it does not hang
+        door.start()
+        # the stream reconnects by itself; events finish handles again
+        assert robot.play("LOOKUPPostureDefaultBlink", wait=True, timeout=10).reason == "done"

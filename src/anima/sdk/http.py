@@ -7,6 +7,9 @@ execution (an emergency stop is latched) arrives later as a ``command_rejected``
 the handle it belongs to. Events come from the dashboard's WebSocket (``/ws``), read on a thread
 of this backend; a ``say()`` is paired with the first ``start_speak`` carrying its text that
 arrives after it was sent, then with that id's ``end_speak``. ``state()`` asks ``/api/state``.
+When the stream drops (the runtime restarts), what waited on its events fails with
+RobotNotConnectedError and the stream reconnects by itself (0.25-2 s backoff); ``say`` and
+``play`` wait for it to be back before they send.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from anima.errors import (
+    AnimaError,
     CommandRejectedByRobotError,
     ConfigError,
     HumanoidError,
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
 
 log = logging.getLogger(__name__)
+RECONNECT_S = (0.25, 2.0)  # the event stream's reconnect backoff, first and longest wait
 _H = TypeVar("_H", SpeechHandle, AnimationHandle)
 
 
@@ -81,34 +86,51 @@ class HttpBackend:
         self._ws: Any = None  # websockets.sync.client.ClientConnection
         self._reader: threading.Thread | None = None
         self._animations: frozenset[str] = frozenset()  # the library's, from the hello
+        self._closing = threading.Event()
+        self._streaming = threading.Event()  # the WebSocket is connected
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, timeout: float) -> None:
         try:
             import httpx
-            from websockets.sync.client import connect
+            import websockets.sync.client  # noqa: F401
         except ImportError as exc:
             raise MissingDependencyError("httpx/websockets", "web") from exc
         headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
         self._http = httpx.Client(base_url=self.base, headers=headers, timeout=timeout)
+        self._closing.clear()
         self._events.start()
         try:
             self._get_state()  # reachable, and the token is right
-            ws_base = "ws" + self.base[4:]
-            query = f"?token={quote(self._token)}" if self._token else ""
-            self._ws = connect(f"{ws_base}/ws{query}", open_timeout=timeout, max_size=2**24)
-            hello = json.loads(self._ws.recv(timeout=timeout))
-            if hello.get("type") != "hello":
-                raise RobotNotConnectedError(f"{self.base}/ws did not start with its hello")
+            self._ws = self._connect_stream(timeout)
         except BaseException:
             self.close()
             raise
-        names = hello.get("animations", {})
-        self._animations = frozenset(names.get("gestures", []) + names.get("postures", []))
+        self._streaming.set()
         self._reader = threading.Thread(target=self._read, name="anima-sdk-ws", daemon=True)
         self._reader.start()
 
+    def _connect_stream(self, timeout: float) -> Any:
+        """The WebSocket, its hello read (the library's animation names kept)."""
+        from websockets.sync.client import connect
+
+        ws_base = "ws" + self.base[4:]
+        query = f"?token={quote(self._token)}" if self._token else ""
+        ws = connect(f"{ws_base}/ws{query}", open_timeout=timeout, max_size=2**24)
+        try:
+            hello = json.loads(ws.recv(timeout=timeout))
+            if hello.get("type") != "hello":
+                raise RobotNotConnectedError(f"{self.base}/ws did not start with its hello")
+        except BaseException:
+            ws.close()
+            raise
+        names = hello.get("animations", {})
+        self._animations = frozenset(names.get("gestures", []) + names.get("postures", []))
+        return ws
+
     def close(self) -> None:
+        self._closing.set()
+        self._streaming.clear()
         ws, self._ws = self._ws, None
         if ws is not None:
             ws.close()
@@ -123,22 +145,45 @@ class HttpBackend:
 
     # ------------------------------------------------------------------ the event stream
     def _read(self) -> None:
-        from websockets.exceptions import ConnectionClosed
+        """Read events until close(); when the stream drops (the runtime restarts), fail what
+        was waiting on its events and reconnect with backoff (0.25-2 s), as paho does."""
+        from websockets.exceptions import ConnectionClosed, WebSocketException
 
-        ws = self._ws
-        try:
-            for text in ws:
-                msg = json.loads(text)
-                if msg.get("type") == "event":
-                    try:
-                        self._on_event(msg)
-                    except (KeyError, TypeError, ValueError) as exc:  # a newer runtime's event
-                        log.warning("ignored an event from %s: %s", self.base, exc)
-        except ConnectionClosed:
-            pass
-        if self._ws is ws:  # not a close() we asked for: the runtime went away
-            log.warning("the event stream from %s closed", self.base)
+        delay = RECONNECT_S[0]
+        while not self._closing.is_set():
+            ws = self._ws
+            if ws is None:
+                try:
+                    ws = self._connect_stream(RECONNECT_S[1])
+                except (OSError, TimeoutError, ValueError, AnimaError, WebSocketException):
+                    self._closing.wait(delay)
+                    delay = min(delay * 2, RECONNECT_S[1])
+                    continue
+                if self._closing.is_set():
+                    ws.close()
+                    return
+                self._ws, delay = ws, RECONNECT_S[0]
+                self._streaming.set()
+                log.info("the event stream from %s is back", self.base)
+            try:
+                for text in ws:
+                    self._on_message(text)
+            except ConnectionClosed:
+                pass
+            if self._closing.is_set():
+                return
+            log.warning("the event stream from %s closed: reconnecting", self.base)
+            self._streaming.clear()
+            self._ws = None
             self._book.close(RobotNotConnectedError(f"the event stream from {self.base} closed"))
+
+    def _on_message(self, text: str | bytes) -> None:
+        msg = json.loads(text)
+        if msg.get("type") == "event":
+            try:
+                self._on_event(msg)
+            except (KeyError, TypeError, ValueError) as exc:  # a newer runtime's event
+                log.warning("ignored an event from %s: %s", self.base, exc)
 
     def _on_event(self, data: dict[str, Any]) -> None:
         kind, t = data["kind"], float(data.get("t", 0.0))
@@ -220,7 +265,7 @@ class HttpBackend:
         body = {"text": text, "locale": locale}
         handle = SpeechHandle(text, self.stop_speaking, timeout)
         handle.payload = excerpt(_encode(body))
-        return self._sent(handle, "speak", body)
+        return self._sent(handle, "speak", body, timeout)
 
     def stop_speaking(self) -> None:
         self._post("stop_speak")
@@ -233,9 +278,15 @@ class HttpBackend:
             self._post("animation", body)
             handle.finish("done")
             return handle
-        return self._sent(handle, "animation", body)
+        return self._sent(handle, "animation", body, timeout)
 
-    def _sent(self, handle: _H, path: str, body: dict[str, Any]) -> _H:
+    def _sent(self, handle: _H, path: str, body: dict[str, Any], timeout: float) -> _H:
+        """Send a command whose end comes as an event: only while the event stream is up
+        (after a drop, up to ``timeout`` for it to come back), so the end cannot be missed."""
+        if not self._streaming.wait(timeout):
+            raise RobotNotConnectedError(
+                f"the event stream from {self.base} is down (reconnecting): {path} not sent"
+            )
         if isinstance(handle, SpeechHandle):
             self._book.add_speech(handle)
         else:

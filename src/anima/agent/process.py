@@ -31,6 +31,20 @@ log = logging.getLogger(__name__)
 _PROC = Path("/proc")
 
 
+KILL_WAIT_S = 2.0  # longest wait for a SIGKILLed group to be gone
+
+
+def _wait_for_empty_group(pgid: int, deadline: float) -> bool:
+    """Poll until process group ``pgid`` has no live member (True) or ``deadline`` (False)."""
+    pause = 0.002
+    while group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return True
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes in process group ``pgid``.
 
@@ -169,13 +183,14 @@ class ManagedProcess:
             self.exited.wait(max(0.0, deadline - time.monotonic()))
             # descendants are not our children: no exit event for them, so look until the
             # deadline (this is the clean-up path, not the interrupt path, which signals at once)
-            pause = 0.002
-            while group_members(popen.pid) and time.monotonic() < deadline:
-                time.sleep(pause)
-                pause = min(pause * 2, 0.05)
+            _wait_for_empty_group(popen.pid, deadline)
             if group_members(popen.pid) or popen.poll() is None:
                 log.warning("%s did not end within %g s: SIGKILL", self.argv[0], timeout)
                 self._signal(signal.SIGKILL)
+                # SIGKILL is delivered asynchronously: the members are gone a moment later
+                if not _wait_for_empty_group(popen.pid, time.monotonic() + KILL_WAIT_S):
+                    left = group_members(popen.pid)
+                    log.warning("%s: processes %s outlived SIGKILL", self.argv[0], left)
         code = popen.wait()
         waiter = self._waiter
         if waiter is not None:

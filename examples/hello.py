@@ -1,7 +1,8 @@
 """Hello: say something, nod, look somewhere, wait until done.
 
 python examples/hello.py                              # the simulated robot, in-process
-python examples/hello.py mqtt://localhost:1883 nadine # a running `anima serve`
+python examples/hello.py mqtt://localhost:1883 nadine # a running `anima serve`, over MQTT
+python examples/hello.py http://localhost:8080        # the same, over its REST API
 """
 
 from __future__ import annotations

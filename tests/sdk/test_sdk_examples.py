@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from anima import Robot
 from anima.events import Event
 
@@ -25,10 +27,12 @@ def load(name: str) -> ModuleType:
     return module
 
 
-def test_hello_as_a_script_against_a_served_robot(served: Served) -> None:
+@pytest.mark.parametrize("transport", ["mqtt", "http"])
+def test_hello_as_a_script_against_a_served_robot(served: Served, transport: str) -> None:
     script = EXAMPLES / "hello.py"
+    args = [served.url, served.prefix] if transport == "mqtt" else [served.http_url]
     result = subprocess.run(
-        [sys.executable, str(script), served.url, served.prefix],
+        [sys.executable, str(script), *args],
         capture_output=True,
         text=True,
         timeout=30,

@@ -12,8 +12,8 @@ run: bootstrap
 	$(BIN)/anima serve
 
 test: bootstrap
-	$(BIN)/ruff format --check src tests benchmarks
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks examples scripts
+	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/mypy --strict src
 	$(BIN)/pytest -q
 

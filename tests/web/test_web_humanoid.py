@@ -43,7 +43,13 @@ def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
         )
         assert r.status_code in (400, 409)  # out of range (or not in Stand): refused either way
         assert http.post("/api/humanoid/posture", json={"pitch": "x"}).status_code == 400
-        assert http.post("/api/humanoid/motion", json={}).status_code == 400
+        r = http.post("/api/humanoid/motion", json={})
+        assert (r.status_code, r.json()["reason"]) == (400, "missing field 'motion' (a string)")
+        r = http.post("/api/humanoid/mode", json={"mode": 5})
+        assert (r.status_code, r.json()["reason"]) == (
+            400,
+            "'mode' must be a non-empty string, got 5",
+        )
         # its whole state, GetRobotState's fields
         state = http.get("/api/humanoid/state").json()
         assert state["fsm_name"] == "Start"

@@ -77,9 +77,11 @@ def add_humanoid_routes(
         return values
 
     def text(data: dict[str, Any], key: str) -> str:
-        value = data.get(key)
-        if not isinstance(value, str) or not value.strip():
+        if key not in data:
             raise refused(400, f"missing field {key!r} (a string)")
+        value = data[key]
+        if not isinstance(value, str) or not value.strip():
+            raise refused(400, f"{key!r} must be a non-empty string, got {value!r}")
         return value.strip()
 
     @api.post("/humanoid/mode", status_code=202, summary="Switch the humanoid's mode")

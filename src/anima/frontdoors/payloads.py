@@ -57,7 +57,7 @@ def decode(raw: bytes | str) -> str:
     return text
 
 
-def _json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any]:
+def json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -82,7 +82,7 @@ def parse_speak(raw: bytes | str) -> cmd.Speak:
     text = decode(raw)
     locale = DEFAULT_LOCALE
     if text.startswith("{"):
-        data = _json_object(text, {"text", "locale"}, {"text"})
+        data = json_object(text, {"text", "locale"}, {"text"})
         if not isinstance(data["text"], str):
             raise PayloadError("'text' must be a string")
         text = data["text"].strip()
@@ -120,14 +120,15 @@ def parse_look_at(raw: bytes | str) -> cmd.LookAt:
     """``{"x": float, "y": float, "z": float}``, metres in the head frame."""
     text = decode(raw)
     # JSON allows NaN/Infinity literals in Python's parser: refuse them as non-finite below
-    data = _json_object(text, {"x", "y", "z"}, {"x", "y", "z"})
+    data = json_object(text, {"x", "y", "z"}, {"x", "y", "z"})
     x, y, z = (_number(data, k) for k in ("x", "y", "z"))
     if x == 0.0 and y == 0.0 and z == 0.0:
         raise PayloadError("(0, 0, 0) is the eyes themselves: no direction to look")
     return cmd.LookAt(x=x, y=y, z=z)
 
 
-def _name(raw: bytes | str) -> str:
+def checked_name(raw: bytes | str) -> str:
+    """A name payload: size-checked, printable (an animation, a mode, a motion)."""
     name = decode(raw)
     if len(name) > MAX_NAME:
         raise PayloadError(f"name of {len(name)} characters exceeds the {MAX_NAME} limit")
@@ -138,14 +139,14 @@ def _name(raw: bytes | str) -> str:
 
 def parse_animation(raw: bytes | str, library: AnimationLibrary) -> cmd.PlayAnimation:
     """An ``<animation_name>`` from the library."""
-    name = _name(raw)
+    name = checked_name(raw)
     library.get(name)  # UnknownAnimationError with suggestions
     return cmd.PlayAnimation(name=name)
 
 
 def parse_look_at_target(raw: bytes | str, library: AnimationLibrary) -> cmd.LookAtTarget:
     """A posture ``<animation_name>``; the default posture clears the latch."""
-    name = _name(raw)
+    name = checked_name(raw)
     if not library.get(name).is_posture:
         raise PayloadError(f"{name!r} is a gesture, not a posture")
     return cmd.LookAtTarget(name=name)

@@ -57,6 +57,7 @@ class HumanoidLink:
             self.client = AdamClient(ip, port)
         self.client.connect()
         log.info("humanoid: %s at %s", cfg.type, self.client.target)
+        self._read(self.client)  # the state is there from the start, not a period later
         self._stop.clear()
         self._thread = threading.Thread(target=self._watch, name="anima-humanoid", daemon=True)
         self._thread.start()
@@ -75,18 +76,19 @@ class HumanoidLink:
     def _watch(self) -> None:
         # a remote robot tells its state only when asked: read it at a modest rate
         period = 1.0 / self.config.state_hz
-        while True:
+        while not self._stop.wait(period):
             client = self.client
             if client is not None:
-                try:
-                    self._state = client.state()
-                    self.error = ""
-                except AnimaError as exc:
-                    if exc.args and str(exc) != self.error:
-                        log.warning("humanoid state unavailable: %s", exc)
-                    self.error = str(exc)
-            if self._stop.wait(period):
-                return
+                self._read(client)
+
+    def _read(self, client: AdamClient) -> None:
+        try:
+            self._state = client.state()
+            self.error = ""
+        except AnimaError as exc:
+            if exc.args and str(exc) != self.error:
+                log.warning("humanoid state unavailable: %s", exc)
+            self.error = str(exc)
 
     def summary(self) -> dict[str, object] | None:
         """The humanoid's part of the runtime state (None before the first read)."""

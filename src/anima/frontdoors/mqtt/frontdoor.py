@@ -5,15 +5,22 @@ Subscribes ``<prefix>/agent/control/#``; each message is parsed and validated on
 go to ``<prefix>/agent/feedback/error``. Runtime events become feedback topics; a retained state
 message is published a few times a second; ``<prefix>/agent/status`` is a retained ``online``
 with a last will of ``offline``.
+
+Beyond Nadine's contract, when a humanoid is linked: ``<prefix>/agent/control/humanoid/<command>``
+(mode, motion, posture, speed; :mod:`anima.frontdoors.humanoid`) runs on a worker thread of this
+door (a gRPC round trip), answering on ``<prefix>/agent/feedback/humanoid`` or the error topic,
+and its whole state is retained on ``<prefix>/agent/humanoid/state``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import ssl
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from anima.config import MqttConfig
@@ -33,6 +40,7 @@ from anima.events import (
     WakeDetected,
 )
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
+from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
 from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
 from anima.frontdoors.payloads import Parser, control_parsers, excerpt
@@ -42,6 +50,9 @@ if TYPE_CHECKING:
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
+
+HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
+MAX_HUMANOID_PENDING = 32  # humanoid commands waiting for the robot; more are refused
 
 
 def _json(**fields: Any) -> str:
@@ -67,6 +78,9 @@ class MqttFrontDoor:
         self.rejected = 0
         self.connects = 0
         self._subscription = -1  # message id of the pending SUBSCRIBE
+        self._humanoid_worker: ThreadPoolExecutor | None = None
+        self._humanoid_lock = threading.Lock()
+        self._humanoid_pending = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -104,6 +118,7 @@ class MqttFrontDoor:
             events.subscribe(self._on_agent_event, ActionStatus.kind, ListenTimeout.kind),
         ]
         self.dispatcher.start()
+        self._humanoid_worker = ThreadPoolExecutor(1, thread_name_prefix="anima-mqtt-humanoid")
         client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
         client.loop_start()
         self._stop.clear()
@@ -126,6 +141,9 @@ class MqttFrontDoor:
             unsubscribe()
         self._unsubscribe = []
         self.dispatcher.stop()
+        if self._humanoid_worker is not None:
+            self._humanoid_worker.shutdown(wait=True, cancel_futures=True)
+            self._humanoid_worker = None
         client = self._client
         if client is not None:
             if self._connected.is_set():
@@ -180,6 +198,9 @@ class MqttFrontDoor:
             return
         self.received += 1
         leaf = topic[len(self.topics.control) :]
+        if leaf.startswith(HUMANOID_LEAF):
+            self._humanoid(topic, leaf[len(HUMANOID_LEAF) :], payload)
+            return
         parser = self._parsers.get(leaf)
         if parser is None:
             self._error(
@@ -198,6 +219,45 @@ class MqttFrontDoor:
             self._error(topic, payload, f"internal error: {exc!r}")
             return
         self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
+
+    # ------------------------------------------------------------------ the humanoid
+    def _humanoid(self, topic: str, command: str, payload: bytes) -> None:
+        """Parse on paho's thread (quick); the gRPC call runs on the door's humanoid worker."""
+        try:
+            request = parse_humanoid(command, payload)
+        except AnimaError as exc:
+            self._error(topic, payload, str(exc))
+            return
+        link = self.runtime.humanoid
+        worker = self._humanoid_worker
+        if link is None or link.client is None or worker is None:
+            self._error(topic, payload, NO_HUMANOID)
+            return
+        with self._humanoid_lock:
+            if self._humanoid_pending >= MAX_HUMANOID_PENDING:
+                full = f"too many pending humanoid commands ({MAX_HUMANOID_PENDING}); try again"
+                self._error(topic, payload, full)
+                return
+            self._humanoid_pending += 1
+        worker.submit(self._run_humanoid, topic, payload, request)
+
+    def _run_humanoid(self, topic: str, payload: bytes, request: HumanoidRequest) -> None:
+        try:
+            link = self.runtime.humanoid
+            if link is None or link.client is None:
+                raise AnimaError(NO_HUMANOID)
+            answer = request.call(link.client)
+        except AnimaError as exc:
+            self._error(topic, payload, str(exc))
+        except Exception as exc:  # a bug must cost one command, not the worker
+            log.exception("humanoid command on %s failed", topic)
+            self._error(topic, payload, f"internal error: {exc!r}")
+        else:
+            body = _json(command=request.command, request=excerpt(payload), answer=answer)
+            self._publish(self.topics.feedback("humanoid"), body, qos=1)
+        finally:
+            with self._humanoid_lock:
+                self._humanoid_pending -= 1
 
     # ------------------------------------------------------------------ publishing
     def _publish(self, topic: str, payload: str, *, qos: int = 0, retain: bool = False) -> None:
@@ -272,5 +332,9 @@ class MqttFrontDoor:
             if self._connected.is_set():
                 try:
                     self._publish(self.topics.state, self.state_payload(), retain=True)
+                    link = self.runtime.humanoid
+                    if link is not None and link.state is not None:
+                        body = _json(**dataclasses.asdict(link.state), error=link.error)
+                        self._publish(self.topics.humanoid_state, body, retain=True)
                 except Exception:  # the state is best effort; the next one will do
                     log.exception("state publish failed")

@@ -28,5 +28,10 @@ class Topics:
         return f"{self.prefix}/agent/state"
 
     @property
+    def humanoid_state(self) -> str:
+        """The linked humanoid's whole state, retained (beyond Nadine's contract)."""
+        return f"{self.prefix}/agent/humanoid/state"
+
+    @property
     def status(self) -> str:
         return f"{self.prefix}/agent/status"

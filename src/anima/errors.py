@@ -166,5 +166,5 @@ class CommandRejectedByRobotError(AnimaError):
 
 
 class NotSupportedError(AnimaError):
-    """This way of reaching the robot cannot do that (e.g. humanoid actions over MQTT); the
-    message names what is missing and what to use instead."""
+    """This way of reaching the robot cannot do that (e.g. humanoid actions when no humanoid is
+    linked); the message names what is missing and what to use instead."""

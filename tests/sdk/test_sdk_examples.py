@@ -71,9 +71,16 @@ def test_humanoid_greeting_with_the_simulated_adam() -> None:
         assert robot.humanoid.state().current_motion == "Greeting"
 
 
-def test_humanoid_greeting_over_rest_with_the_simulated_adam(serve: ServeFactory) -> None:
+@pytest.mark.parametrize("transport", ["http", "mqtt"])
+def test_humanoid_greeting_served_with_the_simulated_adam(
+    serve: ServeFactory, transport: str
+) -> None:
     served = serve(humanoid="sim")
-    with Robot.connect(served.http_url, timeout=TIMEOUT) as robot:
+    if transport == "http":
+        robot = Robot.connect(served.http_url, timeout=TIMEOUT)
+    else:
+        robot = Robot.connect(served.url, prefix=served.prefix, timeout=TIMEOUT)
+    with robot:
         load("humanoid_greeting").main(robot)
         body = robot.humanoid
         assert body.state().fsm_name == "Stand"

@@ -1,5 +1,6 @@
-"""robot.humanoid: the simulated Adam driven in-process (its AdamClient) and over REST (the
-served runtime's /api/humanoid endpoints): the same script, the same results."""
+"""robot.humanoid: the simulated Adam driven in-process (its AdamClient), over REST (the served
+runtime's /api/humanoid endpoints) and over MQTT (…/agent/control/humanoid/…): the same script,
+the same results."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ from anima.errors import AnimaError, CommandNotAllowedError, CommandRejectedByRo
 from .conftest import TIMEOUT, ServeFactory, eventually, local_robot
 
 
-@pytest.fixture(params=["local", "http"])
+@pytest.fixture(params=["local", "http", "mqtt"])
 def robot(request: pytest.FixtureRequest) -> Iterator[Robot]:
     if request.param == "local":
         r = local_robot(humanoid="sim")
     else:
         serve: ServeFactory = request.getfixturevalue("serve")
-        r = Robot.connect(serve(speech=False, humanoid="sim").http_url, timeout=TIMEOUT)
+        served = serve(speech=False, humanoid="sim")
+        if request.param == "http":
+            r = Robot.connect(served.http_url, timeout=TIMEOUT)
+        else:
+            r = Robot.connect(served.url, prefix=served.prefix, timeout=TIMEOUT)
     with r:
         yield r
 

@@ -14,11 +14,9 @@ RobotNotConnectedError and the stream reconnects by itself (0.25-2 s backoff); `
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
@@ -27,7 +25,6 @@ from anima.errors import (
     AnimaError,
     CommandRejectedByRobotError,
     ConfigError,
-    HumanoidError,
     MissingDependencyError,
     NotSupportedError,
     RobotNotConnectedError,
@@ -51,7 +48,7 @@ from anima.sdk.backend import (
     snapshot_from_state,
 )
 from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
-from anima.sdk.humanoid import HumanoidActions
+from anima.sdk.humanoid import HumanoidActions, poll_for_mode, robot_state
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
@@ -350,24 +347,10 @@ class RestHumanoid:
         self.poll_s = poll_s
 
     def state(self) -> RobotState:
-        from anima.humanoid.spec import RobotState
-
-        data = self._backend.request("GET", "humanoid/state")
-        names = {f.name for f in dataclasses.fields(RobotState)}
-        fields: dict[str, Any] = {
-            k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names
-        }
-        return RobotState(**fields)
+        return robot_state(self._backend.request("GET", "humanoid/state"))
 
     def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            s = self.state()
-            if s.fsm_name == mode:
-                return s
-            if time.monotonic() >= deadline:
-                raise HumanoidError(f"the humanoid did not reach {mode} within {timeout_s:g} s")
-            time.sleep(self.poll_s)
+        return poll_for_mode(self.state, mode, timeout_s, self.poll_s)
 
     def _command(self, path: str, body: dict[str, Any]) -> str:
         return str(self._backend.request("POST", f"humanoid/{path}", body)["answer"])

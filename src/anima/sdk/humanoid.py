@@ -8,10 +8,13 @@ humanoid endpoints (:class:`anima.sdk.http.RestHumanoid`), which do the same on 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from anima.humanoid.spec import RobotState
+from anima.errors import HumanoidError
+from anima.humanoid.spec import RobotState
 
 
 class HumanoidControl(Protocol):
@@ -28,6 +31,31 @@ class HumanoidControl(Protocol):
     def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str: ...
 
     def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str: ...
+
+
+def robot_state(data: dict[str, Any]) -> RobotState:
+    """A :class:`RobotState` from its JSON form (REST ``/api/humanoid/state``, MQTT
+    ``…/agent/humanoid/state``): lists become tuples, other keys (``v``, ``error``) are dropped."""
+    names = {f.name for f in dataclasses.fields(RobotState)}
+    fields: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names
+    }
+    return RobotState(**fields)
+
+
+def poll_for_mode(
+    read: Callable[[], RobotState], mode: str, timeout_s: float, poll_s: float
+) -> RobotState:
+    """Read the state every ``poll_s`` until ``fsm_name`` is ``mode``; HumanoidError after
+    ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        s = read()
+        if s.fsm_name == mode:
+            return s
+        if time.monotonic() >= deadline:
+            raise HumanoidError(f"the humanoid did not reach {mode} within {timeout_s:g} s")
+        time.sleep(poll_s)
 
 
 class HumanoidActions:

@@ -15,10 +15,11 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from anima.errors import (
+    AnimaError,
     CommandRejectedByRobotError,
     ConfigError,
     MissingDependencyError,
@@ -43,7 +44,10 @@ from anima.sdk.backend import (
     snapshot_from_state,
 )
 from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
-from anima.sdk.humanoid import HumanoidActions
+from anima.sdk.humanoid import HumanoidActions, poll_for_mode, robot_state
+
+if TYPE_CHECKING:
+    from anima.humanoid.spec import RobotState
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +88,9 @@ class MqttBackend:
         self._cond = threading.Condition()
         self._status = ""  # the retained <prefix>/agent/status: online | offline
         self._state: RobotSnapshot | None = None
+        self._humanoid_state: dict[str, Any] | None = None  # <prefix>/agent/humanoid/state
+        self._humanoid_waiting: list[_HumanoidCall] = []  # sent, answer not yet here
+        self._timeout = 30.0  # the Robot's, from open()
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, timeout: float) -> None:
@@ -92,6 +99,7 @@ class MqttBackend:
             from paho.mqtt.enums import CallbackAPIVersion
         except ImportError as exc:
             raise MissingDependencyError("paho-mqtt", "mqtt") from exc
+        self._timeout = timeout
         client_id = f"anima-sdk-{os.getpid()}-{id(self):x}"
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id)
         client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
@@ -137,6 +145,7 @@ class MqttBackend:
             return
         topics = [(self._feedback + "#", 1), (f"{self.prefix}/agent/state", 0)]
         topics.append((f"{self.prefix}/agent/status", 1))
+        topics.append((f"{self.prefix}/agent/humanoid/state", 0))
         _rc, self._subscription = client.subscribe(topics)
 
     def _on_subscribe(self, _c: Any, _u: Any, mid: int, reasons: Any, _p: Any) -> None:
@@ -160,6 +169,11 @@ class MqttBackend:
                 with self._cond:
                     self._state = snapshot
                     self._cond.notify_all()
+            elif topic == f"{self.prefix}/agent/humanoid/state":
+                data = json.loads(msg.payload)
+                with self._cond:
+                    self._humanoid_state = data
+                    self._cond.notify_all()
             elif topic.startswith(self._feedback):
                 self._on_feedback(topic[len(self._feedback) :], json.loads(msg.payload))
         except (ValueError, KeyError, TypeError) as exc:  # a newer runtime's payload, a stranger's
@@ -180,6 +194,8 @@ class MqttBackend:
             book.animation_ended(event.name, reason)
         elif leaf == "notice":
             event = Notice(source=data["source"], message=data["message"])
+        elif leaf == "humanoid":
+            self._humanoid_answered(data["command"], data["request"], str(data["answer"]), None)
         elif leaf == "error":
             event = CommandRejected(
                 command=data["topic"],
@@ -200,7 +216,9 @@ class MqttBackend:
         def sent_as(h: Handle) -> bool:
             return h.payload == event.argument
 
-        if leaf == "speak":
+        if leaf.startswith("humanoid/"):
+            self._humanoid_answered(leaf[len("humanoid/") :], event.argument, None, error)
+        elif leaf == "speak":
             self._book.refused(SpeechHandle, sent_as, error)
         elif leaf == "animation":
             self._book.refused(AnimationHandle, sent_as, error)
@@ -281,7 +299,94 @@ class MqttBackend:
         return self._events.subscribe(fn, hub_kind(kind))
 
     def humanoid(self) -> HumanoidActions:
-        raise NotSupportedError(
-            "the MQTT contract has no humanoid topics (docs/mqtt.md): use Robot.local() with "
-            "humanoid.type sim or adam, or the agent's `ask` topic"
-        )
+        if self.state(self._timeout).humanoid is None:
+            raise NotSupportedError(
+                f"no humanoid is linked to the runtime on {self.prefix} "
+                "(anima serve --humanoid sim|adam)"
+            )
+        return HumanoidActions(MqttHumanoid(self))
+
+    # ------------------------------------------------------------------ the humanoid
+    def humanoid_call(self, command: str, payload: str) -> str:
+        """Publish on ``control/humanoid/<command>``; the robot's answer, or its refusal as
+        CommandRejectedByRobotError (RobotTimeoutError when neither comes in time)."""
+        call = _HumanoidCall(command, _excerpt(payload))
+        with self._cond:
+            self._humanoid_waiting.append(call)
+        try:
+            self._send(f"humanoid/{command}", payload)
+            if not call.done.wait(self._timeout):
+                raise RobotTimeoutError(
+                    f"{self._control}humanoid/{command}: no answer within {self._timeout:g} s"
+                )
+        finally:
+            with self._cond:
+                if call in self._humanoid_waiting:
+                    self._humanoid_waiting.remove(call)
+        if call.error is not None:
+            raise call.error
+        return call.answer
+
+    def _humanoid_answered(
+        self, command: str, request: str, answer: str | None, error: AnimaError | None
+    ) -> None:
+        with self._cond:
+            call = next(
+                (c for c in self._humanoid_waiting if (c.command, c.request) == (command, request)),
+                None,
+            )
+            if call is None:
+                return  # another client's, or one that timed out
+            self._humanoid_waiting.remove(call)
+        call.answer, call.error = answer or "", error
+        call.done.set()
+
+    def humanoid_state(self) -> dict[str, Any]:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._humanoid_state is not None, self._timeout):
+                raise RobotTimeoutError(
+                    f"no state on {self.prefix}/agent/humanoid/state within {self._timeout:g} s"
+                )
+            assert self._humanoid_state is not None
+            return self._humanoid_state
+
+
+class _HumanoidCall:
+    """A humanoid command sent, waiting for its answer or refusal."""
+
+    def __init__(self, command: str, request: str) -> None:
+        self.command = command
+        self.request = request
+        self.done = threading.Event()
+        self.answer = ""
+        self.error: AnimaError | None = None
+
+
+class MqttHumanoid:
+    """A :class:`~anima.sdk.humanoid.HumanoidControl` over ``<prefix>/agent/control/humanoid/…``
+    and the retained ``<prefix>/agent/humanoid/state``."""
+
+    def __init__(self, backend: MqttBackend, poll_s: float = 0.1) -> None:
+        self._backend = backend
+        self.poll_s = poll_s
+
+    def state(self) -> RobotState:
+        return robot_state(self._backend.humanoid_state())
+
+    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState:
+        return poll_for_mode(self.state, mode, timeout_s, self.poll_s)
+
+    def set_mode(self, mode: str) -> str:
+        return self._backend.humanoid_call("mode", mode)
+
+    def stand_motion(self, motion: str) -> str:
+        return self._backend.humanoid_call("motion", motion)
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str:
+        body = {"pitch": pitch, "roll": roll, "yaw": yaw, "height": height}
+        return self._backend.humanoid_call("posture", json.dumps(body))
+
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
+        if not continuous:
+            raise NotSupportedError("over MQTT the humanoid walks continuously (continuous=True)")
+        return self._backend.humanoid_call("speed", json.dumps({"x": x, "y": y, "yaw": yaw}))

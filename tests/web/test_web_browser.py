@@ -111,7 +111,15 @@ def test_the_humanoid_panel_shows_and_drives_the_simulated_adam(
     assert link is not None
     assert link.client is not None
     assert link.client.state().fsm_name == "Start"
-    assert b.errors == []
+    # walking needs Walk or Run: from Start the robot refuses, and the page says why
+    b.click("#h-walk-btn")
+    b.wait_for(_exists("#log li.error"))
+    refusal = b.evaluate("document.querySelector('#log li.error').textContent")
+    assert "humanoid/speed refused" in refusal
+    assert "Walk" in refusal
+    assert link.client.state().x_vel == 0.0
+    # the only console message allowed is Chromium's note of that refusal's HTTP status
+    assert [e for e in b.errors if "status of 409" not in e] == []
 
 
 def test_the_api_reference_renders_offline(robot: Robot, browser: Browser) -> None:

@@ -182,6 +182,10 @@ async function setupHumanoidControls() {  // posture sliders bounded by the docu
   $("h-mode-btn").addEventListener("click", () => post("humanoid/mode", { mode: $("h-mode").value }));
   $("h-posture-btn").addEventListener("click", () => post("humanoid/posture", Object.fromEntries(
     ["pitch", "roll", "yaw", "height"].map((k) => [k, +$(`h-${k}`).value]))));
+  // walking (in Walk or Run): forward m/s and turn rad/s until Halt; the robot refuses otherwise
+  $("h-walk-btn").addEventListener("click", () =>
+    post("humanoid/speed", { x: +$("h-walk-x").value, y: 0, yaw: +$("h-walk-yaw").value }));
+  $("h-halt-btn").addEventListener("click", () => post("humanoid/speed", { x: 0, y: 0, yaw: 0 }));
 }
 
 function drawHumanoidControls(h) {  // only what the robot would accept now

@@ -305,6 +305,7 @@ BAD = [
     ("speak", '{"text": "  "}', "'text' is empty"),
     ("speak", "x" * 2001, "text of 2001 characters exceeds the 2000 limit"),
     ("dance", "now", "unknown control topic 'dance'"),
+    ("Animation", "nod", "humanoid/{mode,motion,posture,speed})"),  # the list of known topics
     ("animation/extra", "nod", "unknown control topic 'animation/extra'"),
 ]
 

@@ -40,6 +40,7 @@ from anima.events import (
     WakeDetected,
 )
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
+from anima.frontdoors.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
 from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
@@ -206,7 +207,8 @@ class MqttFrontDoor:
             self._error(
                 topic,
                 payload,
-                f"unknown control topic {leaf!r} (topics: {', '.join(sorted(self._parsers))})",
+                f"unknown control topic {leaf!r} (topics: {', '.join(sorted(self._parsers))}, "
+                f"humanoid/{{{','.join(HUMANOID_COMMANDS)}}})",
             )
             return
         try:

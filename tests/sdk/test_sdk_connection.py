@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import http.server
+import threading
 
 import pytest
 
@@ -169,3 +171,31 @@ def test_over_rest_the_event_stream_comes_back_after_the_server_restarts() -> No
         door.start()
         # the stream reconnects by itself; events finish handles again
         assert robot.play("LOOKUPPostureDefaultBlink", wait=True, timeout=10).reason == "done"
+
+
+def test_a_server_without_the_event_stream_is_not_a_robot() -> None:
+    """Something answers /api/state but has no /ws: a clear RobotNotConnectedError."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the stdlib's name
+            body = b'{"v": 1, "t": 0}' if self.path == "/api/state" else b"{}"
+            self.send_response(200 if self.path == "/api/state" else 404)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        robot = Robot.connect(f"http://127.0.0.1:{server.server_port}", timeout=3.0)
+        with pytest.raises(RobotNotConnectedError, match="no event stream"):
+            robot.open()
+        assert not robot.is_open
+    finally:
+        server.shutdown()
+        thread.join(5)

@@ -91,6 +91,7 @@ class HttpBackend:
         try:
             import httpx
             import websockets.sync.client  # noqa: F401
+            from websockets.exceptions import WebSocketException
         except ImportError as exc:
             raise MissingDependencyError("httpx/websockets", "web") from exc
         headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
@@ -99,7 +100,10 @@ class HttpBackend:
         self._events.start()
         try:
             self._get_state()  # reachable, and the token is right
-            self._ws = self._connect_stream(timeout)
+            try:
+                self._ws = self._connect_stream(timeout)
+            except (OSError, TimeoutError, ValueError, WebSocketException) as exc:
+                raise RobotNotConnectedError(f"{self.base}/ws: no event stream: {exc}") from exc
         except BaseException:
             self.close()
             raise

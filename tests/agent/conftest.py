@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from anima.agent.actions import ActionRegistry, runtime_registry
+from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
+from anima.agent.vocabulary import runtime_registry
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.events import Event

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from anima.agent.actions import builtin_registry
 from anima.agent.planners import APOLOGY, create_planner
 from anima.agent.planners.dify import DifyPlanner
+from anima.agent.vocabulary import builtin_registry
 from anima.config import AgentConfig
 from anima.events import CommandRejected, Event, EventHub
 from anima.testing.llm import Scripted, ScriptedDifyServer

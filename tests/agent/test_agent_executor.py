@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from anima import commands as cmd
-from anima.agent.actions import ActionRegistry, builtin_registry
+from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor, StepStatus
 from anima.agent.latency import measure_interrupt_latency
 from anima.agent.plan import parse_plan
+from anima.agent.vocabulary import builtin_registry
 from anima.body import Role
 from anima.errors import CommandRefusedError
 from anima.events import (

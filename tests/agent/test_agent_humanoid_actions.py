@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from anima.agent.actions import builtin_registry
 from anima.agent.executor import Executor, StepStatus
 from anima.agent.plan import parse_plan
+from anima.agent.vocabulary import builtin_registry
 from anima.errors import CommandNotAllowedError, PlanError
 from anima.events import ActionStatus
 from anima.runtime import Runtime

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from anima.agent.actions import ActionRegistry, builtin_registry
+from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.planners import APOLOGY, create_planner
 from anima.agent.planners.openai import SUPERSEDED, OpenAIPlanner, action_string
+from anima.agent.vocabulary import builtin_registry
 from anima.config import AgentConfig
 from anima.errors import PlannerError
 from anima.events import CommandRejected, Event, EventHub

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anima.agent.actions import ActionRegistry, ActionResult, action, builtin_registry
+from anima.agent.actions import ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext
 from anima.agent.plan import parse_plan, parse_step, rejection_feedback, step_from_values
+from anima.agent.vocabulary import builtin_registry
 from anima.errors import InvalidCommandError, PlanError
 
 CALLS: list[str] = []

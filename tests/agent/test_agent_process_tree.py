@@ -7,11 +7,12 @@ import signal
 import threading
 import time
 
-from anima.agent.actions import ActionRegistry, ActionResult, builtin_registry
+from anima.agent.actions import ActionRegistry, ActionResult
 from anima.agent.context import ActionContext
 from anima.agent.executor import Executor, StepStatus
 from anima.agent.plan import parse_plan
 from anima.agent.process import ManagedProcess, group_members
+from anima.agent.vocabulary import builtin_registry
 from anima.events import ActionStatus
 from anima.runtime import Runtime
 

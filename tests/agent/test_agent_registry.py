@@ -9,17 +9,10 @@ from typing import Literal
 
 import pytest
 
-from anima.agent.actions import (
-    Action,
-    ActionRegistry,
-    ActionResult,
-    action,
-    builtin_registry,
-    load_user_actions,
-    make_action,
-)
+from anima.agent.actions import Action, ActionRegistry, ActionResult, action, make_action
 from anima.agent.context import ActionContext
 from anima.agent.phrases import Phrase
+from anima.agent.vocabulary import builtin_registry, load_user_actions
 from anima.errors import ActionDefinitionError, ConfigError
 
 

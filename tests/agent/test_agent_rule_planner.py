@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from anima.agent.actions import ActionRegistry, builtin_registry
+from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.planners import PLANNERS, create_planner
 from anima.agent.planners.rules import UNKNOWN, RulePlanner
+from anima.agent.vocabulary import builtin_registry
 from anima.config import AgentConfig
 from anima.errors import ConfigError
 from anima.runtime import Runtime

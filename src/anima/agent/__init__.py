@@ -1,25 +1,19 @@
 """The agent: the robot's vocabulary of actions, validated plans, their executor, planners.
 
-- :mod:`~anima.agent.actions`: ``@action``, :class:`ActionRegistry`, the built-ins;
+- :mod:`~anima.agent.actions`: ``@action`` and :class:`ActionRegistry`;
+- :mod:`~anima.agent.vocabulary`: which actions a robot gets (built-ins, humanoid, the user's);
 - :mod:`~anima.agent.plan`: action strings parsed with ``ast`` and validated as a whole;
 - :mod:`~anima.agent.executor`: one cancellable task per plan, statuses and feedback;
 - :mod:`~anima.agent.process`: external programs killed as a process group;
 - :mod:`~anima.agent.planners`: the rule planner, OpenAI-compatible servers, Dify.
 """
 
-from anima.agent.actions import (
-    Action,
-    ActionRegistry,
-    ActionResult,
-    action,
-    builtin_registry,
-    load_user_actions,
-    runtime_registry,
-)
+from anima.agent.actions import Action, ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext
 from anima.agent.executor import Executor, PlanResult, PlanTask, StepResult, StepStatus
 from anima.agent.phrases import Phrase
 from anima.agent.plan import Plan, Step, parse_plan
+from anima.agent.vocabulary import builtin_registry, load_user_actions, runtime_registry
 
 __all__ = [
     "Action",

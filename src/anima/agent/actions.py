@@ -23,22 +23,17 @@ lines of ``anima actions list``. Actions return the seed's result protocol (:dat
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import keyword
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 from anima.agent.params import Param, Scalar, Value, describe, param_from
 from anima.agent.phrases import Phrase
 from anima.errors import ActionDefinitionError
-
-if TYPE_CHECKING:
-    from anima.agent.humanoid_actions import Humanoid
-    from anima.runtime import Runtime
 
 ActionResult = None | bool | tuple[bool, str]
 """What an action returns (the seed's protocol): ``None`` — nothing to report (self-feedback);
@@ -347,62 +342,3 @@ class ActionRegistry:
     def grammar_phrases(self) -> list[str]:
         """The phrases without slots, for a command grammar (slots need open vocabulary)."""
         return sorted({ph.text for ph, _ in self.phrases() if not ph.slots})
-
-
-def load_user_actions(registry: ActionRegistry, module: str) -> None:
-    """Import ``module`` and call its ``register(registry)`` (config: ``agent.user_actions``)."""
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise ActionDefinitionError(f"agent.user_actions: cannot import {module!r}: {exc}") from exc
-    register = vars(mod).get("register")
-    if not callable(register):
-        raise ActionDefinitionError(
-            f"agent.user_actions: module {module!r} has no register(registry) function"
-        )
-    register(registry)
-
-
-def builtin_registry(
-    *,
-    animations: Iterable[str] | None = None,
-    postures: Iterable[str] | None = None,
-    humanoid: Humanoid | None = None,
-) -> ActionRegistry:
-    """A registry of the built-in actions (see :mod:`anima.agent.builtins`).
-
-    ``animations``/``postures``: the names ``play_animation``/``look_at_target`` accept (any
-    name when None; the library refuses unknown ones when the step runs). ``humanoid``: an
-    :class:`~anima.humanoid.client.AdamClient` (or anything with the same methods) adds the
-    walking, turning, stand-motion and posture actions.
-    """
-    from anima.agent.builtins import register_builtins
-
-    registry = ActionRegistry()
-    register_builtins(registry, animations=animations, postures=postures)
-    if humanoid is not None:
-        from anima.agent.humanoid_actions import register_humanoid
-
-        register_humanoid(registry, humanoid)
-    return registry
-
-
-def runtime_registry(
-    runtime: Runtime, *, user_actions: str | None = None, humanoid: Humanoid | None = None
-) -> ActionRegistry:
-    """The registry for a runtime: the built-ins narrowed to its animation library (without the
-    shutdown animation and the looping idle ones, which are not gestures to ask for), the
-    humanoid actions for ``humanoid`` or the runtime's linked humanoid, and ``user_actions``'
-    own (``agent.user_actions``)."""
-    cfg = runtime.behaviour.config
-    hidden = {cfg.shutdown_animation, *cfg.looping_idle_animations}
-    if humanoid is None and runtime.humanoid is not None:
-        humanoid = runtime.humanoid.client
-    registry = builtin_registry(
-        animations=[n for n in runtime.library.gestures() if n not in hidden],
-        postures=runtime.library.postures(),
-        humanoid=humanoid,
-    )
-    if user_actions:
-        load_user_actions(registry, user_actions)
-    return registry

@@ -184,8 +184,8 @@ class Conversation:
 def build_conversation(runtime: Runtime, *, audio_in: str | None = None) -> Conversation:
     """The configured agent for ``runtime``: registry, planner, executor, and a listener on
     ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path)."""
-    from anima.agent.actions import runtime_registry
     from anima.agent.planners import create_planner
+    from anima.agent.vocabulary import runtime_registry
 
     cfg = runtime.config.agent
     if len(runtime.library) == 0:

@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from anima.agent.actions import builtin_registry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
+from anima.agent.vocabulary import builtin_registry
 from anima.errors import EngineStateError
 from anima.events import Event, MoveFinished, MoveStarted
 

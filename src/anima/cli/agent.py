@@ -42,7 +42,7 @@ class _NotConnected:
 
 def _registry(config: Path | None, humanoid: bool | None) -> ActionRegistry:
     """The registry the configured agent would use (the humanoid's when one is configured)."""
-    from anima.agent.actions import runtime_registry
+    from anima.agent.vocabulary import runtime_registry
     from anima.config import load_config
     from anima.runtime import Runtime
 
@@ -184,7 +184,7 @@ def agent_command(
 
 def _phrases(cfg: AnimaConfig) -> list[str]:
     """The command phrases the runtime's agent understands (same config, same library)."""
-    from anima.agent.actions import runtime_registry
+    from anima.agent.vocabulary import runtime_registry
     from anima.runtime import Runtime
 
     rt = Runtime(cfg)  # built, never started: for its library and registry only

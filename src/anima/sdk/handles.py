@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from anima.errors import AnimaError, RobotTimeoutError
 
@@ -166,6 +167,27 @@ class HandleBook:
                     self._animations.remove(handle)
         if handle is not None:
             handle.fail(error)
+
+    @contextmanager
+    def sending(self, handle: SpeechHandle | AnimationHandle) -> Iterator[None]:
+        """Track ``handle`` while its command is sent (so an end that comes back at once is not
+        missed); forget it again if sending raises."""
+        if isinstance(handle, SpeechHandle):
+            self.add_speech(handle)
+        else:
+            self.add_animation(handle)
+        try:
+            yield
+        except BaseException:
+            self.forget(handle)
+            raise
+
+    def refused_command(self, command: str, argument: str, error: AnimaError) -> None:
+        """A remote refusal of a ``speak`` or ``animation`` sent with payload (excerpt)
+        ``argument``: fails the oldest waiting handle of that command sent so."""
+        kind = {"speak": SpeechHandle, "animation": AnimationHandle}.get(command)
+        if kind is not None:
+            self.refused(kind, lambda h: h.payload == argument, error)
 
     def forget(self, handle: Handle) -> None:
         """Stop tracking ``handle`` (the command was refused before it was sent)."""

@@ -47,7 +47,7 @@ from anima.sdk.backend import (
     hub_kind,
     snapshot_from_state,
 )
-from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
+from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, poll_for_mode, robot_state
 
 if TYPE_CHECKING:
@@ -219,14 +219,7 @@ class HttpBackend:
         if event.source != "rest":
             return
         error = CommandRejectedByRobotError(event.command, event.reason)
-
-        def sent_as(h: Handle) -> bool:
-            return h.payload == event.argument
-
-        if event.command == "/api/speak":
-            self._book.refused(SpeechHandle, sent_as, error)
-        elif event.command == "/api/animation":
-            self._book.refused(AnimationHandle, sent_as, error)
+        self._book.refused_command(event.command.removeprefix("/api/"), event.argument, error)
 
     # ------------------------------------------------------------------ commands
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -288,15 +281,8 @@ class HttpBackend:
             raise RobotNotConnectedError(
                 f"the event stream from {self.base} is down (reconnecting): {path} not sent"
             )
-        if isinstance(handle, SpeechHandle):
-            self._book.add_speech(handle)
-        else:
-            self._book.add_animation(handle)
-        try:
+        with self._book.sending(handle):
             self._post(path, body)
-        except BaseException:
-            self._book.forget(handle)
-            raise
         return handle
 
     def stop_animation(self) -> None:

@@ -94,16 +94,12 @@ class LocalBackend:
     def play(self, name: str, timeout: float) -> AnimationHandle:
         rt = self._rt()
         handle = AnimationHandle(name, self.stop_animation, timeout)
-        idle = name in IDLE_ANIMATIONS or name in rt.behaviour.config.looping_idle_animations
-        if not idle:
-            self._book.add_animation(handle)
-        try:
+        if name in IDLE_ANIMATIONS or name in rt.behaviour.config.looping_idle_animations:
             rt.execute(cmd.PlayAnimation(name=name))
-        except BaseException:
-            self._book.forget(handle)
-            raise
-        if idle:
             handle.finish("done")
+            return handle
+        with self._book.sending(handle):
+            rt.execute(cmd.PlayAnimation(name=name))
         return handle
 
     def stop_animation(self) -> None:

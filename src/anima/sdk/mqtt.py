@@ -43,7 +43,7 @@ from anima.sdk.backend import (
     hub_kind,
     snapshot_from_state,
 )
-from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
+from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, poll_for_mode, robot_state
 
 if TYPE_CHECKING:
@@ -212,16 +212,10 @@ class MqttBackend:
         leaf = (
             event.command[len(self._control) :] if event.command.startswith(self._control) else ""
         )
-
-        def sent_as(h: Handle) -> bool:
-            return h.payload == event.argument
-
         if leaf.startswith("humanoid/"):
             self._humanoid_answered(leaf[len("humanoid/") :], event.argument, None, error)
-        elif leaf == "speak":
-            self._book.refused(SpeechHandle, sent_as, error)
-        elif leaf == "animation":
-            self._book.refused(AnimationHandle, sent_as, error)
+        else:
+            self._book.refused_command(leaf, event.argument, error)
 
     # ------------------------------------------------------------------ publishing
     def _send(self, leaf: str, payload: str = "") -> None:
@@ -237,12 +231,8 @@ class MqttBackend:
         payload = json.dumps({"text": text, "locale": locale}, ensure_ascii=False)
         handle = SpeechHandle(text, self.stop_speaking, timeout)
         handle.payload = _excerpt(payload)
-        self._book.add_speech(handle)
-        try:
+        with self._book.sending(handle):
             self._send("speak", payload)
-        except BaseException:
-            self._book.forget(handle)
-            raise
         return handle
 
     def stop_speaking(self) -> None:
@@ -251,16 +241,12 @@ class MqttBackend:
     def play(self, name: str, timeout: float) -> AnimationHandle:
         handle = AnimationHandle(name, self.stop_animation, timeout)
         handle.payload = _excerpt(name.strip())
-        idle = name in IDLE_ANIMATIONS
-        if not idle:
-            self._book.add_animation(handle)
-        try:
+        if name in IDLE_ANIMATIONS:
             self._send("animation", name)
-        except BaseException:
-            self._book.forget(handle)
-            raise
-        if idle:
             handle.finish("done")
+            return handle
+        with self._book.sending(handle):
+            self._send("animation", name)
         return handle
 
     def stop_animation(self) -> None:

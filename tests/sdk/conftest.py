@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing import waiting
 from anima.testing.tts import ScriptedEngine
 
 _prefixes = itertools.count(1)
@@ -136,9 +136,6 @@ def robot(request: pytest.FixtureRequest) -> Iterator[Robot]:
 
 
 def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll ``check`` until true; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("the condition never held")
-        time.sleep(0.02)
+    """Fail unless ``check`` holds within ``timeout`` seconds (:func:`anima.testing.eventually`,
+    asserted)."""
+    assert waiting.eventually(check, timeout, every=0.02), "the condition never held"

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 import tty
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -21,19 +21,10 @@ from anima.drivers.serial_servo import SerialServoDriver
 from anima.errors import DriverError, MissingDependencyError, NotConnectedError
 from anima.motion import Goto, Keyframes
 from anima.motion.engine import MotionEngine
+from anima.testing import eventually
 from anima.testing.servo_board import FakeServoBoard
 
 FAST_RETRY = (0.02, 0.1)  # reconnect backoff for tests: first and longest delay, seconds
-
-
-def until(predicate: Callable[[], bool], timeout: float) -> bool:
-    """Poll ``predicate`` every 5 ms until it holds (True) or ``timeout`` passes (False)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 def reconnect_threads() -> list[threading.Thread]:
@@ -156,7 +147,7 @@ def test_unplug_and_replug(board: FakeServoBoard, driver: SerialServoDriver, bod
     assert not driver.is_connected
     assert driver.send(frame).values.tolist() == frame.values.tolist()  # dropped, not queued
     board.replug()
-    assert until(lambda: driver.is_connected, timeout=3.0)
+    assert eventually(lambda: driver.is_connected, timeout=3.0, every=0.005)
     before = board.received
     driver.send(frame)
     assert board.wait_for(before + 1, timeout=2.0)
@@ -221,9 +212,9 @@ def test_engine_survives_unplug_and_replug(body: Body, board: FakeServoBoard) ->
         assert board.wait_for(60, timeout=3.0)
 
         board.unplug()
-        assert until(lambda: not driver.is_connected, timeout=2.0)
+        assert eventually(lambda: not driver.is_connected, timeout=2.0, every=0.005)
         board.replug()
-        assert until(lambda: driver.is_connected, timeout=3.0)
+        assert eventually(lambda: driver.is_connected, timeout=3.0, every=0.005)
         resumed = board.received
         assert board.wait_for(resumed + 30, timeout=2.0)
         assert engine.running

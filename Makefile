@@ -3,12 +3,16 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test bootstrap lint typecheck pytest bench clean
+.PHONY: run test bootstrap bootstrap-run lint typecheck pytest bench clean
+
+# what running needs (scripts/apt-run.txt, anima[all]); testing adds browsers and dev tools
+bootstrap-run:
+	@scripts/bootstrap.sh run
 
 bootstrap:
-	@scripts/bootstrap.sh
+	@scripts/bootstrap.sh test
 
-run: bootstrap
+run: bootstrap-run
 	$(BIN)/anima serve
 
 test: bootstrap

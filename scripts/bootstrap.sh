@@ -1,27 +1,43 @@
 #!/usr/bin/env bash
 # Idempotent set-up for `make run` and `make test`: Debian packages (when root), a .venv in the
-# repo, and the project installed editable with every extra. Re-runs only what is out of date.
+# repo, and the project installed editable. Re-runs only what is out of date.
+#   scripts/bootstrap.sh run    what running needs: apt-run.txt, anima[all]
+#   scripts/bootstrap.sh test   also what testing adds: apt-test.txt (browsers), anima[all,dev]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+PURPOSE=${1:-test}
 VENV=.venv
-STAMP=$VENV/.anima-installed
-APT_LIST=scripts/apt-packages.txt
+case "$PURPOSE" in
+  run)  APT_LISTS=(scripts/apt-run.txt); EXTRAS="all" ;;
+  test) APT_LISTS=(scripts/apt-run.txt scripts/apt-test.txt); EXTRAS="all,dev" ;;
+  *) echo "bootstrap: usage: scripts/bootstrap.sh run|test" >&2; exit 2 ;;
+esac
+STAMP=$VENV/.anima-installed-$PURPOSE
 
 # --- Debian packages -------------------------------------------------------------------------
 missing=()
-if [ -f "$APT_LIST" ] && command -v dpkg-query >/dev/null 2>&1; then
-  while read -r pkg _; do
-    case "$pkg" in ""|\#*) continue ;; esac
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-  done < "$APT_LIST"
+if command -v dpkg-query >/dev/null 2>&1; then
+  for list in "${APT_LISTS[@]}"; do
+    while read -r pkg _; do
+      case "$pkg" in ""|\#*) continue ;; esac
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done < "$list"
+  done
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "bootstrap: installing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
+    echo "bootstrap: apt-get update"
     apt-get update -qq </dev/null
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+    # one line per package as it is unpacked and set up, so a long install shows progress
+    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null \
+      | grep --line-buffered -E '^(Unpacking|Setting up) ' || true
+    for pkg in "${missing[@]}"; do
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+        || { echo "bootstrap: apt-get could not install $pkg" >&2; exit 1; }
+    done
   else
     echo "bootstrap: missing Debian packages: ${missing[*]}" >&2
     echo "bootstrap: install them with: sudo apt-get install ${missing[*]}" >&2
@@ -60,9 +76,19 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 
+# a test set-up covers a run set-up (its extras include run's)
+if [ "$PURPOSE" = run ] && [ -f "$VENV/.anima-installed-test" ] \
+   && [ ! pyproject.toml -nt "$VENV/.anima-installed-test" ]; then
+  exit 0
+fi
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
-  echo "bootstrap: installing anima[all,dev] into $VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip </dev/null
-  "$VENV/bin/python" -m pip install -q -e ".[all,dev]" </dev/null
+  echo "bootstrap: installing anima[$EXTRAS] into $VENV (1-3 minutes on a new machine; pip's progress follows)"
+  "$VENV/bin/python" -m pip install -q --upgrade pip </dev/null 2>&1 \
+    | { grep -v "^WARNING: Location 'file:" || true; }
+  # pip's own lines (Collecting…, Installing…) are the progress; a machine's pip configuration may
+  # add one warning per package about a missing local index: those are dropped
+  "$VENV/bin/python" -m pip install --progress-bar off -e ".[$EXTRAS]" </dev/null 2>&1 \
+    | { grep --line-buffered -v -E "^(WARNING: Location 'file:|Requirement already satisfied)" || true; }
   touch "$STAMP"
+  echo "bootstrap: anima[$EXTRAS] installed"
 fi

@@ -166,31 +166,37 @@ def test_validate_uses_the_configured_body(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- reload
 
 
+def _pid_file(folder: Path, prefix: str = "nadine") -> Path:
+    return folder / f"anima-{os.getuid()}-{prefix}.pid"
+
+
 def test_reload_without_a_running_server(tmp_path: Path) -> None:
     result = runner.invoke(app, ["animations", "reload"], env={"XDG_RUNTIME_DIR": str(tmp_path)})
     assert result.exit_code == 2
     assert "error: no running anima serve found" in result.output
-    assert str(tmp_path / f"anima-{os.getuid()}.pid") in result.output
+    assert str(tmp_path) in result.output
 
 
 def test_reload_with_a_garbled_pid_file(tmp_path: Path) -> None:
-    (tmp_path / f"anima-{os.getuid()}.pid").write_text("not a pid\n")
+    _pid_file(tmp_path).write_text("not a pid\n")
     result = runner.invoke(app, ["animations", "reload"], env={"XDG_RUNTIME_DIR": str(tmp_path)})
     assert result.exit_code == 2
     assert "error: no running anima serve found" in result.output
+    assert "does not hold a process id" in result.output
 
 
 def test_reload_does_not_signal_a_process_that_is_not_anima_serve(tmp_path: Path) -> None:
     # a process of ours standing in for an unrelated one that reused a dead server's pid
     victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        (tmp_path / f"anima-{os.getuid()}.pid").write_text(str(victim.pid))
+        _pid_file(tmp_path).write_text(str(victim.pid))
         result = runner.invoke(
             app, ["animations", "reload"], env={"XDG_RUNTIME_DIR": str(tmp_path)}
         )
         with pytest.raises(subprocess.TimeoutExpired):
             victim.wait(timeout=1.0)  # still alive
         assert result.exit_code == 2, result.output
+        assert "stale pid file" in result.output
     finally:
         victim.kill()
         victim.wait(timeout=5)
@@ -199,8 +205,9 @@ def test_reload_does_not_signal_a_process_that_is_not_anima_serve(tmp_path: Path
 class Server:
     """`python -m anima serve` with its output read by a thread, so every wait is bounded."""
 
-    def __init__(self, tmp_path: Path, *args: str) -> None:
+    def __init__(self, tmp_path: Path, *args: str, prefix: str = "nadine") -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(tmp_path))
+        env["ANIMA_MQTT__PREFIX"] = prefix  # the instance's name: its pid file
         env["ANIMA_MQTT__ENABLED"] = "false"  # reload is the subject, not MQTT
         env["ANIMA_WEB__ENABLED"] = "false"  # no dashboard: tests would share port 8080
         env.pop("ANIMA_CONFIG", None)
@@ -265,7 +272,7 @@ def test_sighup_reloads_the_animations_of_a_running_server(tmp_path: Path) -> No
     config = tmp_path / "anima.yaml"
     config.write_text(f"animation:\n  folders: [{folder}]\n")
     shipped = len(shipped_names())
-    pid_file = tmp_path / f"anima-{os.getuid()}.pid"
+    pid_file = _pid_file(tmp_path)
 
     server = Server(tmp_path, "--config", str(config))
     try:
@@ -279,7 +286,7 @@ def test_sighup_reloads_the_animations_of_a_running_server(tmp_path: Path) -> No
             app, ["animations", "reload"], env={"XDG_RUNTIME_DIR": str(tmp_path)}
         )
         assert result.exit_code == 0, result.output
-        assert f"asked anima serve (pid {server.proc.pid})" in result.output
+        assert f"asked anima serve 'nadine' (pid {server.proc.pid})" in result.output
 
         line = server.wait_for(rf"animations: {shipped + 2} loaded from {shipped + 3} files")
         assert f"1 skipped: {broken}: <channel99>" in line
@@ -293,3 +300,40 @@ def test_sighup_reloads_the_animations_of_a_running_server(tmp_path: Path) -> No
     assert "Traceback" not in out
     assert "stopped" in out
     assert not pid_file.exists()
+
+
+def test_reload_signals_only_the_instance_it_names(tmp_path: Path) -> None:
+    """Two robots served from one account: each has its own pid file; reload picks by prefix."""
+    folder = tmp_path / "anims"
+    write_anim(folder, "first.xml", "extra_first", "<channel4>128 140 128</channel4>")
+    config = tmp_path / "anima.yaml"
+    config.write_text(f"animation:\n  folders: [{folder}]\n")
+    env = {"XDG_RUNTIME_DIR": str(tmp_path)}
+    one = Server(tmp_path, "--config", str(config), prefix="robot_one")
+    two = Server(tmp_path, "--config", str(config), prefix="robot_two")
+    try:
+        for server in (one, two):
+            server.wait_for("anima ready")
+        assert _pid_file(tmp_path, "robot_one").read_text().strip() == str(one.proc.pid)
+        assert _pid_file(tmp_path, "robot_two").read_text().strip() == str(two.proc.pid)
+
+        ambiguous = runner.invoke(app, ["animations", "reload"], env=env)
+        assert ambiguous.exit_code == 2, ambiguous.output
+        assert "2 are running" in ambiguous.output
+        assert "--prefix" in ambiguous.output
+
+        result = runner.invoke(app, ["animations", "reload", "--prefix", "robot_two"], env=env)
+        assert result.exit_code == 0, result.output
+        assert f"asked anima serve 'robot_two' (pid {two.proc.pid})" in result.output
+        two.wait_for("animations: .* loaded")  # the reload's summary
+        unknown = runner.invoke(app, ["animations", "reload", "--prefix", "robot_3"], env=env)
+        assert unknown.exit_code == 2
+        assert "no running anima serve found for prefix 'robot_3'" in unknown.output
+    finally:
+        codes = (one.stop(), two.stop())
+    assert codes == (0, 0)
+    first_loads = [line for line in one.lines if "animations:" in line]
+    second_loads = [line for line in two.lines if "animations:" in line]
+    assert len(first_loads) == 1, first_loads  # robot_one was never signalled
+    assert len(second_loads) == 2, second_loads
+    assert not _pid_file(tmp_path, "robot_one").exists()

@@ -98,21 +98,54 @@ def validate(
 
 
 @app.command("reload")
-def reload() -> None:
-    """Ask the running `anima serve` to reload its animation folders (SIGHUP)."""
-    from anima.cli.serve import pid_file
+def reload(
+    config: ConfigOpt = None,
+    prefix: Annotated[
+        str | None,
+        typer.Option("--prefix", help="The robot's MQTT prefix (default: the config's)."),
+    ] = None,
+) -> None:
+    """Ask a running `anima serve` to reload its animation folders (SIGHUP).
 
-    path = pid_file()
+    Each `anima serve` has its own pid file, named by its robot's MQTT prefix: the one signalled
+    is the config's (or `--prefix`'s); with neither given, the only one running.
+    """
+    from anima.cli import instances
+
+    live, problems = instances.running()
+    if prefix is None and (config is not None or os.environ.get("ANIMA_MQTT__PREFIX")):
+        from anima.config import load_config
+
+        try:
+            prefix = load_config(config).mqtt.prefix
+        except AnimaError as exc:
+            raise fail(exc) from exc
+    if prefix is not None:
+        path = instances.pid_file(prefix)
+        chosen = [i for i in live if i.path == path]
+        where = f"for prefix {prefix!r} ({path})"
+    else:
+        chosen = live
+        where = f"in {instances.folder()}"
+    if len(chosen) != 1:
+        if chosen:
+            names = ", ".join(f"{i.prefix!r} (pid {i.pid})" for i in chosen)
+            reason = f"{len(chosen)} are running: {names}; choose one with --prefix"
+        else:
+            reason = f"no running anima serve found {where}"
+            if problems:
+                reason += " (" + "; ".join(problems) + ")"
+        typer.secho(f"error: {reason}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2)
+    instance = chosen[0]
     try:
-        pid = int(path.read_text().strip())
-        # a stale pid file may name an unrelated process now: SIGHUP would terminate it
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if b"anima" not in b" ".join(cmdline) or not {b"serve", b"console"} & set(cmdline):
-            raise ValueError(f"process {pid} is not anima serve (stale pid file)")
-        os.kill(pid, signal.SIGHUP)
-    except (OSError, ValueError) as exc:
+        os.kill(instance.pid, signal.SIGHUP)
+    except OSError as exc:
         typer.secho(
-            f"error: no running anima serve found ({path}: {exc})", fg=typer.colors.RED, err=True
+            f"error: cannot signal pid {instance.pid}: {exc}", fg=typer.colors.RED, err=True
         )
         raise typer.Exit(code=2) from None
-    typer.echo(f"asked anima serve (pid {pid}) to reload its animations; its log has the result")
+    typer.echo(
+        f"asked anima serve {instance.prefix!r} (pid {instance.pid}) to reload its animations; "
+        "its log has the result"
+    )

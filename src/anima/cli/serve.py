@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from anima.cli import instances
 from anima.cli.common import ConfigOpt, fail
 from anima.errors import AnimaError
 
@@ -68,12 +67,6 @@ NoWebOpt = Annotated[
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
 ]
-
-
-def pid_file() -> Path:
-    """Where `anima serve` writes its process id, so `anima animations reload` can find it."""
-    folder = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(folder) / f"anima-{os.getuid()}.pid"
 
 
 def serve(
@@ -209,11 +202,7 @@ def run(
         runtime.start()
     except AnimaError as exc:
         raise fail(exc) from exc
-    pid = pid_file()
-    try:
-        pid.write_text(str(os.getpid()))
-    except OSError as exc:
-        log.warning("cannot write %s (animations reload by pid file unavailable): %s", pid, exc)
+    pid = _claim_pid_file(cfg.mqtt.prefix)
     try:
         if runtime.wait_first_tick():
             typer.echo(f"anima ready: {len(runtime.body)} channels on the {cfg.driver.type} robot")
@@ -224,9 +213,27 @@ def run(
         _wait(runtime, stop, seconds, cfg.serve.status_interval_s)
     finally:
         runtime.stop()
-        if pid.exists() and pid.read_text().strip() == str(os.getpid()):
-            pid.unlink()
+        if pid is not None:
+            instances.release(pid)
         log.info("stopped")
+
+
+def _claim_pid_file(prefix: str) -> Path | None:
+    """This instance's pid file, for `anima animations reload` (None: reload by pid only)."""
+    try:
+        path = instances.claim(prefix)
+    except OSError as exc:
+        log.warning(
+            "cannot write %s (reload by pid file unavailable): %s", instances.pid_file(prefix), exc
+        )
+        return None
+    if path is None:
+        log.warning(
+            "another anima serve already serves the prefix %r (%s): reload this one by pid",
+            prefix,
+            instances.pid_file(prefix),
+        )
+    return path
 
 
 def _attach_agent(runtime: Runtime, audio_in: str | None) -> None:

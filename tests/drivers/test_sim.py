@@ -65,7 +65,7 @@ def test_the_sim_driver_meets_the_protocol() -> None:
 
 def test_recording_is_written_by_a_writer_thread_and_read_back(tmp_path: Path) -> None:
     path = tmp_path / "rec" / "frames.jsonl"
-    driver = SimDriver(record=path)
+    driver = SimDriver(record=path, body=load_body())
     assert not path.exists()  # the constructor touches nothing
     driver.connect()
     assert path.exists()
@@ -81,13 +81,14 @@ def test_recording_is_written_by_a_writer_thread_and_read_back(tmp_path: Path) -
     for got, want in zip(back, frames, strict=True):
         assert got.t == pytest.approx(want.t, abs=1e-6)
         np.testing.assert_array_equal(got.values, want.values)
-    assert len(path.read_text(encoding="utf-8").splitlines()) == 250
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + 250  # the hello, then one line per frame
 
 
 def test_an_engine_recording_matches_what_it_sent(tmp_path: Path) -> None:
     body = load_body()
     path = tmp_path / "run.jsonl"
-    driver = SimDriver(record=path, history=1000)
+    driver = SimDriver(record=path, history=1000, body=body)
     driver.connect()
     engine = MotionEngine(body, driver, clock=FakeClock(), idle=())
     engine.queue_move(Goto(body, {"neck_yaw": 180, "r_elbow": 150}, 0.5))
@@ -103,10 +104,37 @@ def test_an_engine_recording_matches_what_it_sent(tmp_path: Path) -> None:
 def test_a_recording_that_cannot_be_opened_fails_on_connect(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("", encoding="utf-8")
-    driver = SimDriver(record=blocker / "frames.jsonl")
+    driver = SimDriver(record=blocker / "frames.jsonl", body=load_body())
     with pytest.raises(DriverError, match="cannot open recording"):
         driver.connect()
     assert not driver.is_connected
+
+
+def test_a_recording_needs_the_body_it_describes(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="body"):
+        SimDriver(record=tmp_path / "x.jsonl")
+
+
+def test_a_driver_recording_is_a_session_that_plot_reads(tmp_path: Path) -> None:
+    """`anima serve --record` and `anima record` write one format (issue 12: plot rejected it)."""
+    from anima.session.plot import plot_session, read_session
+
+    body = load_body()
+    path = tmp_path / "serve.jsonl"
+    driver = SimDriver(record=path, body=body)
+    driver.connect()
+    engine = MotionEngine(body, driver, clock=FakeClock(), idle=())
+    engine.queue_move(Goto(body, {"neck_yaw": 180}, 0.5))
+    engine.run(80)
+    driver.disconnect()
+    session = read_session(path)
+    assert [c["name"] for c in session.channels] == [c.name for c in body.channels]
+    assert len(session.times) == len(session.values) == 80
+    assert session.times[0] == 0.0
+    assert session.times[-1] == pytest.approx(79 * 0.01)
+    assert session.values[-1][body.index("neck_yaw")] == pytest.approx(180.0)
+    png = plot_session(path, tmp_path / "serve.png", width=600, height=400)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_read_recording_names_the_bad_line(tmp_path: Path) -> None:

@@ -57,6 +57,17 @@ def test_record_over_the_websocket_then_plot(robot: Robot, tmp_path: Path) -> No
     assert _png_size(png) == (900, 800)
 
 
+def test_record_finds_the_dashboard_on_the_configured_port(robot: Robot, tmp_path: Path) -> None:
+    """Without --url, `anima record` goes where the config says anima serve is (issue 12)."""
+    _, door = robot
+    port = door.url.rstrip("/").rsplit(":", 1)[1]
+    out = tmp_path / "by-port.jsonl"
+    env = {"ANIMA_WEB__PORT": port, "ANIMA_WEB__TOKEN": None}
+    result = runner.invoke(app, ["record", str(out), "--seconds", "0.5"], env=env)
+    assert result.exit_code == 0, result.output
+    assert read_session(out).times
+
+
 def test_record_local_and_plot_default_size(tmp_path: Path) -> None:
     out = tmp_path / "local.jsonl"
     env = {"ANIMA_SPEECH__ENABLED": "false", "ANIMA_WEB__ENABLED": "false"}

@@ -15,8 +15,12 @@ def record_command(
     out: Annotated[Path, typer.Argument(help="The JSON Lines file to write.")],
     seconds: Annotated[float, typer.Option(help="How long to record.")] = 10.0,
     url: Annotated[
-        str, typer.Option(help="The running runtime's dashboard (anima serve).")
-    ] = "http://127.0.0.1:8080/",
+        str | None,
+        typer.Option(
+            help="The running runtime's dashboard (default: the config's web host and port, "
+            "so ANIMA_WEB__PORT applies)."
+        ),
+    ] = None,
     token: Annotated[
         str | None, typer.Option(envvar="ANIMA_WEB__TOKEN", help="The dashboard's token.")
     ] = None,
@@ -26,20 +30,23 @@ def record_command(
     config: ConfigOpt = None,
 ) -> None:
     """Record frames and events (the dashboard's WebSocket) to a file for `anima plot`."""
-    from anima.session.record import record_local, record_remote
+    from anima.config import load_config
+    from anima.session.record import dashboard_url, record_local, record_remote
 
     if seconds <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--seconds")
     try:
+        cfg = load_config(config)
         if local:
-            from anima.config import load_config
             from anima.runtime import Runtime
 
-            with Runtime(load_config(config)) as runtime:
+            with Runtime(cfg) as runtime:
                 runtime.wait_first_tick()
                 writer = record_local(runtime, out, seconds)
         else:
-            writer = record_remote(url, out, seconds, token)
+            writer = record_remote(
+                url or dashboard_url(cfg.web), out, seconds, token or cfg.web.token
+            )
     except AnimaError as exc:
         raise fail(exc) from exc
     typer.echo(f"recorded {writer.states} frames and {writer.events} events to {out}")

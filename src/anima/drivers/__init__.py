@@ -18,7 +18,7 @@ DriverFactory = Callable[[DriverConfig, Body], Driver]
 
 
 def _sim(config: DriverConfig, body: Body) -> Driver:
-    return SimDriver(history=config.history, record=config.record)
+    return SimDriver(history=config.history, record=config.record, body=body)
 
 
 def _serial(config: DriverConfig, body: Body) -> Driver:

@@ -1,7 +1,9 @@
 """The simulated robot: accepts every frame, remembers recent ones, can record them all.
 
-Recording writes JSON Lines (one ``{"t": seconds, "values": [...]}`` per frame) from a writer
-thread the driver owns, so the engine's tick never waits on a disk.
+Recording writes a session file (:mod:`anima.session.format`, what ``anima plot`` reads): a
+``hello`` line with the body's channels, then one ``state`` line per frame with its engine time
+``t``, ``rt`` (seconds since the first frame) and ``values``. A writer thread the driver owns does
+the writing, so the engine's tick never waits on a disk.
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ import logging
 import queue
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from anima.drivers.base import Frame
 from anima.errors import DriverError, NotConnectedError
+from anima.session.format import SESSION_VERSION, hello
+
+if TYPE_CHECKING:
+    from anima.body import Body
+
+RECORD_HZ = 100.0  # the hello's updates_hz: one line per frame of the 100 Hz loop
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +31,15 @@ log = logging.getLogger(__name__)
 class SimDriver:
     """A robot that is only its last frame, a bounded history, and optionally a recording."""
 
-    def __init__(self, *, history: int = 1000, record: str | Path | None = None) -> None:
+    def __init__(
+        self, *, history: int = 1000, record: str | Path | None = None, body: Body | None = None
+    ) -> None:
+        """``record``: a session file to write, which names ``body``'s channels (so it needs it)."""
         if history < 1:
             raise ValueError(f"history must be ≥ 1, got {history}")
+        if record is not None and body is None:
+            raise ValueError("a recording names the body's channels: pass body=")
+        self._body = body
         self._history: collections.deque[Frame] = collections.deque(maxlen=history)
         self._record_path = Path(record) if record is not None else None
         self._connected = False
@@ -92,18 +106,28 @@ class SimDriver:
 
     def _write(self) -> None:
         assert self._file is not None
+        assert self._body is not None
         f = self._file
+        f.write(json.dumps({**hello(self._body, updates_hz=RECORD_HZ), "rt": 0.0}) + "\n")
+        t0: float | None = None
         while True:
             frame = self._queue.get()
             if frame is None:
                 f.flush()
                 return
-            f.write(json.dumps({"t": round(frame.t, 6), "values": frame.values.tolist()}))
-            f.write("\n")
+            t0 = frame.t if t0 is None else t0
+            line = {
+                "v": SESSION_VERSION,
+                "type": "state",
+                "t": round(frame.t, 6),
+                "rt": round(frame.t - t0, 6),
+                "values": frame.values.tolist(),
+            }
+            f.write(json.dumps(line, separators=(",", ":")) + "\n")
 
 
 def read_recording(path: str | Path) -> list[Frame]:
-    """Load a recording written by :class:`SimDriver` (for tests and plots)."""
+    """The frames of a recording written by :class:`SimDriver` (for tests and tools)."""
     import numpy as np
 
     frames = []
@@ -111,6 +135,8 @@ def read_recording(path: str | Path) -> list[Frame]:
         for lineno, line in enumerate(f, start=1):
             try:
                 row = json.loads(line)
+                if row.get("type") == "hello":
+                    continue
                 frames.append(Frame(float(row["t"]), np.array(row["values"], dtype=np.float64)))
             except (ValueError, KeyError, TypeError) as exc:
                 raise DriverError(f"{path}:{lineno}: not a recorded frame: {exc}") from exc

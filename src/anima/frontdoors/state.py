@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from anima.events import Event
+from anima.session.format import body_fields
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
@@ -47,24 +48,7 @@ def runtime_state(runtime: Runtime) -> dict[str, Any]:
 
 def body_description(runtime: Runtime) -> dict[str, Any]:
     """Channels with their limits and roles, and the named postures (sent once)."""
-    return {
-        "channels": [
-            {
-                "index": i,
-                "name": c.name,
-                "min": c.min,
-                "max": c.max,
-                "default": c.default,
-                "role": c.role.value,
-                "closed": c.closed,
-                "calibration": None
-                if c.calibration is None
-                else {"zero": c.calibration.zero, "rad_per_unit": c.calibration.rad_per_unit},
-            }
-            for i, c in enumerate(runtime.body.channels)
-        ],
-        "postures": sorted(runtime.body.postures),
-    }
+    return body_fields(runtime.body)
 
 
 def animations_description(runtime: Runtime) -> dict[str, Any]:

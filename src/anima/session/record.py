@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from anima.errors import AnimaError, MissingDependencyError
 
 if TYPE_CHECKING:
+    from anima.config import WebConfig
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,14 @@ class SessionWriter:
                 self.states += 1
             elif kind == "event":
                 self.events += 1
+
+
+def dashboard_url(web: WebConfig) -> str:
+    """Where the config's ``anima serve`` serves its dashboard (a wildcard host: this machine)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(web.host, web.host)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{web.port}/"
 
 
 def ws_url(url: str, token: str | None) -> str:

@@ -15,7 +15,7 @@ everything anima-specific in one place, or one branch precisely::
     │   ├── UnknownAnimationError   an animation name the library does not have
     │   └── PlanError               an agent plan that does not validate (names the step)
     ├── CommandRefusedError         a valid command the current state refuses (shutdown, latched…)
-    ├── EStopActiveError            a move was refused because the emergency stop is latched
+    │   └── EStopActiveError        refused because the emergency stop is latched (moves, speech)
     ├── DriverError                 the robot driver failed (connect, send)
     │   └── NotConnectedError       send() before connect() or after disconnect()
     ├── EngineStateError            start/stop misuse of the motion engine or runtime
@@ -106,8 +106,16 @@ class AnimationFileError(AnimaError):
         self.reason = reason
 
 
-class EStopActiveError(AnimaError):
-    """The emergency stop is latched: new moves are refused until ``reset()``."""
+class EStopActiveError(CommandRefusedError):
+    """The emergency stop is latched: moves and speech are refused until it is reset.
+
+    ``what`` is what the caller asked for (``'nod'``, ``speak``), never an internal move that
+    request became, so the refusal reads the same from every front door.
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} refused: emergency stop is active (reset to resume)")
+        self.what = what
 
 
 class DriverError(AnimaError):

@@ -23,6 +23,7 @@ from anima.errors import (
 from anima.events import Event, EventHub, MoveFinished, MoveStarted, Notice
 from anima.motion import Goto
 from anima.motion.engine import MotionEngine
+from anima.motion.moves import Move
 from anima.runtime import Runtime
 from anima.testing import FakeClock, make_engine
 
@@ -343,3 +344,49 @@ def test_behaviour_works_on_a_fake_clock_engine_without_a_runtime() -> None:
     engine.run(300)
     hub.drain()
     assert not b.head_animation_playing
+
+
+ESTOP_REFUSAL = r"refused: emergency stop is active \(reset to resume\)$"
+
+
+def test_estop_refusals_name_what_was_asked_not_the_internal_moves(rig: Rig) -> None:
+    # issue 12 item 18: a `nod` during an estop was refused as 'reset:LOOKUPPostureDefault'
+    rig.engine.queue_move(Goto(rig.engine.body, {"r_elbow": 180.0}, 0.3))  # away: a reset is due
+    rig.run(0.5)
+    rig.engine.estop()
+    rig.run(0.05)
+    asked = {
+        "'nod'": lambda: rig.b.play_animation("nod"),
+        "'LOOKUP_Waving'": lambda: rig.b.play_animation("LOOKUP_Waving"),  # plays a reset first
+        "'blink'": lambda: rig.b.play_animation("blink"),  # an idle layer, not a move
+        "look_at_target 'Posture_LookAtZoom'": lambda: rig.b.look_at_target("Posture_LookAtZoom"),
+        "end_look_at": rig.b.end_look_at,
+        "shutdown": rig.b.shutdown,
+        "wake": rig.b.wake,
+        r"servo 16 \(r_elbow\)": lambda: rig.b.set_channel_default(16, 60.0),
+    }
+    for what, request in asked.items():
+        with pytest.raises(CommandRefusedError, match=f"^{what} {ESTOP_REFUSAL}") as refused:
+            request()
+        assert "reset:" not in str(refused.value)
+    assert "anim:blink" not in rig.engine.idle_layer_names  # refused means nothing was added
+    assert not rig.b.shutting_down  # …and no state changed
+    rig.engine.reset()
+    rig.run(0.05)
+    rig.b.wake()  # the default the refused `servo` asked for was not recorded
+    rig.run(2.0)
+    assert rig.engine.last_frame[15] == pytest.approx(50, abs=0.5)
+
+
+def test_an_estop_racing_a_request_is_still_named_after_it(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = rig.engine.queue_move
+
+    def estop_then_queue(move: Move) -> None:  # the estop lands between the check and the call
+        rig.engine.estop()
+        original(move)
+
+    monkeypatch.setattr(rig.engine, "queue_move", estop_then_queue)
+    with pytest.raises(CommandRefusedError, match=f"^'nod' {ESTOP_REFUSAL}"):
+        rig.b.play_animation("nod")

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from anima.body import Body, FloatArray
+from anima.body import Body, FloatArray, load_body
 from anima.drivers.sim import SimDriver
-from anima.errors import AnimaError, EStopActiveError
+from anima.errors import AnimaError, CommandRefusedError, EStopActiveError
 from anima.events import EStopChanged, Event, EventHub, MoveFinished, MoveStarted
 from anima.motion import Breathing, Goto, Hold
 from anima.testing import make_engine
@@ -31,7 +31,10 @@ def test_estop_holds_the_frame_from_the_next_tick(
     assert engine.estopped
     engine.run(50)
     held = frames(driver)[40:]
-    assert (held == before).all()  # not one more unit of motion, on any channel
+    lips = [fast_body.index(n) for n in ("lip_open", "lip_wide", "lip_narrow")]
+    still = [i for i in range(len(fast_body)) if i not in lips]
+    assert (held[:, still] == before[still]).all()  # not one more unit of motion, but the lips…
+    assert (held[:, lips] == fast_body.defaults()[lips]).all()  # …which go to rest (no limit here)
     hub.drain()
     assert [e.active for e in seen if isinstance(e, EStopChanged)] == [True]
     cut = {(e.name, e.reason) for e in seen if isinstance(e, MoveFinished)}
@@ -39,6 +42,40 @@ def test_estop_holds_the_frame_from_the_next_tick(
     state = engine.state()
     assert (state.move, state.queued, state.overrides, state.offsets) == (None, 0, (), ())
     assert state.estopped
+
+
+def test_the_lips_return_to_rest_within_the_step_limit_and_stay_there(frames: Frames) -> None:
+    # issue 12 item 8: speech estopped mid-word left the mouth frozen open
+    body = load_body()
+    engine, driver, _ = make_engine(body=body)
+    lips = np.array([body.index(n) for n in ("lip_open", "lip_wide", "lip_narrow")])
+    engine.set_override("speech", {"lip_open": 180.0, "lip_wide": 120.0})
+    engine.run(100)
+    before = frames(driver)[-1]
+    assert before[lips[0]] == pytest.approx(180.0)  # the mouth is wide open
+    engine.estop()
+    engine.run(100)
+    x = frames(driver)[100:]
+    rest = body.defaults()
+    step = body.max_speeds() * engine.period
+    moves = np.abs(np.diff(np.vstack((before, x)), axis=0))
+    assert (moves <= step + 1e-9).all()  # never faster than the safety stage allows
+    assert x[0, lips[0]] < before[lips[0]]  # closing from the first held tick
+    np.testing.assert_array_equal(x[-1, lips], rest[lips])  # closed, at rest
+    others = np.setdiff1d(np.arange(len(body)), lips)
+    assert (x[:, others] == before[others]).all()  # everything else held exactly
+    engine.set_override("speech", {"lip_open": 180.0})  # a late lips update changes nothing
+    engine.run(20)
+    np.testing.assert_array_equal(frames(driver)[-20:, lips], np.tile(rest[lips], (20, 1)))
+
+
+def test_refusals_name_the_move_and_the_way_out(fast_body: Body) -> None:
+    engine, _, _ = make_engine(body=fast_body)
+    engine.estop()
+    with pytest.raises(
+        EStopActiveError, match=r"^'wave' refused: emergency stop is active \(reset to resume\)$"
+    ):
+        engine.queue_move(Goto(fast_body, {"arm": 5}, 0.1, name="wave"))
 
 
 def test_moves_are_refused_until_reset(fast_body: Body) -> None:
@@ -117,5 +154,6 @@ def test_idle_resumes_without_a_step_after_reset(
     assert [e.active for e in seen if isinstance(e, EStopChanged)] == [True, False]
 
 
-def test_estop_is_an_anima_error_branch() -> None:
+def test_estop_is_a_refusal() -> None:
+    assert issubclass(EStopActiveError, CommandRefusedError)
     assert issubclass(EStopActiveError, AnimaError)

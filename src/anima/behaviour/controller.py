@@ -19,7 +19,7 @@ import contextlib
 import enum
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from anima.animation.idle_layer import AnimationLayer
 from anima.animation.library import AnimationLibrary
@@ -29,7 +29,7 @@ from anima.body import Body, Role
 from anima.body.gaze import GazeKinematics
 from anima.clock import Clock
 from anima.config import AnimationConfig, BehaviourConfig
-from anima.errors import AnimaError, CommandRefusedError, InvalidCommandError
+from anima.errors import AnimaError, CommandRefusedError, EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, MoveFinished, Notice
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto, Keyframes, Move
@@ -106,10 +106,28 @@ class Behaviour:
         last = self._last_look_at
         return last is not None and self.clock.now() - last < self.config.look_at_hold_s
 
+    @contextlib.contextmanager
+    def _asked(self, what: str) -> Iterator[None]:
+        """Run a request's engine calls; an estop refusal names ``what`` was asked (``'nod'``),
+        not the internal move it became (``'reset:LOOKUPPostureDefault'``).
+
+        Checked first, so a refused request changes no state (latch, shutdown flag, idle layer).
+        """
+        if self.engine.estopped:
+            raise EStopActiveError(what)
+        try:
+            yield
+        except EStopActiveError:  # the estop came between the check and the engine call
+            raise EStopActiveError(what) from None
+
     # ------------------------------------------------------------------ gestures
     def play_animation(self, name: str) -> None:
         """Play a gesture or posture by ``<animation_name>`` (see the module docstring)."""
         anim = self.library.get(name)  # UnknownAnimationError: nothing moves
+        with self._asked(repr(name)):
+            self._play(name, anim)
+
+    def _play(self, name: str, anim: Animation) -> None:
         cfg = self.config
         if name == cfg.blink_animation or name in cfg.looping_idle_animations:
             self._play_idle(anim, loop=name in cfg.looping_idle_animations)
@@ -221,14 +239,14 @@ class Behaviour:
             raise CommandRefusedError("look_at_target refused: shutting down (wake first)")
         move = self._move_for(anim, ())
         assert move is not None
-        with self._lock:
+        with self._asked(f"look_at_target {name!r}"), self._lock:
             self._latched = None if name == self.config.default_posture else name
             self.gaze.release()
             self.engine.queue_move(move)
 
     def end_look_at(self) -> None:
         """Clear the gaze latch and return head and eyes to the default posture."""
-        with self._lock:
+        with self._asked("end_look_at"), self._lock:
             self._latched = None
             self.gaze.release()
             skip = set(range(len(self.body))) - self._head_eye
@@ -263,7 +281,7 @@ class Behaviour:
         anim = self.library.get(name)
         move = self._move_for(anim, ())
         assert move is not None
-        with self._lock:
+        with self._asked("shutdown"), self._lock:
             self._shutdown = True
             self._latched = None
             self.gaze.release()
@@ -272,11 +290,12 @@ class Behaviour:
 
     def wake(self) -> None:
         """Leave the shutdown state and return to the default posture."""
-        with self._lock:
-            self._shutdown = False
-        reset = self._reset_move(skip=set())
-        if reset is not None:
-            self.engine.play_now(reset)
+        with self._asked("wake"):
+            with self._lock:
+                self._shutdown = False
+            reset = self._reset_move(skip=set())
+            if reset is not None:
+                self.engine.play_now(reset)
 
     def set_channel_default(self, channel: int, value: float) -> None:
         """The console's ``servo CH VALUE``: channel ``CH`` (1-based) rests at ``VALUE`` now.
@@ -292,16 +311,13 @@ class Behaviour:
             raise InvalidCommandError(
                 f"channel {channel} ({ch.name}): {value:g} outside [{ch.min:g}, {ch.max:g}]"
             )
-        with self._lock:
-            self._defaults[channel - 1] = value
-        self.engine.queue_move(
-            Goto(
-                self.body,
-                {channel - 1: value},
-                self.animation_config.reset_s,
-                name=f"servo:{ch.name}",
-            )
+        move = Goto(
+            self.body, {channel - 1: value}, self.animation_config.reset_s, name=f"servo:{ch.name}"
         )
+        with self._asked(f"servo {channel} ({ch.name})"):
+            self.engine.queue_move(move)
+            with self._lock:  # after the move is accepted: a refused servo changes nothing
+                self._defaults[channel - 1] = value
 
     def full_blink(self) -> None:
         """The periodic full blink: plain blink while latched, else back to default with a blink."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from anima.body import Body, FloatArray
+from anima.body import Body, FloatArray, Role
 from anima.clock import Clock, MonotonicClock
 from anima.config import MotionConfig
 from anima.drivers.base import Driver, Frame
@@ -42,6 +42,9 @@ from anima.motion.timer import LoopStats, LoopTimer
 log = logging.getLogger(__name__)
 
 _QUEUE, _NOW, _CLEAR = "queue", "now", "clear"
+# Channels an estop does not hold: a mouth frozen open looks broken and holds nothing safe, so
+# the lips return to rest (at the safety stage's step limit) while everything else stays put.
+_ESTOP_RELEASED = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +96,9 @@ class MotionEngine:
         )
 
         rest = body.defaults()
+        released = (body.role_index(r) for r in _ESTOP_RELEASED)
+        self._estop_released = np.array([i for i in released if i is not None], dtype=np.intp)
+        self._rest = rest.copy()
         self._base = rest.copy()  # held primary pose (moves write their channels here)
         self._pre = rest.copy()  # after idle layers: what offsets are added to
         self._composed = rest.copy()  # after offsets and overrides, before safety
@@ -137,6 +143,8 @@ class MotionEngine:
 
     def estop(self) -> None:
         """Hold the current frame from the next tick on; refuse moves until :meth:`reset`.
+
+        Every channel holds except the lips, which return to rest within the step limit.
 
         Latched: even when :meth:`reset` follows before the next tick, that tick still cuts the
         current move and the queue.
@@ -209,7 +217,7 @@ class MotionEngine:
         if not isinstance(move, Move):
             raise TypeError(f"expected a Move, got {type(move).__name__}")
         if self._estop:
-            raise EStopActiveError(f"emergency stop is active: {move.name!r} refused; reset first")
+            raise EStopActiveError(repr(move.name))
         with self._idle_lock:  # so the tick cannot declare "idle" between these two lines
             self._idle_event.clear()
             self._commands.append((kind, move))
@@ -366,10 +374,20 @@ class MotionEngine:
                 self._emit(EStopChanged(t=t, active=True))
         if self._estop:
             self._drop_commands("estop")  # moves that raced past the check in queue_move
-            return self._send(t, self._last)
+            return self._send(t, self._held())
         self._estop_applied = False
         self._emit(EStopChanged(t=t, active=False))
         return None
+
+    def _held(self) -> FloatArray:
+        """The estop frame: the last commanded one, the lips on their way to rest."""
+        held = self._out
+        np.copyto(held, self._last)
+        released = self._estop_released
+        if released.size:
+            held[released] = self._rest[released]
+            self._safety.apply(held, self._last)  # one step per tick, the lip rule kept
+        return held
 
     def _drain(self, t: float) -> None:
         track, start = self._primary, self._start_frame

@@ -2,8 +2,9 @@
 
 Recording writes a session file (:mod:`anima.session.format`, what ``anima plot`` reads): a
 ``hello`` line with the body's channels, then one ``state`` line per frame with its engine time
-``t``, ``rt`` (seconds since the first frame) and ``values``. A writer thread the driver owns does
-the writing, so the engine's tick never waits on a disk.
+``t`` (the tick's deadline), ``rt`` (seconds since the first frame), ``sent_at`` (this machine's
+monotonic clock when the driver got it: gaps in it are the loop's real stalls) and ``values``.
+A writer thread the driver owns does the writing, so the engine's tick never waits on a disk.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -45,7 +47,7 @@ class SimDriver:
         self._connected = False
         self._last: Frame | None = None
         self._sent = 0
-        self._queue: queue.SimpleQueue[Frame | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Frame, float] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._file: IO[str] | None = None
 
@@ -87,7 +89,7 @@ class SimDriver:
         self._history.append(frame)
         self._sent += 1
         if self._writer is not None:
-            self._queue.put(frame)
+            self._queue.put((frame, time.monotonic()))
         return frame
 
     # --- what tests and tools look at -------------------------------------------------------
@@ -111,16 +113,18 @@ class SimDriver:
         f.write(json.dumps({**hello(self._body, updates_hz=RECORD_HZ), "rt": 0.0}) + "\n")
         t0: float | None = None
         while True:
-            frame = self._queue.get()
-            if frame is None:
+            item = self._queue.get()
+            if item is None:
                 f.flush()
                 return
+            frame, sent_at = item
             t0 = frame.t if t0 is None else t0
             line = {
                 "v": SESSION_VERSION,
                 "type": "state",
                 "t": round(frame.t, 6),
                 "rt": round(frame.t - t0, 6),
+                "sent_at": round(sent_at, 6),
                 "values": frame.values.tolist(),
             }
             f.write(json.dumps(line, separators=(",", ":")) + "\n")

@@ -20,6 +20,7 @@ from anima.frontdoors.console import Console, SpeechPort
 from anima.runtime import Runtime
 
 NECK_PITCH = 8  # channel9, 0-based
+BIG = "1" + "2" * 399  # a 400-digit integer: float() of it as an int overflows
 WAIT = 5.0  # seconds any single wait may take before the test fails
 
 
@@ -221,14 +222,20 @@ def test_servo_moves_one_channel_and_holds_it(rt: Runtime, session: Session) -> 
         ("servo 99 1", "error: channel 99 out of range 1..28"),
         ("servo 0 100", "error: channel 0 out of range 1..28"),
         ("servo 9 300", "error: channel 9 (neck_pitch): 300 outside [70, 190]"),
-        ("servo 9 nan", "error: channel 9 (neck_pitch): nan outside [70, 190]"),
+        ("servo 9 nan", "error: servo: 'value' must be finite, got 'nan'"),
+        ("servo 9 1e400", "error: servo: 'value' must be finite, got '1e400'"),
+        ("servo 9 true", "error: servo: 'value' must be a number, got 'true'"),
+        (f"servo {BIG} 1", "error: channel 1222222222…(400 digits) out of range 1..28"),
         ("servo x", "error: servo needs a channel and a value: servo CH VALUE"),
         ("servo", "error: servo needs a channel and a value: servo CH VALUE"),
         ("servo x 1", "error: servo: 'x 1' is not 'CHANNEL VALUE'"),
         ("look 1 2", "error: look needs three numbers: X Y Z (metres; x forward, y left, z up)"),
-        ("look a b c", "error: look: not numbers: a b c"),
+        ("look a b c", "error: look: 'x' must be a number, got 'a'"),
+        (f"look 1 {BIG} 0", "error: look: 'y' must be finite, got '" + BIG[:40] + "…'"),
+        ("look 1 0 -1e400", "error: look: 'z' must be finite, got '-1e400'"),
+        ("look 1 inf 0", "error: look: 'y' must be finite, got 'inf'"),
         ("look 0 0 0", "error: look_at: the point (0, 0, 0) is the eyes themselves"),
-        ("look nan 0 0", "error: look_at: x = nan is not finite"),
+        ("look nan 0 0", "error: look: 'x' must be finite, got 'nan'"),
         ("dance", "error: unknown command 'dance' (type help)"),
         ('g "nod', "error: No closing quotation"),
     ],
@@ -266,6 +273,30 @@ def test_speech_goes_to_the_speech_service_with_its_locale(rt: Runtime) -> None:
     finally:
         s.close()
     assert speech.said == [("hello there", "en-US"), ("hallo", "de-DE"), ("bonjour", "fr-FR")]
+
+
+@pytest.mark.parametrize(
+    ("command", "answer"),
+    [
+        ("s a\x07b", "error: text contains the control character U+0007 at character 1"),
+        ("ger a\x00b", "error: text contains a NUL character (U+0000) at character 1"),
+        ("f " + "x" * 2001, "error: text of 2001 characters exceeds the 2000 limit"),
+        ("g " + "n" * 5000, "error: name of 5000 characters exceeds the 200 limit"),
+        ("p nod\x1b", "error: name contains control characters"),
+    ],
+)
+def test_text_and_names_follow_the_other_doors_rules(
+    rt: Runtime, command: str, answer: str
+) -> None:
+    # the console once spoke whatever it was given: the rules are payloads.py's, as MQTT's
+    speech = FakeSpeech()
+    s = Session(rt, speech=speech)
+    try:
+        assert s.ask(command) == answer
+        assert s.ask("s still here") == "ok: speaking (en-US)"
+    finally:
+        s.close()
+    assert speech.said == [("still here", "en-US")]
 
 
 def test_shut_ignores_look_at_until_wake(rt: Runtime, session: Session) -> None:

@@ -10,7 +10,9 @@ Commands (arguments may follow the command or be given at its prompt)::
     shut        play SHUTDOWN_NADINE and stop looking around        wake   leave shutdown
     help        this list             q          quit
 
-Bad input gets a one-line explanation, never a traceback.
+Bad input gets a one-line explanation, never a traceback. Text, names and numbers follow the
+rules of the other front doors (:mod:`anima.frontdoors.payloads`): the same limits, the same
+refusals (``look 1e400 0 0``, ``s`` with a control character).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Protocol, TextIO
 from anima.behaviour.controller import Behaviour, LookAtResult
 from anima.commands import Ask, Command, Listen
 from anima.errors import AnimaError
+from anima.frontdoors import payloads
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +110,12 @@ class Console:
             elif self._speech is None:
                 self._say("error: speech is not available: no speech service is running")
             else:
-                self._speech.speak(text, LOCALES[cmd])
+                self._speech.speak(payloads.speech_text(text), LOCALES[cmd])
                 self._say(f"ok: speaking ({LOCALES[cmd]})")
         elif cmd in ("g", "p"):
             name = args[0] if args else self._ask("animation name> " if cmd == "g" else "posture> ")
+            if name:
+                name = payloads.checked_name(name)  # bounded before it is quoted in an error
             if not name:
                 self._say("error: no name given")
             elif cmd == "p" and not b.library.get(name).is_posture:
@@ -149,7 +154,7 @@ class Console:
         elif not args:
             self._say("error: ask what? ask TEXT")
         else:
-            self._execute(Ask(text=" ".join(args)))
+            self._execute(Ask(text=payloads.speech_text(" ".join(args), key="request")))
             self._say("ok: asked")
 
     def _look(self, args: list[str]) -> None:
@@ -157,9 +162,9 @@ class Console:
             self._say("error: look needs three numbers: X Y Z (metres; x forward, y left, z up)")
             return
         try:
-            x, y, z = (float(a) for a in args)
-        except ValueError:
-            self._say(f"error: look: not numbers: {' '.join(args)}")
+            x, y, z = (payloads.number_text(a, k) for a, k in zip(args, "xyz", strict=True))
+        except payloads.PayloadError as exc:
+            self._say(f"error: look: {exc}")
             return
         result = self._behaviour.look_at_position(x, y, z)
         if result is LookAtResult.MOVED or result is LookAtResult.DEAD_ZONE:
@@ -172,9 +177,20 @@ class Console:
             self._say("error: servo needs a channel and a value: servo CH VALUE")
             return
         try:
-            channel, value = int(args[0]), float(args[1])
+            channel = int(args[0])
         except ValueError:
-            self._say(f"error: servo: {' '.join(args)!r} is not 'CHANNEL VALUE'")
+            self._say(
+                f"error: servo: {payloads.excerpt(' '.join(args), 60)!r} is not 'CHANNEL VALUE'"
+            )
+            return
+        channels = len(self._behaviour.body)
+        if not 1 <= channel <= channels:  # checked here too: a 400-digit channel, quoted short
+            self._say(f"error: channel {payloads.shown(channel)} out of range 1..{channels}")
+            return
+        try:
+            value = payloads.number_text(args[1], "value")
+        except payloads.PayloadError as exc:
+            self._say(f"error: servo: {exc}")
             return
         self._behaviour.set_channel_default(channel, value)
         self._say(f"ok: channel {channel} → {value:g}")

@@ -19,12 +19,11 @@ speed      ``{"x","y","yaw"}``                       SetSpeed, continuous (m/s, 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from anima.frontdoors.payloads import PayloadError, checked_name, decode, json_object
+from anima.frontdoors.payloads import PayloadError, decode, json_object, name_field, number
 
 if TYPE_CHECKING:
     from anima.humanoid.client import AdamClient
@@ -46,10 +45,10 @@ class HumanoidRequest:
 def parse_humanoid(command: str, raw: bytes | str) -> HumanoidRequest:
     """The request for ``command`` (one of :data:`COMMANDS`) with payload ``raw``."""
     if command == "mode":
-        mode = _name_or_field(raw, "mode")
+        mode = name_field(raw, "mode")
         return HumanoidRequest(command, lambda c: c.set_mode(mode))
     if command == "motion":
-        motion = _name_or_field(raw, "motion")
+        motion = name_field(raw, "motion")
         return HumanoidRequest(command, lambda c: c.stand_motion(motion))
     if command == "posture":
         pitch, roll, yaw, height = _numbers(raw, POSTURE_KEYS)
@@ -60,23 +59,7 @@ def parse_humanoid(command: str, raw: bytes | str) -> HumanoidRequest:
     raise PayloadError(f"unknown humanoid command {command!r} (commands: {', '.join(COMMANDS)})")
 
 
-def _name_or_field(raw: bytes | str, key: str) -> str:
-    text = decode(raw)
-    if not text.startswith("{"):
-        return checked_name(text)
-    value = json_object(text, {key}, {key})[key]
-    if not isinstance(value, str) or not value.strip():
-        raise PayloadError(f"{key!r} must be a non-empty string, got {json.dumps(value)}")
-    return checked_name(value)
-
-
 def _numbers(raw: bytes | str, keys: tuple[str, ...]) -> list[float]:
-    """The ``keys`` of a JSON object, each a number (ranges and finiteness: AdamClient's)."""
+    """The ``keys`` of a JSON object, each a finite number (ranges: AdamClient's)."""
     data: dict[str, Any] = json_object(decode(raw), set(keys), set(keys))
-    values = []
-    for key in keys:
-        v = data[key]
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise PayloadError(f"{key!r} must be a number, got {json.dumps(v)}")
-        values.append(float(v))
-    return values
+    return [number(data[key], key) for key in keys]

@@ -1,8 +1,16 @@
 """Parsing and validating what front doors receive, once, into typed commands.
 
-MQTT and the REST API use these same functions, so a payload is accepted or refused with the
-same message whichever way it came. Every refusal is a :class:`PayloadError` whose message says
-exactly what is wrong.
+MQTT, the REST API and the console use these same functions, so a payload is accepted or
+refused with the same message whichever way it came. Every refusal is a :class:`PayloadError`
+whose message says exactly what is wrong and quotes at most a short excerpt of the value.
+
+The rules, the same at every door (docs/web.md lists them):
+
+- a payload is at most :data:`MAX_PAYLOAD` bytes of UTF-8; a leading byte-order mark is dropped;
+- a number is a JSON number that fits a finite float: ``true``, ``"1"``, ``NaN``, ``1e400`` and
+  integers too large for a float (``float(10**400)`` raises ``OverflowError``) are refused;
+- text to speak (or to ask) is at most :data:`MAX_TEXT` characters with no control character
+  but tab, line feed and carriage return, and no lone surrogate (``"\\ud800"`` in JSON).
 """
 
 from __future__ import annotations
@@ -22,7 +30,13 @@ MAX_TEXT = 2000  # characters of speech in one request
 MAX_NAME = 200  # characters of an animation name
 MAX_COORD = 100.0  # metres: farther look-at points are surely a unit mistake
 DEFAULT_LOCALE = "en-US"
-_LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Za-z]{2,4})?(-[A-Z]{2}|-\d{3})?$")
+SHOWN = 40  # characters of a refused value quoted in a refusal
+# matched with fullmatch: "$" would also match before a trailing newline ("en-US\n")
+_LOCALE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?(-[A-Z]{2}|-\d{3})?")
+# C0 and C1 controls but tab, LF and CR, DEL, and UTF-16 surrogates (only a lone one can reach
+# a str: JSON's "\ud800" decodes to one; UTF-8 bytes never do)
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+BOM = "\ufeff"
 
 
 class PayloadError(InvalidCommandError):
@@ -34,6 +48,91 @@ def excerpt(raw: bytes | str, limit: int = 120) -> str:
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def shown(value: object, limit: int = SHOWN) -> str:
+    """A parsed value as a refusal quotes it: JSON-like, cut to about ``limit`` characters.
+
+    A huge integer shows its first digits and its length (``1234567890…(400 digits)``); a float
+    too large for JSON (``1e400``) shows the literal it was written as.
+    """
+    if isinstance(value, _OutOfRange):
+        text = value.literal
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > 13_000:  # str() refuses more than 4300 digits
+            return "an integer of more than 3900 digits"
+        digits = str(abs(value))
+        if len(digits) > 20:
+            sign = "-" if value < 0 else ""
+            return f"{sign}{digits[:10]}…({len(digits)} digits)"
+        text = str(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=True, default=repr)
+        except (RecursionError, ValueError):
+            text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class _OutOfRange(float):
+    """A JSON number too large for a float (``1e400``): infinite, remembering how it was written."""
+
+    literal: str
+
+    def __new__(cls, literal: str) -> _OutOfRange:
+        self = super().__new__(cls, literal)
+        self.literal = literal
+        return self
+
+
+def _parse_float(literal: str) -> float:
+    value = float(literal)
+    return value if math.isfinite(value) else _OutOfRange(literal)
+
+
+def number(value: object, key: str) -> float:
+    """A parsed JSON value as a finite float, or a refusal naming ``key`` and the value.
+
+    The one number rule of every front door: bools and non-numbers are refused, and so are
+    NaN, infinities and integers beyond a float's range.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PayloadError(f"{key!r} must be a number, got {shown(value)}")
+    try:
+        f = float(value)
+    except OverflowError:  # float(int) of more than ~308 digits
+        f = math.inf
+    if not math.isfinite(f):
+        raise PayloadError(f"{key!r} must be finite, got {shown(value)}")
+    return f
+
+
+def number_text(word: str, key: str) -> float:
+    """A number typed as text (the console's ``look 1 0.2 0``), by the same rule as JSON's."""
+    try:
+        value = float(word)
+    except ValueError:
+        raise PayloadError(f"{key!r} must be a number, got {excerpt(word, SHOWN)!r}") from None
+    if not math.isfinite(value):
+        raise PayloadError(f"{key!r} must be finite, got {excerpt(word, SHOWN)!r}")
+    return value
+
+
+def speech_text(text: str, key: str = "text", limit: int = MAX_TEXT) -> str:
+    """``text`` checked as something to say: bounded, no control character, no lone surrogate."""
+    if len(text) > limit:
+        raise PayloadError(f"{key} of {len(text)} characters exceeds the {limit} limit")
+    bad = _NOT_TEXT.search(text)
+    if bad is not None:
+        code, at = ord(bad.group()), bad.start()
+        if 0xD800 <= code <= 0xDFFF:
+            why = "half of a UTF-16 pair is not text"
+            raise PayloadError(
+                f"{key} contains a lone surrogate (U+{code:04X}) at character {at}: {why}"
+            )
+        what = "a NUL character (U+0000)" if code == 0 else f"the control character U+{code:04X}"
+        raise PayloadError(f"{key} contains {what} at character {at}")
+    return text
 
 
 def decode(raw: bytes | str) -> str:
@@ -49,7 +148,9 @@ def decode(raw: bytes | str) -> str:
         text = raw
         if len(text.encode("utf-8", "replace")) > MAX_PAYLOAD:
             raise PayloadError(f"payload exceeds the {MAX_PAYLOAD}-byte limit")
-    text = text.strip()
+    # a byte-order mark (Windows editors, some HTTP clients) is not part of the text: without
+    # this, '\ufeff{"text": …}' would not start with "{" and be spoken as JSON
+    text = text.removeprefix(BOM).strip()
     if not text:
         raise PayloadError("empty payload")
     if "\x00" in text:
@@ -59,7 +160,7 @@ def decode(raw: bytes | str) -> str:
 
 def json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_parse_float)
     except json.JSONDecodeError as exc:
         raise PayloadError(f"invalid JSON: {exc.msg} at character {exc.pos}") from None
     except RecursionError:  # e.g. 60,000 nested brackets: fits in the size limit
@@ -70,7 +171,8 @@ def json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any]
         raise PayloadError(f"expected a JSON object, got {type(data).__name__}")
     unknown = sorted(set(data) - keys)
     if unknown:
-        raise PayloadError(f"unknown field {unknown[0]!r} (fields: {', '.join(sorted(keys))})")
+        name = unknown[0] if len(unknown[0]) <= SHOWN else unknown[0][:SHOWN] + "…"
+        raise PayloadError(f"unknown field {name!r} (fields: {', '.join(sorted(keys))})")
     missing = sorted(required - set(data))
     if missing:
         raise PayloadError(f"missing field {missing[0]!r}")
@@ -84,17 +186,15 @@ def parse_speak(raw: bytes | str) -> cmd.Speak:
     if text.startswith("{"):
         data = json_object(text, {"text", "locale"}, {"text"})
         if not isinstance(data["text"], str):
-            raise PayloadError("'text' must be a string")
+            raise PayloadError(f"'text' must be a string, got {shown(data['text'])}")
         text = data["text"].strip()
         loc = data.get("locale", DEFAULT_LOCALE)
-        if not isinstance(loc, str) or not _LOCALE.match(loc):
-            raise PayloadError(f"'locale' must look like 'en-US', got {loc!r}")
+        if not isinstance(loc, str) or not _LOCALE.fullmatch(loc):
+            raise PayloadError(f"'locale' must look like 'en-US', got {shown(loc)}")
         locale = loc
         if not text:
             raise PayloadError("'text' is empty")
-    if len(text) > MAX_TEXT:
-        raise PayloadError(f"text of {len(text)} characters exceeds the {MAX_TEXT} limit")
-    return cmd.Speak(text=text, locale=locale)
+    return cmd.Speak(text=speech_text(text), locale=locale)
 
 
 def parse_stop_speak(raw: bytes | str) -> cmd.StopSpeaking:
@@ -104,13 +204,8 @@ def parse_stop_speak(raw: bytes | str) -> cmd.StopSpeaking:
     return cmd.StopSpeaking()
 
 
-def _number(data: dict[str, Any], key: str) -> float:
-    v = data[key]
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise PayloadError(f"{key!r} must be a number, got {json.dumps(v)}")
-    f = float(v)
-    if not math.isfinite(f):
-        raise PayloadError(f"{key!r} must be finite")
+def _coordinate(data: dict[str, Any], key: str) -> float:
+    f = number(data[key], key)
     if abs(f) > MAX_COORD:
         raise PayloadError(f"{key!r} = {f:g} m is farther than {MAX_COORD:g} m")
     return f
@@ -119,9 +214,8 @@ def _number(data: dict[str, Any], key: str) -> float:
 def parse_look_at(raw: bytes | str) -> cmd.LookAt:
     """``{"x": float, "y": float, "z": float}``, metres in the head frame."""
     text = decode(raw)
-    # JSON allows NaN/Infinity literals in Python's parser: refuse them as non-finite below
     data = json_object(text, {"x", "y", "z"}, {"x", "y", "z"})
-    x, y, z = (_number(data, k) for k in ("x", "y", "z"))
+    x, y, z = (_coordinate(data, k) for k in ("x", "y", "z"))
     if x == 0.0 and y == 0.0 and z == 0.0:
         raise PayloadError("(0, 0, 0) is the eyes themselves: no direction to look")
     return cmd.LookAt(x=x, y=y, z=z)
@@ -135,6 +229,17 @@ def checked_name(raw: bytes | str) -> str:
     if any(not c.isprintable() for c in name):
         raise PayloadError("name contains control characters")
     return name
+
+
+def name_field(raw: bytes | str, key: str) -> str:
+    """A bare name, or ``{key: "name"}``: the checked name (REST bodies, humanoid payloads)."""
+    text = decode(raw)
+    if not text.startswith("{"):
+        return checked_name(text)
+    value = json_object(text, {key}, {key})[key]
+    if not isinstance(value, str) or not value.strip():
+        raise PayloadError(f"{key!r} must be a non-empty string, got {shown(value)}")
+    return checked_name(value)
 
 
 def parse_animation(raw: bytes | str, library: AnimationLibrary) -> cmd.PlayAnimation:
@@ -184,10 +289,7 @@ def parse_listen(raw: bytes | str) -> cmd.Listen:
 
 def parse_ask(raw: bytes | str) -> cmd.Ask:
     """Plain text: a request for the agent, as if heard."""
-    text = decode(raw)
-    if len(text) > MAX_TEXT:
-        raise PayloadError(f"request of {len(text)} characters exceeds the {MAX_TEXT} limit")
-    return cmd.Ask(text=text)
+    return cmd.Ask(text=speech_text(decode(raw), key="request"))
 
 
 Parser = Callable[[bytes | str], cmd.Command]

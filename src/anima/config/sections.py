@@ -182,11 +182,15 @@ class SpeechConfig:
 @dataclass(frozen=True, kw_only=True)
 class MqttConfig:
     enabled: bool = True  # serve the Nadine MQTT contract
-    broker: str = "auto"  # auto (first of candidates, else embedded) | embedded | HOST:PORT
+    broker: str = "auto"  # auto (first candidate answering MQTT, else embedded) | embedded | H:P
     candidates: tuple[str, ...] = ("localhost:1883", "emqx:1883")  # probed in order by auto
     embedded_port: int = 1883  # the embedded broker's loopback port (another if taken)
+    # the broker anima starts: auto (Mosquitto when installed, else amqtt) | mosquitto | amqtt
+    embedded_broker: str = "auto"
     prefix: str = "nadine"  # topic prefix: one per robot on a shared broker
-    client_id: str | None = None  # None: anima-<prefix>-<pid>
+    client_id: str | None = None  # None: anima-<prefix>, stable so the broker keeps the session
+    persistent_session: bool = True  # the broker queues QoS 1 commands while the link is down
+    stale_after_s: float = 10.0  # commands queued over a longer outage are refused (not estop)
     username: str | None = None
     password: str | None = None
     tls_ca: str | None = None  # CA file: enables TLS
@@ -204,7 +208,12 @@ class MqttConfig:
             raise ConfigError("mqtt.tls_cert and mqtt.tls_key go together")
         if self.keepalive_s < 5:
             raise ConfigError("mqtt.keepalive_s must be ≥ 5")
-        _positive("mqtt", state_hz=self.state_hz)
+        if self.embedded_broker not in ("auto", "mosquitto", "amqtt"):
+            raise ConfigError(
+                "mqtt.embedded_broker must be auto, mosquitto or amqtt, "
+                f"got {self.embedded_broker!r}"
+            )
+        _positive("mqtt", state_hz=self.state_hz, stale_after_s=self.stale_after_s)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -244,3 +244,50 @@ def bench_serve(
             f"loop while starting : {r.missed_since_start} missed deadlines, worst period error "
             f"{r.period_error_max_ms:.2f} ms (first tick → last status line)"
         )
+
+
+@app.command("hostile")
+def bench_hostile(
+    seconds: Annotated[float, typer.Option(min=1.0, help="Longest flood, seconds.")] = 10.0,
+    messages: Annotated[int, typer.Option(min=100, help="Messages in the flood.")] = 20_000,
+    reply_mb: Annotated[float, typer.Option(min=0.001, help="The planner's reply, MB.")] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """`anima serve` with everything on, flooded over MQTT while its planner sends huge
+    replies: the loop's largest frame gap and missed ticks, refusal latency, RSS."""
+    from anima.bench.hostile import run_hostile_bench
+
+    r = run_hostile_bench(
+        flood_seconds=seconds, flood_messages=messages, reply_bytes=int(reply_mb * 1_000_000)
+    )
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    rows = [
+        ("flood", f"{r.published} messages in {r.flood_seconds:.1f} s ({r.publish_rate_hz:.0f}/s)"),
+        (
+            "refusals",
+            f"{r.refusals_received}/{r.refusals_sent} unknown names answered; "
+            f"{r.errors_received} errors in all",
+        ),
+        (
+            "refusal latency",
+            f"p50 {r.refusal_p50_ms:.1f} ms, p99 {r.refusal_p99_ms:.1f} ms, "
+            f"max {r.refusal_max_ms:.1f} ms",
+        ),
+        (
+            "planner",
+            f"{r.asks} asks, {r.planner_requests} replies of {r.reply_bytes / 1e6:g} MB, "
+            f"{r.turns_spoken} turns ended speaking",
+        ),
+        ("estop / reset after", f"{r.estop_after_flood} / {r.reset_after_flood}"),
+        (
+            "loop",
+            f"{r.frames} frames, largest gap {r.frame_gap_max_ms:.1f} ms, "
+            f"{r.frame_gaps_over_2_periods} gaps over 20 ms, {r.missed_ticks} missed ticks",
+        ),
+        ("server RSS", f"{r.rss_before_mb:.0f} MB before, {r.rss_after_mb:.0f} MB after"),
+        ("exit code", str(r.exit_code)),
+    ]
+    for name, value in rows:
+        typer.echo(f"{name:<20}: {value}")

@@ -1,0 +1,330 @@
+"""``anima bench hostile``: the loop's deadlines while everything is on and under attack.
+
+``anima serve`` runs as a subprocess, as a user runs it, with every part on: the MQTT door on a
+real Mosquitto (started here on a free loopback port), the dashboard and REST API, the simulated
+Adam humanoid over gRPC, the voice agent whose planner is an OpenAI-compatible server played
+here (:class:`anima.testing.llm.ScriptedOpenAIServer`) that answers every request with a
+``reply_bytes`` reply, speech (the configured engines, audio to the null sink), and
+``--record`` writing every frame the loop sends.
+
+Then, from this process, for ``flood_seconds`` or ``flood_messages`` (whichever ends first), a
+paho client publishes as fast as it can, round robin:
+
+- ``…/control/animation`` with a unique unknown name: each is refused on the error topic, and
+  the time from its publish to its refusal is a **refusal latency**;
+- ``…/control/look_at`` with a valid point (a stream the door coalesces);
+- ``…/control/look_at`` and ``…/control/humanoid/posture`` with a 400-digit number (refusals);
+- every ``ask_every`` messages, ``…/control/ask`` ("wave"): the planner then sends its huge
+  reply.
+
+After the flood (and a settling pause), an ``estop`` must still reach the runtime and a
+``reset`` release it. The recording gives the loop's figures over the whole attack: the
+**largest gap** between frames as the driver got them (their ``sent_at``) and the **missed
+ticks** (deadlines skipped, from the frames' nominal times). RSS is the server's, from /proc,
+before the attack and after it settled.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from anima.frontdoors.mqtt.broker import BrokerAddress, free_port
+from anima.testing.llm import Scripted, ScriptedOpenAIServer
+from anima.testing.mosquitto import Mosquitto
+from anima.testing.mqtt import Message, MqttProbe
+
+PREFIX = "hostile"
+PERIOD_S = 0.01
+HUGE = "1" * 400  # a number no float can hold: item 1 of issue 12 made paho's thread die on it
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostileBenchResult:
+    flood_seconds: float  # how long the flood was published
+    published: int  # messages published
+    publish_rate_hz: float
+    refusals_sent: int  # unknown-animation messages (each should be refused)
+    refusals_received: int  # of which a refusal arrived on the error topic
+    refusal_p50_ms: float  # publish → refusal on the error topic
+    refusal_p99_ms: float
+    refusal_max_ms: float
+    errors_received: int  # every message on the error topic during the attack
+    asks: int  # requests sent to the agent
+    planner_requests: int  # requests the planner server answered with its huge reply
+    reply_bytes: int  # the size of each reply
+    turns_spoken: int  # agent turns that ended with the robot speaking (its reply, bounded, or
+    # why it could not), a start_speak on …/agent/feedback after each ask
+    estop_after_flood: bool  # an estop published after the flood was applied (state estop)
+    reset_after_flood: bool  # and the reset released it
+    frames: int  # frames sent during the attack window
+    frame_gap_max_ms: float  # largest gap between frames as the driver got them
+    frame_gaps_over_2_periods: int  # gaps longer than 20 ms
+    missed_ticks: int  # deadlines skipped during the attack (from the frames' nominal times)
+    rss_before_mb: float  # the server's VmRSS before the attack
+    rss_after_mb: float  # and after it settled
+    exit_code: int  # anima serve's, after SIGTERM (0: clean)
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    raise RuntimeError("VmRSS not found")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def _config(folder: Path, broker: BrokerAddress, planner_url: str) -> Path:
+    path = folder / "anima.yaml"
+    config = {
+        "mqtt": {"broker": str(broker), "prefix": PREFIX},
+        "web": {"port": free_port()},
+        "humanoid": {"type": "sim", "sim_port": free_port()},
+        "agent": {
+            "planner": "openai",
+            "base_url": planner_url,
+            "mode": "json",
+            "timeout_s": 10.0,
+            "audio_in": "none",
+        },
+        "speech": {"audio_out": "null"},
+    }
+    path.write_text(json.dumps(config))  # JSON is YAML
+    return path
+
+
+class _Server:
+    """``anima serve`` with its output read by a thread (every wait bounded)."""
+
+    def __init__(self, config: Path, record: Path) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(config.parent))
+        command = [sys.executable, "-m", "anima", "serve", "--config", str(config), "--agent"]
+        self.proc = subprocess.Popen(
+            [*command, "--record", str(record)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def wait_for(self, text: str, timeout: float) -> None:
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            try:
+                line = self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.lines.append(line)
+            if text in line:
+                return
+        tail = "".join(self.lines[-30:])
+        raise RuntimeError(f"anima serve: {text!r} not seen within {timeout} s:\n{tail}")
+
+    def stop(self, timeout: float = 15.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+            return -9
+
+
+def _frames(record: Path, start: float, end: float) -> tuple[int, float, int, int]:
+    """Frames whose ``sent_at`` is in [start, end]: count, largest gap (ms), gaps > 2 periods,
+    missed ticks."""
+    sent: list[float] = []
+    nominal: list[float] = []
+    with record.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if row.get("type") != "state":
+                continue
+            if start <= row["sent_at"] <= end:
+                sent.append(row["sent_at"])
+                nominal.append(row["t"])
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    missed = sum(round((b - a) / PERIOD_S) - 1 for a, b in itertools.pairwise(nominal))
+    return (
+        len(sent),
+        1000.0 * max(gaps, default=0.0),
+        sum(1 for g in gaps if g > 2 * PERIOD_S),
+        missed,
+    )
+
+
+TOPICS = ("feedback/error", "feedback/start_speak", "state", "status")  # what the bench hears
+
+
+@dataclass
+class _Flood:
+    published: dict[str, float]  # unknown animation name → its publish time (monotonic)
+    messages: int = 0
+    asks: int = 0
+    seconds: float = 0.0
+
+
+def _flood(probe: MqttProbe, seconds: float, count: int, ask_every: int) -> _Flood:
+    """Publish ``count`` messages (or for ``seconds``) as fast as the client can."""
+    control = f"{PREFIX}/agent/control/"
+    flood = _Flood(published={})
+    start = time.monotonic()
+    n = 0
+    while n < count and time.monotonic() - start < seconds:
+        kind = n % 4
+        if n % ask_every == ask_every // 2:
+            probe.publish(control + "ask", "wave")
+            flood.asks += 1
+        elif kind == 0:
+            name = f"nosuch_{n}"
+            flood.published[name] = time.monotonic()
+            probe.publish(control + "animation", name)
+        elif kind == 1:
+            y = 0.3 * ((n // 4) % 20 - 10) / 10
+            probe.publish(control + "look_at", json.dumps({"x": 1.0, "y": y, "z": 0.0}))
+        elif kind == 2:
+            probe.publish(control + "look_at", f'{{"x":{HUGE},"y":0,"z":0}}')
+        else:
+            posture = f'{{"pitch":{HUGE},"roll":0,"yaw":0,"height":0}}'
+            probe.publish(control + "humanoid/posture", posture)
+        n += 1
+    flood.messages = n
+    flood.seconds = time.monotonic() - start
+    return flood
+
+
+def _refusal_latencies(errors: list[Message], published: dict[str, float]) -> list[float]:
+    """Publish → refusal (ms) of each unknown name whose refusal arrived."""
+    latencies = []
+    for message in errors:
+        try:
+            excerpt = message.json().get("payload", "")
+        except ValueError:
+            continue
+        sent_at = published.get(excerpt)
+        if sent_at is not None:
+            latencies.append(1000.0 * (message.t - sent_at))
+    return latencies
+
+
+def run_hostile_bench(
+    *,
+    flood_seconds: float = 10.0,
+    flood_messages: int = 20_000,
+    reply_bytes: int = 1_000_000,
+    ask_every: int = 2_000,
+    settle_s: float = 3.0,
+) -> HostileBenchResult:
+    with (
+        tempfile.TemporaryDirectory(prefix="anima-bench-hostile-") as tmp,
+        Mosquitto() as broker,
+        ScriptedOpenAIServer() as planner,
+    ):
+        folder = Path(tmp)
+        record = folder / "frames.jsonl"
+        planner.push(*[Scripted.huge(reply_bytes) for _ in range(flood_messages // ask_every + 2)])
+        server = _Server(_config(folder, broker.address, planner.base_url), record)
+        control = f"{PREFIX}/agent/control/"
+        try:
+            server.wait_for("anima ready", 60.0)
+            probe = MqttProbe(broker.address, subscribe=[f"{PREFIX}/agent/{t}" for t in TOPICS])
+            probe.connect()
+            probe.wait_for(f"{PREFIX}/agent/status", where=lambda m: m.text() == "online")
+            time.sleep(2.0)  # past the start's own work (voices loading)
+            rss_before = _rss_mb(server.proc.pid)
+            attack_start = time.monotonic()
+            mark = probe.mark()
+            flood = _flood(probe, flood_seconds, flood_messages, ask_every)
+            time.sleep(settle_s)
+            before = probe.mark()
+            probe.publish(control + "estop", "", qos=1)
+            estop = _wait_state(probe, before, estop=True)
+            before = probe.mark()
+            probe.publish(control + "reset", "", qos=1)
+            reset = _wait_state(probe, before, estop=False)
+            # every turn the flood started ends with the robot speaking
+            spoken = _wait_count(probe, f"{PREFIX}/agent/feedback/start_speak", mark, flood.asks)
+            attack_end = time.monotonic()
+            rss_after = _rss_mb(server.proc.pid)
+            errors = probe.messages(f"{PREFIX}/agent/feedback/error", since=mark)
+            probe.close()
+        finally:
+            code = server.stop()
+        latencies = _refusal_latencies(errors, flood.published)
+        frames, gap_max, over, missed = _frames(record, attack_start, attack_end)
+        return HostileBenchResult(
+            flood_seconds=flood.seconds,
+            published=flood.messages,
+            publish_rate_hz=flood.messages / flood.seconds if flood.seconds > 0 else 0.0,
+            refusals_sent=len(flood.published),
+            refusals_received=len(latencies),
+            refusal_p50_ms=_percentile(latencies, 50),
+            refusal_p99_ms=_percentile(latencies, 99),
+            refusal_max_ms=max(latencies, default=float("nan")),
+            errors_received=len(errors),
+            asks=flood.asks,
+            planner_requests=len(planner.requests),
+            reply_bytes=reply_bytes,
+            turns_spoken=spoken,
+            estop_after_flood=estop,
+            reset_after_flood=reset,
+            frames=frames,
+            frame_gap_max_ms=gap_max,
+            frame_gaps_over_2_periods=over,
+            missed_ticks=missed,
+            rss_before_mb=rss_before,
+            rss_after_mb=rss_after,
+            exit_code=code,
+        )
+
+
+def _wait_state(probe: MqttProbe, since: int, *, estop: bool, timeout: float = 10.0) -> bool:
+    """True once a retained state after ``since`` reports ``estop``."""
+    try:
+        probe.wait_for(
+            f"{PREFIX}/agent/state",
+            since=since,
+            timeout=timeout,
+            where=lambda m: m.json().get("estop") is estop,
+        )
+    except TimeoutError:
+        return False
+    return True
+
+
+def _wait_count(probe: MqttProbe, topic: str, since: int, count: int, timeout: float = 30.0) -> int:
+    """How many messages on ``topic`` arrived after ``since``, waiting for ``count`` of them at
+    most ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while len(probe.messages(topic, since=since)) < count and time.monotonic() < end:
+        time.sleep(0.1)
+    return len(probe.messages(topic, since=since))

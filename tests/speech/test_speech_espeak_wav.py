@@ -118,11 +118,32 @@ def test_barge_in_silences_at_once_and_the_wav_stops_there(tmp_path: Path) -> No
         closed = [
             f.t for f in s.driver.history() if f.t >= t_stop and abs(f.values[lip] - rest) < 1
         ]
+        still_open, _ = _read_wav(tmp_path / "cut.wav")  # cut back at the stop, not at close
     finally:
         s.close()
+    assert len(still_open) == played
     assert s.ended[0].reason == "stopped"
     assert closed
     assert closed[0] - t_stop <= 0.1  # mouth at rest within a few ticks (sink time)
     audio, rate = _read_wav(tmp_path / "cut.wav")
     assert len(audio) == played
     assert 0.5 * rate < len(audio) < 1.2 * rate
+
+
+def test_the_wav_file_is_valid_after_each_utterance_without_closing(tmp_path: Path) -> None:
+    """Issue 12 item 16: the file held nothing until the next utterance or exit."""
+    s = Setup(tmp_path / "open.wav")
+    try:
+        s.speech.speak("Hello there.")
+        s.wait(1)
+        first = s.sink.written()
+        audio, rate = _read_wav(tmp_path / "open.wav")  # the sink is still open
+        assert rate == s.sink._rate
+        assert len(audio) == first > 0.3 * rate
+        assert np.abs(audio).max() > 1000  # the utterance itself, not silence
+        s.speech.speak("And goodbye.")
+        s.wait(2)
+        audio, _ = _read_wav(tmp_path / "open.wav")
+        assert len(audio) == first + s.sink.written()
+    finally:
+        s.close()

@@ -80,6 +80,40 @@ def _sway_hop_us() -> float:
     return min(timeit.repeat(lambda: gen.feed(hop), number=n, repeat=3)) / n * 1e6
 
 
+class GilProbe:
+    """A thread that wakes every millisecond and records its longest gap between wake-ups.
+
+    Python threads run one at a time: the gap is how long this thread could not run, i.e. the
+    longest time something held the interpreter (or the OS did not schedule it) — the same wait
+    the motion loop would have had. A busy pure-Python thread alone gives gaps of ~5–10 ms here
+    (the interpreter's 5 ms switch interval); a C call that keeps the GIL gives its whole length.
+    Use it as a context manager around the work to measure; :attr:`worst_ms` is the result.
+    """
+
+    def __init__(self) -> None:
+        self.worst_ms = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="anima-gil-probe", daemon=True)
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            self.worst_ms = max(self.worst_ms, (now - last) * 1e3)
+            last = now
+
+    def __enter__(self) -> GilProbe:
+        self._thread.start()
+        time.sleep(0.02)  # let it reach its loop: its start-up is not the work's gap
+        self.worst_ms = 0.0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(1.0)
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.ended: list[SpeechEnded] = []

@@ -25,6 +25,14 @@ Piper makes one chunk per sentence, so the text is first split into clauses (at 
 always, at a comma once the clause is long enough) and synthesized clause by clause: the first
 audio is ready after the first clause (~30 ms for "Hello there." on a laptop CPU), not after the
 whole text. ``cancel`` is checked between clauses and between chunks.
+
+A clause longer than :data:`~anima.speech.base.PIECE_CHARS` is cut further
+(:func:`~anima.speech.base.cut_long`: at a comma, else between words), because Piper's phonemizer
+holds the GIL for all of the text it is given (~5 µs a character: a 20,000-character clause
+stopped the motion loop 110–230 ms) and its voice model needs memory in proportion to a piece (a
+20,000-character clause exhausted the machine's memory). Each piece gets its own silences at both
+ends; offsets run on across pieces, so the marks stay continuous. More than
+:data:`~anima.speech.base.MAX_TEXT_CHARS` characters are refused before any work.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from anima.errors import MissingDependencyError, SpeechError
-from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+from anima.speech.base import PIECE_CHARS, AudioChunk, Cancel, PhonemeMark, check_text, cut_long
 
 if TYPE_CHECKING:
     from piper import PiperVoice
@@ -190,8 +198,9 @@ class PiperEngine:
 
     ``model``/``config`` choose another Piper voice file (``.onnx`` and its ``.onnx.json``);
     by default the bundled en_US voice is used. ``language`` is the primary language subtag the
-    voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). The constructor
-    loads nothing; :meth:`load` (or the first :meth:`synthesize`) loads the voice (~0.8 s).
+    voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). ``piece_chars``
+    is the most text one phonemizer call gets (see the module docstring). The constructor loads
+    nothing; :meth:`load` (or the first :meth:`synthesize`) loads the voice (~0.8 s).
     """
 
     name = "piper"
@@ -203,15 +212,19 @@ class PiperEngine:
         config: str | Path | None = None,
         language: str = "en",
         min_comma_chars: int = 24,
+        piece_chars: int = PIECE_CHARS,
     ) -> None:
         if config is not None and model is None:
             raise ValueError("config given without model: pass both, or neither")
         if min_comma_chars < 0:
             raise ValueError(f"min_comma_chars must be ≥ 0, got {min_comma_chars!r}")
+        if piece_chars < 1:
+            raise ValueError(f"piece_chars must be ≥ 1, got {piece_chars!r}")
         self._model = Path(model) if model is not None else None
         self._config = Path(config) if config is not None else None
         self._language = language.lower()
         self._min_comma_chars = min_comma_chars
+        self._piece_chars = piece_chars  # the most text one phonemizer call gets (the GIL)
         self._voice: PiperVoice | None = None
         self._lock = threading.Lock()
 
@@ -258,12 +271,18 @@ class PiperEngine:
         logger.info("piper voice %s loaded (%d Hz)", Path(model).name, voice.config.sample_rate)
         return voice
 
+    def pieces(self, text: str) -> Iterator[str]:
+        """The pieces ``text`` is synthesized in: its clauses, each cut to ``piece_chars``."""
+        for clause in split_clauses(text, min_comma_chars=self._min_comma_chars):
+            yield from cut_long(clause, self._piece_chars)
+
     def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
         if not self.supports(locale):
             raise SpeechError(f"piper: the voice speaks {self._language!r}, not {locale!r}")
+        check_text(self.name, text)
         voice = self._loaded()
         offset = 0  # samples of this utterance produced so far
-        for clause in split_clauses(text, min_comma_chars=self._min_comma_chars):
+        for clause in self.pieces(text):
             if cancel.is_set:
                 return
             try:

@@ -1,7 +1,8 @@
 """Audio sinks, each with a playback clock: the number of samples really played so far.
 
 * :class:`NullSink` — no sound, paced in real time by the injected clock (the headless default).
-* :class:`WavSink` — the same clock, and every utterance appended to a WAV file.
+* :class:`WavSink` — the same clock, and every utterance appended to a WAV file (valid after
+  each write: :class:`WavFile`).
 * :class:`SoundDeviceSink` — the sound card (sounddevice/PortAudio), clock from its callback.
 
 Lips and sway are read against :meth:`AudioSink.played`, so they follow the audio when it starts
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import collections
 import logging
+import struct
 import threading
-import wave
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -103,50 +104,132 @@ class NullSink:
 
 
 class WavSink(NullSink):
-    """The null sink's clock, and what was played (up to a stop) saved to a WAV file."""
+    """The null sink's clock, and what was played (up to a stop) saved to a WAV file.
+
+    The file is a valid WAV at the end of every :meth:`write`: samples are appended as they are
+    written and the header's two sizes rewritten, then flushed, so a reader sees each utterance
+    as soon as it is synthesized, not only at the next one or at exit. A :meth:`stop` cuts the
+    file back to what was played. The rate is the first utterance's; a later utterance at
+    another rate is written as it is, with a warning (one WAV has one rate).
+    """
 
     name = "wav"
 
     def __init__(self, path: str | Path, clock: Clock | None = None) -> None:
         super().__init__(clock)
         self.path = Path(path)
-        self._wav: wave.Wave_write | None = None
-        self._pending: collections.deque[Samples] = collections.deque()
-        self._pending_len = 0
+        self._file_lock = threading.Lock()  # write (speech thread) vs stop (any thread)
+        self._wav: WavFile | None = None
+        self._utterance_start = 0  # frames in the file before the current utterance
 
     def start(self, sample_rate: int) -> None:
-        self._flush()
-        if self._wav is None:
-            try:
-                self._wav = wave.open(str(self.path), "wb")  # noqa: SIM115  # closed in close()
-            except OSError as exc:
-                raise SpeechError(f"cannot write {self.path}: {exc}") from exc
-            self._wav.setnchannels(1)
-            self._wav.setsampwidth(2)
-            self._wav.setframerate(sample_rate)
-        super().start(sample_rate)
+        with self._file_lock:
+            if self._wav is None:
+                self._wav = WavFile.create(self.path, sample_rate)
+            elif self._wav.sample_rate != sample_rate:
+                log.warning(
+                    "%s is %d Hz; an utterance at %d Hz is written as it is",
+                    self.path, self._wav.sample_rate, sample_rate,
+                )  # fmt: skip
+            self._utterance_start = self._wav.frames
+            super().start(sample_rate)
 
     def write(self, samples: Samples) -> None:
-        super().write(samples)
-        self._pending.append(samples)
-        self._pending_len += len(samples)
+        with self._file_lock:
+            super().write(samples)
+            if self._wav is not None and self._stopped_at is None:
+                self._wav.append(samples)
 
-    def _flush(self) -> None:
-        """Write what was played of the current utterance (all of it unless stopped)."""
-        if self._wav is None or not self._pending:
-            return
-        keep = self.written()
-        data = np.concatenate(list(self._pending))[:keep]
-        self._wav.writeframes(data.astype("<i2").tobytes())
-        self._pending.clear()
-        self._pending_len = 0
+    def stop(self) -> None:
+        with self._file_lock:
+            super().stop()
+            if self._wav is not None:
+                self._wav.truncate(self._utterance_start + self.written())
 
     def close(self) -> None:
-        super().close()
-        self._flush()
-        if self._wav is not None:
-            self._wav.close()
-            self._wav = None
+        self.stop()
+        with self._file_lock:
+            if self._wav is not None:
+                self._wav.close()
+                self._wav = None
+
+
+class WavFile:
+    """A mono 16-bit PCM WAV file whose header is right after every call.
+
+    Layout (RIFF, little-endian): ``RIFF`` <file size − 8> ``WAVE``, a 16-byte ``fmt `` chunk
+    (PCM 1, channels 1, rate, byte rate, block align 2, 16 bits), then ``data`` <data size>
+    and the samples. Only the two sizes change as samples come and go.
+    """
+
+    HEADER = 44  # bytes before the first sample
+    MAX_DATA = 0xFFFF_FFFF - HEADER  # the 32-bit sizes' limit (~27 h at 22.05 kHz)
+
+    def __init__(self, path: Path, file: BinaryIO, sample_rate: int) -> None:
+        self.path = path
+        self.sample_rate = sample_rate
+        self.frames = 0
+        self._file = file
+        self._full = False
+
+    @classmethod
+    def create(cls, path: Path, sample_rate: int) -> WavFile:
+        try:
+            file = path.open("wb")
+            header = struct.pack(
+                "<4sI4s4sIHHIIHH4sI",
+                b"RIFF", 36, b"WAVE", b"fmt ", 16, 1, 1, sample_rate, 2 * sample_rate, 2, 16,
+                b"data", 0,
+            )  # fmt: skip
+            file.write(header)
+            file.flush()
+        except OSError as exc:
+            raise SpeechError(f"cannot write {path}: {exc}") from exc
+        return cls(path, file, sample_rate)
+
+    def append(self, samples: Samples) -> None:
+        data = np.asarray(samples, dtype="<i2").tobytes()
+        if 2 * self.frames + len(data) > self.MAX_DATA:
+            if not self._full:
+                log.warning("%s is full (4 GB): later audio is not saved", self.path)
+                self._full = True
+            return
+        self._file.seek(self.HEADER + 2 * self.frames)
+        self._write(data)
+        self.frames += len(data) // 2
+        self._patch()
+
+    def truncate(self, frames: int) -> None:
+        """Keep the first ``frames`` samples."""
+        if frames >= self.frames:
+            return
+        self.frames = max(0, frames)
+        try:
+            self._file.truncate(self.HEADER + 2 * self.frames)
+        except OSError as exc:
+            raise SpeechError(f"cannot write {self.path}: {exc}") from exc
+        self._patch()
+
+    def _patch(self) -> None:
+        """Rewrite the RIFF and data sizes, and flush: the file is valid from here on."""
+        size = 2 * self.frames
+        self._file.seek(4)
+        self._write(struct.pack("<I", 36 + size))
+        self._file.seek(40)
+        self._write(struct.pack("<I", size))
+        try:
+            self._file.flush()
+        except OSError as exc:
+            raise SpeechError(f"cannot write {self.path}: {exc}") from exc
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._file.write(data)
+        except OSError as exc:
+            raise SpeechError(f"cannot write {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._file.close()
 
 
 class SoundDeviceSink:

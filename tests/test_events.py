@@ -135,3 +135,43 @@ def test_a_slow_subscriber_never_blocks_the_publisher() -> None:
     finally:
         release.set()
         hub.stop()
+
+
+def test_flush_returns_once_everything_published_before_it_was_delivered() -> None:
+    hub = EventHub()
+    got: list[Event] = []
+    gate = threading.Event()
+
+    def slow(e: Event) -> None:
+        gate.wait(5)
+        got.append(e)
+
+    hub.subscribe(slow)
+    hub.start()
+    try:
+        for i in range(3):
+            hub.publish(MoveStarted(t=float(i), name=f"m{i}", duration=1.0))
+        assert not hub.flush(0.05)  # the subscriber is still busy: flush says so
+        gate.set()
+        assert hub.flush(2.0)
+        assert [e.name for e in got if isinstance(e, MoveStarted)] == ["m0", "m1", "m2"]
+    finally:
+        hub.stop()
+
+
+def test_flush_without_a_dispatcher_delivers_here_and_never_deadlocks_a_subscriber() -> None:
+    hub = EventHub()
+    got: list[Event] = []
+    hub.subscribe(got.append)
+    hub.publish(EStopChanged(active=True))
+    assert hub.flush()  # not started: delivered on this thread
+    assert len(got) == 1
+    answers: list[bool] = []
+    hub.subscribe(lambda e: answers.append(hub.flush(5.0)), EngineFault.kind)
+    hub.start()
+    try:
+        hub.publish(EngineFault(source="x", reason="y"))
+        assert hub.flush(2.0)
+        assert answers == [False]  # a subscriber asking to flush is told no at once
+    finally:
+        hub.stop()

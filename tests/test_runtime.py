@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from anima import commands as cmd
+from anima.behaviour.controller import LookAtResult
 from anima.config import AnimaConfig, DriverConfig, ServeConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError, EngineStateError
 from anima.events import Event, MoveFinished
 from anima.motion import Goto
 from anima.runtime import Runtime
+from anima.testing import eventually
 
 
 def test_start_runs_the_loop_and_stop_eases_to_the_rest_posture() -> None:
@@ -37,6 +40,31 @@ def test_start_runs_the_loop_and_stop_eases_to_the_rest_posture() -> None:
     names = [e.name for e in seen if isinstance(e, MoveFinished)]
     assert names[:1] == ["goto"]
     assert names[-1] == "goto:rest"
+
+
+def test_stopping_mid_wave_eases_every_channel_to_rest() -> None:
+    # issue 12 item 10: SIGTERM during LOOKUP_Waving left r_shoulder_roll at 110 (rest 60),
+    # brows at 150, r_wrist_yaw at 164 and r_hand at 22: the rest posture names 13 channels
+    driver = SimDriver()
+    rt = Runtime(driver=driver)  # the shipped config: breathing and blinking on
+    rt.start()
+    try:
+        assert rt.wait_first_tick(2.0)
+        rt.execute(cmd.PlayAnimation(name="LOOKUP_Waving"))
+        roll = rt.body.index("r_shoulder_roll")
+        assert eventually(lambda: rt.engine.last_frame[roll] > 100.0)  # the arm is up, waving
+        assert rt.execute(cmd.LookAt(x=1.0, y=0.4, z=0.2)) is LookAtResult.MOVED  # and a gaze
+        assert eventually(lambda: "gaze.head" in rt.engine.state().offsets)
+    finally:
+        rt.stop()
+    last = driver.last
+    assert last is not None
+    expected = rt.body.defaults()
+    for name, value in rt.body.posture("rest").values.items():
+        expected[rt.body.index(name)] = value
+    for i, ch in enumerate(rt.body.channels):
+        # the gaze decays (critically damped) for the ease's 1 s: a few hundredths remain
+        assert last.values[i] == pytest.approx(expected[i], abs=0.05), ch.name
 
 
 def test_context_manager_starts_and_stops() -> None:

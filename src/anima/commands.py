@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The longest text one utterance may carry (characters), whichever way it came: front doors
+# refuse longer payloads and the speech service refuses longer text, so no path can hand a TTS
+# engine a megabyte (a 1 MB reply once held Piper's phonemizer, and the loop, for 15 s).
+MAX_SPEECH_TEXT = 2000
+
 
 @dataclass(frozen=True, kw_only=True)
 class PlayAnimation:
@@ -49,7 +54,7 @@ class SetChannelDefault:
 
 @dataclass(frozen=True, kw_only=True)
 class Speak:
-    text: str
+    text: str  # at most MAX_SPEECH_TEXT characters
     locale: str = "en-US"
 
 

@@ -2,7 +2,9 @@
 
 Producers (the motion engine's tick among them) call :meth:`EventHub.publish`, which only
 enqueues and never blocks. A dispatcher thread owned by the hub delivers events to
-subscribers, so a slow subscriber can never stall the 100 Hz loop.
+subscribers, so a slow subscriber can never stall the 100 Hz loop. Delivery is therefore
+asynchronous: :meth:`EventHub.flush` waits until what was published has been delivered (the
+runtime's shutdown, so the last ``end_speak`` reaches the front doors before they close).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +87,18 @@ class SpeechStarted(Event):
     locale: str
 
 
+# Why an utterance ended: its audio played out (done), a barge-in or stop_speak cut it
+# (stopped), an emergency stop (estop), the runtime stopping (shutdown), or a failure (error).
+SpeechEndReason = Literal["done", "stopped", "estop", "shutdown", "error"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class SpeechEnded(Event):
     """An utterance ended: its audio finished, or it was stopped or failed (``end_speak``)."""
 
     kind: ClassVar[str] = "end_speak"
     utterance: str
-    reason: str = "done"  # done | stopped | error
+    reason: SpeechEndReason = "done"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +165,13 @@ class PlanFinished(Event):
 Handler = Callable[[Event], None]
 
 
+class _Flush:
+    """A marker in the hub's queue: set once every event published before it was delivered."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
 @dataclass
 class _Subscription:
     handler: Handler
@@ -170,7 +184,7 @@ class EventHub:
     def __init__(self) -> None:
         self._subs: list[_Subscription] = []
         self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Event | _Flush | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
     def subscribe(self, handler: Handler, *kinds: str) -> Callable[[], None]:
@@ -203,6 +217,21 @@ class EventHub:
         self._thread.join(timeout)
         self._thread = None
 
+    def flush(self, timeout: float = 1.0) -> bool:
+        """Block until every event published before this call has been delivered (True), or
+        ``timeout`` seconds pass (False: a subscriber is slow). Delivers them here when no
+        dispatcher runs; called from a subscriber (the dispatcher itself) it cannot wait: False.
+        """
+        thread = self._thread
+        if thread is None:
+            self.drain()
+            return True
+        if thread is threading.current_thread():
+            return False
+        marker = _Flush()
+        self._queue.put(marker)
+        return marker.done.wait(timeout)
+
     def drain(self) -> int:
         """Deliver everything queued, on the calling thread (for tests and single-threaded use)."""
         n = 0
@@ -211,7 +240,9 @@ class EventHub:
                 event = self._queue.get_nowait()
             except queue.Empty:
                 return n
-            if event is not None:
+            if isinstance(event, _Flush):
+                event.done.set()
+            elif event is not None:
                 self._deliver(event)
                 n += 1
 
@@ -220,7 +251,10 @@ class EventHub:
             event = self._queue.get()
             if event is None:
                 return
-            self._deliver(event)
+            if isinstance(event, _Flush):
+                event.done.set()
+            else:
+                self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
         with self._lock:

@@ -1,8 +1,13 @@
 """Wires the parts together and owns their start/stop order.
 
-Start: event hub → animation library → driver.connect() → motion loop → idle life.
-Stop: idle life → ease the body to its rest posture (bounded in time) → motion loop →
-driver.disconnect() → event hub.
+Start: event hub → animation library → driver.connect() → motion loop → idle life → speech
+→ humanoid link → front doors.
+Stop: speech (every utterance gets its ``end_speak``, reason ``shutdown``) → the event hub
+delivers what was published → front doors → humanoid link → idle life → ease the body to its
+rest posture (bounded in time) → motion loop → driver.disconnect() → event hub.
+
+An emergency stop, from any front door, comes through :meth:`Runtime.execute`: motion holds,
+speech stops (``end_speak`` reason ``estop``) and both are refused until the reset.
 """
 
 from __future__ import annotations
@@ -208,9 +213,9 @@ class Runtime:
                 if self.speech is not None:
                     self.speech.stop_speaking()
             case cmd.EmergencyStop():
-                self.engine.estop()
+                self._emergency_stop()
             case cmd.ResetEmergencyStop():
-                self.engine.reset()
+                self._reset_emergency_stop()
             case cmd.StopAnimation():
                 self.engine.clear()
             case cmd.Listen():
@@ -223,6 +228,33 @@ class Runtime:
                 )
         return None
 
+    def _emergency_stop(self) -> None:
+        was = self.engine.estopped
+        self.engine.estop()  # first: from here on moves and speech are refused
+        if self.speech is not None:
+            self.speech.stop_speaking("estop")
+        self._tell(
+            "emergency stop: motion held, speech stopped; moves and speech are refused until reset"
+            if not was
+            else "emergency stop (already active): motion held, speech stopped",
+            logging.WARNING,
+        )
+
+    def _reset_emergency_stop(self) -> None:
+        was = self.engine.estopped
+        self.engine.reset()
+        self._tell(
+            "emergency stop released: moves and speech are accepted again"
+            if was
+            else "reset: the emergency stop was not active",
+            logging.INFO,
+        )
+
+    def _tell(self, message: str, level: int) -> None:
+        """Log ``message`` now and publish it as a Notice (front doors forward notices)."""
+        log.log(level, message)
+        self.events.publish(Notice(t=self.engine.clock.now(), source="estop", message=message))
+
     def wait_first_tick(self, timeout: float = 2.0) -> bool:
         """Block until the motion loop has sent its first frame (True) or timeout (False)."""
         end = time.monotonic() + timeout
@@ -233,7 +265,8 @@ class Runtime:
         return True
 
     def ease_to_rest(self, timeout: float | None = None) -> bool:
-        """Blend the body to its rest posture; True when it got there within ``timeout``."""
+        """Blend the whole body to its rest posture and end idle life; True when it got there
+        within ``timeout``. Channels the posture does not name go to their defaults."""
         timeout = self.config.serve.shutdown_s if timeout is None else timeout
         name = self.config.body.rest_posture
         if name not in self.body.postures:
@@ -241,22 +274,33 @@ class Runtime:
             name = "default"
         if self.engine.estopped:
             return False
-        self.engine.play_now(Goto.posture(self.body, name, duration=min(1.0, 0.7 * timeout)))
-        return self.engine.wait_until_idle(timeout)
+        engine = self.engine
+        # Breathing and blinking would take their channels back when the move ends, and a gaze
+        # offset would still turn the head: end them under the move, which owns every channel.
+        for layer in engine.idle_layer_names:
+            engine.stop_idle_layer(layer)
+        for source in engine.state().offsets:
+            engine.clear_offset(source)
+        engine.play_now(Goto.posture(self.body, name, duration=min(1.0, 0.7 * timeout)))
+        return engine.wait_until_idle(timeout)
 
     def stop(self, *, ease: bool = True) -> None:
         with self._lock:
             if not self._started:
                 return
             try:
+                if self.speech is not None:
+                    # before the doors: every start_speak they sent gets its end_speak
+                    self.speech_problem = "the runtime is stopping"
+                    self.speech.stop("shutdown")
+                    self.speech = None
+                if not self.events.flush(1.0):  # the doors hear those ends before they close
+                    log.warning("events still undelivered when the front doors stop")
                 for door in reversed(self.frontdoors):
                     try:
                         door.stop()
                     except Exception:  # one front door must not keep the robot from resting
                         log.exception("stopping %r failed", door)
-                if self.speech is not None:
-                    self.speech.stop()
-                    self.speech = None
                 if self.humanoid is not None:
                     self.humanoid.stop()
                     self.humanoid = None

@@ -93,6 +93,24 @@ def test_goto_starts_from_the_last_commanded_frame_not_the_unreached_target(
     np.testing.assert_allclose(x[k0 : k0 + 50], expected, atol=1e-6)
 
 
+def test_goto_posture_sends_the_channels_it_does_not_name_to_their_defaults() -> None:
+    # issue 12 item 10: "eased to rest posture" left r_shoulder_roll, brows, r_wrist_yaw and
+    # r_hand where the wave had them, because "rest" names only 13 of the 28 channels
+    engine, driver, _ = make_engine()
+    body = engine.body
+    named = body.posture("rest").values
+    assert "r_shoulder_roll" not in named
+    away = {ch.name: ch.max for ch in body.channels}
+    engine.queue_move(Goto(body, away, 0.5))  # every channel at its maximum
+    engine.queue_move(Goto.posture(body, "rest", 1.0))
+    engine.run(400)
+    expected = body.defaults()
+    for name, value in named.items():
+        expected[body.index(name)] = value
+    np.testing.assert_allclose(driver.history()[-1].values, expected)
+    assert len(Goto.posture(body, "rest", 1.0).channels) == len(body)
+
+
 def test_goto_posture_and_bad_arguments(fast_body: Body) -> None:
     engine, driver, _ = make_engine()
     body = engine.body

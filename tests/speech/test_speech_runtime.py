@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -10,10 +14,15 @@ from anima import commands as cmd
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import CommandRefusedError
-from anima.events import Event, MoveStarted, SpeechEnded, SpeechStarted
+from anima.events import Event, MoveStarted, Notice, SpeechEnded, SpeechStarted
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.frontdoors.mqtt.topics import Topics
 from anima.motion import Goto
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing import eventually
+from anima.testing.mosquitto import Mosquitto, find_mosquitto
+from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
 
 
@@ -91,3 +100,131 @@ def test_without_an_engine_speak_is_refused_with_the_reason() -> None:
         rt.execute(cmd.StopSpeaking())  # harmless
     finally:
         rt.stop(ease=False)
+
+
+class EventDoor:
+    """A front door as the real ones are: it hears the runtime's events from start() to stop()."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._events = runtime.events
+        self.heard: list[Event] = []
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        self._unsubscribe = self._events.subscribe(self.heard.append)
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def speech(self) -> list[tuple[str, str]]:
+        return [
+            (e.kind, e.utterance) for e in self.heard if isinstance(e, SpeechStarted | SpeechEnded)
+        ]
+
+
+def estop_notices(door: EventDoor) -> list[str]:
+    return [e.message for e in door.heard if isinstance(e, Notice) and e.source == "estop"]
+
+
+LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+
+
+def test_an_estop_silences_the_robot_and_refuses_speech_until_reset(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # issue 12 item 8: speech went on 5.2 s after an estop, a new speak was accepted, and the
+    # lips froze open
+    sink = NullSink()
+    rt = Runtime(
+        AnimaConfig(mqtt=MqttConfig(enabled=False)),
+        driver=SimDriver(),
+        audio_sink=sink,
+        tts=[ScriptedEngine()],
+    )
+    door = EventDoor(rt)
+    rt.attach(door)
+    rt.start()
+    lip = rt.body.index("lip_open")
+    rest = rt.body.channels[lip].default
+    try:
+        rt.execute(cmd.Speak(text=LONG, locale="en-US"))
+        assert eventually(lambda: rt.engine.last_frame[lip] > rest + 20)  # the mouth is open
+        caplog.set_level(logging.INFO, logger="anima.runtime")
+        rt.execute(cmd.EmergencyStop())
+        assert [r.message for r in caplog.records if "emergency stop" in r.message]  # logged now
+        played = sink.played()
+        assert eventually(lambda: ("end_speak", door.speech()[0][1]) in door.speech())
+        ended = [e for e in door.heard if isinstance(e, SpeechEnded)]
+        assert [e.reason for e in ended] == ["estop"]
+        assert sink.played() == played  # silent since the estop
+        with pytest.raises(CommandRefusedError, match=r"^speak refused: emergency stop is active"):
+            rt.execute(cmd.Speak(text="hello", locale="en-US"))
+        with pytest.raises(CommandRefusedError, match=r"^'nod' refused: emergency stop"):
+            rt.execute(cmd.PlayAnimation(name="nod"))
+        assert eventually(lambda: rt.engine.last_frame[lip] == rest)  # the mouth closed
+        assert eventually(lambda: estop_notices(door))
+        assert estop_notices(door)[0].startswith("emergency stop: motion held, speech stopped")
+        rt.execute(cmd.ResetEmergencyStop())
+        assert eventually(lambda: "released" in estop_notices(door)[-1])
+        assert any("released" in r.message for r in caplog.records)
+        rt.execute(cmd.Speak(text="hello again", locale="en-US"))  # accepted again
+        assert eventually(lambda: len(door.speech()) == 4)
+        assert door.speech()[-1][0] == "end_speak"
+    finally:
+        rt.stop(ease=False)
+
+
+def test_shutdown_during_speech_sends_end_speak_before_the_doors_close() -> None:
+    # issue 12 item 9: the front doors stopped before speech, so no end_speak ever left
+    rt = _runtime(tts=[ScriptedEngine()])
+    door = EventDoor(rt)
+    rt.attach(door)
+    rt.start()
+    try:
+        rt.execute(cmd.Speak(text=LONG, locale="en-US"))
+        rt.execute(cmd.Speak(text="and this one waits", locale="en-US"))
+        assert eventually(lambda: rt.speaking and len(door.speech()) == 2)
+    finally:
+        rt.stop()
+    (_, first), (_, second) = door.speech()[:2]
+    assert door.speech() == [
+        ("start_speak", first),
+        ("start_speak", second),
+        ("end_speak", first),
+        ("end_speak", second),
+    ]
+    assert {e.reason for e in door.heard if isinstance(e, SpeechEnded)} == {"shutdown"}
+
+
+@pytest.mark.skipif(find_mosquitto() is None, reason="mosquitto is not installed")
+def test_over_mqtt_every_start_speak_gets_its_end_speak_at_estop_and_at_shutdown() -> None:
+    # the same through a real front door on a real broker: what an operator's client sees
+    prefix = f"speech{os.getpid()}"
+    cfg = AnimaConfig(mqtt=MqttConfig(prefix=prefix))
+    topics = Topics(prefix)
+    with Mosquitto() as broker, MqttProbe(broker.address, subscribe=f"{prefix}/agent/#") as probe:
+        rt = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+        door = MqttFrontDoor(rt, cfg.mqtt, broker.address)
+        rt.attach(door)
+        rt.start()
+        try:
+            assert door.wait_connected(5)
+            speak = json.dumps({"text": LONG})
+            probe.publish(topics.control + "speak", speak, qos=1)
+            started = probe.wait_for(topics.feedback("start_speak")).json()
+            probe.publish(topics.control + "estop", "", qos=1)
+            ended = probe.wait_for(topics.feedback("end_speak")).json()
+            assert (ended["id"], ended["reason"]) == (started["id"], "estop")
+            mark = probe.mark()
+            probe.publish(topics.control + "speak", speak, qos=1)
+            error = probe.wait_for(topics.feedback("error"), since=mark).json()
+            assert "emergency stop is active" in error["reason"]
+            probe.publish(topics.control + "reset", "", qos=1)
+            probe.wait_for(topics.feedback("notice"), where=lambda m: "released" in m.text())
+            probe.publish(topics.control + "speak", speak, qos=1)
+            again = probe.wait_for(topics.feedback("start_speak"), since=mark).json()
+        finally:
+            rt.stop()
+        ended = probe.wait_for(topics.feedback("end_speak"), since=mark).json()
+        assert (ended["id"], ended["reason"]) == (again["id"], "shutdown")

@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 
 from anima.body import load_body
 from anima.clock import MonotonicClock
+from anima.commands import MAX_SPEECH_TEXT
 from anima.drivers.sim import SimDriver
+from anima.errors import CommandRefusedError, InvalidCommandError
 from anima.events import Event, EventHub, Notice, SpeechEnded, SpeechStarted
 from anima.motion.engine import MotionEngine
+from anima.speech.base import AudioChunk, Cancel
 from anima.speech.service import LIPS, SpeechService
 from anima.speech.sinks import NullSink
 from anima.testing.tts import RATE, ScriptedEngine
@@ -205,3 +208,89 @@ def test_every_start_has_exactly_one_end(rig: Rig, script: list[str]) -> None:
     for uid in ids:
         assert uid in started
         assert ends.count(uid) == 1
+
+
+class GatedEngine(ScriptedEngine):
+    """The scripted voice, whose synthesis waits at a gate after its first chunk: a long
+    synthesis call (Piper phonemizing a clause) that the test holds open as long as it likes."""
+
+    def __init__(self) -> None:
+        super().__init__(chunk_s=0.1)
+        self.inside = threading.Event()
+        self.gate = threading.Event()
+
+    def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
+        for i, chunk in enumerate(super().synthesize(text, locale, cancel)):
+            if i == 1:
+                self.inside.set()
+                assert self.gate.wait(10)
+            yield chunk
+
+
+def test_text_over_the_limit_is_refused_before_an_engine_sees_it(rig: Rig) -> None:
+    # issue 12 item 5: speak() is the one entry point, so every path (agent, say, MQTT, REST,
+    # console) is bounded here, whatever its own front door checks
+    with pytest.raises(InvalidCommandError, match=r"^text of 2001 characters exceeds the 2000"):
+        rig.speech.speak("a" * (MAX_SPEECH_TEXT + 1))
+    with pytest.raises(InvalidCommandError, match="exceeds") as refused:
+        rig.speech.speak("word " * 1_000_000)  # 5 MB: refused just as fast
+    assert len(str(refused.value)) < 200  # quotes a short excerpt, never the text
+    uid = rig.speech.speak("  " + "b" * MAX_SPEECH_TEXT + "  ")  # the limit itself is fine
+    rig.speech.stop_speaking()
+    assert rig.wait_ended(1)
+    assert [e.utterance for e in rig.started()] == [uid]
+    assert rig.tts.calls <= 1
+
+
+def test_speech_is_refused_during_an_estop_until_reset(rig: Rig) -> None:
+    rig.motion.estop()
+    with pytest.raises(CommandRefusedError, match=r"^speak refused: emergency stop is active"):
+        rig.speech.speak("hello")
+    time.sleep(0.05)
+    assert rig.started() == []  # refused means no start_speak
+    rig.motion.reset()
+    rig.speech.speak("hello")
+    assert rig.wait_ended(1)
+    assert rig.ended()[0].reason == "done"
+
+
+def test_a_stop_ends_the_utterance_at_once_even_inside_a_long_synthesis() -> None:
+    engine = GatedEngine()
+    rig = Rig(engine)
+    rig.start()
+    try:
+        first = rig.speech.speak("one two three four five six seven eight")
+        waiting = rig.speech.speak("and then some more")
+        assert engine.inside.wait(5)  # the worker is stuck inside synthesize()
+        rig.speech.stop_speaking("estop")
+        assert rig.wait_ended(2)  # ended while the worker is still stuck
+        assert [(e.utterance, e.reason) for e in rig.ended()] == [
+            (first, "estop"),
+            (waiting, "estop"),
+        ]
+        engine.gate.set()  # the worker comes back: it must not end the utterance again
+        rig.speech.speak("ok")
+        assert rig.wait_ended(3)
+        time.sleep(0.05)
+        assert [e.reason for e in rig.ended()] == ["estop", "estop", "done"]
+    finally:
+        engine.gate.set()
+        rig.stop()
+
+
+def test_stopping_the_service_ends_every_utterance_with_shutdown() -> None:
+    engine = GatedEngine()
+    rig = Rig(engine)
+    rig.start()
+    try:
+        ids = [rig.speech.speak(f"utterance number {i} of three") for i in range(3)]
+        assert engine.inside.wait(5)
+        rig.speech.stop()  # no gate opened: the worker is still inside synthesize()
+        assert rig.wait_ended(3)
+        assert [(e.utterance, e.reason) for e in rig.ended()] == [(i, "shutdown") for i in ids]
+        with pytest.raises(CommandRefusedError, match="not running"):
+            rig.speech.speak("too late")
+    finally:
+        engine.gate.set()
+        rig.hub.stop()
+        rig.motion.stop()

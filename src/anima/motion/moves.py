@@ -97,9 +97,14 @@ class Goto(_FixedMove):
 
     @classmethod
     def posture(cls, body: Body, posture: str, duration: float) -> Goto:
-        """A goto to one of the body's named postures."""
-        target: dict[str | int, float] = {}
-        target.update(body.posture(posture).values)
+        """A goto of the whole body to one of its named postures.
+
+        A posture names the channels it sets; every other channel goes to its default, so no
+        channel stays where the last gesture left it (an arm still up after "eased to rest").
+        """
+        values = body.posture(posture).values
+        target: dict[str | int, float] = {i: ch.default for i, ch in enumerate(body.channels)}
+        target.update({body.index(name): value for name, value in values.items()})
         return cls(body, target, duration, name=f"goto:{posture}")
 
     def target_items(self) -> list[tuple[int, float]]:

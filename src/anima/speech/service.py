@@ -4,7 +4,12 @@
 synthesizes it and feeds the sink; a player thread follows the sink's playback clock, sets the
 head sway every 50 ms hop and publishes ``end_speak`` when the last sample has played. The lips
 are an override read by the motion engine every tick at the sink's playback position. Every
-``start_speak`` gets exactly one ``end_speak`` (reason ``done``, ``stopped`` or ``error``).
+``start_speak`` gets exactly one ``end_speak`` (reason ``done``, ``stopped``, ``estop``,
+``shutdown`` or ``error``): a stop ends the current and the waiting utterances at once, and
+each utterance's end is published once whoever ends it first (the stop or the worker).
+
+``speak()`` is the one way text reaches an engine, so it enforces what every path must: at most
+:data:`~anima.commands.MAX_SPEECH_TEXT` characters, and nothing while the emergency stop is on.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ import numpy as np
 
 from anima.body import FloatArray, Role
 from anima.clock import Clock
-from anima.errors import CommandRefusedError, InvalidCommandError, SpeechError
-from anima.events import EventHub, Notice, SpeechEnded, SpeechStarted
+from anima.commands import MAX_SPEECH_TEXT
+from anima.errors import CommandRefusedError, EStopActiveError, InvalidCommandError, SpeechError
+from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioSink, Cancel, TTSEngine
 from anima.speech.sway import ZERO, Sway, SwayGenerator
@@ -41,8 +47,9 @@ class _Utterance:
     text: str
     locale: str
     cancel: Cancel = field(default_factory=Cancel)
-    reason: str = "done"
+    reason: SpeechEndReason = "done"
     finished: threading.Event = field(default_factory=threading.Event)
+    ended: bool = False  # its end_speak was published (guarded by the service's lock)
 
 
 @dataclass
@@ -102,11 +109,13 @@ class SpeechService:
             th.start()
             self._threads.append(th)
 
-    def stop(self) -> None:
-        self.stop_speaking()
+    def stop(self, reason: SpeechEndReason = "shutdown") -> None:
+        """End every utterance now (``end_speak`` with ``reason``), then stop the threads."""
         with self._cond:
+            # first, so a speak() racing this is refused rather than queued for no worker
             self._running = False
             self._cond.notify_all()
+        self.stop_speaking(reason)
         for th in self._threads:
             th.join(2.0)
         self._threads = []
@@ -118,11 +127,24 @@ class SpeechService:
 
     # ------------------------------------------------------------------ requests (any thread)
     def speak(self, text: str, locale: str = "en-US") -> str:
-        """Accept an utterance (``start_speak`` now); returns its id."""
+        """Accept an utterance (``start_speak`` now); returns its id.
+
+        Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a full queue, and
+        anything while the emergency stop is on (until it is reset).
+        """
         text = text.strip()
         if not text:
             raise InvalidCommandError("nothing to say: empty text")
+        if len(text) > MAX_SPEECH_TEXT:
+            raise InvalidCommandError(
+                f"text of {len(text)} characters exceeds the {MAX_SPEECH_TEXT} limit "
+                f"(starts {text[:40]!r})"
+            )
         with self._cond:
+            # checked under the lock stop_speaking() takes: a speak racing an estop is either
+            # refused here or queued before the estop's stop_speaking() ends it
+            if self._motion.estopped:
+                raise EStopActiveError("speak")
             if not self._running:
                 raise CommandRefusedError("the speech service is not running")
             if len(self._queue) >= self._max_queue:
@@ -137,14 +159,16 @@ class SpeechService:
             self._cond.notify_all()
         return u.id
 
-    def stop_speaking(self) -> None:
-        """Barge-in: silence now, lips released, sway dropped, queued utterances ended."""
+    def stop_speaking(self, reason: SpeechEndReason = "stopped") -> None:
+        """Barge-in: silence now, lips released, sway dropped; the current utterance and the
+        waiting ones get their ``end_speak`` (``reason``) now, not when the worker gets to it
+        (it may be inside a long synthesis call)."""
         with self._cond:
-            dropped = list(self._queue)
+            ending = list(self._queue)
             self._queue.clear()
             current = self._current
             if current is not None:
-                current.reason = "stopped"
+                ending.insert(0, current)
                 current.cancel.set()
                 current.finished.set()  # the worker waits on it for the playback to end
             self.sink.stop()  # the playback clock freezes: lips and sway follow it
@@ -152,8 +176,8 @@ class SpeechService:
             self._cond.notify_all()
         self._motion.release_override(LIPS)
         self._motion.clear_offset(SWAY, immediate=True)
-        for u in dropped:
-            self._end(u, "stopped")
+        for u in ending:
+            self._end(u, reason)
 
     # ------------------------------------------------------------------ engine thread
     def _lips(self, _t: float) -> FloatArray | None:
@@ -288,5 +312,10 @@ class SpeechService:
                 until = min((k + 1) * hop, written) if pb.synthesized else (k + 1) * hop
                 self._cond.wait(max(0.001, (until - played) / pb.rate))
 
-    def _end(self, u: _Utterance, reason: str) -> None:
-        self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))
+    def _end(self, u: _Utterance, reason: SpeechEndReason) -> None:
+        """Publish ``u``'s end_speak, once: a stop and the worker may both end it."""
+        with self._cond:
+            if u.ended:
+                return
+            u.ended = True
+            self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))

@@ -81,10 +81,13 @@ class UnknownAnimationError(InvalidCommandError):
 class PlanError(InvalidCommandError):
     """An agent plan was rejected before anything moved; the message names the step and why."""
 
-    def __init__(self, message: str, *, index: int | None = None, step: str = "") -> None:
+    def __init__(
+        self, message: str, *, index: int | None = None, step: str = "", said: str = ""
+    ) -> None:
         super().__init__(message)
         self.index = index  # 0-based step that failed validation (None: the plan as a whole)
         self.step = step  # the action string as given
+        self.said = said  # the reason in a few plain words, for the robot to say ("" if none)
 
 
 class PlannerError(AnimaError):

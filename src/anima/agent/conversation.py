@@ -9,6 +9,11 @@ A wake at any stage interrupts what is in flight, event-driven:
 * while acting: the plan is canceled — motion held, child processes killed, feedback INTERRUPTED.
 
 While the robot speaks the listener is gated, so its own voice does not trigger the VAD.
+
+What the robot says is bounded (:func:`~anima.agent.planners.base.speakable`: a few
+sentences), and a plan that was refused is never announced with the model's words ("Sure!"):
+the robot says once per turn that it could not do it and why (``refusal_speech``), and the
+planner is told so it may try again.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import logging
 import queue
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
-from anima.agent.plan import parse_plan, rejection_feedback
-from anima.agent.planners.base import Planner, PlannerReply
+from anima.agent.plan import parse_plan, refusal_speech, rejection_feedback
+from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.errors import AnimaError, PlanError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
 
@@ -133,19 +139,25 @@ class Conversation:
 
     def _turn(self, generation: int, text: str) -> None:
         self.turns += 1
-        reply: PlannerReply | None = self.planner.plan(text)
+        reply = self._ask(self.planner.plan, text)
         rounds = 0
+        said_refusal = False  # "Sorry, I can't do that" is said at most once per turn
         while reply is not None and self._current(generation) and not reply.interrupted:
-            self._say(reply.response)
             if not reply.actions:
+                self._say(reply.response)
                 return
             try:
                 plan = parse_plan(self.registry, reply.actions)
             except PlanError as exc:
+                # the model's words were about a plan that will not run: say that instead
                 self._notice(f"plan rejected: {exc}")
+                if not said_refusal:
+                    said_refusal = True
+                    self._say(refusal_speech(exc))
                 reply = self._feedback(rejection_feedback(exc), rounds)
                 rounds += 1
                 continue
+            self._say(reply.response)
             try:
                 task = self.executor.start(plan, preempt=True)
             except AnimaError as exc:
@@ -162,11 +174,23 @@ class Conversation:
     def _feedback(self, summary: str, rounds: int) -> PlannerReply | None:
         if rounds >= self._rounds:
             return None
-        return self.planner.feedback(summary)
+        return self._ask(self.planner.feedback, summary)
+
+    def _ask(self, call: Callable[[str], PlannerReply | None], text: str) -> PlannerReply | None:
+        """A planner call; a planner that raises (its bug, not its server's) is apologized
+        for like a server failure, so the person hears something and the next turn works."""
+        try:
+            return call(text)
+        except Exception as exc:
+            log.exception("planner %s raised", getattr(self.planner, "name", "?"))
+            reason = f"{type(exc).__name__}: {exc}"
+            self._notice(f"planner failed: {reason[:200]}")
+            return apology(reason[:200])
 
     def _say(self, text: str) -> None:
         speech = self.runtime.speech
-        if not text.strip() or speech is None:
+        text = speakable(text)  # any planner's reply, bounded before it reaches the TTS
+        if not text or speech is None:
             return
         try:
             speech.speak(text, self._locale)

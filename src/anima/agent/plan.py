@@ -12,6 +12,9 @@ argument (``say(open('f'))``), a name used as a value, a subscript, a lambda, ``
 arity, a wrong type. Nothing is ever evaluated: only nodes of the literal kinds above reach
 :func:`ast.literal_eval`, and actions are found in the registry's dict, never with ``getattr``.
 The whole plan is checked before the first step runs; one bad step rejects the plan.
+
+Each refusal also says why in a few plain words (``PlanError.said``, e.g. "'dance' is not
+something I know"), which :func:`refusal_speech` turns into what the robot says.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from anima.agent.actions import Action, ActionRegistry
-from anima.agent.params import Value
+from anima.agent.params import Param, Value
 from anima.errors import PlanError
 
 MAX_STEP_CHARS = 2000  # longer action strings are refused before parsing
 MAX_STEPS = 50  # a plan longer than this is refused
+NOT_VALID = "the plan I made for it was not valid"  # said when no plainer reason applies
 
 _NODE_NAMES: dict[type[ast.AST], str] = {
     ast.Call: "a call",
@@ -89,7 +93,10 @@ def parse_plan(registry: ActionRegistry, actions: Iterable[str]) -> Plan:
     """Validate every action string; the whole plan or a PlanError naming the first bad step."""
     items = list(actions)
     if len(items) > MAX_STEPS:
-        raise PlanError(f"plan rejected: {len(items)} steps, at most {MAX_STEPS}")
+        raise PlanError(
+            f"plan rejected: {len(items)} steps, at most {MAX_STEPS}",
+            said=f"it takes more than {MAX_STEPS} steps",
+        )
     return Plan(steps=tuple(parse_step(registry, s, i) for i, s in enumerate(items)))
 
 
@@ -100,11 +107,14 @@ def parse_step(registry: ActionRegistry, source: str, index: int = 0) -> Step:
             f"step {index + 1}: an action string is needed, got {type(source).__name__}",
             index=index,
             step=repr(source)[:80],
+            said=NOT_VALID,
         )
     shown = source if len(source) <= 80 else source[:80] + "…"
 
-    def fail(reason: str) -> PlanError:
-        return PlanError(f"step {index + 1} {shown!r}: {reason}", index=index, step=source)
+    def fail(reason: str, said: str = NOT_VALID) -> PlanError:
+        return PlanError(
+            f"step {index + 1} {shown!r}: {reason}", index=index, step=source, said=said
+        )
 
     if len(source) > MAX_STEP_CHARS:
         raise fail(f"longer than {MAX_STEP_CHARS} characters")
@@ -124,7 +134,7 @@ def parse_step(registry: ActionRegistry, source: str, index: int = 0) -> Step:
     act = registry.get(node.func.id)
     if act is None:
         known = ", ".join(registry.names())
-        raise fail(f"unknown action {node.func.id!r} (known: {known})")
+        raise fail(f"unknown action {node.func.id!r} (known: {known})", _unknown(node.func.id))
     positional: list[object] = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
@@ -146,10 +156,11 @@ def parse_step(registry: ActionRegistry, source: str, index: int = 0) -> Step:
     except TypeError as exc:
         raise fail(f"{exc} (takes {act.usage()})") from None
     for name, value in list(bound.arguments.items()):
+        param = act.param(name)
         try:
-            bound.arguments[name] = act.param(name).check(value)
+            bound.arguments[name] = param.check(value)
         except ValueError as exc:
-            raise fail(str(exc)) from None
+            raise fail(str(exc), _said_for(param, value)) from None
     given: dict[str, Value] = dict(bound.arguments)
     return Step(
         index=index,
@@ -204,6 +215,34 @@ def _what(node: ast.AST) -> str:
     if isinstance(node, ast.Tuple | ast.List | ast.Constant):
         return "a value"
     return type(node).__name__
+
+
+def _unknown(name: object) -> str:
+    """ "'dance' is not something I know", for a name short enough to say."""
+    words = str(name).replace("_", " ").strip()
+    if not words or len(words) > 40 or not words.isprintable():
+        return "it is not something I know"
+    return f"{words!r} is not something I know"
+
+
+def _said_for(param: Param, value: object) -> str:
+    """A refused argument in plain words: an unknown choice, a number out of range."""
+    values = value if isinstance(value, tuple | list) else (value,)
+    if param.choices is not None:
+        for v in values:
+            if isinstance(v, str) and v not in param.choices:
+                return _unknown(v)
+    if param.bounds is not None:
+        lo, hi = param.bounds
+        for v in values:
+            if isinstance(v, int | float) and not isinstance(v, bool) and not lo <= v <= hi:
+                return f"{param.name.replace('_', ' ')} must be between {lo:g} and {hi:g}"
+    return NOT_VALID
+
+
+def refusal_speech(error: PlanError) -> str:
+    """What the robot says when its plan was refused: that it did nothing, and why, briefly."""
+    return f"Sorry, I can't do that: {error.said or NOT_VALID}."
 
 
 def rejection_feedback(error: PlanError) -> str:

@@ -3,7 +3,12 @@
 :class:`ScriptedOpenAIServer` plays ``POST /v1/chat/completions`` and :class:`ScriptedDifyServer`
 plays ``POST /v1/chat-messages``. Each request takes the next :class:`Scripted` reply: a JSON
 body, an HTTP error, a body that is not JSON, optionally after a delay (for timeouts and slow
-replies). With the script empty, the server answers HTTP 500 "no scripted reply". ::
+replies). With the script empty, the server answers HTTP 500 "no scripted reply".
+
+Hostile replies, to test that a client survives a server that misbehaves:
+:meth:`Scripted.huge` (a reply of any size, generated while it is sent, never held whole),
+:meth:`Scripted.dribble` (a byte at a time, seconds apart), :meth:`Scripted.garbage` (bytes
+that are not UTF-8 text) and :func:`nested` (JSON nested to any depth). ::
 
     with ScriptedOpenAIServer([Scripted.tool_calls(("play_animation", {"name": "nod"}))]) as srv:
         planner = OpenAIPlanner(registry, base_url=srv.base_url, model="test")
@@ -16,11 +21,12 @@ joins it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -33,8 +39,12 @@ class Scripted:
 
     status: int = 200
     body: Any = None  # JSON-encoded unless ``raw`` is given
-    raw: str | None = None  # sent as is (to play a server that answers nonsense)
+    raw: str | bytes | None = None  # sent as is (to play a server that answers nonsense)
     delay_s: float = 0.0  # wait this long before answering (timeouts, slow replies)
+    every_s: float = 0.0  # > 0: send the body one byte at a time, this far apart (dribbling)
+    filler: int = 0  # > 0: a JSON reply whose response is this many bytes (see huge())
+    declare_length: bool = True  # False: no Content-Length, the body ends when the link closes
+    dribble_head: bool = False  # with every_s: the status line and headers dribble too
 
     @classmethod
     def tool_calls(cls, *calls: tuple[str, dict[str, Any]], content: str = "") -> Scripted:
@@ -80,9 +90,33 @@ class Scripted:
             body["conversation_id"] = conversation_id
         return cls(body=body)
 
+    @classmethod
+    def huge(cls, size: int, *, declare_length: bool = True) -> Scripted:
+        """A chat completion whose content is the seed's JSON reply with a ``response`` of
+        ``size`` bytes of words (valid to the end). It is generated while it is sent, so a
+        50 MB reply costs the server nothing; ``declare_length=False`` sends no Content-Length.
+        """
+        return cls(filler=size, declare_length=declare_length)
+
+    @classmethod
+    def garbage(cls, data: bytes = b"\x9c\x80{\xc3\x28 not text \xff") -> Scripted:
+        """Bytes that are not UTF-8 (nor any JSON encoding), sent as the body."""
+        return cls(raw=data)
+
+    def dribble(self, every_s: float = 1.0, *, head: bool = False) -> Scripted:
+        """The same reply, its body sent one byte every ``every_s`` seconds (each read is
+        quick, the whole takes ``len(body) × every_s``); ``head``: the status line and headers
+        too (the client is stuck before it sees a response at all)."""
+        return dataclasses.replace(self, every_s=every_s, dribble_head=head)
+
     def slow(self, delay_s: float) -> Scripted:
         """The same reply, after ``delay_s``."""
-        return Scripted(status=self.status, body=self.body, raw=self.raw, delay_s=delay_s)
+        return dataclasses.replace(self, delay_s=delay_s)
+
+
+def nested(depth: int) -> str:
+    """JSON arrays nested ``depth`` deep (``[[[…]]]``): valid JSON no parser should recurse on."""
+    return "[" * depth + "]" * depth
 
 
 def completion(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> Any:
@@ -262,20 +296,84 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
             if reply.delay_s and state.stopping.wait(reply.delay_s):
                 self.close_connection = True  # the server is stopping: hang up unanswered
                 return
-            text = reply.raw if reply.raw is not None else json.dumps(fill(reply.body, body))
-            self._send(reply.status, text)
+            if reply.filler:
+                size, chunks = _huge_body(reply.filler)
+                self._send(reply.status, chunks, size if reply.declare_length else None)
+                return
+            raw = reply.raw if reply.raw is not None else json.dumps(fill(reply.body, body))
+            payload = raw.encode() if isinstance(raw, str) else raw
+            if reply.every_s and reply.dribble_head:
+                self._dribble_all(reply.status, payload, reply.every_s)
+                return
+            if reply.every_s:
+                parts: Iterator[bytes] = _dribbled(payload, reply.every_s, state.stopping)
+            else:
+                parts = iter((payload,))
+            self._send(reply.status, parts, len(payload) if reply.declare_length else None)
 
-        def _send(self, status: int, text: str) -> None:
-            payload = text.encode()
+        def _dribble_all(self, status: int, payload: bytes, every_s: float) -> None:
+            self.close_connection = True
+            head = (
+                f"HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+            )
+            try:
+                for part in _dribbled(head.encode() + payload, every_s, state.stopping):
+                    self.wfile.write(part)
+                    self.wfile.flush()
+            except OSError:
+                pass  # the client gave up: stop sending
+
+        def _send(self, status: int, text: str | Iterator[bytes], length: int | None = 0) -> None:
+            if isinstance(text, str):
+                payload = text.encode()
+                parts, length = iter((payload,)), len(payload)
+            else:
+                parts = text
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
+                if length is not None:
+                    self.send_header("Content-Length", str(length))
                 self.send_header("Connection", "close")  # no idle keep-alive threads at stop
                 self.end_headers()
                 self.close_connection = True
-                self.wfile.write(payload)
+                for part in parts:
+                    self.wfile.write(part)
+                    self.wfile.flush()
             except OSError:
-                pass  # the client gave up (a timeout test): nothing to answer
+                pass  # the client gave up (a timeout or a refused reply): stop sending
 
     return Handler
+
+
+_HUGE_HEAD = (
+    b'{"id": "chatcmpl-scripted", "object": "chat.completion", "model": "scripted", '
+    b'"choices": [{"index": 0, "message": {"role": "assistant", '
+    b'"content": "{\\"response\\": \\"'
+)
+_HUGE_TAIL = b'\\", \\"actions\\": []}"}, "finish_reason": "stop"}]}'
+_BLOCK = (b"Sure thing. " * 5462)[:65536]  # sentences, so a bounded reply can cut at one
+
+
+def _huge_body(filler: int) -> tuple[int, Iterator[bytes]]:
+    """(total length, the body in 64 KiB parts): a completion whose content is a JSON reply
+    with a ``response`` of ``filler`` bytes."""
+
+    def parts() -> Iterator[bytes]:
+        yield _HUGE_HEAD
+        left = filler
+        while left > 0:
+            yield _BLOCK[: min(left, len(_BLOCK))]
+            left -= len(_BLOCK)
+        yield _HUGE_TAIL
+
+    return len(_HUGE_HEAD) + filler + len(_HUGE_TAIL), parts()
+
+
+def _dribbled(payload: bytes, every_s: float, stopping: threading.Event) -> Iterator[bytes]:
+    """``payload`` one byte at a time, ``every_s`` apart; ends early when the server stops."""
+    for i in range(len(payload)):
+        if i and stopping.wait(every_s):
+            return
+        yield payload[i : i + 1]

@@ -8,18 +8,25 @@ just words). It never runs anything itself: the caller validates ``actions`` wit
 The JSON reply format is the seed's (``"action"`` is accepted for ``"actions"``)::
 
     {"response": "Sure, watch this.", "actions": ["play_animation('nod')"], "plan": "…"}
+
+Replies come from servers we do not control: :func:`json_value` turns every way decoding can
+fail (invalid JSON, bytes that are not text, nesting deep enough to exhaust the recursion
+limit, integers over Python's 4300 digits) into a :class:`PlannerError` with a reason, and
+:func:`speakable` bounds what of a reply the robot says (:data:`MAX_SPOKEN_CHARS`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from anima.errors import PlannerError
 
 APOLOGY = "Sorry, I can't think right now. Please try again."  # spoken when a planner fails
+MAX_SPOKEN_CHARS = 500  # a few sentences: what of a reply is spoken; the rest is dropped
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,15 +90,51 @@ def parse_reply_text(text: str, *, plain_text_ok: bool = False) -> PlannerReply:
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end < start:
         if plain_text_ok and body:
-            return PlannerReply(response=body)
+            return PlannerReply(response=speakable(body))
         raise PlannerError(f"malformed reply: no JSON object in {_excerpt(text)}")
+    data = json_value(body[start : end + 1], f"the reply text {_excerpt(text)}", "invalid JSON")
+    return reply_from_json(data)
+
+
+def json_value(text: str | bytes, what: str, invalid: str = "not JSON") -> Any:
+    """``json.loads(text)``; every failure is a PlannerError naming ``what`` and why."""
     try:
-        data: Any = json.loads(body[start : end + 1])
+        return json.loads(text)
+    except RecursionError:
+        raise PlannerError(f"malformed reply: {what} is nested too deeply to read") from None
+    except UnicodeDecodeError as exc:
+        raise PlannerError(
+            f"malformed reply: {what} is not UTF-8 text (bad byte at {exc.start})"
+        ) from None
     except json.JSONDecodeError as exc:
         raise PlannerError(
-            f"malformed reply: invalid JSON ({exc.msg}) in {_excerpt(text)}"
+            f"malformed reply: {what} is {invalid} ({exc.msg} at {exc.pos})"
         ) from None
-    return reply_from_json(data)
+    except ValueError as exc:  # an integer over sys.get_int_max_str_digits() digits
+        reason = str(exc).partition(";")[0][:100]
+        raise PlannerError(f"malformed reply: {what} holds a value too big ({reason})") from None
+
+
+def speakable(text: str, limit: int = MAX_SPOKEN_CHARS) -> str:
+    """What of ``text`` the robot may say: control characters and lone surrogates dropped,
+    white space collapsed, and at most ``limit`` characters, cut at the last sentence end
+    (else word) before it. A 50 MB reply must never reach the speech service whole."""
+    head = text[: limit * 4]  # enough for `limit` characters after the clean-up below
+    kept = "".join(" " if c.isspace() else c for c in head if _sayable(c))
+    words = " ".join(kept.split())
+    if len(words) <= limit:
+        return words
+    cut = words[: limit + 1]
+    ends = [cut.rfind(mark, 0, limit) for mark in (". ", "! ", "? ")]
+    sentence = max(ends)
+    if sentence >= limit // 3:
+        return cut[: sentence + 1]
+    space = cut.rfind(" ", 0, limit)
+    return (cut[:space] if space > 0 else cut[: limit - 1]) + "…"
+
+
+def _sayable(c: str) -> bool:
+    return c.isspace() or unicodedata.category(c) not in ("Cc", "Cs", "Cf", "Co", "Cn")
 
 
 def reply_from_json(data: Any) -> PlannerReply:
@@ -109,7 +152,7 @@ def reply_from_json(data: Any) -> PlannerReply:
     plan = data.get("plan")
     if plan is not None and not isinstance(plan, str):
         raise PlannerError("malformed reply: 'plan' must be a string or null")
-    return PlannerReply(response=response.strip(), actions=list(actions), plan=plan or None)
+    return PlannerReply(response=speakable(response), actions=list(actions), plan=plan or None)
 
 
 def _excerpt(text: str, limit: int = 60) -> str:

@@ -4,8 +4,9 @@
 "blocking"`` and the ``conversation_id`` Dify returned last (empty to start one). The app's
 answer is the seed's JSON reply (``{"response": …, "action": [...]}``); an answer with no JSON
 object at all is taken as words to say. Robot feedback is sent as the next query; ``reset``
-(after ``finish``) starts a new conversation. Failures are answered like the OpenAI planner's:
-a spoken apology, no actions, a ``CommandRejected`` event.
+(after ``finish``) starts a new conversation. Failures (and the limits: the whole request within
+``timeout_s``, at most 1 MB) are answered like the OpenAI planner's: a spoken apology, no
+actions, a ``CommandRejected`` event. Plain-text answers are bounded like any spoken reply.
 """
 
 from __future__ import annotations
@@ -97,7 +98,9 @@ class DifyPlanner:
         }
         try:
             answer = self._inflight.run(
-                lambda: post_json(self._client, self.url, body, self._headers)
+                lambda link: post_json(self._client, self.url, body, self._headers, link),
+                within=self.timeout_s,
+                what=self.url,
             )
             text, conversation = _read(answer)
             reply = parse_reply_text(text, plain_text_ok=True)

@@ -1,20 +1,25 @@
-"""What the HTTP planners share: interruptible requests, error events, JSON over httpx.
+"""What the HTTP planners share: bounded, interruptible requests, error events, JSON over httpx.
 
 A blocking HTTP request cannot be abandoned from another thread, so each one runs on a helper
-thread and the caller waits on an event that either the answer or :meth:`InflightCall.interrupt`
-sets: a wake releases the conversation loop at once, and the abandoned request ends by itself
-within the planner's timeout (its thread is joined by ``close``).
+thread and the caller waits on an event that the answer, :meth:`InflightCall.interrupt` or the
+planner's whole-request deadline (``timeout_s``: connect, send and the whole body) ends; the
+abandoned request's socket is then cut so its thread ends too (it is joined by ``close``).
+Replies are read as they stream and refused past :data:`MAX_REPLY_BYTES`; every way the body
+can fail to decode is a :class:`PlannerError` with a reason, never an exception of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from anima.agent.planners.base import json_value
 from anima.errors import MissingDependencyError, PlannerError
 from anima.events import CommandRejected, EventHub
 
@@ -24,6 +29,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+MAX_REPLY_BYTES = 1_000_000  # far above any real plan (a few KB); larger replies are refused
 
 
 class HTTPStatusError(PlannerError):
@@ -47,21 +54,70 @@ class _Call(Generic[T]):
     error: BaseException | None = None
 
 
+class Link:
+    """One request's connection, which another thread can cut (the deadline, an interrupt).
+
+    httpx's timeouts bound each operation, not the request: a server that sends a byte every
+    few seconds never trips them. The caller bounds the whole request instead, and cutting the
+    socket (``shutdown``, which wakes a blocked read; ``close`` would not) makes the abandoned
+    request end at once rather than whenever the server stops dribbling. The socket is learnt
+    from httpcore's ``trace`` extension when the connection opens; requests never reuse a
+    pooled connection (see :func:`new_client`), so every request opens one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._cut = threading.Event()
+
+    @property
+    def is_cut(self) -> bool:
+        return self._cut.is_set()
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        """httpcore's trace hook: keep the socket of the connection this request opens."""
+        if name != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._socket = sock
+            if self._cut.is_set():
+                self._shutdown(sock)
+
+    def cut(self) -> None:
+        self._cut.set()
+        with self._lock:
+            sock = self._socket
+        if sock is not None:
+            self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):  # already closed: nothing left to cut
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 class InflightCall:
-    """Runs one blocking call at a time on a helper thread; interrupt() releases the caller."""
+    """Runs one blocking call at a time on a helper thread; the caller waits at most
+    ``within`` seconds, and interrupt() releases it at once. Either way the call's
+    :class:`Link` is cut so the helper thread ends promptly too."""
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._lock = threading.Lock()
-        self._current: _Call[Any] | None = None
+        self._current: tuple[_Call[Any], Link] | None = None
         self._threads: list[threading.Thread] = []
 
-    def run(self, fn: Callable[[], T]) -> T:
+    def run(self, fn: Callable[[Link], T], *, within: float, what: str) -> T:
+        """``fn(link)``'s value; PlannerError naming ``what`` when it takes over ``within`` s."""
         call: _Call[T] = _Call()
+        link = Link()
 
         def work() -> None:
             try:
-                call.value = fn()
+                call.value = fn(link)
             except BaseException as exc:  # handed to the caller's thread
                 call.error = exc
             finally:
@@ -72,26 +128,31 @@ class InflightCall:
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
-            self._current = call
+            self._current = (call, link)
         thread.start()
-        call.wake.wait()
+        answered = call.wake.wait(within)
         with self._lock:
             self._current = None
         if call.interrupted:
             raise RequestInterruptedError
+        if not answered:
+            link.cut()
+            raise PlannerError(f"no complete answer from {what} within the timeout ({within:g} s)")
         if call.error is not None:
             raise call.error
         return call.value  # type: ignore[return-value]  # set when finished without error
 
     def interrupt(self) -> None:
         with self._lock:
-            call = self._current
-            if call is not None:
-                call.interrupted = True
-                call.wake.set()
+            current = self._current
+        if current is not None:
+            call, link = current
+            call.interrupted = True
+            call.wake.set()
+            link.cut()
 
     def close(self, timeout: float) -> None:
-        """Interrupt, then wait for the helper threads (each ends within the HTTP timeout)."""
+        """Interrupt, then wait for the helper threads (each ends once its link is cut)."""
         self.interrupt()
         with self._lock:
             threads, self._threads = self._threads, []
@@ -121,29 +182,77 @@ def report(events: EventHub | None, source: str, command: str, argument: str, re
 
 
 def new_client(timeout_s: float) -> httpx.Client:
-    """An httpx client with one timeout for connect, read and write (no network until used)."""
+    """An httpx client with one timeout for connect, read and write (no network until used).
+    No connection is kept alive between requests: each request opens its own, which its
+    :class:`Link` can cut without touching another's."""
     try:
         import httpx
     except ImportError:
         raise MissingDependencyError("httpx", "agent") from None
-    return httpx.Client(timeout=httpx.Timeout(timeout_s))
+    return httpx.Client(
+        timeout=httpx.Timeout(timeout_s), limits=httpx.Limits(max_keepalive_connections=0)
+    )
 
 
-def post_json(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
-    """POST ``body``; the decoded JSON answer, or PlannerError saying what went wrong."""
+def post_json(
+    client: httpx.Client,
+    url: str,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    link: Link,
+    *,
+    max_bytes: int = MAX_REPLY_BYTES,
+) -> Any:
+    """POST ``body``; the decoded JSON answer, or PlannerError saying what went wrong.
+
+    The answer is read as it streams: a Content-Length over ``max_bytes`` is refused before
+    the body, and a body that grows past it is refused as soon as it does (never buffered
+    whole). A cut ``link`` (the caller gave up) ends the read at the next chunk.
+    """
     import httpx
 
+    asked = {**headers, "Accept-Encoding": "identity"}  # the byte cap counts what is parsed
     try:
-        answer = client.post(url, json=body, headers=headers)
+        with client.stream(
+            "POST", url, json=body, headers=asked, extensions={"trace": link.trace}
+        ) as answer:
+            data = _read_capped(answer, url, link, max_bytes)
     except httpx.TimeoutException:
         raise PlannerError(f"no answer from {url} within the timeout") from None
     except httpx.HTTPError as exc:
+        if link.is_cut:
+            raise PlannerError(f"request to {url} abandoned (deadline or interrupt)") from None
         raise PlannerError(f"request to {url} failed: {type(exc).__name__}: {exc}") from None
     if answer.status_code >= 400:
-        text = answer.text.strip().replace("\n", " ")
+        text = data.decode("utf-8", "replace").strip().replace("\n", " ")
         detail = text if len(text) <= 120 else text[:120] + "…"
         raise HTTPStatusError(f"HTTP {answer.status_code} from {url}: {detail}", answer.status_code)
-    try:
-        return answer.json()
-    except ValueError:
-        raise PlannerError(f"malformed reply: the body from {url} is not JSON") from None
+    return json_value(data, f"the body from {url}")
+
+
+def _read_capped(answer: httpx.Response, url: str, link: Link, max_bytes: int) -> bytes:
+    encoding = answer.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise PlannerError(
+            f"refused reply from {url}: it is compressed ({encoding[:20]!r}) although "
+            "identity was asked"
+        )
+    declared = answer.headers.get("content-length", "").strip()
+    if declared.isdigit() and (len(declared) > 12 or int(declared) > max_bytes):
+        shown = (
+            f"{int(declared):,} bytes" if len(declared) <= 12 else f"a {len(declared)}-digit size"
+        )
+        raise PlannerError(
+            f"refused reply from {url}: it announces {shown}, over the {max_bytes:,}-byte limit"
+        )
+    data = bytearray()
+    for chunk in answer.iter_raw():
+        if link.is_cut:
+            raise PlannerError(f"request to {url} abandoned (deadline or interrupt)")
+        data += chunk
+        if len(data) > max_bytes:
+            raise PlannerError(
+                f"refused reply from {url}: over the {max_bytes:,}-byte limit "
+                "(stopped reading there)"
+            )
+    return bytes(data)

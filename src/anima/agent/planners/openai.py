@@ -8,9 +8,12 @@
 - ``json``: ``response_format: json_object`` and the seed's reply object
   ``{"response": str, "actions": [str], "plan": str?}``; feedback goes back as a user message.
 
-An HTTP error, a timeout or a reply of the wrong shape is answered with a short spoken apology,
-no actions, and a ``CommandRejected`` event (source ``agent``); the conversation is left as it
-was before the failed request.
+An HTTP error, a timeout (``timeout_s`` bounds the whole request), a reply over 1 MB, one that
+cannot be decoded (not JSON, not UTF-8, nested too deeply, absurd numbers) or one of the wrong
+shape at any level is answered with a short spoken apology, no actions, and a
+``CommandRejected`` event (source ``agent``) saying why; the conversation is left as it was
+before the failed request. The response is bounded to what may be spoken
+(:func:`~anima.agent.planners.base.speakable`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from anima.agent.planners.base import (
     PlannerReply,
     apology,
     interrupted_reply,
+    json_value,
     parse_reply_text,
+    speakable,
 )
 from anima.agent.planners.http import (
     InflightCall,
@@ -153,9 +158,11 @@ class OpenAIPlanner:
             body["response_format"] = {"type": "json_object"}
         try:
             answer = self._inflight.run(
-                lambda: post_json(self._client, self.url, body, self._headers)
+                lambda link: post_json(self._client, self.url, body, self._headers, link),
+                within=self.timeout_s,
+                what=self.url,
             )
-            reply, message, calls = self._read(answer)
+            reply, message, calls = self._read_checked(answer)
         except RequestInterruptedError:
             return interrupted_reply()
         except PlannerError as exc:
@@ -166,6 +173,17 @@ class OpenAIPlanner:
         self._pending = calls
         self._trim()
         return reply
+
+    def _read_checked(self, answer: Any) -> tuple[PlannerReply, Message, list[str]]:
+        """:meth:`_read`, with any failure it did not foresee also a PlannerError: whatever
+        a server sends must end as an apology with a reason, never as a dead turn."""
+        try:
+            return self._read(answer)
+        except PlannerError:
+            raise
+        except (RecursionError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            log.warning("openai planner: unforeseen reply shape", exc_info=True)
+            raise PlannerError(f"malformed reply: {type(exc).__name__} reading it") from None
 
     def _read(self, answer: Any) -> tuple[PlannerReply, Message, list[str]]:
         """(reply, the assistant message to keep, its tool-call ids) or PlannerError."""
@@ -199,7 +217,7 @@ class OpenAIPlanner:
         kept_message: Message = {"role": "assistant", "content": content or None}
         if kept:
             kept_message["tool_calls"] = kept
-        return PlannerReply(response=content.strip(), actions=actions), kept_message, ids
+        return PlannerReply(response=speakable(content), actions=actions), kept_message, ids
 
     def _trim(self) -> None:
         """Keep the last ``max_history`` messages, cut only before a user message (a tool
@@ -220,12 +238,11 @@ def _tool_call(call: Any, n: int) -> tuple[str, dict[str, Any], str]:
         raw = function.get("arguments") or "{}"
     except (KeyError, TypeError, AttributeError):
         raise PlannerError(f"malformed reply: tool call {n} has no function name") from None
-    if not isinstance(name, str) or not name.isidentifier():
-        raise PlannerError(f"malformed reply: tool call {n} names {str(name)[:40]!r}")
-    try:
-        args = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        raise PlannerError(f"malformed reply: the arguments of {name} are not JSON") from None
+    if not isinstance(name, str):
+        raise PlannerError(f"malformed reply: tool call {n} names a {type(name).__name__}")
+    if not name.isidentifier():
+        raise PlannerError(f"malformed reply: tool call {n} names {name[:40]!r}")
+    args = json_value(raw, f"the arguments of {name}") if isinstance(raw, str) else raw
     if not isinstance(args, dict):
         raise PlannerError(f"malformed reply: the arguments of {name} are not an object")
     call_id = call.get("id") if isinstance(call, dict) else None

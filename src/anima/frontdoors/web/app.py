@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from anima.frontdoors import payloads
 from anima.frontdoors.dispatch import Origin
 from anima.frontdoors.state import PAYLOAD_VERSION, animations_description, body_description
 from anima.frontdoors.web.humanoid import add_humanoid_routes
+from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
 
 if TYPE_CHECKING:
@@ -77,29 +77,6 @@ REFUSED: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _name_field(raw: bytes | str) -> str:
-    """``{"name": "…"}`` (or the bare name as text) → the name, for the shared name parsers."""
-    text = payloads.decode(raw)
-    if not text.startswith("{"):
-        return text
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise payloads.PayloadError(f"invalid JSON: {exc.msg} at character {exc.pos}") from None
-    except (RecursionError, ValueError):
-        raise payloads.PayloadError("invalid JSON") from None
-    if not isinstance(data, dict):
-        raise payloads.PayloadError(f"expected a JSON object, got {type(data).__name__}")
-    unknown = sorted(set(data) - {"name"})
-    if unknown:
-        raise payloads.PayloadError(f"unknown field {unknown[0]!r} (fields: name)")
-    if "name" not in data:
-        raise payloads.PayloadError("missing field 'name'")
-    if not isinstance(data["name"], str):
-        raise payloads.PayloadError("'name' must be a string")
-    return data["name"]
-
-
 def create_app(door: WebFrontDoor) -> FastAPI:
     runtime = door.runtime
 
@@ -115,6 +92,9 @@ def create_app(door: WebFrontDoor) -> FastAPI:
         description="Drive one robot: the MQTT contract's commands, its state and body.",
         static_url=DOCS_ASSETS,
     )
+
+    # bodies over the parsers' limit are refused before they are read (413), not after
+    app.add_middleware(BodyLimit, limit=payloads.MAX_PAYLOAD)
 
     @app.exception_handler(RefusedError)
     async def refused(request: Request, exc: RefusedError) -> JSONResponse:
@@ -189,14 +169,14 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
     command_route("/stop_speak", payloads.parse_stop_speak, "Interrupt the current utterance")
     command_route(
         "/animation",
-        lambda raw: payloads.parse_animation(_name_field(raw), library),
+        lambda raw: payloads.parse_animation(payloads.name_field(raw, "name"), library),
         "Play an animation from the library",
         NAME_BODY,
     )
     command_route("/look_at", payloads.parse_look_at, "Turn head and eyes to a point", LOOK_AT_BODY)
     command_route(
         "/look_at_target",
-        lambda raw: payloads.parse_look_at_target(_name_field(raw), library),
+        lambda raw: payloads.parse_look_at_target(payloads.name_field(raw, "name"), library),
         "Take a gaze posture and hold it (the default posture clears)",
         NAME_BODY,
     )

@@ -12,6 +12,7 @@ from anima.config import WebConfig
 from anima.errors import AnimaError, ConfigError, MissingDependencyError
 from anima.events import Event
 from anima.frontdoors.dispatch import CommandDispatcher
+from anima.frontdoors.payloads import MAX_PAYLOAD
 from anima.frontdoors.state import (
     PAYLOAD_VERSION,
     StateReader,
@@ -61,6 +62,9 @@ class WebFrontDoor:
             access_log=False,
             lifespan="off",
             ws="websockets-sansio",
+            # the page sends nothing on its WebSocket: a client's message is read and dropped,
+            # so bound it as the REST bodies are instead of uvicorn's 16 MiB default
+            ws_max_size=MAX_PAYLOAD,
             timeout_graceful_shutdown=2,
         )
         config.load()

@@ -114,3 +114,71 @@ def test_raw_bytes_never_take_the_server_down(served, payload: bytes, rpc: str) 
         code = exc.code()
     assert code in (grpc.StatusCode.OK, grpc.StatusCode.INTERNAL)
     assert served.state().success
+
+
+# --------------------------------------------------------------------------- named hostile values
+# The fuzz above checks that every answer is short and says why; these pin what it says for each
+# kind of hostile value (issue 12), in the mode where the value itself is the only fault.
+NAN, INF = float("nan"), float("inf")
+HOSTILE: list[tuple[str, str, Any, str]] = [
+    # (mode to reach, rpc, request, what the refusal says)
+    ("Stand", "SetStandAction", pb.SetActionRequest(stand_pitch=NAN), "stand_pitch is not finite"),
+    ("Stand", "SetStandAction", pb.SetActionRequest(stand_roll=-INF), "stand_roll is not finite"),
+    (
+        "Stand",
+        "SetStandAction",
+        pb.SetActionRequest(stand_yaw=1e308),
+        "stand_yaw=1e+308 is out of range [-0.25, 0.25] rad",
+    ),
+    (
+        "Stand",
+        "SetStandAction",
+        pb.SetActionRequest(stand_height=-1e-308),
+        "",  # a subnormal inside the range is a value like any other: accepted
+    ),
+    ("Walk", "SetSpeed", pb.SetSpeedRequest(x_speed=NAN), "x_speed is not finite (nan)"),
+    ("Walk", "SetSpeed", pb.SetSpeedRequest(yaw_speed=INF), "yaw_speed is not finite (inf)"),
+    ("Walk", "SetSpeed", pb.SetSpeedRequest(y_speed=-1e308), "y_speed=-1e+308 is out of range"),
+    (
+        "Start",
+        "SetControlMode",
+        pb.SetControlModeRequest(domain_id=2**31 - 1),
+        "domain_id must be 0 (traditional) or 1 (RL), got 2147483647",
+    ),
+    (
+        "Start",
+        "SetControlMode",
+        pb.SetControlModeRequest(domain_id=-1),
+        "domain_id must be 0 (traditional) or 1 (RL), got -1",
+    ),
+    ("Start", "SetMode", pb.SetModeRequest(mode=HUGE), f"unknown mode {'é' * 40!r}"[:-1] + "…'"),
+    ("Start", "SetMode", pb.SetModeRequest(mode="Stand\n"), "unknown mode 'Stand\\n'"),
+    ("Start", "SetMode", pb.SetModeRequest(mode="\x00"), "unknown mode '\\x00'"),
+    ("Stand", "SetStandMotion", pb.SetStandMotionRequest(motion=HUGE), "é" * 40 + "…'"),
+    ("Stand", "SetStandCarryBox", pb.SetCarryBoxRequest(carry_box="9" * 400), "9" * 40 + "…'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "rpc", "request_", "says"), HOSTILE, ids=[f"{h[1]}-{i}" for i, h in enumerate(HOSTILE)]
+)
+def test_each_hostile_value_is_refused_by_name(
+    served, mode: str, rpc: str, request_: Any, says: str
+) -> None:
+    served.reach(mode)
+    answer = getattr(served.stub, rpc)(request_, timeout=5.0)
+    if not says:
+        assert answer.success, answer.message
+        return
+    assert not answer.success
+    assert says in answer.message
+    assert len(answer.message) < 300  # a 600 kB mode name, a 100-character answer
+    assert served.state().fsm_name == mode  # nothing moved, and it still answers
+
+
+def test_a_request_over_grpcs_size_limit_is_refused_and_the_server_goes_on(served) -> None:
+    # 5 MB: past the server's 4 MB receive limit; gRPC refuses it before the servicer sees it
+    with pytest.raises(grpc.RpcError) as refused:
+        served.stub.SetMode(pb.SetModeRequest(mode="x" * 5_000_000), timeout=10.0)
+    assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert served.state().success

@@ -84,7 +84,7 @@ def test_a_taken_port_is_a_clear_error() -> None:
 
 def test_a_missing_binary_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr("anima.testing.mosquitto._SBIN", "/nonexistent")
+    monkeypatch.setattr("anima.frontdoors.mqtt.mosquitto._SBIN", "/nonexistent")
     assert find_mosquitto() is None
     with pytest.raises(MosquittoNotFoundError, match="apt-get install mosquitto") as caught:
         Mosquitto().start()

@@ -249,15 +249,16 @@ def _attach_agent(runtime: Runtime, audio_in: str | None) -> None:
 
 
 def _attach_mqtt(runtime: Runtime, cfg: AnimaConfig) -> None:
-    from anima.frontdoors.mqtt.broker import choose_broker
+    from anima.frontdoors.mqtt.choice import choose_broker
     from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 
-    choice = choose_broker(cfg.mqtt.broker, list(cfg.mqtt.candidates), cfg.mqtt.embedded_port)
-    if choice.embedded is not None:
-        runtime.attach(choice.embedded)  # stopped after the front door that uses it
-    runtime.attach(MqttFrontDoor(runtime, cfg.mqtt, choice.address))
-    kind = "embedded broker" if choice.embedded is not None else "broker"
-    typer.echo(f"anima MQTT: {kind} {choice.address}, topics {cfg.mqtt.prefix}/agent/…")
+    m = cfg.mqtt
+    choice = choose_broker(m.broker, list(m.candidates), m.embedded_port, m.embedded_broker)
+    if choice.owned is not None:
+        runtime.attach(choice.owned)  # stopped after the front door that uses it
+    runtime.attach(MqttFrontDoor(runtime, m, choice.address))
+    kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
+    typer.echo(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
 
 
 def _attach_web(runtime: Runtime, cfg: AnimaConfig) -> WebFrontDoor | None:
@@ -330,5 +331,14 @@ def status_line(runtime: Runtime) -> str:
     return (
         f"rate {s.rate_hz:.2f} Hz | period error p99 {s.period_error_p99_ms:.3f} ms "
         f"max {s.period_error_max_ms:.3f} ms | missed {s.missed} | tick p50 "
-        f"{s.tick_compute_p50_us:.0f} µs | move {move} | driver {driver}{flag}"
+        f"{s.tick_compute_p50_us:.0f} µs | move {move} | driver {driver}{_mqtt_status(runtime)}"
+        f"{flag}"
     )
+
+
+def _mqtt_status(runtime: Runtime) -> str:
+    """`` | mqtt connected`` or `` | mqtt DISCONNECTED`` (deaf), when an MQTT door is attached."""
+    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+
+    doors = [d for d in runtime.frontdoors if isinstance(d, MqttFrontDoor)]
+    return "".join(f" | mqtt {'connected' if d.connected else 'DISCONNECTED'}" for d in doors)

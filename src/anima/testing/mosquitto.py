@@ -1,9 +1,10 @@
 """A real Mosquitto broker on a free loopback port, for tests (anima's and yours).
 
-It writes its own config (loopback only, anonymous, no persistence, ``set_tcp_nodelay`` on
-unless asked otherwise) in a temporary folder and runs ``mosquitto -c`` as a child process this
-object owns. ``restart()`` brings it back on the
-same port, so clients can be checked for reconnecting::
+The same class ``anima serve`` runs as its zero-set-up broker
+(:mod:`anima.frontdoors.mqtt.mosquitto`): its own config (loopback only, anonymous, no
+persistence, ``set_tcp_nodelay`` on unless asked otherwise) in a temporary folder, ``mosquitto
+-c`` as a child process this object owns. ``restart()`` brings it back on the same port, so
+clients can be checked for reconnecting::
 
     with Mosquitto() as broker:
         door = MqttFrontDoor(runtime, config.mqtt, broker.address)
@@ -14,205 +15,11 @@ The Debian package is ``mosquitto``; when its binary cannot be found, :meth:`Mos
 raises :class:`MosquittoNotFoundError` saying so (use :func:`find_mosquitto` to skip a test).
 """
 
-from __future__ import annotations
+from anima.frontdoors.mqtt.mosquitto import (
+    Mosquitto,
+    MosquittoError,
+    MosquittoNotFoundError,
+    find_mosquitto,
+)
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
-from pathlib import Path
-from types import TracebackType
-
-from anima.errors import AnimaError, MissingDependencyError
-from anima.frontdoors.mqtt.broker import BrokerAddress, free_port
-
-# Debian installs the broker in /usr/sbin, which is not on an ordinary user's PATH
-_SBIN = os.pathsep.join(("/usr/sbin", "/usr/local/sbin"))
-
-
-def find_mosquitto() -> str | None:
-    """The path of the ``mosquitto`` binary, or None when it is not installed."""
-    return shutil.which("mosquitto") or shutil.which("mosquitto", path=_SBIN)
-
-
-class MosquittoNotFoundError(MissingDependencyError):
-    """The ``mosquitto`` binary is not installed (Debian: ``apt-get install mosquitto``)."""
-
-    def __init__(self) -> None:
-        super().__init__("mosquitto", "mqtt")
-        self.args = (
-            "the mosquitto broker is not installed (no 'mosquitto' on PATH or in "
-            f"{_SBIN}); install it with: apt-get install mosquitto",
-        )
-
-
-class MosquittoError(AnimaError):
-    """Mosquitto did not start or stop as asked; the message has the end of its log."""
-
-
-class Mosquitto:
-    """One Mosquitto process on ``127.0.0.1:<port>``; ``start()``/``stop()``/``restart()``."""
-
-    def __init__(
-        self, port: int | None = None, *, binary: str | None = None, tcp_nodelay: bool = True
-    ) -> None:
-        self._binary = binary
-        self._port = port
-        # Mosquitto's default leaves Nagle's algorithm on: a small message waits for the ACK
-        # of the previous one, which the client delays by up to 40 ms (p99 latency ~23 ms
-        # instead of ~11 ms in ``anima bench mqtt``)
-        self._tcp_nodelay = tcp_nodelay
-        self._dir: Path | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self.starts = 0  # how many times it started serving (restarts included)
-
-    @property
-    def address(self) -> BrokerAddress:
-        if self._port is None:
-            raise MosquittoError("mosquitto has no port yet: start() it first")
-        return BrokerAddress("127.0.0.1", self._port)
-
-    @property
-    def config_path(self) -> Path | None:
-        """The config file written for the broker (None before the first start)."""
-        return self._dir / "mosquitto.conf" if self._dir is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    def start(self, timeout: float = 5.0) -> None:
-        """Start the broker and return once it accepts TCP connections."""
-        if self.running:
-            return
-        binary = self._binary or find_mosquitto()
-        if binary is None:
-            raise MosquittoNotFoundError()
-        if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="anima-mosquitto-"))
-        fixed = self._port is not None
-        for attempt in range(3):  # a free port can be taken between probe and bind
-            if not fixed:
-                self._port = free_port()
-            try:
-                self._launch(binary, timeout)
-                return
-            except MosquittoError:
-                if fixed or attempt == 2:
-                    if not self.starts:  # it never served: leave no folder behind
-                        self.close()
-                    raise
-
-    def _launch(self, binary: str, timeout: float) -> None:
-        assert self._dir is not None
-        assert self._port is not None
-        conf = self._dir / "mosquitto.conf"
-        log = self._dir / "mosquitto.log"
-        conf.write_text(
-            "\n".join(
-                (
-                    f"listener {self._port} 127.0.0.1",
-                    "allow_anonymous true",
-                    "persistence false",
-                    f"set_tcp_nodelay {'true' if self._tcp_nodelay else 'false'}",
-                    f"log_dest file {log}",
-                    "log_type error",
-                    "log_type warning",
-                    "log_type notice",
-                    # run as root (a container), mosquitto would switch to its own user
-                    # and no longer be able to write the log in our folder
-                    "user root" if os.geteuid() == 0 else "",
-                    "",
-                )
-            ),
-            encoding="utf-8",
-        )
-        try:
-            self._process = subprocess.Popen(
-                [binary, "-c", str(conf)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        except OSError as exc:
-            raise MosquittoError(f"cannot run {binary!r}: {exc.strerror or exc}") from exc
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                code = self._process.returncode
-                self._process = None
-                raise MosquittoError(
-                    f"mosquitto exited with status {code} on port {self._port}: {self._log()}"
-                )
-            try:
-                with socket.create_connection(("127.0.0.1", self._port), timeout=0.2):
-                    pass
-            except OSError:
-                time.sleep(0.005)
-                continue
-            if self._process.poll() is None:  # not someone else's listener
-                self.starts += 1
-                return
-        self._kill()
-        raise MosquittoError(
-            f"mosquitto did not accept connections on port {self._port} within {timeout:g} s: "
-            f"{self._log()}"
-        )
-
-    def _log(self, lines: int = 5) -> str:
-        path = self._dir / "mosquitto.log" if self._dir is not None else None
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace") if path else ""
-        except OSError:
-            text = ""
-        tail = " | ".join(text.strip().splitlines()[-lines:])
-        return tail or "(nothing logged)"
-
-    def _kill(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.kill()
-            process.wait(5.0)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the broker (SIGTERM, then SIGKILL after ``timeout``); the port is kept."""
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout)
-
-    def restart(self, timeout: float = 5.0) -> None:
-        """Stop and start again on the same port (retained messages are lost: no persistence)."""
-        self.stop(timeout)
-        self.start(timeout)
-
-    def close(self) -> None:
-        """Stop the broker and remove its folder."""
-        self.stop()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def __enter__(self) -> Mosquitto:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+__all__ = ["Mosquitto", "MosquittoError", "MosquittoNotFoundError", "find_mosquitto"]

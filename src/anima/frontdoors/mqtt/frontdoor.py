@@ -6,6 +6,12 @@ go to ``<prefix>/agent/feedback/error``. Runtime events become feedback topics; 
 message is published a few times a second; ``<prefix>/agent/status`` is a retained ``online``
 with a last will of ``offline``.
 
+Never deaf while saying ``online``: every paho callback runs inside a boundary that keeps its
+exceptions (``guard.py``), and a watchdog on the door's own thread notices if paho's network
+thread ends anyway, marks the door disconnected and restarts the loop. The session is
+persistent (``session.py``): QoS 1 commands sent while the link is down are delivered after it
+comes back, or refused as stale after a long outage (estop never is).
+
 Beyond Nadine's contract, when a humanoid is linked: ``<prefix>/agent/control/humanoid/<command>``
 (mode, motion, posture, speed; :mod:`anima.frontdoors.humanoid`) runs on a worker thread of this
 door (a gRPC round trip), answering on ``<prefix>/agent/feedback/humanoid`` or the error topic,
@@ -17,14 +23,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
-import ssl
+import secrets
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from anima.config import MqttConfig
-from anima.errors import AnimaError, MissingDependencyError
+from anima.errors import AnimaError
 from anima.events import (
     ActionStatus,
     CommandRejected,
@@ -42,7 +48,10 @@ from anima.events import (
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
+from anima.frontdoors.mqtt import link
 from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
+from anima.frontdoors.mqtt.session import Backlog
 from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
 from anima.frontdoors.payloads import Parser, control_parsers, excerpt
 from anima.frontdoors.state import runtime_state
@@ -54,6 +63,8 @@ log = logging.getLogger(__name__)
 
 HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
 MAX_HUMANOID_PENDING = 32  # humanoid commands waiting for the robot; more are refused
+WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
+SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
 
 
 def _json(**fields: Any) -> str:
@@ -63,13 +74,24 @@ def _json(**fields: Any) -> str:
 class MqttFrontDoor:
     """Bridges one robot's MQTT topics to its runtime. ``start()``/``stop()`` own everything."""
 
-    def __init__(self, runtime: Runtime, config: MqttConfig, address: BrokerAddress) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        config: MqttConfig,
+        address: BrokerAddress,
+        *,
+        parsers: dict[str, Parser] | None = None,
+    ) -> None:
+        """``parsers`` replaces the control topics' parsers (by leaf): extensions and tests."""
         self.runtime = runtime
         self.config = config
         self.address = address
         self.topics = Topics(config.prefix)
+        self.client_id = link.client_id(config)
         self.dispatcher = CommandDispatcher(runtime.execute, runtime.events)
-        self._parsers: dict[str, Parser] = control_parsers(runtime.library)
+        self._parsers: dict[str, Parser] = (
+            control_parsers(runtime.library) if parsers is None else dict(parsers)
+        )
         self._client: Any = None
         self._connected = threading.Event()
         self._stop = threading.Event()
@@ -78,36 +100,30 @@ class MqttFrontDoor:
         self.received = 0
         self.rejected = 0
         self.connects = 0
+        self.restarts = 0  # times the watchdog restarted a dead network thread
+        self.last_outage_s = 0.0  # the outage the last connection ended (inf: unknown)
         self._subscription = -1  # message id of the pending SUBSCRIBE
+        self._boundary = CallbackBoundary(self._on_crash)
+        self._backlog = Backlog(config.stale_after_s)
+        self._net_thread: threading.Thread | None = None  # paho's, seen from its callbacks
+        self._poison: tuple[str, bytes] | None = None  # the message that ended that thread
+        self._connected_at = 0.0
+        self._short_links = 0
         self._humanoid_worker: ThreadPoolExecutor | None = None
         self._humanoid_lock = threading.Lock()
         self._humanoid_pending = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        try:
-            import paho.mqtt.client as mqtt
-            from paho.mqtt.enums import CallbackAPIVersion
-        except ImportError as exc:
-            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
         cfg = self.config
-        client_id = cfg.client_id or f"anima-{cfg.prefix}-{os.getpid()}"
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id)
-        if cfg.username is not None:
-            client.username_pw_set(cfg.username, cfg.password)
-        if cfg.tls_ca is not None:
-            client.tls_set(
-                ca_certs=cfg.tls_ca,
-                certfile=cfg.tls_cert,
-                keyfile=cfg.tls_key,
-                cert_reqs=ssl.CERT_REQUIRED,
-            )
+        client = link.new_client(cfg, clean_session=not cfg.persistent_session)
         client.will_set(self.topics.status, "offline", qos=1, retain=True)
-        client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
-        client.on_connect = self._on_connect
-        client.on_subscribe = self._on_subscribe
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
+        client.reconnect_delay_set(0.25, 2)  # seconds (floats work)
+        guard = self._boundary.guard
+        client.on_connect = guard("on_connect", self._on_connect)
+        client.on_subscribe = guard("on_subscribe", self._on_subscribe)
+        client.on_disconnect = guard("on_disconnect", self._on_disconnect)
+        client.on_message = guard("on_message", self._on_message, self._message_failed)
         self._client = client
         events = self.runtime.events
         self._unsubscribe = [
@@ -123,7 +139,7 @@ class MqttFrontDoor:
         client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
         client.loop_start()
         self._stop.clear()
-        self._state_thread = threading.Thread(target=self._publish_state, name="anima-mqtt-state")
+        self._state_thread = threading.Thread(target=self._watch, name="anima-mqtt-watch")
         self._state_thread.start()
 
     def wait_connected(self, timeout: float) -> bool:
@@ -131,7 +147,9 @@ class MqttFrontDoor:
 
     @property
     def connected(self) -> bool:
-        return self._connected.is_set()
+        """Connected, subscribed, and paho's network thread alive: commands are heard."""
+        thread = self._net_thread
+        return self._connected.is_set() and (thread is None or thread.is_alive())
 
     def stop(self) -> None:
         self._stop.set()
@@ -154,16 +172,32 @@ class MqttFrontDoor:
             client.disconnect()
             client.loop_stop()
             self._client = None
+            if self.config.persistent_session:
+                link.end_session(self.config, self.address)
 
     # ------------------------------------------------------------------ paho callbacks
     def _on_connect(
-        self, client: Any, _userdata: Any, _flags: Any, reason: Any, _props: Any
+        self, client: Any, _userdata: Any, flags: Any, reason: Any, _props: Any
     ) -> None:
+        self._net_thread = threading.current_thread()  # paho's: the watchdog follows it
         if reason.is_failure:
             log.warning("MQTT connection to %s refused: %s", self.address, reason)
             return
         self.connects += 1
-        _rc, self._subscription = client.subscribe(self.topics.control_filter, qos=1)
+        self._connected_at = time.monotonic()
+        present = bool(getattr(flags, "session_present", False))
+        marker = f"{self.connects}-{secrets.token_hex(4)}"
+        outage = self._backlog.connected(present and self.config.persistent_session, marker)
+        self.last_outage_s = outage
+        if self.connects > 1:
+            kept = "kept the session: queued commands follow" if present else "kept no session"
+            log.info("MQTT reconnected after %.2f s; the broker %s", outage, kept)
+        session_topic = self.topics.session(self.client_id)
+        _rc, self._subscription = client.subscribe(
+            [(self.topics.control_filter, 1), (session_topic, 1)]
+        )
+        if present:  # queued behind the backlog: when it arrives, the backlog is over
+            client.publish(session_topic, marker, qos=1)
 
     def _on_subscribe(
         self, client: Any, _userdata: Any, mid: int, reasons: Any, _props: Any
@@ -185,20 +219,43 @@ class MqttFrontDoor:
     def _on_disconnect(
         self, _client: Any, _userdata: Any, _flags: Any, reason: Any, _props: Any
     ) -> None:
+        self._backlog.disconnected()
         if self._connected.is_set():
             log.warning("MQTT disconnected from %s (%s): reconnecting", self.address, reason)
+            lasted = time.monotonic() - self._connected_at
+            self._short_links = self._short_links + 1 if lasted < SHORT_LINK_S else 0
+            if self._short_links == 3:
+                log.warning(
+                    "MQTT: the broker cut 3 connections in a row within %g s: another client "
+                    "probably uses the client id %r (another anima with prefix %r?)",
+                    SHORT_LINK_S,
+                    self.client_id,
+                    self.config.prefix,
+                )
         self._connected.clear()
 
     def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
         topic: str = msg.topic
         payload: bytes = msg.payload
         if not topic.startswith(self.topics.control):
+            if topic == self.topics.session(self.client_id):
+                if self._backlog.marker_arrived(payload.decode("utf-8", "replace")):
+                    log.debug("MQTT: the broker's backlog is delivered")
+                return
             # not a command, and not ours to answer: amqtt 0.12 can hand a client that
             # reconnected after an abrupt drop its own last will (our status topic)
             log.debug("ignored a message on %s: not a control topic", topic)
             return
         self.received += 1
+        if self._poison == (topic, bytes(payload)):  # redelivered: it is never handled again
+            self._poison = None
+            self._error(topic, payload, "refused: handling it stopped the MQTT network thread")
+            return
         leaf = topic[len(self.topics.control) :]
+        stale = self._backlog.stale(leaf)
+        if stale is not None:
+            self._error(topic, payload, stale)
+            return
         if leaf.startswith(HUMANOID_LEAF):
             self._humanoid(topic, leaf[len(HUMANOID_LEAF) :], payload)
             return
@@ -216,11 +273,21 @@ class MqttFrontDoor:
         except AnimaError as exc:
             self._error(topic, payload, str(exc))
             return
-        except Exception as exc:  # a parser bug must cost one message, not paho's thread
-            log.exception("parsing a message on %s failed", topic)
-            self._error(topic, payload, f"internal error: {exc!r}")
-            return
+        # any other exception: the boundary answers it (_message_failed), paho's thread lives
         self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
+
+    def _message_failed(self, exc: Exception, args: tuple[Any, ...]) -> None:
+        """The boundary caught ``exc`` from ``_on_message``: answer that message."""
+        msg = args[2]
+        reason = f"internal error: {type(exc).__name__}: {describe(exc)}"
+        self._error(str(msg.topic), bytes(msg.payload), reason)
+
+    def _on_crash(self, name: str, _exc: BaseException, args: tuple[Any, ...]) -> None:
+        """A BaseException ends paho's thread: deaf from now until the watchdog restarts it."""
+        self._connected.clear()
+        if name == "on_message":  # QoS 1: unacknowledged, the broker will deliver it again
+            msg = args[2]
+            self._poison = (str(msg.topic), bytes(msg.payload))
 
     # ------------------------------------------------------------------ the humanoid
     def _humanoid(self, topic: str, command: str, payload: bytes) -> None:
@@ -328,15 +395,45 @@ class MqttFrontDoor:
     def state_payload(self) -> str:
         return _json(**runtime_state(self.runtime))
 
-    def _publish_state(self) -> None:
+    def _watch(self) -> None:
+        """The door's own thread: restarts a dead network thread; publishes the state."""
         period = 1.0 / self.config.state_hz
-        while not self._stop.wait(period):
-            if self._connected.is_set():
-                try:
-                    self._publish(self.topics.state, self.state_payload(), retain=True)
-                    link = self.runtime.humanoid
-                    if link is not None and link.state is not None:
-                        body = _json(**dataclasses.asdict(link.state), error=link.error)
-                        self._publish(self.topics.humanoid_state, body, retain=True)
-                except Exception:  # the state is best effort; the next one will do
-                    log.exception("state publish failed")
+        due = time.monotonic() + period
+        while not self._stop.wait(min(WATCH_S, period)):
+            self._check_network()
+            if time.monotonic() < due:
+                continue
+            due += period
+            if self.connected:
+                self._publish_state()
+
+    def _check_network(self) -> None:
+        thread, client = self._net_thread, self._client
+        if thread is None or thread.is_alive() or client is None or self._stop.is_set():
+            return
+        self._net_thread = None
+        self._connected.clear()
+        self.restarts += 1
+        log.error(
+            "MQTT: paho's network thread ended: deaf to %s; restarting it (restart %d)",
+            self.topics.control_filter,
+            self.restarts,
+        )
+        try:
+            client.loop_stop()  # joins the dead thread
+            # a fresh connection: the broker sees the old one end without a DISCONNECT and
+            # publishes the will ("offline") until the new subscription says "online"
+            client.connect_async(self.address.host, self.address.port, self.config.keepalive_s)
+            client.loop_start()
+        except Exception:  # the next watch retries
+            log.exception("MQTT: restarting the network thread failed")
+
+    def _publish_state(self) -> None:
+        try:
+            self._publish(self.topics.state, self.state_payload(), retain=True)
+            link = self.runtime.humanoid
+            if link is not None and link.state is not None:
+                body = _json(**dataclasses.asdict(link.state), error=link.error)
+                self._publish(self.topics.humanoid_state, body, retain=True)
+        except Exception:  # the state is best effort; the next one will do
+            log.exception("state publish failed")

@@ -35,3 +35,8 @@ class Topics:
     @property
     def status(self) -> str:
         return f"{self.prefix}/agent/status"
+
+    def session(self, client_id: str) -> str:
+        """The door's own topic for its session marker (see ``session.py``); not a command."""
+        level = "".join("_" if c in "/+#" else c for c in client_id)
+        return f"{self.prefix}/agent/session/{level}"

@@ -26,7 +26,7 @@ from anima.animation.library import AnimationLibrary
 from anima.errors import InvalidCommandError
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding
-MAX_TEXT = 2000  # characters of speech in one request
+MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request: the limit speak() enforces
 MAX_NAME = 200  # characters of an animation name
 MAX_COORD = 100.0  # metres: farther look-at points are surely a unit mistake
 DEFAULT_LOCALE = "en-US"

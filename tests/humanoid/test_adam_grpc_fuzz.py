@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anima.errors import InvalidCommandError, NonFiniteValueError
 from anima.humanoid import adam_control_pb2 as pb
+from anima.humanoid.client import AdamClient
 from anima.humanoid.spec import MODES, MOTIONS
 
 HUGE = "é" * 300_000  # ~600 kB on the wire, under gRPC's 4 MB default
@@ -182,3 +184,25 @@ def test_a_request_over_grpcs_size_limit_is_refused_and_the_server_goes_on(serve
         served.stub.SetMode(pb.SetModeRequest(mode="x" * 5_000_000), timeout=10.0)
     assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert served.state().success
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "says"),
+    [
+        (lambda c: c.posture(NAN, 0, 0, 0), NonFiniteValueError, "stand_pitch is not finite"),
+        (lambda c: c.posture(0, 0, 1e308, 0), InvalidCommandError, "stand_yaw=1e+308 is out"),
+        (lambda c: c.speed(0, INF, 0), NonFiniteValueError, "y_speed is not finite (inf)"),
+        (lambda c: c.set_control_mode("9" * 5000), InvalidCommandError, "got '999"),
+        (lambda c: c.set_control_mode("x" * 3000), InvalidCommandError, "got 'xxx"),
+        (lambda c: c.set_control_mode(10**5000), InvalidCommandError, "got a huge integer"),
+        (lambda c: c.carry_box("9" * 400), InvalidCommandError, "got '999"),
+    ],
+)
+def test_the_client_refuses_hostile_arguments_before_sending(
+    call: Callable[[AdamClient], object], error: type[Exception], says: str
+) -> None:
+    # not connected: each refusal comes before any RPC (5000 digits once raised ValueError)
+    with pytest.raises(error) as refused:
+        call(AdamClient(port=1))
+    assert says in str(refused.value)
+    assert len(str(refused.value)) < 200

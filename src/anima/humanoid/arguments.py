@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from anima.errors import ConfigError, InvalidCommandError, NonFiniteValueError
-from anima.humanoid.spec import CONTROL_MODES, RL, TRADITIONAL, Range
+from anima.humanoid.spec import CONTROL_MODES, RL, TRADITIONAL, Range, quote
 
 DEFAULT_IP, DEFAULT_PORT = "127.0.0.1", 6666
 IP_CONFIG = "ip_config.json"  # the vendor's client configuration: {"ip": "...", "port": 6666}
@@ -40,11 +40,16 @@ def control_mode_id(mode: int | str) -> int:
         key = mode.strip().lower()
         if key in CONTROL_NAMES:
             return CONTROL_NAMES[key]
-        if key.lstrip("-").isdigit():
+        if key.lstrip("-").isdigit() and len(key) <= 12:  # int() refuses > 4300 digits
             mode = int(key)
     if isinstance(mode, int) and not isinstance(mode, bool) and mode in CONTROL_MODES:
         return mode
-    raise InvalidCommandError(f"control mode must be traditional (0) or rl (1), got {mode!r}")
+    # quoted short: a typed 400-digit or 3 kB argument must not make a 3 kB answer
+    if isinstance(mode, str):
+        shown = quote(mode)
+    else:  # str() of an int of more than 4300 digits raises
+        shown = quote(str(mode))[1:-1] if mode.bit_length() < 14_000 else "a huge integer"
+    raise InvalidCommandError(f"control mode must be traditional (0) or rl (1), got {shown}")
 
 
 def check_ranges(values: Mapping[str, float], ranges: Mapping[str, Range]) -> None:

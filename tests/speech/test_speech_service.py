@@ -21,6 +21,7 @@ from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioChunk, Cancel
 from anima.speech.service import LIPS, SpeechService
 from anima.speech.sinks import NullSink
+from anima.testing import eventually
 from anima.testing.tts import RATE, ScriptedEngine
 
 LIP_OPEN = 4  # 0-based index of lip_open in the shipped body
@@ -294,3 +295,15 @@ def test_stopping_the_service_ends_every_utterance_with_shutdown() -> None:
         engine.gate.set()
         rig.hub.stop()
         rig.motion.stop()
+
+
+def test_an_estop_of_the_engine_itself_stops_speech_within_a_hop(rig: Rig) -> None:
+    # the runtime stops speech with its estop; the service also notices one made on the engine
+    uid = rig.speech.speak("one two three four five six seven eight nine ten eleven twelve")
+    assert eventually(lambda: LIPS in rig.motion.state().overrides)
+    rig.motion.estop()
+    assert rig.wait_ended(1, timeout=2)
+    assert [(e.utterance, e.reason) for e in rig.ended()] == [(uid, "estop")]
+    frozen = rig.sink.played()
+    time.sleep(0.1)
+    assert rig.sink.played() == frozen  # silent

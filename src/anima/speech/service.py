@@ -299,6 +299,11 @@ class SpeechService:
                 if pb is None:
                     self._cond.wait()
                     continue
+                if self._motion.estopped:
+                    # the runtime stops speech with its estop; this catches an estop of the
+                    # engine itself (engine.estop()) within one hop
+                    self.stop_speaking("estop")
+                    continue
                 played, written = self.sink.played(), self.sink.written()
                 if pb.synthesized and played >= written:
                     pb.utterance.finished.set()

@@ -4,26 +4,35 @@
 * sway: the cost of one 50 ms hop;
 * on the real 100 Hz engine with the null sink (real-time playback clock):
   ``end_speak`` lateness after the last sample, stop latency (stop → mouth back at rest),
-  and the A/V offset (lag of mouth opening against the audio envelope, cross-correlation).
+  and the A/V offset (lag of mouth opening against the audio envelope, cross-correlation);
+* with ``--loop`` (:func:`run_starvation_bench`): the real 100 Hz loop, playing an animation,
+  while each engine synthesizes long text as fast as it can (2,000 characters of sentences, and
+  one 20,000-character clause given straight to the engine) and while voices load: the loop's
+  missed deadlines and its largest gap between frames sent (target: 0 missed, no gap over two
+  periods, 20 ms), with the same figures for the loop alone as the machine's floor.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 import timeit
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from anima.bench.scene import wave
 from anima.body import load_body
 from anima.clock import MonotonicClock
 from anima.config import SpeechConfig
+from anima.drivers.base import Frame
 from anima.drivers.sim import SimDriver
 from anima.events import Event, EventHub, SpeechEnded
 from anima.motion.engine import MotionEngine
 from anima.speech import load_engines
-from anima.speech.base import Cancel, TTSEngine
+from anima.speech.base import AudioChunk, Cancel, TTSEngine
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
 from anima.speech.sway import SwayGenerator
@@ -203,3 +212,132 @@ def _av_offset_ms(driver: SimDriver, sink: NullSink, lip: int) -> float:
         denom = a - 2 * b + c
         frac = 0.5 * (a - c) / denom if denom else 0.0
     return float((lags[k] + frac) * 10.0)
+
+
+# ---------------------------------------------------------------- the loop while engines work
+
+LONG_SENTENCES = (
+    "The robot looks at you, waves its hand and smiles. It speaks slowly, about the weather, "
+    "the time of day and what it has seen; then it waits for an answer. "
+)
+CLAUSE_WORDS = ("the", "robot", "looks", "at", "you", "and", "waves", "its", "hand", "while")
+
+
+def long_text(chars: int) -> str:
+    """Ordinary sentences, ``chars`` characters long."""
+    return (LONG_SENTENCES * (chars // len(LONG_SENTENCES) + 1))[:chars]
+
+
+def one_clause(chars: int) -> str:
+    """One clause of ``chars`` characters: words and spaces, no punctuation at all."""
+    return " ".join(itertools.islice(itertools.cycle(CLAUSE_WORDS), chars))[:chars]
+
+
+class _TimedSim(SimDriver):
+    """The sim driver, noting the real time of every frame sent (a frame's own ``t`` is its
+    nominal deadline, which hides how late it really went out)."""
+
+    def __init__(self) -> None:
+        super().__init__(history=16)
+        self.sent_at: list[float] = []
+
+    def send(self, frame: Frame) -> Frame:
+        self.sent_at.append(time.perf_counter())
+        return super().send(frame)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopUnderLoad:
+    """The 100 Hz loop's health while one piece of work ran (``anima bench speech --loop``)."""
+
+    work: str  # what ran beside the loop
+    seconds: float  # how long it ran
+    ticks: int
+    missed: int  # deadlines the loop skipped
+    max_gap_ms: float  # the largest gap between two frames sent (10 ms when all is well)
+    first_audio_ms: float | None = None  # synthesis only: time to the first chunk
+    audio_s: float | None = None  # synthesis only: audio produced before it stopped
+
+
+def _under_loop(work: str, job: Callable[[], tuple[float | None, float | None]]) -> LoopUnderLoad:
+    """Run ``job`` on this thread while the real 100 Hz loop plays an animation on its own."""
+    body = load_body()
+    driver = _TimedSim()
+    driver.connect()
+    motion = MotionEngine(body, driver, clock=MonotonicClock())
+    motion.start()
+    try:
+        for _ in range(8):  # 24 s of arm and brow motion: longer than any job here
+            motion.queue_move(wave(body))
+        time.sleep(0.2)  # the loop is settled before the work begins
+        before, k = motion.stats().missed, len(driver.sent_at)
+        t0 = time.perf_counter()
+        first, audio = job()
+        seconds = time.perf_counter() - t0
+        stats = motion.stats()
+        sent = driver.sent_at[k - 1 :]
+    finally:
+        motion.stop()
+        driver.disconnect()
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    return LoopUnderLoad(
+        work=work, seconds=seconds, ticks=len(sent) - 1, missed=stats.missed - before,
+        max_gap_ms=max(gaps, default=0.0) * 1e3, first_audio_ms=first, audio_s=audio,
+    )  # fmt: skip
+
+
+def _synthesis(
+    engine: TTSEngine, text: str, budget_s: float
+) -> Callable[[], tuple[float | None, float | None]]:
+    """Synthesize ``text`` as fast as the engine goes, for at most ``budget_s`` seconds."""
+
+    def job() -> tuple[float | None, float | None]:
+        cancel = Cancel()
+        t0 = time.perf_counter()
+        first: float | None = None
+        samples, rate = 0, 1
+        chunks: Iterator[AudioChunk] = engine.synthesize(text, "en-US", cancel)
+        for chunk in chunks:
+            if first is None:
+                first = (time.perf_counter() - t0) * 1e3
+            samples, rate = samples + len(chunk.samples), chunk.sample_rate
+            if time.perf_counter() - t0 > budget_s:
+                cancel.set()
+        return first, samples / rate
+
+    return job
+
+
+def _idle(seconds: float) -> Callable[[], tuple[float | None, float | None]]:
+    def job() -> tuple[float | None, float | None]:
+        time.sleep(seconds)
+        return None, None
+
+    return job
+
+
+def _loading(load: Callable[[], object]) -> Callable[[], tuple[float | None, float | None]]:
+    def job() -> tuple[float | None, float | None]:
+        load()
+        return None, None
+
+    return job
+
+
+def run_starvation_bench(budget_s: float = 5.0) -> list[LoopUnderLoad]:
+    """The loop beside each engine's loading and long syntheses, and beside nothing (the floor).
+
+    Each synthesis runs at most ``budget_s`` seconds and is then cancelled (a 20,000-character
+    clause is ~20 minutes of speech); ``first_audio_ms`` says how soon its audio began.
+    """
+    results = [_under_loop("nothing (the floor)", _idle(budget_s))]
+    engines, _ = load_engines(SpeechConfig())
+    for engine in engines:
+        results.append(_under_loop(f"{engine.name}: load the voice", _loading(engine.load)))
+        for label, text in (
+            ("2,000 characters of sentences", long_text(2000)),
+            ("one 20,000-character clause", one_clause(20_000)),
+        ):
+            job = _synthesis(engine, text, budget_s)
+            results.append(_under_loop(f"{engine.name}: {label}", job))
+    return results

@@ -104,11 +104,34 @@ def bench_serial(
 def bench_speech(
     utterances: Annotated[int, typer.Option(min=1, help="Utterances timed for end_speak.")] = 5,
     stops: Annotated[int, typer.Option(min=1, help="Barge-ins timed.")] = 5,
+    loop: Annotated[
+        bool,
+        typer.Option(
+            "--loop",
+            help="Instead: the 100 Hz loop's missed deadlines and largest frame gap while each "
+            "engine loads and synthesizes long text (2,000 characters; a 20,000-character clause).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """TTS first audio and speed per engine, sway cost, A/V offset, stop and end_speak timing."""
-    from anima.bench.speech import run_speech_bench
+    from anima.bench.speech import run_speech_bench, run_starvation_bench
 
+    if loop:
+        rows = run_starvation_bench()
+        if as_json:
+            typer.echo(json.dumps([dataclasses.asdict(x) for x in rows], indent=2))
+            return
+        for x in rows:
+            audio = "" if x.first_audio_ms is None else (
+                f", first audio {x.first_audio_ms:.0f} ms, {x.audio_s:.0f} s of audio"
+            )  # fmt: skip
+            typer.echo(
+                f"{x.work:42} {x.missed:3} missed, largest gap {x.max_gap_ms:5.1f} ms "
+                f"({x.ticks} frames in {x.seconds:.1f} s{audio})"
+            )
+        typer.echo("target: 0 missed, no gap over 20 ms (two periods)")
+        return
     r = run_speech_bench(utterances, stops)
     if as_json:
         typer.echo(json.dumps(dataclasses.asdict(r), indent=2))

@@ -15,7 +15,7 @@ from anima.body import load_body
 from anima.clock import MonotonicClock
 from anima.commands import MAX_SPEECH_TEXT
 from anima.drivers.sim import SimDriver
-from anima.errors import CommandRefusedError, InvalidCommandError
+from anima.errors import CommandRefusedError, EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, Notice, SpeechEnded, SpeechStarted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioChunk, Cancel
@@ -307,3 +307,40 @@ def test_an_estop_of_the_engine_itself_stops_speech_within_a_hop(rig: Rig) -> No
     frozen = rig.sink.played()
     time.sleep(0.1)
     assert rig.sink.played() == frozen  # silent
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(st.sampled_from(["speak", "stop", "estop", "reset", "wait"]), max_size=10))
+def test_estops_refuse_or_end_but_every_start_still_has_exactly_one_end(
+    rig: Rig, script: list[str]
+) -> None:
+    ids: list[str] = []
+    for step in script:
+        if step == "speak":
+            try:
+                ids.append(rig.speech.speak("a few words"))
+            except EStopActiveError:
+                assert rig.motion.estopped  # refused only while the estop is on
+        elif step == "stop":
+            rig.speech.stop_speaking()
+        elif step == "estop":
+            rig.motion.estop()
+            rig.speech.stop_speaking("estop")  # what Runtime.execute(EmergencyStop()) does
+        elif step == "reset":
+            rig.motion.reset()
+        else:
+            time.sleep(0.03)
+    rig.motion.reset()
+    rig.speech.stop_speaking()
+    deadline = time.monotonic() + 10
+    with rig.done:
+        while not set(ids) <= {e.utterance for e in rig.ended()}:
+            assert rig.done.wait(max(0.0, deadline - time.monotonic()))
+    time.sleep(0.05)
+    ends = [e.utterance for e in rig.ended()]
+    assert all(ends.count(uid) == 1 for uid in ids)
+    assert {e.utterance for e in rig.started()} >= set(ids)

@@ -262,3 +262,60 @@ def test_refusals_never_echo_a_whole_value(http: httpx.Client) -> None:
         assert r.status_code == 400, (path, r.text[:200])
         assert len(r.json()["reason"]) < 200, (path, r.json()["reason"][:300])
     still_answers(http)
+
+
+# ---------------------------------------------------------------------------- WebSocket
+def test_a_huge_websocket_message_closes_that_socket_only(robot: Robot, http: httpx.Client) -> None:
+    import asyncio
+
+    import websockets
+
+    url = robot[1].url.replace("http://", "ws://") + "ws"
+
+    async def run() -> tuple[int | None, str]:
+        async with websockets.connect(url, max_size=None) as ws:
+            await ws.recv()  # hello
+            await ws.send("x" * 1_000_000)  # the page never sends: 1 MB is hostile
+            code = None  # still open after 5 s of state messages: the message was taken
+            end = asyncio.get_running_loop().time() + 5.0
+            try:
+                while asyncio.get_running_loop().time() < end:
+                    await asyncio.wait_for(ws.recv(), 5.0)
+            except websockets.ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd is not None else None
+        async with websockets.connect(url) as ws:
+            hello = await asyncio.wait_for(ws.recv(), 5.0)
+        return code, str(hello)
+
+    code, hello = asyncio.run(run())
+    assert code == 1009  # message too big: past the 64 KiB bound, not uvicorn's 16 MiB
+    assert '"type":"hello"' in hello
+    still_answers(http)
+
+
+# ---------------------------------------------------------------------------- a linked humanoid
+def test_hostile_humanoid_values_never_reach_the_robot(
+    humanoid_robot: Robot,
+) -> None:
+    runtime, door = humanoid_robot
+    link = runtime.humanoid
+    assert link is not None
+    assert eventually(lambda: link.summary() is not None, timeout=10.0)
+    with httpx.Client(base_url=door.url, timeout=10.0) as http:
+        cases = [
+            ({"pitch": int(BIG), "roll": 0, "yaw": 0, "height": 0}, "'pitch' must be finite"),
+            ({"pitch": 0, "roll": 1e300, "yaw": 0, "height": 0}, "stand_roll=1e+300 is out of"),
+            ({"pitch": 0, "roll": 0, "yaw": 0, "height": -(10**300)}, "stand_height=-1e+300"),
+        ]
+        for body, says in cases:
+            r = http.post("/api/humanoid/posture", json=body)
+            assert r.status_code == 400, r.text
+            assert says in r.json()["reason"]
+        r = http.post("/api/humanoid/speed", content=f'{{"x": {BIG}, "y": 0, "yaw": 0}}')
+        assert (r.status_code, r.json()["reason"]) == (
+            400,
+            "'x' must be finite, got 1222222222…(400 digits)",
+        )
+        state = http.get("/api/humanoid/state")
+        assert state.status_code == 200
+        assert state.json()["fsm_name"] == "Stop"  # nothing was sent that moved it

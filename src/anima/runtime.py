@@ -86,7 +86,7 @@ class Runtime:
             animation=self.config.animation,
         )
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
-        self.frontdoors: list[FrontDoor] = []  # started last, stopped first
+        self.frontdoors: list[FrontDoor] = []  # started last; stopped first, once speech ended
         self.speech: SpeechService | None = None  # created at start when an engine loads
         self.humanoid: HumanoidLink | None = None  # when humanoid.type is sim or adam
         self.agent: Conversation | None = None  # the voice agent, when attached
@@ -292,7 +292,10 @@ class Runtime:
                 if self.speech is not None:
                     # before the doors: every start_speak they sent gets its end_speak
                     self.speech_problem = "the runtime is stopping"
-                    self.speech.stop("shutdown")
+                    try:
+                        self.speech.stop("shutdown")
+                    except Exception:  # a failing sink must not keep the doors open
+                        log.exception("stopping speech failed")
                     self.speech = None
                 if not self.events.flush(1.0):  # the doors hear those ends before they close
                     log.warning("events still undelivered when the front doors stop")

@@ -13,7 +13,7 @@ import pytest
 from anima import commands as cmd
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
-from anima.errors import CommandRefusedError
+from anima.errors import CommandRefusedError, SpeechError
 from anima.events import Event, MoveStarted, Notice, SpeechEnded, SpeechStarted
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.mqtt.topics import Topics
@@ -109,11 +109,13 @@ class EventDoor:
         self._events = runtime.events
         self.heard: list[Event] = []
         self._unsubscribe: Callable[[], None] | None = None
+        self.stopped = False
 
     def start(self) -> None:
         self._unsubscribe = self._events.subscribe(self.heard.append)
 
     def stop(self) -> None:
+        self.stopped = True
         if self._unsubscribe is not None:
             self._unsubscribe()
 
@@ -228,3 +230,27 @@ def test_over_mqtt_every_start_speak_gets_its_end_speak_at_estop_and_at_shutdown
             rt.stop()
         ended = probe.wait_for(topics.feedback("end_speak"), since=mark).json()
         assert (ended["id"], ended["reason"]) == (again["id"], "shutdown")
+
+
+class BrokenCloseSink(NullSink):
+    """A sink whose device fails as it closes (a sound card unplugged at exit)."""
+
+    def close(self) -> None:
+        super().close()
+        raise SpeechError("the audio device went away")
+
+
+def test_a_sink_failing_at_shutdown_still_lets_the_doors_hear_the_end_and_close() -> None:
+    cfg = AnimaConfig(mqtt=MqttConfig(enabled=False))
+    rt = Runtime(cfg, driver=SimDriver(), audio_sink=BrokenCloseSink(), tts=[ScriptedEngine()])
+    door = EventDoor(rt)
+    rt.attach(door)
+    rt.start()
+    try:
+        rt.execute(cmd.Speak(text=LONG, locale="en-US"))
+        assert eventually(lambda: len(door.speech()) == 1)
+    finally:
+        rt.stop()
+    assert [kind for kind, _ in door.speech()] == ["start_speak", "end_speak"]
+    assert door.stopped
+    assert not rt.engine.running

@@ -71,7 +71,8 @@ def _refused(reply: PlannerReply, hub: EventHub, why: str) -> None:
     """An apology, no actions, and one error event giving the reason."""
     assert reply.response == APOLOGY
     assert reply.actions == []
-    assert reply.error is not None and why in reply.error, reply.error
+    assert reply.error is not None
+    assert why in reply.error, reply.error
     assert len(reply.error) < 300  # a reason, never the reply itself
     (event,) = _rejections(hub)
     assert why in event.reason
@@ -313,10 +314,12 @@ def test_speakable_cuts_at_a_sentence_or_a_word_and_drops_what_cannot_be_said() 
     assert speakable("a\x00b\ud800c\u200bd") == "abcd"
     long = "One two three. " * 100
     cut = speakable(long)
-    assert len(cut) <= MAX_SPOKEN_CHARS and cut.endswith("three.")
+    assert len(cut) <= MAX_SPOKEN_CHARS
+    assert cut.endswith("three.")
     unbroken = "word " * 200
     cut = speakable(unbroken)
-    assert len(cut) <= MAX_SPOKEN_CHARS and cut.endswith("word…")
+    assert len(cut) <= MAX_SPOKEN_CHARS
+    assert cut.endswith("word…")
     assert speakable("x" * 10_000_000) == "x" * (MAX_SPOKEN_CHARS - 1) + "…"
 
 
@@ -338,8 +341,12 @@ def talk(
     conv = Conversation(runtime, registry, planner, Executor(runtime))
     runtime.agent = conv
     conv.start()
+
+    def ask(text: str) -> None:
+        runtime.execute(cmd.Ask(text=text))
+
     try:
-        yield lambda text: runtime.execute(cmd.Ask(text=text))
+        yield ask
     finally:
         conv.stop()
         runtime.agent = None

@@ -480,3 +480,46 @@ def test_a_planner_that_raises_is_apologized_for(
     finally:
         conv.stop()
         runtime.agent = None
+
+
+# ---------------------------------------------------------------------- `anima agent`'s ears
+def test_the_remote_ears_survive_hostile_messages_and_report_them_bounded() -> None:
+    """Before: a 100,000-deep payload raised RecursionError out of paho's callback, which ended
+    its network thread: the ears went deaf to the runtime (and never un-gated)."""
+    import os
+    import queue
+
+    from anima.agent.remote import MAX_REPORTED, RemoteEars
+    from anima.listening.listener import Listener
+    from anima.listening.sources import RawPcmSource
+    from anima.testing.mosquitto import Mosquitto, find_mosquitto
+    from anima.testing.mqtt import MqttProbe
+
+    if find_mosquitto() is None:
+        pytest.skip("Debian mosquitto is not installed")
+    read_end, write_end = os.pipe()
+    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+    with Mosquitto() as broker:
+        ears = RemoteEars(
+            lambda e: Listener(
+                RawPcmSource(os.fdopen(read_end, "rb")),  # silence: nothing is heard
+                phrases=["nod"],
+                on_wake=e.on_wake,
+                on_final=e.on_final,
+            ),
+            broker.address,
+            "hostile",
+            lines.put,
+        )
+        ears.start()
+        try:
+            with MqttProbe(broker.address) as probe:
+                for payload in (nested(DEEP).encode(), b"\xff\xfe" * 600_000, b'"ok"'):
+                    probe.publish("hostile/agent/plan", payload, qos=1)
+                    line = lines.get(timeout=5)  # each one reported: the ears still hear
+                    assert line.startswith("plan: ")
+                    assert len(line) <= len("plan: ") + MAX_REPORTED + 1
+                assert line == "plan: ok"
+        finally:
+            ears.stop()
+            os.close(write_end)

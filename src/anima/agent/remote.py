@@ -4,11 +4,14 @@
 and talks to a running runtime over MQTT: a wake becomes ``…/agent/control/listen`` (which
 interrupts whatever the runtime's agent is doing), a final transcript ``…/agent/control/ask``.
 It gates its listener while the robot speaks (``start_speak``/``end_speak``), so the robot's
-voice is not taken for a request, and reports the agent's progress as it arrives.
+voice is not taken for a request, and reports the agent's progress as it arrives: one line per
+message, at most :data:`MAX_REPORTED` characters of it (whatever a publisher sends on those
+topics), and no message can raise out of paho's callback (that would end its network thread).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -24,6 +27,8 @@ from anima.listening.listener import Listener
 log = logging.getLogger(__name__)
 
 _REPORTED = ("asr", "plan", "action_status", "feedback/start_speak", "feedback/end_speak")
+MAX_REPORTED = 300  # characters of a message shown in its report line
+_MAX_DECODED = 65536  # bytes: larger payloads are shown as text, not decoded as JSON
 
 
 class RemoteEars:
@@ -90,13 +95,22 @@ class RemoteEars:
         self._connected.set()
 
     def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
-        leaf = msg.topic[len(self.topics.prefix) + len("/agent/") :]
-        if leaf.endswith("start_speak"):
-            self.listener.gate(True)
-        elif leaf.endswith("end_speak"):
-            self.listener.gate(False)
         try:
-            body = json.loads(msg.payload)
-        except ValueError:
-            body = msg.payload.decode("utf-8", "replace")
-        self._report(f"{leaf}: {body}")
+            leaf = msg.topic[len(self.topics.prefix) + len("/agent/") :]
+            if leaf.endswith("start_speak"):
+                self.listener.gate(True)
+            elif leaf.endswith("end_speak"):
+                self.listener.gate(False)
+            self._report(f"{leaf}: {shown(msg.payload)}")
+        except Exception:  # paho ends its network thread on an exception: never let one out
+            log.exception("a message on %s could not be reported", str(msg.topic)[:80])
+
+
+def shown(payload: bytes, limit: int = MAX_REPORTED) -> str:
+    """A message's payload for a report line: decoded JSON when small, at most ``limit``
+    characters, whatever it holds (nesting, bytes that are not text, megabytes)."""
+    text = payload[: limit * 4].decode("utf-8", "replace")
+    if len(payload) <= _MAX_DECODED:
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON, not text, too deep
+            text = str(json.loads(payload))
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -27,7 +27,7 @@ Robot = tuple[Runtime, WebFrontDoor]
 BIG = "1" + "2" * 399  # 400 digits: float() of it as an int overflows
 HUNDRED_MB = 100_000_000
 CHUNK = b"x" * 1_000_000  # one buffer sent again and again: the client allocates nothing more
-GROWTH_LIMIT = 24 * 1024 * 1024  # bytes of peak RSS growth allowed: the body is 100 MB
+GROWTH_LIMIT = 8 * 1024 * 1024  # bytes of peak RSS growth allowed: the body is 100 MB
 
 
 def peak_rss_reset() -> None:

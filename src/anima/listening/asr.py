@@ -11,6 +11,11 @@ can be heard, with far more errors (16–79 % on synthetic voices).
 pocketsphinx's grammar search reports its best path even when it has not reached the end of a
 phrase ("look at" for a clipped "look at me"); since the grammar allows only whole phrases, a final
 result that is the beginning of exactly one phrase is completed to it.
+
+The decoder runs in a worker process (:mod:`anima.listening.sphinx_worker`): pocketsphinx holds
+the GIL through each call — 115–350 ms to load, up to seconds to decode and end an utterance
+with the language model — which would stall the 100 Hz motion loop. :meth:`PocketsphinxAsr.close`
+ends the process (it also ends with this one).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.audio import Frame
+from anima.listening.sphinx_worker import SphinxWorker, still_running
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +125,7 @@ class PocketsphinxAsr:
         self.mode = mode
         self._given = tuple(phrases)
         self.grammar: Grammar | None = None
-        self._decoder: Any = None  # pocketsphinx.Decoder
+        self._decoder: SphinxWorker | None = None
         self._in_utterance = False
         self._partial = ""
 
@@ -134,69 +140,89 @@ class PocketsphinxAsr:
         return self.grammar.unknown if self.grammar else ()
 
     def load(self) -> None:
-        if self._decoder is not None:
+        if still_running(self._decoder, self.name):
             return
-        ps = import_pocketsphinx()
-        config = ps.Config()
-        config["loglevel"] = "FATAL"  # pocketsphinx logs every model file to stderr otherwise
+        import_pocketsphinx()  # here, so a missing package is named before a process starts
+        # loglevel: pocketsphinx logs every model file to stderr otherwise
+        config: dict[str, str | float | bool | None] = {"loglevel": "FATAL"}
         if self.mode == "grammar":
-            config["lm"] = None
             # the lattice rescoring at end_utt drops words the search had found: "say hello"
             # (eSpeak) ends as "" and "look at me" as "look at"; the search's own path is right
-            config["bestpath"] = False
-        decoder = ps.Decoder(config)
-        if self.mode == "grammar":
-            grammar = build_grammar(self._given, lambda w: decoder.lookup_word(w) is not None)
-            for phrase, words in grammar.unknown:
-                logger.warning(
-                    "asr: %r left out of the grammar: not in the dictionary: %s",
-                    phrase, ", ".join(words),
-                )  # fmt: skip
-            if not grammar.phrases:
-                raise ConfigError(
-                    "listen.phrases: no phrase is made of dictionary words: "
-                    + "; ".join(f"{p!r} ({', '.join(w)})" for p, w in grammar.unknown)
-                )
-            try:
-                decoder.add_jsgf_string("commands", grammar.jsgf)
-            except ValueError as exc:
-                raise ConfigError(f"listen.phrases: the grammar does not parse: {exc}") from exc
-            decoder.activate_search("commands")
-            self.grammar = grammar
+            config |= {"lm": None, "bestpath": False}
+        decoder = SphinxWorker.start(config)
+        try:
+            if self.mode == "grammar":
+                self._use_grammar(decoder)
+        except BaseException:
+            decoder.close()
+            raise
         self._decoder = decoder
+        self._in_utterance = False
+
+    def _use_grammar(self, decoder: SphinxWorker) -> None:
+        words = sorted({w for p in self._given for w in normalize(p).split()})
+        known = dict(zip(words, decoder.known(words), strict=True))
+        grammar = build_grammar(self._given, lambda w: known.get(w, False))
+        for phrase, missing in grammar.unknown:
+            logger.warning(
+                "asr: %r left out of the grammar: not in the dictionary: %s",
+                phrase, ", ".join(missing),
+            )  # fmt: skip
+        if not grammar.phrases:
+            raise ConfigError(
+                "listen.phrases: no phrase is made of dictionary words: "
+                + "; ".join(f"{p!r} ({', '.join(w)})" for p, w in grammar.unknown)
+            )
+        try:
+            decoder.add_jsgf("commands", grammar.jsgf)
+        except ValueError as exc:
+            raise ConfigError(f"listen.phrases: the grammar does not parse: {exc}") from exc
+        decoder.activate("commands")
+        self.grammar = grammar
+
+    def _worker(self) -> SphinxWorker:
+        self.load()
+        assert self._decoder is not None
+        return self._decoder
 
     def start(self) -> None:
-        self.load()
+        decoder = self._worker()
         if self._in_utterance:
-            self._decoder.end_utt()
-        self._decoder.start_utt()
+            decoder.end_utt()
+        decoder.start_utt()
         self._in_utterance = True
         self._partial = ""
 
     def feed(self, frame: Frame) -> str | None:
+        decoder = self._worker()  # a new worker, if the last one died, begins a new utterance
         if not self._in_utterance:
             self.start()
-        self._decoder.process_raw(frame.tobytes(), False, False)
-        hyp = self._decoder.hyp()
-        text = hyp.hypstr if hyp is not None else ""
+        text = decoder.feed(frame.tobytes()).text or ""
         if text == self._partial:
             return None
         self._partial = text
         return text
 
     def finish(self) -> str:
+        decoder = self._worker()
         if not self._in_utterance:
             return ""
-        self._decoder.end_utt()
         self._in_utterance = False
-        hyp = self._decoder.hyp()
-        text = " ".join((hyp.hypstr if hyp is not None else "").split())
+        text = " ".join((decoder.end_utt() or "").split())
         return complete_prefix(text, self.phrases) if self.mode == "grammar" else text
 
     def cancel(self) -> None:
-        if self._in_utterance:
-            self._decoder.end_utt()
+        if self._in_utterance and self._decoder is not None and self._decoder.alive:
             self._in_utterance = False
+            self._decoder.end_utt()
+        self._in_utterance = False
+
+    def close(self) -> None:
+        """End the worker process (a later call starts a new one)."""
+        if self._decoder is not None:
+            self._decoder.close()
+            self._decoder = None
+        self._in_utterance = False
 
 
 def import_pocketsphinx() -> Any:

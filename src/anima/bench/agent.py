@@ -4,13 +4,19 @@
   speech synthesized by anima's own voice);
 * final transcript → first motion frame: the rule planner, plan validation and the executor
   on the real 100 Hz engine (``Ask`` → the first frame sent after the gesture started);
-* interrupt → motion held: a wake cancels a running gesture; the tick that holds it.
+* interrupt → motion held: a wake cancels a running gesture; the tick that holds it;
+* hostile planners (:func:`run_hostile_planner_bench`): the conversation on an OpenAI-compatible
+  server played on 127.0.0.1 that dribbles a byte a second (request → the spoken apology,
+  against ``timeout_s``), and that sends a 50 MB reply with and without a Content-Length
+  (request → refusal, and the Python memory it took: tracemalloc's peak), with the motion
+  loop's missed ticks over all of it.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,9 +28,10 @@ from anima.bench.listen import ListenBenchResult, Spread, run_listen_bench
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.base import Frame
 from anima.drivers.sim import SimDriver
-from anima.events import MoveStarted
+from anima.events import MoveStarted, SpeechStarted
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing.llm import Scripted, ScriptedOpenAIServer
 from anima.testing.tts import ScriptedEngine
 
 
@@ -34,6 +41,25 @@ class AgentBenchResult:
     request_to_motion_ms: Spread  # final transcript → first frame of the gesture
     interrupt_held_ms: Spread  # cancel → the tick that holds the motion (engine clock)
     interrupt_target_ms: float = 10.0  # p99 target (the seed polled every 100–200 ms)
+    hostile: HostilePlannerResult | None = None  # None: not measured (hostile=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostileReply:
+    """One hostile reply: how long until the person heard the apology, what it cost."""
+
+    name: str
+    turn_s: float  # Ask → the spoken apology (SpeechStarted)
+    peak_mb: float  # tracemalloc's peak over the turn (Python allocations, this process)
+    reason: str  # the planner's reason, as its CommandRejected event gave it
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostilePlannerResult:
+    timeout_s: float  # the planner's whole-request deadline
+    replies: tuple[HostileReply, ...]
+    missed_ticks: int  # the motion loop's missed deadlines over all the hostile turns
+    period_error_max_ms: float  # the loop's worst period error at the end (recent window)
 
 
 class _StampedSim(SimDriver):
@@ -98,7 +124,7 @@ def _first_moving_frame(driver: _StampedSim, start: int) -> float | None:
     return None
 
 
-def run_agent_bench(trials: int = 20) -> AgentBenchResult:
+def run_agent_bench(trials: int = 20, *, hostile: bool = True) -> AgentBenchResult:
     listen = run_listen_bench(repeats=1)
     quiet = MotionConfig(breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False))
     cfg = AnimaConfig(mqtt=MqttConfig(enabled=False), motion=quiet)  # only the gesture moves
@@ -114,4 +140,88 @@ def run_agent_bench(trials: int = 20) -> AgentBenchResult:
         listen=listen,
         request_to_motion_ms=_spread(motion),
         interrupt_held_ms=_spread(held),
+        hostile=run_hostile_planner_bench() if hostile else None,
+    )
+
+
+def _hostile_turn(
+    runtime: Runtime, server: ScriptedOpenAIServer, name: str, scripted: Scripted
+) -> HostileReply:
+    """Ask once with ``scripted`` as the server's answer; wait for the spoken apology."""
+    from anima.agent.planners.base import APOLOGY
+    from anima.events import CommandRejected
+
+    spoken = threading.Event()
+    reasons: list[str] = []
+
+    def seen(event: object) -> None:
+        if isinstance(event, SpeechStarted) and event.text == APOLOGY:
+            spoken.set()
+        elif isinstance(event, CommandRejected) and event.source == "agent":
+            reasons.append(event.reason)
+
+    unsubscribe = runtime.events.subscribe(seen, SpeechStarted.kind, CommandRejected.kind)
+    server.push(scripted)
+    tracemalloc.start()
+    try:
+        t0 = time.monotonic()
+        runtime.execute(cmd.Ask(text="nod"))
+        heard = spoken.wait(60)
+        turn = time.monotonic() - t0 if heard else float("nan")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        unsubscribe()
+    runtime.execute(cmd.StopSpeaking())  # the apology need not play out before the next
+    return HostileReply(
+        name=name, turn_s=turn, peak_mb=peak / 1e6, reason=reasons[0] if reasons else ""
+    )
+
+
+def run_hostile_planner_bench(timeout_s: float = 2.0) -> HostilePlannerResult:
+    """The conversation against hostile replies on the real loop (see the module docstring)."""
+    from anima.agent.conversation import Conversation
+    from anima.agent.executor import Executor
+    from anima.agent.planners.openai import OpenAIPlanner
+    from anima.agent.vocabulary import runtime_registry
+
+    quiet = MotionConfig(breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False))
+    cfg = AnimaConfig(mqtt=MqttConfig(enabled=False), motion=quiet)
+    runtime = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    runtime.start()
+    replies: list[HostileReply] = []
+    try:
+        with ScriptedOpenAIServer() as server:
+            registry = runtime_registry(runtime)
+            planner = OpenAIPlanner(
+                registry,
+                base_url=server.base_url,
+                model="bench",
+                mode="json",
+                timeout_s=timeout_s,
+                events=runtime.events,
+            )
+            conversation = Conversation(runtime, registry, planner, Executor(runtime))
+            runtime.agent = conversation
+            conversation.start()
+            missed0 = runtime.engine.stats().missed
+            try:
+                dribbling = Scripted.json_reply("Sure.", ["play_animation('nod')"]).dribble(1.0)
+                for name, scripted in (
+                    ("a byte a second", dribbling),
+                    ("50 MB, Content-Length", Scripted.huge(50_000_000)),
+                    ("50 MB, no Content-Length", Scripted.huge(50_000_000, declare_length=False)),
+                ):
+                    replies.append(_hostile_turn(runtime, server, name, scripted))
+                stats = runtime.engine.stats()
+            finally:
+                conversation.stop()
+                runtime.agent = None
+    finally:
+        runtime.stop(ease=False)
+    return HostilePlannerResult(
+        timeout_s=timeout_s,
+        replies=tuple(replies),
+        missed_ticks=stats.missed - missed0,
+        period_error_max_ms=stats.period_error_max_ms,
     )

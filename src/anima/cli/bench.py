@@ -240,6 +240,13 @@ def bench_agent(
         f"interrupt → held      : p50 {h.p50:.1f} ms, p99 {h.p99:.1f} ms "
         f"(target p99 ≤ {r.interrupt_target_ms:g} ms)"
     )
+    if r.hostile is not None:
+        for x in r.hostile.replies:
+            typer.echo(
+                f"hostile planner       : {x.name}: apology after {x.turn_s:.2f} s "
+                f"(timeout_s {r.hostile.timeout_s:g}), peak {x.peak_mb:.1f} MB"
+            )
+        typer.echo(f"                        the loop missed {r.hostile.missed_ticks} ticks")
 
 
 @app.command("serve")
@@ -309,6 +316,7 @@ def bench_hostile(
             f"{r.frames} frames, largest gap {r.frame_gap_max_ms:.1f} ms, "
             f"{r.frame_gaps_over_2_periods} gaps over 20 ms, {r.missed_ticks} missed ticks",
         ),
+        ("largest gaps", ", ".join(f"{ms:.1f} ms at {at:.2f} s" for at, ms in r.worst_gaps)),
         ("server RSS", f"{r.rss_before_mb:.0f} MB before, {r.rss_after_mb:.0f} MB after"),
         ("exit code", str(r.exit_code)),
     ]

@@ -311,8 +311,8 @@ def test_an_unreadable_file_names_the_file(tmp_path: Path) -> None:
     assert info.value.path == str(missing)
     assert "cannot read" in str(info.value)
     binary = tmp_path / "binary.xml"
-    binary.write_bytes(b"\xff\xfe\x00<animation")
-    with pytest.raises(AnimationFileError, match="cannot read"):
+    binary.write_bytes(b"\xff\xfe\x00<animation")  # a UTF-16 byte-order mark
+    with pytest.raises(AnimationFileError, match="is UTF-16 text: save it as UTF-8"):
         parse_animation_file(binary, CHANNELS)
 
 

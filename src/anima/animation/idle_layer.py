@@ -22,8 +22,10 @@ class AnimationLayer:
     ) -> None:
         self.name = f"anim:{animation.name}"  # apart from the engine's own "blink" layer
         self._channels = body.indices([c - 1 for c in animation.channels])
-        frames = animation.frames
-        self._deltas = frames - frames[0]
+        # the change from the first frame is taken per tick (two rows), not for the whole
+        # animation here: this runs on the caller's thread when the layer starts
+        self._frames = animation.frames
+        self._first = animation.frames[0].copy()
         self._period = animation.frame_period
         self._count = animation.frame_count
         self._loop = loop
@@ -60,7 +62,7 @@ class AnimationLayer:
         i = int(x)
         j = i + 1 if i + 1 < self._count else 0
         f = x - i
-        delta = self._deltas[i] * (1.0 - f) + self._deltas[j] * f
+        delta = self._frames[i] * (1.0 - f) + self._frames[j] * f - self._first
         gain = 1.0
         if self._fade > 0.0:
             gain = min_jerk(lt / self._fade)

@@ -1,8 +1,11 @@
 """The animation library: every ``*.xml`` in the configured folders, by ``<animation_name>``.
 
-Loading never fails as a whole: a broken file is skipped and reported (``LoadReport.errors``).
-``reload()`` builds a new table and swaps it in one assignment, so lookups from other threads
-see either the old library or the new one, and the motion loop never stops.
+Loading never fails as a whole: a broken file is skipped and reported (``LoadReport.errors``),
+and so is anything that is not a regular file (a FIFO or a directory named ``*.xml``, a link
+to a device). ``reload()`` builds a new table and its report on the calling thread (the
+runtime's reload thread) and swaps both in one assignment, so lookups from other threads see
+either the whole old library or the whole new one, and the motion loop never waits: it never
+looks at the library, and parsing holds the GIL only in short pieces.
 """
 
 from __future__ import annotations
@@ -39,9 +42,21 @@ class AnimationLibrary:
     def __init__(self, folders: Iterable[str | Path], channel_count: int) -> None:
         self.folders = tuple(Path(f) for f in folders)
         self.channel_count = channel_count
-        self._animations: Mapping[str, Animation] = {}
+        # the table and the report that describes it, swapped together in one assignment
+        self._state: tuple[Mapping[str, Animation], LoadReport] = (
+            {},
+            LoadReport(loaded=0, files=0, errors=()),
+        )
         self._lock = threading.Lock()  # one reload at a time; lookups take no lock
-        self.last_report = LoadReport(loaded=0, files=0, errors=())
+
+    @property
+    def _animations(self) -> Mapping[str, Animation]:
+        return self._state[0]
+
+    @property
+    def last_report(self) -> LoadReport:
+        """What the last load found (``loaded`` counts the table lookups see now)."""
+        return self._state[1]
 
     def load(self) -> LoadReport:
         """(Re)load every folder; the new table replaces the old one atomically."""
@@ -71,11 +86,11 @@ class AnimationLibrary:
                         )
                         continue
                     table[anim.name] = anim
-            self._animations = table
+            report = LoadReport(loaded=len(table), files=files, errors=tuple(errors))
+            self._state = (table, report)
             for err in errors:
                 log.warning("animation skipped: %s", err)
-            self.last_report = LoadReport(loaded=len(table), files=files, errors=tuple(errors))
-            return self.last_report
+            return report
 
     reload = load
 

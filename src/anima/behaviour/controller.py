@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 
 from anima.animation.idle_layer import AnimationLayer
 from anima.animation.library import AnimationLibrary
+from anima.animation.move import AnimationMove
 from anima.animation.xml_format import Animation
 from anima.behaviour.gaze import GazeFollower, GazeUpdate
 from anima.body import Body, Role
@@ -32,7 +33,7 @@ from anima.config import AnimationConfig, BehaviourConfig
 from anima.errors import AnimaError, CommandRefusedError, EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, MoveFinished, Notice
 from anima.motion.engine import MotionEngine
-from anima.motion.moves import Goto, Keyframes, Move
+from anima.motion.moves import Goto, Move
 
 log = logging.getLogger(__name__)
 
@@ -174,13 +175,7 @@ class Behaviour:
                 c: float(anim.frames[0, j]) for c, j in zip(channels, cols, strict=True)
             }
             return Goto(self.body, target, self.animation_config.posture_s, name=anim.name)
-        return Keyframes(
-            self.body,
-            channels,
-            anim.frames[:, cols],
-            frame_period=anim.frame_period,
-            name=anim.name,
-        )
+        return AnimationMove(anim, self.body, cols)  # shares the loaded frames: no copy
 
     def _reset_move(self, skip: set[int]) -> Move | None:
         name = self.config.default_posture

@@ -70,6 +70,7 @@ class HostileBenchResult:
     frames: int  # frames sent during the attack window
     frame_gap_max_ms: float  # largest gap between frames as the driver got them
     frame_gaps_over_2_periods: int  # gaps longer than 20 ms
+    worst_gaps: list[tuple[float, float]]  # the 5 largest: (s after the flood started, ms)
     missed_ticks: int  # deadlines skipped during the attack (from the frames' nominal times)
     rss_before_mb: float  # the server's VmRSS before the attack
     rss_after_mb: float  # and after it settled
@@ -159,9 +160,17 @@ class _Server:
             return -9
 
 
-def _frames(record: Path, start: float, end: float) -> tuple[int, float, int, int]:
-    """Frames whose ``sent_at`` is in [start, end]: count, largest gap (ms), gaps > 2 periods,
-    missed ticks."""
+@dataclass(frozen=True)
+class _Frames:
+    count: int
+    gap_max_ms: float
+    over_2_periods: int
+    missed: int
+    worst: list[tuple[float, float]]
+
+
+def _frames(record: Path, start: float, end: float) -> _Frames:
+    """The frames whose ``sent_at`` is in [start, end], and their gaps."""
     sent: list[float] = []
     nominal: list[float] = []
     with record.open(encoding="utf-8") as f:
@@ -172,13 +181,14 @@ def _frames(record: Path, start: float, end: float) -> tuple[int, float, int, in
             if start <= row["sent_at"] <= end:
                 sent.append(row["sent_at"])
                 nominal.append(row["t"])
-    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    gaps = [(a - start, 1000.0 * (b - a)) for a, b in itertools.pairwise(sent)]
     missed = sum(round((b - a) / PERIOD_S) - 1 for a, b in itertools.pairwise(nominal))
-    return (
-        len(sent),
-        1000.0 * max(gaps, default=0.0),
-        sum(1 for g in gaps if g > 2 * PERIOD_S),
-        missed,
+    return _Frames(
+        count=len(sent),
+        gap_max_ms=max((g for _, g in gaps), default=0.0),
+        over_2_periods=sum(1 for _, g in gaps if g > 2000 * PERIOD_S),
+        missed=missed,
+        worst=[(round(at, 3), round(g, 1)) for at, g in sorted(gaps, key=lambda x: -x[1])[:5]],
     )
 
 
@@ -280,7 +290,7 @@ def run_hostile_bench(
         finally:
             code = server.stop()
         latencies = _refusal_latencies(errors, flood.published)
-        frames, gap_max, over, missed = _frames(record, attack_start, attack_end)
+        frames = _frames(record, attack_start, attack_end)
         return HostileBenchResult(
             flood_seconds=flood.seconds,
             published=flood.messages,
@@ -297,10 +307,11 @@ def run_hostile_bench(
             turns_spoken=spoken,
             estop_after_flood=estop,
             reset_after_flood=reset,
-            frames=frames,
-            frame_gap_max_ms=gap_max,
-            frame_gaps_over_2_periods=over,
-            missed_ticks=missed,
+            frames=frames.count,
+            frame_gap_max_ms=frames.gap_max_ms,
+            frame_gaps_over_2_periods=frames.over_2_periods,
+            worst_gaps=frames.worst,
+            missed_ticks=frames.missed,
             rss_before_mb=rss_before,
             rss_after_mb=rss_after,
             exit_code=code,

@@ -319,3 +319,37 @@ def test_hostile_humanoid_values_never_reach_the_robot(
         state = http.get("/api/humanoid/state")
         assert state.status_code == 200
         assert state.json()["fsm_name"] == "Stop"  # nothing was sent that moved it
+
+
+def test_an_absurd_content_length_is_refused_too(robot: Robot, http: httpx.Client) -> None:
+    status, body = status_and_body(
+        raw_post(robot[1], head("/api/speak", "Content-Length: 9999999999999999999"))
+    )
+    assert status == 413
+    assert "a body of over 10^18 bytes exceeds the 65536-byte limit" in body
+    still_answers(http)
+
+
+def test_a_content_length_that_is_not_a_number_is_400() -> None:
+    # uvicorn's h11 refuses it before any app; the guard still must not trust it (other servers)
+    import asyncio
+
+    from anima.frontdoors.web.limits import BodyLimit
+
+    sent: list[dict[str, Any]] = []
+    reached: list[bool] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(True)
+
+    async def receive() -> dict[str, Any]:
+        raise AssertionError("the body must not be read")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": "/api/speak", "headers": [(b"content-length", b"12ab")]}
+    asyncio.run(BodyLimit(app, MAX_PAYLOAD)(scope, receive, send))
+    assert not reached
+    assert sent[0]["status"] == 400
+    assert b"Content-Length '12ab' is not a byte count" in sent[1]["body"]

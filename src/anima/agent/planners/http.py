@@ -238,7 +238,11 @@ def _read_capped(answer: httpx.Response, url: str, link: Link, max_bytes: int) -
             "identity was asked"
         )
     declared = answer.headers.get("content-length", "").strip()
-    if declared.isdigit() and (len(declared) > 12 or int(declared) > max_bytes):
+    if (
+        declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > 12 or int(declared) > max_bytes)
+    ):
         shown = (
             f"{int(declared):,} bytes" if len(declared) <= 12 else f"a {len(declared)}-digit size"
         )

@@ -1,9 +1,14 @@
 """Broker addresses, and amqtt: the in-process broker used where no Mosquitto is installed.
 
 Which broker ``anima serve`` uses is decided in :mod:`anima.frontdoors.mqtt.choice`. The amqtt
-broker runs its own asyncio loop on a thread this object owns, bound to loopback only, with a
-fix for amqtt 0.12 losing QoS 0 publishes that arrive just before a DISCONNECT (see
-:func:`_draining_broker`).
+broker runs its own asyncio loop on a thread this object owns, bound to loopback only.
+
+It is the fallback only: amqtt 0.12 loses some QoS 0 publishes from clients that disconnect
+right after publishing (``mosquitto_pub``'s default) when the process is busy — under ``anima
+serve`` 1–2 of 5 in some runs, 19 of 20 in others. Its debug log shows the reader failing to
+read the PUBLISH ("No data available") before the connection's end; delivering the session's
+queue on DISCONNECT did not help, so there is no workaround here: ``docs/mqtt.md`` says to
+publish with QoS 1 (``-q 1``) when amqtt is in use, and ``anima serve`` prefers Mosquitto.
 """
 
 from __future__ import annotations
@@ -59,34 +64,6 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def _draining_broker(base: type[Any]) -> type[Any]:
-    """amqtt's ``Broker`` that delivers what a client published just before its DISCONNECT.
-
-    amqtt 0.12 handles each packet in its own task; a client's message loop waits on "next
-    message to deliver" and "disconnected" together and, when DISCONNECT wins the race, leaves
-    the loop at once: a QoS 0 PUBLISH already in the session's delivery queue is dropped.
-    ``mosquitto_pub`` (publish, then disconnect at once) lost 5 of 5 this way, intermittently.
-    Here the queue is drained, each message delivered as the loop would have, before amqtt's
-    own disconnect handling. Private amqtt API: checked by
-    ``tests/frontdoors/mqtt/test_mqtt_broker_choice.py`` on every run.
-    """
-
-    class DrainingBroker(base):  # type: ignore[misc]  # amqtt is untyped
-        async def _handle_disconnect(
-            self, session: Any, handler: Any, disconnect_waiter: Any
-        ) -> None:
-            queue = getattr(session, "delivered_message_queue", None)
-            loop = asyncio.get_running_loop()
-            while queue is not None and not queue.empty():
-                delivered: asyncio.Future[Any] = loop.create_future()
-                delivered.set_result(queue.get_nowait())
-                if not await self._handle_message_delivery(session, handler, delivered):
-                    break
-            await super()._handle_disconnect(session, handler, disconnect_waiter)
-
-    return DrainingBroker
-
-
 class EmbeddedBroker:
     """amqtt in-process, on 127.0.0.1 only; ``start()``/``stop()`` own its thread and loop."""
 
@@ -118,7 +95,7 @@ class EmbeddedBroker:
         started: Future[None] = Future()
 
         async def boot() -> None:
-            self._broker = _draining_broker(Broker)(self._config(), loop=loop)
+            self._broker = Broker(self._config(), loop=loop)
             await self._broker.start()
 
         def run() -> None:

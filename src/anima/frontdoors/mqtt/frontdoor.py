@@ -165,10 +165,11 @@ class MqttFrontDoor:
             self._humanoid_worker = None
         client = self._client
         if client is not None:
-            if self._connected.is_set():
+            heard = self._connected.is_set()
+            self._connected.clear()  # a disconnect we asked for, not one to warn about
+            if heard:
                 info = client.publish(self.topics.status, "offline", qos=1, retain=True)
                 info.wait_for_publish(1.0)
-            self._connected.clear()  # a disconnect we asked for, not one to warn about
             client.disconnect()
             client.loop_stop()
             self._client = None
@@ -193,8 +194,10 @@ class MqttFrontDoor:
             kept = "kept the session: queued commands follow" if present else "kept no session"
             log.info("MQTT reconnected after %.2f s; the broker %s", outage, kept)
         session_topic = self.topics.session(self.client_id)
+        # our own status too: a will the broker publishes late must not leave "offline" on a
+        # door that hears (see _on_message)
         _rc, self._subscription = client.subscribe(
-            [(self.topics.control_filter, 1), (session_topic, 1)]
+            [(self.topics.control_filter, 1), (session_topic, 1), (self.topics.status, 1)]
         )
         if present:  # queued behind the backlog: when it arrives, the backlog is over
             client.publish(session_topic, marker, qos=1)
@@ -238,13 +241,7 @@ class MqttFrontDoor:
         topic: str = msg.topic
         payload: bytes = msg.payload
         if not topic.startswith(self.topics.control):
-            if topic == self.topics.session(self.client_id):
-                if self._backlog.marker_arrived(payload.decode("utf-8", "replace")):
-                    log.debug("MQTT: the broker's backlog is delivered")
-                return
-            # not a command, and not ours to answer: amqtt 0.12 can hand a client that
-            # reconnected after an abrupt drop its own last will (our status topic)
-            log.debug("ignored a message on %s: not a control topic", topic)
+            self._on_own_topic(topic, payload)
             return
         self.received += 1
         if self._poison == (topic, bytes(payload)):  # redelivered: it is never handled again
@@ -275,6 +272,21 @@ class MqttFrontDoor:
             return
         # any other exception: the boundary answers it (_message_failed), paho's thread lives
         self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
+
+    def _on_own_topic(self, topic: str, payload: bytes) -> None:
+        """The session marker, or our status topic; nothing else is ours to answer."""
+        if topic == self.topics.session(self.client_id):
+            if self._backlog.marker_arrived(payload.decode("utf-8", "replace")):
+                log.debug("MQTT: the broker's backlog is delivered")
+        elif (
+            topic == self.topics.status
+            and payload == b"offline"
+            and self.connected
+            and not self._stop.is_set()
+        ):
+            # the will of a connection the watchdog replaced (or of a crashed run) came after
+            # our "online": we do hear, so say so again
+            self._publish(self.topics.status, "online", qos=1, retain=True)
 
     def _message_failed(self, exc: Exception, args: tuple[Any, ...]) -> None:
         """The boundary caught ``exc`` from ``_on_message``: answer that message."""

@@ -9,7 +9,8 @@
   while each engine synthesizes long text as fast as it can (2,000 characters of sentences, and
   one 20,000-character clause given straight to the engine) and while voices load: the loop's
   missed deadlines and its largest gap between frames sent (target: 0 missed, no gap over two
-  periods, 20 ms), with the same figures for the loop alone as the machine's floor.
+  periods, 20 ms), with the same figures for the loop alone as the machine's floor, and
+  beside pocketsphinx loading its language model and decoding 10 s of noise.
 """
 
 from __future__ import annotations
@@ -340,4 +341,22 @@ def run_starvation_bench(budget_s: float = 5.0) -> list[LoopUnderLoad]:
         ):
             job = _synthesis(engine, text, budget_s)
             results.append(_under_loop(f"{engine.name}: {label}", job))
+    results.append(_under_loop("pocketsphinx (lm): load, 10 s of noise", _recognizing))
     return results
+
+
+def _recognizing() -> tuple[float | None, float | None]:
+    """Load the language-model recognizer and decode 10 s of noise in one buffer (its worst
+    case: over a second of decoding, which held the GIL when it ran in this process)."""
+    from anima.listening.asr import PocketsphinxAsr
+    from anima.listening.audio import SAMPLE_RATE
+
+    noise = np.random.default_rng(7).standard_normal(10 * SAMPLE_RATE) * 3000
+    asr = PocketsphinxAsr(mode="lm")
+    try:
+        asr.start()
+        asr.feed(noise.astype(np.int16))
+        asr.finish()
+    finally:
+        asr.close()
+    return None, None

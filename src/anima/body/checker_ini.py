@@ -12,16 +12,24 @@ Sections::
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from anima.body.model import BoardInfo, Body, Calibration, Channel, Posture, Role
+from anima.config.files import FileRefusedError, excerpt, read_regular_file, utf8_chunks
 from anima.errors import BodyDefinitionError, ConfigError
 
 DEFAULT_BODY = "nadine_checker.ini"
+MAX_FILE_BYTES = 1024 * 1024  # a body definition is a few KB; this is far past any real one
+MAX_CHANNELS = 255  # the serial packet's channel count is one byte (docs/serial-protocol.md)
+MAX_BAUD = 12_000_000  # above the fastest USB serial adapters
+MAX_NAME = 64  # characters in a channel or posture name
+_INTEGER = re.compile(r"[+-]?[0-9]{1,12}")
 _ROLES = {r.value: r for r in Role}
 _CHANNEL_KEYS = ("role", "speed", "zero", "rad", "closed")
+_CHANNELS_WHY = "the serial protocol addresses 1–255 channels"
 
 
 @dataclass
@@ -45,9 +53,11 @@ def load_body(path: str | Path | None = None) -> Body:
     """Parse a ``checker.ini`` file (the shipped Nadine body when ``path`` is None)."""
     p = Path(path) if path is not None else default_body_path()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = "".join(utf8_chunks(read_regular_file(p, MAX_FILE_BYTES)))
+    except FileRefusedError as exc:  # a FIFO, a device, too big, not UTF-8
+        raise BodyDefinitionError(str(p), exc.line, exc.bare) from None
     except OSError as exc:
-        raise BodyDefinitionError(str(p), None, f"cannot read: {exc.strerror or exc}") from exc
+        raise BodyDefinitionError(str(p), None, f"cannot read: {exc.strerror or exc}") from None
     return parse_body(text, source=str(p))
 
 
@@ -61,20 +71,28 @@ def parse_body(text: str, source: str = "<string>") -> Body:
             continue
         if line.startswith("["):
             if not line.endswith("]"):
-                raise BodyDefinitionError(source, lineno, f"unterminated section header {line!r}")
+                raise BodyDefinitionError(
+                    source, lineno, f"unterminated section header {excerpt(line)}"
+                )
             section = line[1:-1].strip()
             if section.startswith("posture "):
                 name = section[len("posture ") :].strip()
                 if not name:
                     raise BodyDefinitionError(source, lineno, "posture section without a name")
+                if len(name) > MAX_NAME:
+                    raise BodyDefinitionError(
+                        source, lineno, f"posture name longer than {MAX_NAME} characters"
+                    )
                 if name in draft.postures:
                     raise BodyDefinitionError(source, lineno, f"duplicate posture {name!r}")
                 draft.postures[name] = (lineno, {})
             elif section not in ("board", "safety", "channels"):
-                raise BodyDefinitionError(source, lineno, f"unknown section [{section}]")
+                raise BodyDefinitionError(source, lineno, f"unknown section {excerpt(section)}")
             continue
         if "=" not in line:
-            raise BodyDefinitionError(source, lineno, f"expected 'key = value', got {line!r}")
+            raise BodyDefinitionError(
+                source, lineno, f"expected 'key = value', got {excerpt(line)}"
+            )
         key, value = (part.strip() for part in line.split("=", 1))
         if section is None:
             raise BodyDefinitionError(source, lineno, "entry before any [section]")
@@ -87,8 +105,13 @@ def parse_body(text: str, source: str = "<string>") -> Body:
         else:
             posture = draft.postures[section[len("posture ") :].strip()][1]
             if key in posture:
-                raise BodyDefinitionError(source, lineno, f"channel {key!r} set twice in posture")
-            posture[key] = (lineno, _number(value, f"posture value for {key!r}", source, lineno))
+                raise BodyDefinitionError(
+                    source, lineno, f"channel {excerpt(key)} set twice in posture"
+                )
+            posture[key] = (
+                lineno,
+                _number(value, f"posture value for {excerpt(key)}", source, lineno),
+            )
     return _finish(draft, source)
 
 
@@ -104,33 +127,46 @@ def _number(text: str, what: str, source: str, lineno: int) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise BodyDefinitionError(source, lineno, f"{what}: {text!r} is not a number") from None
+        raise BodyDefinitionError(
+            source, lineno, f"{what}: {excerpt(text)} is not a number"
+        ) from None
     if not math.isfinite(value):
-        raise BodyDefinitionError(source, lineno, f"{what}: {text!r} is not finite")
+        raise BodyDefinitionError(source, lineno, f"{what}: {excerpt(text)} is not finite")
     return value
 
 
-def _integer(text: str, what: str, source: str, lineno: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise BodyDefinitionError(source, lineno, f"{what}: {text!r} is not an integer") from None
+def _integer(text: str, what: str, source: str, lineno: int, *, lo: int, hi: int, why: str) -> int:
+    """An integer in [lo, hi]; ``why`` explains the range in the refusal."""
+    if _INTEGER.fullmatch(text) is None:  # also refuses 1e6 and 5000-digit numbers, quickly
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number) and number == int(number) and not lo <= number <= hi:
+            raise BodyDefinitionError(
+                source, lineno, f"{what} must be {lo}–{hi} ({why}), got {excerpt(text)}"
+            )
+        raise BodyDefinitionError(source, lineno, f"{what}: {excerpt(text)} is not an integer")
+    value = int(text)
+    if not lo <= value <= hi:
+        raise BodyDefinitionError(source, lineno, f"{what} must be {lo}–{hi} ({why}), got {value}")
+    return value
 
 
 def _board_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
     if key == "port":
         draft.port = value
     elif key == "baud":
-        draft.baud = _integer(value, "baud", source, lineno)
-        if draft.baud <= 0:
-            raise BodyDefinitionError(source, lineno, f"baud must be > 0, got {draft.baud}")
+        draft.baud = _integer(
+            value, "baud", source, lineno, lo=1, hi=MAX_BAUD, why="bits per second"
+        )
     elif key == "channels":
-        draft.count = _integer(value, "channels", source, lineno)
+        draft.count = _integer(
+            value, "channels", source, lineno, lo=1, hi=MAX_CHANNELS, why=_CHANNELS_WHY
+        )
         draft.count_line = lineno
-        if draft.count <= 0:
-            raise BodyDefinitionError(source, lineno, f"channels must be > 0, got {draft.count}")
     else:
-        raise BodyDefinitionError(source, lineno, f"unknown [board] key {key!r}")
+        raise BodyDefinitionError(source, lineno, f"unknown [board] key {excerpt(key)}")
 
 
 def _safety_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
@@ -143,13 +179,13 @@ def _safety_entry(draft: _Draft, key: str, value: str, source: str, lineno: int)
         if not 0.0 < draft.lip_active_fraction < 1.0:
             raise BodyDefinitionError(source, lineno, "lip_active_fraction must be in (0, 1)")
     else:
-        raise BodyDefinitionError(source, lineno, f"unknown [safety] key {key!r}")
+        raise BodyDefinitionError(source, lineno, f"unknown [safety] key {excerpt(key)}")
 
 
 def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
-    number = _integer(key, "channel number", source, lineno)
-    if number < 1:
-        raise BodyDefinitionError(source, lineno, f"channel numbers start at 1, got {number}")
+    number = _integer(
+        key, "channel number", source, lineno, lo=1, hi=MAX_CHANNELS, why=_CHANNELS_WHY
+    )
     if number in draft.channels:
         first = draft.channels[number][0]
         raise BodyDefinitionError(
@@ -158,9 +194,15 @@ def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int
     fields = value.split()
     if len(fields) < 4:
         raise BodyDefinitionError(
-            source, lineno, f"channel {number}: expected 'name default min max', got {value!r}"
+            source,
+            lineno,
+            f"channel {number}: expected 'name default min max', got {excerpt(value)}",
         )
     name = fields[0]
+    if len(name) > MAX_NAME:
+        raise BodyDefinitionError(
+            source, lineno, f"channel {number}: name longer than {MAX_NAME} characters"
+        )
     default, lo, hi = (
         _number(f, f"channel {number} {label}", source, lineno)
         for f, label in zip(fields[1:4], ("default", "min", "max"), strict=True)
@@ -172,7 +214,8 @@ def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int
             raise BodyDefinitionError(
                 source,
                 lineno,
-                f"channel {number}: unknown option {item!r} (options: {', '.join(_CHANNEL_KEYS)})",
+                f"channel {number}: unknown option {excerpt(item)} "
+                f"(options: {', '.join(_CHANNEL_KEYS)})",
             )
         extras[k] = v
     role = Role.OTHER
@@ -183,7 +226,8 @@ def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int
             raise BodyDefinitionError(
                 source,
                 lineno,
-                f"channel {number}: unknown role {extras['role']!r} (roles: {', '.join(_ROLES)})",
+                f"channel {number}: unknown role {excerpt(extras['role'])} "
+                f"(roles: {', '.join(_ROLES)})",
             ) from None
     calibration = None
     if ("zero" in extras) != ("rad" in extras):
@@ -227,8 +271,11 @@ def _finish(draft: _Draft, source: str) -> Body:
         )
     missing = [n for n in range(1, count + 1) if n not in draft.channels]
     if missing:
+        shown = ", ".join(map(str, missing[:8])) + (", …" if len(missing) > 8 else "")
         raise BodyDefinitionError(
-            source, draft.count_line or None, f"channels {missing} are not defined"
+            source,
+            draft.count_line or None,
+            f"{len(missing)} of the {count} channels are not defined: {shown}",
         )
     channels = tuple(draft.channels[n][1] for n in range(1, count + 1))
     names = {ch.name for ch in channels}
@@ -237,7 +284,7 @@ def _finish(draft: _Draft, source: str) -> Body:
         for cname, (lineno, value) in entries.items():
             if cname not in names:
                 raise BodyDefinitionError(
-                    source, lineno, f"posture {pname!r}: unknown channel {cname!r}"
+                    source, lineno, f"posture {pname!r}: unknown channel {excerpt(cname)}"
                 )
             ch = next(c for c in channels if c.name == cname)
             if not ch.min <= value <= ch.max:

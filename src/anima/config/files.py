@@ -27,9 +27,11 @@ _BOMS: tuple[tuple[bytes, str], ...] = (  # UTF-32 first: its LE mark begins wit
 class FileRefusedError(Exception):
     """Internal: why a file is not read; callers wrap ``reason`` in their own AnimaError."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason if line is None else f"line {line}: {reason}")
+        self.reason = str(self)  # with the line, for callers that keep no line of their own
+        self.bare = reason  # without it, for callers that put the line in their own format
+        self.line = line
 
 
 def _kind(mode: int) -> str:
@@ -103,7 +105,7 @@ def utf8_chunks(data: bytes, chunk: int = CHUNK) -> Iterator[str]:
             line = data.count(b"\n", 0, max(at, 0)) + 1
             bad = data[max(at, 0) : max(at, 0) + 1].hex()
             raise FileRefusedError(
-                f"line {line}: not UTF-8 text (byte 0x{bad} at offset {at}): save it as UTF-8"
+                f"not UTF-8 text (byte 0x{bad} at offset {at}): save it as UTF-8", line
             ) from None
 
 

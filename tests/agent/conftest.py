@@ -1,21 +1,25 @@
 """Shared fixtures for the agent tests: a started runtime on the simulated robot with a scripted
-TTS engine and a real-time null sink, and an event recorder with bounded, event-driven waits."""
+TTS engine and a real-time null sink, an event recorder with bounded, event-driven waits, and
+a scripted OpenAI-compatible server with a planner on it."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
-from anima.agent.vocabulary import runtime_registry
+from anima.agent.planners.openai import OpenAIPlanner
+from anima.agent.vocabulary import builtin_registry, runtime_registry
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.sim import SimDriver
-from anima.events import Event
+from anima.events import CommandRejected, Event, EventHub
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing.llm import ScriptedOpenAIServer
 from anima.testing.tts import ScriptedEngine
 
 
@@ -97,3 +101,36 @@ def executor(runtime: Runtime) -> Iterator[Executor]:
         yield ex
     finally:
         ex.close()
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def hub() -> EventHub:
+    return EventHub()  # not started: the test drains it
+
+
+def openai_planner(
+    server: ScriptedOpenAIServer, hub: EventHub | None = None, **kw: Any
+) -> OpenAIPlanner:
+    """A planner on ``server`` with the built-in actions (``nod`` and ``LOOKUP_Waving``)."""
+    return OpenAIPlanner(
+        builtin_registry(animations=["nod", "LOOKUP_Waving"]),
+        base_url=server.base_url,
+        model="test-model",
+        events=hub,
+        **kw,
+    )
+
+
+def rejections(hub: EventHub) -> list[CommandRejected]:
+    """The CommandRejected events published on ``hub`` so far (drains it)."""
+    seen: list[Event] = []
+    unsubscribe = hub.subscribe(seen.append, CommandRejected.kind)
+    hub.drain()
+    unsubscribe()
+    return [e for e in seen if isinstance(e, CommandRejected)]

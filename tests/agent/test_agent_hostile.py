@@ -23,13 +23,12 @@ from anima.agent.planners.base import MAX_SPOKEN_CHARS, PlannerReply, speakable
 from anima.agent.planners.dify import DifyPlanner
 from anima.agent.planners.http import MAX_REPLY_BYTES
 from anima.agent.planners.openai import OpenAIPlanner
-from anima.agent.vocabulary import builtin_registry
-from anima.events import CommandRejected, Event, EventHub, SpeechStarted
+from anima.events import EventHub, SpeechStarted
 from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.llm import Scripted, ScriptedDifyServer, ScriptedOpenAIServer, nested
 
-from .conftest import Recorder
+from .conftest import Recorder, openai_planner, rejections
 
 pytest.importorskip("httpx")
 
@@ -37,34 +36,8 @@ DEEP = 100_000  # far past the recursion limit (1000): the C decoder raises Recu
 GOOD = Scripted.json_reply("Nodding.", ["play_animation('nod')"])
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def hub() -> EventHub:
-    return EventHub()  # not started: the test drains it
-
-
 def _planner(server: ScriptedOpenAIServer, hub: EventHub, **kw: Any) -> OpenAIPlanner:
-    options: dict[str, Any] = {"mode": "json", "timeout_s": 5.0, **kw}
-    return OpenAIPlanner(
-        builtin_registry(animations=["nod"]),
-        base_url=server.base_url,
-        model="test-model",
-        events=hub,
-        **options,
-    )
-
-
-def _rejections(hub: EventHub) -> list[CommandRejected]:
-    seen: list[Event] = []
-    unsubscribe = hub.subscribe(seen.append, CommandRejected.kind)
-    hub.drain()
-    unsubscribe()
-    return [e for e in seen if isinstance(e, CommandRejected)]
+    return openai_planner(server, hub, **{"mode": "json", "timeout_s": 5.0, **kw})
 
 
 def _refused(reply: PlannerReply, hub: EventHub, why: str) -> None:
@@ -74,7 +47,7 @@ def _refused(reply: PlannerReply, hub: EventHub, why: str) -> None:
     assert reply.error is not None
     assert why in reply.error, reply.error
     assert len(reply.error) < 300  # a reason, never the reply itself
-    (event,) = _rejections(hub)
+    (event,) = rejections(hub)
     assert why in event.reason
 
 

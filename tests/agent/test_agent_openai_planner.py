@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,42 +16,13 @@ from anima.agent.planners.openai import SUPERSEDED, OpenAIPlanner, action_string
 from anima.agent.vocabulary import builtin_registry
 from anima.config import AgentConfig
 from anima.errors import PlannerError
-from anima.events import CommandRejected, Event, EventHub
+from anima.events import EventHub
 from anima.runtime import Runtime
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 
+from .conftest import openai_planner, rejections
+
 pytest.importorskip("httpx")
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def hub() -> EventHub:
-    return EventHub()  # not started: the test drains it
-
-
-def _planner(
-    server: ScriptedOpenAIServer, hub: EventHub | None = None, **kw: object
-) -> OpenAIPlanner:
-    return OpenAIPlanner(
-        builtin_registry(animations=["nod", "LOOKUP_Waving"]),
-        base_url=server.base_url,
-        model="test-model",
-        events=hub,
-        **kw,  # type: ignore[arg-type]
-    )
-
-
-def _errors(hub: EventHub) -> list[CommandRejected]:
-    seen: list[Event] = []
-    unsubscribe = hub.subscribe(seen.append, CommandRejected.kind)
-    hub.drain()
-    unsubscribe()
-    return [e for e in seen if isinstance(e, CommandRejected)]
 
 
 def test_tool_calls_become_action_strings(
@@ -115,7 +85,7 @@ def test_feedback_answers_each_tool_call_and_keeps_the_conversation(
         Scripted.content("Done nodding."),
         Scripted.content("Hello again."),
     )
-    planner = _planner(server)
+    planner = openai_planner(server)
     try:
         first = planner.plan("nod then wait")
         summary = "Robot feedback: Execution [\"play_animation(name='nod')\"] completed"
@@ -149,7 +119,7 @@ def test_feedback_answers_each_tool_call_and_keeps_the_conversation(
 
 def test_a_new_request_closes_unanswered_tool_calls(server: ScriptedOpenAIServer) -> None:
     server.push(Scripted.tool_calls(("wait", {"seconds": 5})), Scripted.content("OK."))
-    planner = _planner(server)
+    planner = openai_planner(server)
     try:
         planner.plan("wait")
         planner.plan("never mind")  # the plan was interrupted: no feedback was sent
@@ -165,7 +135,7 @@ def test_json_mode_reads_the_seed_reply(server: ScriptedOpenAIServer) -> None:
         Scripted.json_reply("Watch this.", ["play_animation('nod')"], plan="nod, then rest"),
         Scripted.content('```json\n{"response": "Bye.", "action": ["finish()"]}\n```'),
     )
-    planner = _planner(server, mode="json")
+    planner = openai_planner(server, mode="json")
     try:
         reply = planner.plan("nod")
         bye = planner.feedback(
@@ -232,7 +202,7 @@ def test_failures_are_answered_with_an_apology_and_an_error_event(
     server: ScriptedOpenAIServer, hub: EventHub, scripted: Scripted, mode: str, why: str
 ) -> None:
     server.push(scripted)
-    planner = _planner(server, hub, mode=mode)
+    planner = openai_planner(server, hub, mode=mode)
     try:
         reply = planner.plan("nod")
         history = planner.history
@@ -243,7 +213,7 @@ def test_failures_are_answered_with_an_apology_and_an_error_event(
     assert reply.error is not None
     assert why in reply.error
     assert history == []  # the failed exchange is not kept
-    (event,) = _errors(hub)
+    (event,) = rejections(hub)
     assert event.source == "agent"
     assert event.command == "plan"
     assert event.argument == "nod"
@@ -253,7 +223,7 @@ def test_failures_are_answered_with_an_apology_and_an_error_event(
 
 def test_a_timeout_is_answered_with_an_apology(server: ScriptedOpenAIServer, hub: EventHub) -> None:
     server.push(Scripted.content("too late").slow(3.0))
-    planner = _planner(server, hub, timeout_s=0.3)
+    planner = openai_planner(server, hub, timeout_s=0.3)
     t0 = time.monotonic()
     try:
         reply = planner.plan("nod")
@@ -264,7 +234,7 @@ def test_a_timeout_is_answered_with_an_apology(server: ScriptedOpenAIServer, hub
     assert reply.actions == []
     assert reply.error is not None
     assert "within the timeout" in reply.error
-    assert len(_errors(hub)) == 1
+    assert len(rejections(hub)) == 1
 
 
 def test_an_unreachable_server_is_answered_with_an_apology(hub: EventHub) -> None:
@@ -278,12 +248,12 @@ def test_an_unreachable_server_is_answered_with_an_apology(hub: EventHub) -> Non
     assert reply.response == APOLOGY
     assert reply.error is not None
     assert "request to" in reply.error
-    assert len(_errors(hub)) == 1
+    assert len(rejections(hub)) == 1
 
 
 def test_a_slow_reply_is_released_by_interrupt(server: ScriptedOpenAIServer) -> None:
     server.push(Scripted.tool_calls(("play_animation", {"name": "nod"})).slow(5.0))
-    planner = _planner(server, timeout_s=10)
+    planner = openai_planner(server, timeout_s=10)
     replies = []
     asking = threading.Thread(target=lambda: replies.append(planner.plan("nod")))
     asking.start()
@@ -307,7 +277,7 @@ def test_a_slow_reply_is_released_by_interrupt(server: ScriptedOpenAIServer) -> 
 def test_history_is_trimmed_at_a_user_message(server: ScriptedOpenAIServer) -> None:
     for i in range(6):
         server.push(Scripted.content(f"answer {i}"))
-    planner = _planner(server, max_history=4)
+    planner = openai_planner(server, max_history=4)
     try:
         for i in range(6):
             planner.plan(f"question {i}")

@@ -1,15 +1,19 @@
-"""A request body bound, enforced before the body is read.
+"""A request body bound, enforced before the body is kept.
 
 Starlette's ``await request.body()`` reads a whole body into memory, whatever its size: a
-100 MB POST cost 160 MB before the parsers' 64 KiB check refused it. This ASGI middleware sits
-in front of every route and refuses with 413:
+100 MB POST cost 200 MB of peak RSS before the parsers' 64 KiB check refused it. This ASGI
+middleware sits in front of every route and refuses a body over the limit with 413:
 
-- at once, on a ``Content-Length`` over the limit, without reading a byte of the body;
-- for a body without one (chunked), as soon as what arrived passes the limit: it stops reading.
+- on a ``Content-Length`` over the limit, before the body is kept: a body larger than
+  :data:`DRAIN` is not read at all;
+- for a body without one (chunked), as soon as what arrived passes the limit.
 
-A refusal closes the connection (``Connection: close``), so uvicorn drops the rest of the body
-instead of reading it; its flow control has paused reading meanwhile, so the unread part never
-sits in memory. A body within the limit is read here, once, and handed to the route as is.
+Then the connection is closed (``Connection: close``). Closing a socket with unread data makes
+the kernel answer with a reset, which can destroy the 413 before a client that sends its whole
+body before reading (httpx, requests) has read it. So, as web servers do ("lingering close"), up
+to :data:`DRAIN` bytes of a refused body are read and dropped chunk by chunk before answering;
+past that the server stops reading and closes. Nothing of a refused body is kept: memory stays
+flat whatever is sent. A body within the limit is read here, once, and handed to the route.
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from anima.frontdoors.state import PAYLOAD_VERSION
 
+DRAIN = 1024 * 1024  # bytes of a refused body read and dropped, so the client hears the 413
+
 
 class BodyLimit:
-    """Refuse HTTP request bodies over ``limit`` bytes (413), reading at most one chunk past it."""
+    """Refuse HTTP request bodies over ``limit`` bytes with 413, keeping none of them."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, drain: int = DRAIN) -> None:
         self.app = app
         self.limit = limit
+        self.drain = drain
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # WebSocket frames are bounded by uvicorn's ws_max_size
@@ -37,8 +44,12 @@ class BodyLimit:
                 shown = declared[:20].decode("latin-1")
                 await _refuse(scope, send, 400, f"Content-Length {shown!r} is not a byte count")
                 return
-            if len(declared) > 18 or int(declared) > self.limit:
-                told = f"{int(declared)} bytes" if len(declared) <= 18 else "over 10^18 bytes"
+            length = int(declared) if len(declared) <= 18 else None  # None: absurdly large
+            if length is None or length > self.limit:
+                small = length is not None and length <= self.drain
+                if small and not await _drop(receive, self.drain):
+                    return  # the client went away
+                told = f"{length} bytes" if length is not None else "over 10^18 bytes"
                 await _refuse(scope, send, 413, f"a body of {told} exceeds {self._bound()}")
                 return
         chunks: list[bytes] = []
@@ -50,9 +61,12 @@ class BodyLimit:
             body: bytes = message.get("body", b"")
             size += len(body)
             if size > self.limit:
-                await _refuse(
-                    scope, send, 413, f"a body of over {size} bytes exceeds {self._bound()}"
-                )
+                chunks.clear()
+                more = message.get("more_body", False)
+                if more and not await _drop(receive, self.drain - size):
+                    return
+                reason = f"a body of over {self.limit} bytes exceeds {self._bound()}"
+                await _refuse(scope, send, 413, reason)
                 return
             chunks.append(body)
             if not message.get("more_body", False):
@@ -68,6 +82,18 @@ def _content_length(scope: Scope) -> bytes | None:
         if name == b"content-length":
             return bytes(value).strip()
     return None
+
+
+async def _drop(receive: Receive, budget: int) -> bool:
+    """Read and drop the rest of a body, at most ``budget`` bytes; False if the client left."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return False
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return True
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -74,6 +74,7 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {202: {"description": "accepted: que
 REFUSED: dict[int | str, dict[str, Any]] = {
     400: {"description": "refused: the reason is the MQTT door's"},
     401: {"description": "missing or wrong token"},
+    413: {"description": "a body over 64 KiB: refused before it is read"},
 }
 
 

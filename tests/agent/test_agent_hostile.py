@@ -126,6 +126,45 @@ def test_a_dribbling_server_ends_the_request_at_its_deadline(
         planner.close()
 
 
+def test_an_interrupt_releases_a_dribbling_request_and_ends_its_thread(
+    server: ScriptedOpenAIServer, hub: EventHub
+) -> None:
+    """A wake releases the turn at once, and the request's socket is cut so its thread ends
+    too (before: it read on until the server finished, minutes later)."""
+    server.push(GOOD.dribble(1.0, head=True))
+    planner = _planner(server, hub, timeout_s=60.0)
+    replies: list[PlannerReply] = []
+    asking = threading.Thread(target=lambda: replies.append(planner.plan("nod")))
+    asking.start()
+    try:
+        assert server.wait_for_requests(1)
+        planner.interrupt()
+        asking.join(2.0)
+        assert not asking.is_alive()
+        assert replies[0].interrupted
+        assert eventually(lambda: not _request_threads(), timeout=3.0)
+        _still_answers(server, planner)
+    finally:
+        planner.close()
+
+
+def test_a_compressed_reply_is_refused(server: ScriptedOpenAIServer, hub: EventHub) -> None:
+    """The byte cap counts what is parsed, so the planner asks for identity and refuses a
+    compressed body (a 1 kB gzip can inflate to 1 MB)."""
+    import gzip
+
+    server.push(
+        Scripted(raw=gzip.compress(b" " * 2_000_000), headers=(("Content-Encoding", "gzip"),))
+    )
+    planner = _planner(server, hub)
+    try:
+        _refused(planner.plan("nod"), hub, "compressed ('gzip')")
+        assert server.requests[0].headers["accept-encoding"] == "identity"
+        _still_answers(server, planner)
+    finally:
+        planner.close()
+
+
 # ---------------------------------------------------------------------- decoding
 NESTED_ARGUMENTS = Scripted(
     body={

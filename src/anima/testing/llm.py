@@ -45,6 +45,7 @@ class Scripted:
     filler: int = 0  # > 0: a JSON reply whose response is this many bytes (see huge())
     declare_length: bool = True  # False: no Content-Length, the body ends when the link closes
     dribble_head: bool = False  # with every_s: the status line and headers dribble too
+    headers: tuple[tuple[str, str], ...] = ()  # more response headers (Content-Encoding, …)
 
     @classmethod
     def tool_calls(cls, *calls: tuple[str, dict[str, Any]], content: str = "") -> Scripted:
@@ -298,7 +299,9 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
                 return
             if reply.filler:
                 size, chunks = _huge_body(reply.filler)
-                self._send(reply.status, chunks, size if reply.declare_length else None)
+                self._send(
+                    reply.status, chunks, size if reply.declare_length else None, reply.headers
+                )
                 return
             raw = reply.raw if reply.raw is not None else json.dumps(fill(reply.body, body))
             payload = raw.encode() if isinstance(raw, str) else raw
@@ -309,7 +312,8 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
                 parts: Iterator[bytes] = _dribbled(payload, reply.every_s, state.stopping)
             else:
                 parts = iter((payload,))
-            self._send(reply.status, parts, len(payload) if reply.declare_length else None)
+            declared = len(payload) if reply.declare_length else None
+            self._send(reply.status, parts, declared, reply.headers)
 
         def _dribble_all(self, status: int, payload: bytes, every_s: float) -> None:
             self.close_connection = True
@@ -324,7 +328,13 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
             except OSError:
                 pass  # the client gave up: stop sending
 
-        def _send(self, status: int, text: str | Iterator[bytes], length: int | None = 0) -> None:
+        def _send(
+            self,
+            status: int,
+            text: str | Iterator[bytes],
+            length: int | None = 0,
+            extra: tuple[tuple[str, str], ...] = (),
+        ) -> None:
             if isinstance(text, str):
                 payload = text.encode()
                 parts, length = iter((payload,)), len(payload)
@@ -333,6 +343,8 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                for name, value in extra:
+                    self.send_header(name, value)
                 if length is not None:
                     self.send_header("Content-Length", str(length))
                 self.send_header("Connection", "close")  # no idle keep-alive threads at stop

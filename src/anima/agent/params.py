@@ -122,21 +122,25 @@ class Param:
         elif kind is float:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ValueError(f"{where} must be a number, got {_shown(value)}")
-            out = float(value)
+            try:
+                out = float(value)
+            except OverflowError:  # an integer beyond any float (a model can write 400 digits)
+                out = math.inf
             if not math.isfinite(out):
-                raise ValueError(f"{where} must be a finite number, got {value!r}")
+                raise ValueError(f"{where} must be a finite number, got {_shown(value)}")
         else:
             if not isinstance(value, str):
                 raise ValueError(f"{where} must be a string, got {_shown(value)}")
             out = value
         if self.choices is not None and out not in self.choices:
             raise ValueError(
-                f"{where} must be one of {', '.join(repr(c) for c in self.choices)}, got {out!r}"
+                f"{where} must be one of {', '.join(repr(c) for c in self.choices)}, "
+                f"got {_shown(out)}"
             )
         if self.bounds is not None and isinstance(out, int | float) and not isinstance(out, bool):
             lo, hi = self.bounds
             if not lo <= out <= hi:
-                raise ValueError(f"{where} must be in [{lo:g}, {hi:g}], got {out!r}")
+                raise ValueError(f"{where} must be in [{lo:g}, {hi:g}], got {_shown(out)}")
         return out
 
 

@@ -21,7 +21,6 @@ and its whole state is retained on ``<prefix>/agent/humanoid/state``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import secrets
 import threading
@@ -31,28 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from anima.config import MqttConfig
 from anima.errors import AnimaError
-from anima.events import (
-    ActionStatus,
-    CommandRejected,
-    Event,
-    ListenTimeout,
-    MoveFinished,
-    Notice,
-    PlanFinished,
-    PlanStarted,
-    SpeechEnded,
-    SpeechStarted,
-    Transcript,
-    WakeDetected,
-)
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
-from anima.frontdoors.mqtt import link
+from anima.frontdoors.mqtt import link as mqtt_link
 from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.feedback import Feedback
+from anima.frontdoors.mqtt.feedback import payload as as_json
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
 from anima.frontdoors.mqtt.session import Backlog
-from anima.frontdoors.mqtt.topics import PAYLOAD_VERSION, Topics
+from anima.frontdoors.mqtt.topics import Topics
 from anima.frontdoors.payloads import Parser, control_parsers, excerpt
 from anima.frontdoors.state import runtime_state
 
@@ -65,10 +52,6 @@ HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
 MAX_HUMANOID_PENDING = 32  # humanoid commands waiting for the robot; more are refused
 WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
 SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
-
-
-def _json(**fields: Any) -> str:
-    return json.dumps({"v": PAYLOAD_VERSION, **fields}, separators=(",", ":"))
 
 
 class MqttFrontDoor:
@@ -87,7 +70,7 @@ class MqttFrontDoor:
         self.config = config
         self.address = address
         self.topics = Topics(config.prefix)
-        self.client_id = link.client_id(config)
+        self.client_id = mqtt_link.client_id(config)
         self.dispatcher = CommandDispatcher(runtime.execute, runtime.events)
         self._parsers: dict[str, Parser] = (
             control_parsers(runtime.library) if parsers is None else dict(parsers)
@@ -103,6 +86,7 @@ class MqttFrontDoor:
         self.restarts = 0  # times the watchdog restarted a dead network thread
         self.last_outage_s = 0.0  # the outage the last connection ended (inf: unknown)
         self._subscription = -1  # message id of the pending SUBSCRIBE
+        self._feedback = Feedback(self.topics, self._publish, runtime.library, self._count_rejected)
         self._boundary = CallbackBoundary(self._on_crash)
         self._backlog = Backlog(config.stale_after_s)
         self._net_thread: threading.Thread | None = None  # paho's, seen from its callbacks
@@ -116,7 +100,7 @@ class MqttFrontDoor:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
         cfg = self.config
-        client = link.new_client(cfg, clean_session=not cfg.persistent_session)
+        client = mqtt_link.new_client(cfg, clean_session=not cfg.persistent_session)
         client.will_set(self.topics.status, "offline", qos=1, retain=True)
         client.reconnect_delay_set(0.25, 2)  # seconds (floats work)
         guard = self._boundary.guard
@@ -125,15 +109,7 @@ class MqttFrontDoor:
         client.on_disconnect = guard("on_disconnect", self._on_disconnect)
         client.on_message = guard("on_message", self._on_message, self._message_failed)
         self._client = client
-        events = self.runtime.events
-        self._unsubscribe = [
-            events.subscribe(self._on_event, SpeechStarted.kind, SpeechEnded.kind),
-            events.subscribe(self._on_event, CommandRejected.kind, Notice.kind),
-            events.subscribe(self._on_event, MoveFinished.kind),
-            events.subscribe(self._on_agent_event, Transcript.kind, WakeDetected.kind),
-            events.subscribe(self._on_agent_event, PlanStarted.kind, PlanFinished.kind),
-            events.subscribe(self._on_agent_event, ActionStatus.kind, ListenTimeout.kind),
-        ]
+        self._unsubscribe = self._feedback.subscribe(self.runtime.events)
         self.dispatcher.start()
         self._humanoid_worker = ThreadPoolExecutor(1, thread_name_prefix="anima-mqtt-humanoid")
         client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
@@ -174,7 +150,7 @@ class MqttFrontDoor:
             client.loop_stop()
             self._client = None
             if self.config.persistent_session:
-                link.end_session(self.config, self.address)
+                mqtt_link.end_session(self.config, self.address)
 
     # ------------------------------------------------------------------ paho callbacks
     def _on_connect(
@@ -334,7 +310,7 @@ class MqttFrontDoor:
             log.exception("humanoid command on %s failed", topic)
             self._error(topic, payload, f"internal error: {exc!r}")
         else:
-            body = _json(command=request.command, request=excerpt(payload), answer=answer)
+            body = as_json(command=request.command, request=excerpt(payload), answer=answer)
             self._publish(self.topics.feedback("humanoid"), body, qos=1)
         finally:
             with self._humanoid_lock:
@@ -346,66 +322,21 @@ class MqttFrontDoor:
         if client is not None:
             client.publish(topic, payload, qos=qos, retain=retain)
 
+    def _count_rejected(self) -> None:
+        self.rejected += 1
+
     def _error(self, topic: str, payload: bytes | str, reason: str) -> None:
         self.rejected += 1
         if self.rejected <= 20 or self.rejected % 1000 == 0:
             log.warning("rejected %s: %s", topic, reason)
         self._publish(
             self.topics.feedback("error"),
-            _json(topic=topic, payload=excerpt(payload), reason=reason),
+            as_json(topic=topic, payload=excerpt(payload), reason=reason),
             qos=1,
         )
 
-    def _on_event(self, event: Event) -> None:
-        t = self.topics
-        if isinstance(event, SpeechStarted):
-            body = _json(id=event.utterance, text=event.text, locale=event.locale)
-            self._publish(t.feedback("start_speak"), body, qos=1)
-        elif isinstance(event, SpeechEnded):
-            self._publish(
-                t.feedback("end_speak"), _json(id=event.utterance, reason=event.reason), qos=1
-            )
-        elif isinstance(event, CommandRejected):
-            if event.source == "mqtt":  # others are reported by their own front door
-                self.rejected += 1
-                body = _json(topic=event.command, payload=event.argument, reason=event.reason)
-                self._publish(t.feedback("error"), body, qos=1)
-        elif isinstance(event, Notice):
-            self._publish(t.feedback("notice"), _json(source=event.source, message=event.message))
-        elif isinstance(event, MoveFinished) and event.name in self.runtime.library:
-            body = _json(name=event.name, cut=event.cut, reason=event.reason or "done")
-            self._publish(t.feedback("animation_done"), body, qos=1)
-
-    def _on_agent_event(self, event: Event) -> None:
-        """The voice agent: ``…/agent/asr``, ``…/agent/plan``, ``…/agent/action_status``."""
-        p = self.config.prefix
-        if isinstance(event, Transcript):
-            self._publish(f"{p}/agent/asr", _json(text=event.text, final=event.final))
-        elif isinstance(event, WakeDetected):
-            self._publish(f"{p}/agent/asr", _json(wake=event.source, phrase=event.phrase))
-        elif isinstance(event, ListenTimeout):
-            self._publish(
-                f"{p}/agent/asr", _json(timeout=event.reason, waited_s=round(event.waited_s, 2))
-            )
-        elif isinstance(event, PlanStarted):
-            body = _json(id=event.plan, steps=list(event.steps), source=event.source)
-            self._publish(f"{p}/agent/plan", body, qos=1)
-        elif isinstance(event, PlanFinished):
-            body = _json(id=event.plan, outcome=event.outcome, feedback=event.feedback)
-            self._publish(f"{p}/agent/plan", body, qos=1)
-        elif isinstance(event, ActionStatus):
-            body = _json(
-                plan=event.plan,
-                index=event.index,
-                action=event.action,
-                step=event.step,
-                status=event.status,
-                message=event.message,
-            )
-            self._publish(f"{p}/agent/action_status", body, qos=1)
-
     def state_payload(self) -> str:
-        return _json(**runtime_state(self.runtime))
+        return as_json(**runtime_state(self.runtime))
 
     def _watch(self) -> None:
         """The door's own thread: restarts a dead network thread; publishes the state."""
@@ -445,7 +376,7 @@ class MqttFrontDoor:
             self._publish(self.topics.state, self.state_payload(), retain=True)
             link = self.runtime.humanoid
             if link is not None and link.state is not None:
-                body = _json(**dataclasses.asdict(link.state), error=link.error)
+                body = as_json(**dataclasses.asdict(link.state), error=link.error)
                 self._publish(self.topics.humanoid_state, body, retain=True)
         except Exception:  # the state is best effort; the next one will do
             log.exception("state publish failed")

@@ -5,8 +5,10 @@ Every section is a keyword-only frozen dataclass validated in ``__post_init__``.
     cfg = load_config("anima.yaml")          # file values over defaults
     ANIMA_MOTION__RATE_HZ=50 anima serve     # environment over file: ANIMA_<SECTION>__<KEY>
 
-Environment values are parsed as YAML scalars (``50``, ``true``, ``[2, 5]``). Unknown keys and
-wrong types are errors that name the key (``motion.rate_hz``) and where it came from.
+Environment values are read as the key's type wants: text for a string key (``::`` stays
+``::``), YAML for the rest (``50``, ``1e3``, ``true``, ``[2, 5]``). Unknown keys, wrong types and
+out-of-bounds values are one-line errors naming the key, where it came from (``anima.yaml:12``,
+``environment ANIMA_WEB__HOST``) and a short excerpt of the value.
 """
 
 from anima.config.loading import from_dict, load_config

@@ -1,21 +1,43 @@
-"""Loading the configuration: defaults, then a YAML file, then ``ANIMA_*`` variables."""
+"""Loading the configuration: defaults, then a YAML file, then ``ANIMA_*`` variables.
+
+Every failure is one :class:`~anima.errors.ConfigError` line that says where the value came
+from (``anima.yaml:12`` or ``environment ANIMA_WEB__PORT``), which key, and a short excerpt of
+the value: never a traceback, never an unbounded message.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
-import yaml
-
+from anima.config.files import FileRefusedError, excerpt, read_text
 from anima.config.sections import ENV_PREFIX, AnimaConfig
+from anima.config.yaml_text import load_scalar_or_yaml, load_yaml
 from anima.errors import ConfigError
 
 T = TypeVar("T")
+MAX_FILE_BYTES = 1024 * 1024  # a config file is a few KB; this is far past any real one
+# YAML 1.1 (PyYAML) reads 1e3 and 1e-50 as strings: its float needs a dot. For a float field,
+# a string that is a number in YAML 1.2's sense is that number.
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?")
+_NULLS = ("", "~", "null", "Null", "NULL")
+
+
+@dataclass(frozen=True)
+class _EnvValue:
+    """An environment variable's text, parsed only once the field's type is known: a string
+    field takes it as it is (``ANIMA_WEB__HOST=::`` is the host ``::``, not a YAML mapping)."""
+
+    name: str
+    raw: str
 
 
 def load_config(
@@ -24,42 +46,54 @@ def load_config(
     """Defaults, then the YAML file (if any), then ``ANIMA_*`` environment variables."""
     data: dict[str, Any] = {}
     source = "defaults"
+    origins: dict[str, str] = {}
     if path is not None:
         p = Path(path)
         try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
+            text = read_text(p, MAX_FILE_BYTES)
+        except FileRefusedError as exc:  # a FIFO, a device, too big, not UTF-8
+            where = p if exc.line is None else f"{p}:{exc.line}"
+            raise ConfigError(f"{where}: {exc.bare}") from None
         except OSError as exc:
-            raise ConfigError(f"{p}: cannot read config: {exc.strerror or exc}") from exc
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{p}: invalid YAML: {exc}") from exc
+            raise ConfigError(f"{p}: cannot read config: {exc.strerror or exc}") from None
+        loaded, lines = load_yaml(text, str(p))
         if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"{p}: the top level must be a mapping")
+            raise ConfigError(f"{p}: the top level must be a mapping, got {excerpt(loaded)}")
         data = loaded or {}
         source = str(p)
-    origins = _merge_env(data, os.environ if env is None else env)
+        origins = {key: f"{p}:{line}" for key, line in lines.items()}
+    _merge_env(data, os.environ if env is None else env, origins)
     return from_dict(AnimaConfig, data, source, origins=origins)
 
 
-def _merge_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, str]:
-    """Merge ``ANIMA_*`` variables into ``data``; returns dotted key → variable name."""
-    origins: dict[str, str] = {}
-    for name, raw in env.items():
+def _merge_env(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str]) -> None:
+    """Merge ``ANIMA_*`` variables into ``data``; ``origins`` learns dotted key → variable."""
+    for name, raw in sorted(env.items()):  # sorted: ANIMA_MOTION before ANIMA_MOTION__RATE_HZ
         if not name.startswith(ENV_PREFIX) or name == "ANIMA_CONFIG":
             continue
         keys = [k.lower() for k in name[len(ENV_PREFIX) :].split("__")]
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            value = raw
         node = data
         for key in keys[:-1]:
             child = node.setdefault(key, {})
+            if isinstance(child, _EnvValue):  # ANIMA_MOTION='{...}' and ANIMA_MOTION__X both
+                child = node[key] = load_scalar_or_yaml(child.raw, f"environment {child.name}")
             if not isinstance(child, dict):
                 raise ConfigError(f"environment {name}: {key} is not a section")
             node = child
-        node[keys[-1]] = value
-        origins[".".join(keys)] = f"environment {name}"
-    return origins
+        node[keys[-1]] = _EnvValue(name, raw)
+        dotted = ".".join(keys)
+        for key in [k for k in origins if k.startswith(f"{dotted}.")]:
+            del origins[key]  # the variable replaced what the file had under it
+        origins[dotted] = f"environment {name}"
+
+
+def _origin(origins: Mapping[str, str], key: str, source: str) -> str:
+    """Where ``key``'s value came from: its own origin, else the nearest enclosing key's."""
+    while key:
+        if key in origins:
+            return origins[key]
+        key = re.sub(r"(\[[0-9]+\]|\.?[^.\[]*)$", "", key, count=1)
+    return source
 
 
 def from_dict(
@@ -76,34 +110,53 @@ def from_dict(
     """
     origins = origins or {}
     if not isinstance(data, Mapping):
-        where = origins.get(prefix.rstrip("."), source)
-        raise ConfigError(f"{where}: {prefix or 'config'} must be a mapping, got {data!r}")
+        where = _origin(origins, prefix.rstrip("."), source)
+        raise ConfigError(
+            f"{where}: {prefix.rstrip('.') or 'config'} must be a mapping, got {excerpt(data)}"
+        )
     assert dataclasses.is_dataclass(cls)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted((k for k in data if k not in fields), key=str)
     if unknown:
         key = f"{prefix}{unknown[0]}"
+        shown = key if len(key) <= 60 else key[:59] + "…"
         raise ConfigError(
-            f"{origins.get(key, source)}: unknown key {key} (known: {', '.join(sorted(fields))})"
+            f"{_origin(origins, key, source)}: unknown key {shown} "
+            f"(known: {', '.join(sorted(fields))})"
         )
     kwargs = {
         name: _coerce(
-            hints[name], value, origins.get(f"{prefix}{name}", source), f"{prefix}{name}", origins
+            hints[name],
+            value,
+            _origin(origins, f"{prefix}{name}", source),
+            f"{prefix}{name}",
+            origins,
         )
         for name, value in data.items()
     }
     try:
         return cls(**kwargs)
     except ConfigError as exc:
-        # a section's own check names its key in the message: find where that key came from
-        blamed = next(
-            (o for k, o in origins.items() if k.startswith(prefix) and k in str(exc)), source
-        )
-        raise ConfigError(f"{blamed}: {exc}") from None
+        raise ConfigError(f"{_blame(str(exc), prefix, origins, source)}: {exc}") from None
+
+
+def _blame(message: str, prefix: str, origins: Mapping[str, str], source: str) -> str:
+    """Where a section's own check failed: the keys its message names, else the variables
+    that set something in the section, else the section's line in the file."""
+    inside = {k: o for k, o in origins.items() if k.startswith(prefix)}
+    named = sorted((k for k in inside if re.search(rf"{re.escape(k)}\b", message)), key=len)
+    if named:
+        return inside[named[-1]]  # the most specific key the message names
+    variables = sorted({o for o in inside.values() if o.startswith("environment ")})
+    if variables:
+        return ", ".join(variables[:3])
+    return _origin(origins, prefix.rstrip("."), source)
 
 
 def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, str]) -> Any:
+    if isinstance(value, _EnvValue):
+        value = _from_env(tp, value)
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
         args = typing.get_args(tp)
@@ -115,14 +168,14 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         return from_dict(tp, value, source, prefix=f"{key}.", origins=origins)
     if origin is tuple and typing.get_args(tp)[-1] is Ellipsis:
         if not isinstance(value, list | tuple):
-            raise ConfigError(f"{source}: {key} must be a list, got {value!r}")
+            raise ConfigError(f"{source}: {key} must be a list, got {excerpt(value)}")
         item = typing.get_args(tp)[0]
         return tuple(_coerce(item, v, source, f"{key}[{i}]", origins) for i, v in enumerate(value))
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(value, list | tuple) or len(value) != len(args):
             raise ConfigError(
-                f"{source}: {key} must be a list of {len(args)} values, got {value!r}"
+                f"{source}: {key} must be a list of {len(args)} values, got {excerpt(value)}"
             )
         return tuple(
             _coerce(a, v, source, f"{key}[{i}]", origins)
@@ -130,18 +183,41 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         )
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+            raise ConfigError(f"{source}: {key} must be true or false, got {excerpt(value)}")
         return value
     if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
-        return float(value)
+        return _float(value, source, key)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+            raise ConfigError(f"{source}: {key} must be an integer, got {excerpt(value)}")
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+            raise ConfigError(f"{source}: {key} must be a string, got {excerpt(value)}")
         return value
     raise ConfigError(f"{source}: {key}: unsupported config type {tp!r}")
+
+
+def _from_env(tp: Any, value: _EnvValue) -> Any:
+    """An environment value as the field's type wants it: text for a string field, YAML for
+    the rest (numbers, booleans, lists, whole sections); a null for an optional field."""
+    args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else (tp,)
+    if type(None) in args and value.raw.strip() in _NULLS:
+        return None
+    if str in args:
+        return value.raw
+    return load_scalar_or_yaml(value.raw, f"environment {value.name}")
+
+
+def _float(value: Any, source: str, key: str) -> float:
+    if isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+        value = float(value.replace("_", ""))  # 1e3, 1e-50: numbers, though YAML 1.1 says text
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{source}: {key} must be a number, got {excerpt(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past 1.8e308
+        raise ConfigError(f"{source}: {key} must be a number, got {excerpt(value)}") from None
+    if not math.isfinite(number):  # no setting means anything by nan or inf
+        raise ConfigError(f"{source}: {key} must be a finite number, got {number}")
+    return number

@@ -21,6 +21,30 @@ def _positive(section: str, **values: float) -> None:
             raise ConfigError(f"{section}.{key} must be a finite number > 0, got {value!r}")
 
 
+def _seconds(section: str, longest: float, **values: float) -> None:
+    """Durations: finite, > 0 and at most ``longest`` seconds (past it, a typo, not a wish)."""
+    _positive(section, **values)
+    for key, value in values.items():
+        if value > longest:
+            raise ConfigError(f"{section}.{key} must be ≤ {longest:g} s, got {value:g}")
+
+
+def _rate(section: str, highest: float, **values: float) -> None:
+    """Rates: finite, > 0 and at most ``highest`` Hz."""
+    _positive(section, **values)
+    for key, value in values.items():
+        if value > highest:
+            raise ConfigError(f"{section}.{key} must be ≤ {highest:g} Hz, got {value:g}")
+
+
+def _count(section: str, lo: int, hi: int, **values: int) -> None:
+    """Integers within [lo, hi]."""
+    for key, value in values.items():
+        if not lo <= value <= hi:
+            shown = value if abs(value) < 10**30 else f"an integer of {value.bit_length()} bits"
+            raise ConfigError(f"{section}.{key} must be in [{lo}, {hi}], got {shown}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class BreathingConfig:
     enabled: bool = True  # a slow rise and fall of the head while idle
@@ -28,7 +52,7 @@ class BreathingConfig:
     amplitude_rad: float = 0.015  # neck pitch swing, radians (0.015 ≈ 0.9°)
 
     def __post_init__(self) -> None:
-        _positive("motion.breathing", period_s=self.period_s)
+        _seconds("motion.breathing", 600, period_s=self.period_s)
         if not (math.isfinite(self.amplitude_rad) and 0 <= self.amplitude_rad <= 0.2):
             raise ConfigError("motion.breathing.amplitude_rad must be in [0, 0.2] radians")
 
@@ -43,9 +67,13 @@ class BlinkConfig:
 
     def __post_init__(self) -> None:
         lo, hi = self.interval_s
-        if not (0 < lo <= hi and math.isfinite(hi)):
-            raise ConfigError(f"motion.blink.interval_s must be 0 < min ≤ max, got {lo}, {hi}")
-        _positive("motion.blink", close_s=self.close_s, open_s=self.open_s)
+        if not (0 < lo <= hi <= 3600):  # an hour without a blink is no blinking: say enabled
+            raise ConfigError(
+                f"motion.blink.interval_s must be 0 < min ≤ max ≤ 3600 s, got {lo:g}, {hi:g}"
+            )
+        _seconds("motion.blink", 2.0, close_s=self.close_s, open_s=self.open_s)  # one blink
+        if not (math.isfinite(self.hold_s) and 0 <= self.hold_s <= 2.0):
+            raise ConfigError(f"motion.blink.hold_s must be in [0, 2] s, got {self.hold_s:g}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,21 +86,26 @@ class MotionConfig:
     offset_bandwidth_hz: float | None = None
     offset_max_rate_rad_s: float = 2.5  # slew limit of offset head rotation
     spin_s: float = 0.0003  # final part of each wait spent spinning for a precise wake-up
-    stats_window: int = 16384  # ticks kept for the percentiles of engine.stats()
+    stats_window: int = 16384  # ticks kept for the percentiles of engine.stats(), 16–1,000,000
     breathing: BreathingConfig = field(default_factory=BreathingConfig)
     blink: BlinkConfig = field(default_factory=BlinkConfig)
 
     def __post_init__(self) -> None:
-        _positive(
+        _positive("motion", rate_hz=self.rate_hz, offset_max_rate_rad_s=self.offset_max_rate_rad_s)
+        # blends and stops are motions of a body: a minute is already far past any real one
+        _seconds(
             "motion",
-            rate_hz=self.rate_hz,
+            60,
             blend_s=self.blend_s,
             stop_s=self.stop_s,
             idle_handback_s=self.idle_handback_s,
-            offset_max_rate_rad_s=self.offset_max_rate_rad_s,
         )
         if self.rate_hz > 1000:
             raise ConfigError(f"motion.rate_hz must be ≤ 1000, got {self.rate_hz}")
+        if self.offset_max_rate_rad_s > 100:  # ≈ 16 turns a second: no head turns that fast
+            raise ConfigError(
+                f"motion.offset_max_rate_rad_s must be ≤ 100, got {self.offset_max_rate_rad_s:g}"
+            )
         bw = self.offset_bandwidth_hz
         if bw is not None and not (math.isfinite(bw) and 0 < bw <= 0.06 * self.rate_hz):
             # the offset filter's explicit integrator is well damped only while ω·dt is small
@@ -82,8 +115,8 @@ class MotionConfig:
             )
         if not 0 <= self.spin_s < 0.5 / self.rate_hz:
             raise ConfigError("motion.spin_s must be ≥ 0 and under half a period")
-        if self.stats_window < 16:
-            raise ConfigError("motion.stats_window must be ≥ 16")
+        # two float64 arrays of this many ticks are allocated at start: 1 M is 16 MB, 2.8 h
+        _count("motion", 16, 1_000_000, stats_window=self.stats_window)
 
     @property
     def period(self) -> float:
@@ -111,7 +144,9 @@ class AnimationConfig:
     reset_s: float = 0.4  # time to return to the default posture before a gesture
 
     def __post_init__(self) -> None:
-        _positive("animation", posture_s=self.posture_s, reset_s=self.reset_s)
+        _seconds("animation", 60, posture_s=self.posture_s, reset_s=self.reset_s)
+        if len(self.folders) > 100:  # each is globbed on every reload
+            raise ConfigError(f"animation.folders: at most 100 folders, got {len(self.folders)}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,15 +167,16 @@ class BehaviourConfig:
     gaze_head_share: float = 0.7  # of a large gaze turn, the part the head takes
 
     def __post_init__(self) -> None:
-        _positive(
+        _seconds(
             "behaviour",
+            3600,
             look_at_hold_s=self.look_at_hold_s,
             full_blink_every_s=self.full_blink_every_s,
-            gaze_smoothing_s=self.gaze_smoothing_s,
         )
+        _seconds("behaviour", 10, gaze_smoothing_s=self.gaze_smoothing_s)  # a lag, not a pause
         if not (math.isfinite(self.gaze_dead_zone_rad) and 0 <= self.gaze_dead_zone_rad < 0.5):
             raise ConfigError("behaviour.gaze_dead_zone_rad must be in [0, 0.5) radians")
-        if not 0 <= self.gaze_head_share <= 1:
+        if not (math.isfinite(self.gaze_head_share) and 0 <= self.gaze_head_share <= 1):
             raise ConfigError("behaviour.gaze_head_share must be in [0, 1]")
 
 
@@ -148,21 +184,24 @@ class BehaviourConfig:
 class DriverConfig:
     type: str = "sim"  # which driver: see anima.drivers.DRIVERS
     record: str | None = None  # sim: write every sent frame to this JSON Lines file
-    history: int = 1000  # sim: frames kept in memory
+    history: int = 1000  # sim: frames kept in memory, 1–1,000,000
     port: str | None = None  # serial: device path; None = the body's checker.ini [board] port
     baud: int | None = None  # serial: bit rate; None = the body's checker.ini [board] baud
     write_timeout_s: float = 0.002  # serial: a write may hold the tick at most this long
     reconnect_s: tuple[float, float] = (0.25, 2.0)  # serial: first and longest retry delay
 
     def __post_init__(self) -> None:
-        if self.history < 1:
-            raise ConfigError(f"driver.history must be ≥ 1, got {self.history}")
-        if self.baud is not None and self.baud <= 0:
-            raise ConfigError(f"driver.baud must be > 0, got {self.baud}")
-        _positive("driver", write_timeout_s=self.write_timeout_s)
+        # frames are kept in memory (~300 bytes each): 1 M is ~300 MB, 2.8 h at 100 Hz
+        _count("driver", 1, 1_000_000, history=self.history)
+        if self.baud is not None:
+            _count("driver", 1, 12_000_000, baud=self.baud)  # past the fastest USB adapters
+        # the write runs inside the tick: longer than a tick would stall the loop by design
+        _seconds("driver", 0.1, write_timeout_s=self.write_timeout_s)
         lo, hi = self.reconnect_s
-        if not (0 < lo <= hi and math.isfinite(hi)):
-            raise ConfigError(f"driver.reconnect_s must be 0 < first ≤ longest, got {lo}, {hi}")
+        if not (0 < lo <= hi <= 3600):
+            raise ConfigError(
+                f"driver.reconnect_s must be 0 < first ≤ longest ≤ 3600 s, got {lo:g}, {hi:g}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,6 +214,8 @@ class SpeechConfig:
     def __post_init__(self) -> None:
         if not self.engines:
             raise ConfigError("speech.engines must name at least one engine")
+        if len(self.engines) > 10:
+            raise ConfigError(f"speech.engines: at most 10 engines, got {len(self.engines)}")
         if not 80 <= self.espeak_wpm <= 450:
             raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")
 
@@ -228,7 +269,7 @@ class HumanoidConfig:
             raise ConfigError(f"humanoid.type must be none, sim or adam, got {self.type!r}")
         if not 0 <= self.sim_port < 65536:
             raise ConfigError(f"humanoid.sim_port out of range: {self.sim_port}")
-        _positive("humanoid", state_hz=self.state_hz)
+        _rate("humanoid", 100, state_hz=self.state_hz)  # a gRPC read each time
 
 
 PLANNER_TYPES = ("rules", "openai", "dify")
@@ -273,17 +314,17 @@ class AgentConfig:
                 f"agent.api_key_env must be a variable name not starting with "
                 f"{ENV_PREFIX}, got {env!r}"
             )
-        _positive(
-            "agent",
-            timeout_s=self.timeout_s,
-            step_timeout_s=self.step_timeout_s,
-        )
+        # a person waits for the answer: an hour is past any wait that means something
+        _seconds("agent", 3600, timeout_s=self.timeout_s, step_timeout_s=self.step_timeout_s)
         if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
             raise ConfigError(f"agent.temperature must be in [0, 2], got {self.temperature}")
-        if self.max_history < 2:
-            raise ConfigError(f"agent.max_history must be ≥ 2, got {self.max_history}")
-        if self.feedback_rounds < 0:
-            raise ConfigError(f"agent.feedback_rounds must be ≥ 0, got {self.feedback_rounds}")
+        # every message is sent with each request: 10,000 is past any model's context
+        _count("agent", 2, 10_000, max_history=self.max_history)
+        _count("agent", 0, 100, feedback_rounds=self.feedback_rounds)  # each is a request
+        if len(self.instructions) > 100_000:  # sent with every request
+            raise ConfigError(
+                f"agent.instructions: at most 100000 characters, got {len(self.instructions)}"
+            )
         if self.user_actions is not None and not all(
             part.isidentifier() for part in self.user_actions.split(".")
         ):
@@ -306,7 +347,7 @@ class WebConfig:
         loopback = self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
         if not loopback and not self.token:
             raise ConfigError(f"web.token is required to serve on {self.host!r} (not loopback)")
-        _positive("web", updates_hz=self.updates_hz)
+        _rate("web", 1000, updates_hz=self.updates_hz)  # per client: a message each time
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -315,7 +356,8 @@ class ServeConfig:
     shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
 
     def __post_init__(self) -> None:
-        _positive("serve", status_interval_s=self.status_interval_s, shutdown_s=self.shutdown_s)
+        _seconds("serve", 86400, status_interval_s=self.status_interval_s)
+        _seconds("serve", 60, shutdown_s=self.shutdown_s)  # SIGTERM waits this long at most
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,8 +14,8 @@ paho client publishes as fast as it can, round robin:
   the time from its publish to its refusal is a **refusal latency**;
 - ``…/control/look_at`` with a valid point (a stream the door coalesces);
 - ``…/control/look_at`` and ``…/control/humanoid/posture`` with a 400-digit number (refusals);
-- every ``ask_every`` messages, ``…/control/ask`` ("wave"): the planner then sends its huge
-  reply.
+- ``asks`` times, evenly spread, ``…/control/ask`` ("wave"): the planner then sends its huge
+  reply (by default just under the planner's 1 MB cap, so it is read, parsed and bounded).
 
 After the flood (and a settling pause), an ``estop`` must still reach the runtime and a
 ``reset`` release it. The recording gives the loop's figures over the whole attack: the
@@ -46,6 +46,7 @@ from anima.testing.mqtt import Message, MqttProbe
 
 PREFIX = "hostile"
 PERIOD_S = 0.01
+ENVELOPE = 256  # bytes of a huge reply that are not its response
 HUGE = "1" * 400  # a number no float can hold: item 1 of issue 12 made paho's thread die on it
 
 
@@ -251,9 +252,10 @@ def run_hostile_bench(
     flood_seconds: float = 10.0,
     flood_messages: int = 20_000,
     reply_bytes: int = 1_000_000,
-    ask_every: int = 2_000,
+    asks: int = 10,
     settle_s: float = 3.0,
 ) -> HostileBenchResult:
+    ask_every = max(2, flood_messages // asks)  # the asks spread evenly over the flood
     with (
         tempfile.TemporaryDirectory(prefix="anima-bench-hostile-") as tmp,
         Mosquitto() as broker,
@@ -261,7 +263,10 @@ def run_hostile_bench(
     ):
         folder = Path(tmp)
         record = folder / "frames.jsonl"
-        planner.push(*[Scripted.huge(reply_bytes) for _ in range(flood_messages // ask_every + 2)])
+        # the reply's JSON envelope is ~215 bytes: the whole body is then just under reply_bytes
+        # (by default the planner's 1 MB cap, so it is read, parsed and its response bounded)
+        reply = Scripted.huge(reply_bytes - ENVELOPE)
+        planner.push(*[reply for _ in range(asks + 2)])
         server = _Server(_config(folder, broker.address, planner.base_url), record)
         control = f"{PREFIX}/agent/control/"
         try:

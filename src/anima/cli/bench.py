@@ -281,6 +281,7 @@ def bench_hostile(
     seconds: Annotated[float, typer.Option(min=1.0, help="Longest flood, seconds.")] = 10.0,
     messages: Annotated[int, typer.Option(min=100, help="Messages in the flood.")] = 20_000,
     reply_mb: Annotated[float, typer.Option(min=0.001, help="The planner's reply, MB.")] = 1.0,
+    asks: Annotated[int, typer.Option(min=1, help="Requests to the agent during the flood.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """`anima serve` with everything on, flooded over MQTT while its planner sends huge
@@ -288,7 +289,10 @@ def bench_hostile(
     from anima.bench.hostile import run_hostile_bench
 
     r = run_hostile_bench(
-        flood_seconds=seconds, flood_messages=messages, reply_bytes=int(reply_mb * 1_000_000)
+        flood_seconds=seconds,
+        flood_messages=messages,
+        reply_bytes=int(reply_mb * 1_000_000),
+        asks=asks,
     )
     if as_json:
         typer.echo(json.dumps(dataclasses.asdict(r), indent=2))

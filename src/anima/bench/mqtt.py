@@ -17,9 +17,16 @@ how many commands were coalesced rather than run, the process's RSS before and a
 long after the last publish head and eyes settled on the last point (within the gaze dead
 zone).
 
-The broker is Debian's Mosquitto (started here on a free loopback port) or the embedded amqtt
-broker (in this process, as ``anima serve`` runs it); the publisher is a paho client in this
-process too, so the figures include its cost.
+**Refusals**: ``refusals`` messages (20,000 by default) on ``…/control/animation``, each with
+a unique unknown name, published at QoS 0 as fast as the client can: how many refusals came
+back on the error topic, publish → refusal latency (p50, p99, max), and the loop over the
+flood — its tick rate, missed ticks, and the fewest frames the driver got in any one second
+(issue 12 saw 37 through amqtt, with refusals 21–38 s late).
+
+The broker is Debian's Mosquitto (started here on a free loopback port, with the config
+``anima serve`` gives the Mosquitto it starts by default) or the embedded amqtt broker (in this
+process, as ``anima serve`` runs it where no Mosquitto is installed); the publisher is a paho
+client in this process too, so the figures include its cost.
 """
 
 from __future__ import annotations
@@ -80,11 +87,26 @@ class FloodFigures:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RefusalFigures:
+    sent: int  # unknown-animation messages published (QoS 0)
+    seconds: float  # how long publishing took
+    received: int  # refusals that arrived on the error topic
+    p50_ms: float  # publish → refusal on the error topic
+    p99_ms: float
+    max_ms: float
+    drained_s: float  # first publish → last refusal received
+    loop_rate_hz: float  # engine ticks per second, first publish → last refusal
+    loop_missed: int
+    min_frames_per_s: int  # fewest frames the driver got in any whole second of that span
+
+
+@dataclass(frozen=True, kw_only=True)
 class BrokerBench:
     broker: str  # "mosquitto" | "embedded"
     address: str
     latency: LatencyFigures
     flood: FloodFigures | None  # None when flood_seconds is 0
+    refusals: RefusalFigures | None = None  # None when refusals is 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,8 +327,53 @@ def _flood(
     )
 
 
+def _refusals(
+    runtime: Runtime, door: MqttFrontDoor, driver: _TimedDriver, pub: MqttProbe, count: int
+) -> RefusalFigures:
+    topic = door.topics.control + "animation"
+    errors = door.topics.feedback("error")
+    with MqttProbe(pub.address, subscribe=errors, history=count + 1000) as watcher:
+        sent: dict[str, float] = {}
+        before = runtime.engine.stats()
+        start = time.monotonic()
+        for n in range(count):
+            name = f"nosuch_{n}"
+            sent[name] = time.monotonic()
+            pub.publish(topic, name)
+        published = time.monotonic()
+        end = published + 60.0  # the last refusals may trail the flood
+        while len(watcher.messages(errors)) < count and time.monotonic() < end:
+            time.sleep(0.05)
+        got = watcher.messages(errors)
+        after = runtime.engine.stats()
+    latencies = [
+        (m.t - sent[name]) * 1e3 for m in got if (name := str(m.json()["payload"])) in sent
+    ]
+    last = max((m.t for m in got), default=published)
+    arrivals, _ = driver.since(start, 0)
+    arrivals = arrivals[arrivals <= last]
+    seconds = int(last - start)
+    per_second = [
+        int(np.count_nonzero((arrivals >= start + k) & (arrivals < start + k + 1)))
+        for k in range(seconds)
+    ]
+    span = after.elapsed_s - before.elapsed_s
+    return RefusalFigures(
+        sent=count,
+        seconds=published - start,
+        received=len(latencies),
+        p50_ms=_percentile(latencies, 50),
+        p99_ms=_percentile(latencies, 99),
+        max_ms=max(latencies) if latencies else math.nan,
+        drained_s=last - start,
+        loop_rate_hz=(after.ticks - before.ticks) / span if span > 0 else 0.0,
+        loop_missed=after.missed - before.missed,
+        min_frames_per_s=min(per_second) if per_second else len(arrivals),
+    )
+
+
 def _bench_one(
-    kind: str, address: BrokerAddress, commands: int, flood_seconds: float
+    kind: str, address: BrokerAddress, commands: int, flood_seconds: float, refusals: int = 0
 ) -> BrokerBench:
     prefix = f"anima-bench-{kind}"
     config = AnimaConfig(
@@ -314,7 +381,8 @@ def _bench_one(
         behaviour=BehaviourConfig(full_blink_every_s=3600.0),  # no full blink moving the eyes
         speech=SpeechConfig(enabled=False),  # no voice loading while the loop is timed
     )
-    driver = _TimedDriver(capacity=int(flood_seconds * 120) + 1000)  # the flood's frames
+    # the floods' frames: the look-at one, and up to a minute of refusals
+    driver = _TimedDriver(capacity=int(flood_seconds * 120) + (7200 if refusals else 0) + 1000)
     runtime = Runtime(config, driver=driver)
     door = MqttFrontDoor(runtime, config.mqtt, address)
     runtime.attach(door)
@@ -326,15 +394,18 @@ def _bench_one(
             runtime.wait_first_tick()
             latency = _latency(runtime, door, driver, pub, commands)
             flood = _flood(runtime, door, driver, pub, flood_seconds) if flood_seconds > 0 else None
+            refused = _refusals(runtime, door, driver, pub, refusals) if refusals > 0 else None
         finally:
             runtime.stop(ease=False)
-    return BrokerBench(broker=kind, address=str(address), latency=latency, flood=flood)
+    return BrokerBench(
+        broker=kind, address=str(address), latency=latency, flood=flood, refusals=refused
+    )
 
 
 def run_mqtt_bench(
-    broker: str = "both", commands: int = 1000, flood_seconds: float = 10.0
+    broker: str = "both", commands: int = 1000, flood_seconds: float = 10.0, refusals: int = 20_000
 ) -> MqttBenchResult:
-    """Measure command latency and the look-at flood on ``broker``: mosquitto, embedded or both.
+    """Latency, the look-at flood and the refusal flood on ``broker``: mosquitto, embedded, both.
 
     With ``both``, a missing Mosquitto is reported in ``skipped``; asked for by name, it raises
     :class:`~anima.testing.mosquitto.MosquittoNotFoundError`.
@@ -345,6 +416,8 @@ def run_mqtt_bench(
         raise ConfigError(f"bench mqtt: commands must be ≥ 1, got {commands}")
     if not (math.isfinite(flood_seconds) and flood_seconds >= 0):
         raise ConfigError(f"bench mqtt: flood_seconds must be ≥ 0, got {flood_seconds}")
+    if refusals < 0:
+        raise ConfigError(f"bench mqtt: refusals must be ≥ 0, got {refusals}")
     kinds = BROKERS if broker == "both" else (broker,)
     results: list[BrokerBench] = []
     skipped: dict[str, str] = {}
@@ -354,12 +427,16 @@ def run_mqtt_bench(
                 skipped[kind] = "mosquitto is not installed (Debian: apt-get install mosquitto)"
                 continue
             with Mosquitto() as mosquitto:
-                results.append(_bench_one(kind, mosquitto.address, commands, flood_seconds))
+                results.append(
+                    _bench_one(kind, mosquitto.address, commands, flood_seconds, refusals)
+                )
         else:
             embedded = EmbeddedBroker(free_port())
             embedded.start()
             try:
-                results.append(_bench_one(kind, embedded.address, commands, flood_seconds))
+                results.append(
+                    _bench_one(kind, embedded.address, commands, flood_seconds, refusals)
+                )
             finally:
                 embedded.stop()
     return MqttBenchResult(brokers=results, skipped=skipped)

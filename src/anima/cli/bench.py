@@ -158,12 +158,15 @@ def bench_mqtt(
     broker: Annotated[str, typer.Option(help="mosquitto, embedded or both.")] = "both",
     commands: Annotated[int, typer.Option(min=1, help="look_at commands timed.")] = 1000,
     flood: Annotated[float, typer.Option(min=0.0, help="Seconds of 1 kHz look_at flood.")] = 10.0,
+    refusals: Annotated[
+        int, typer.Option(min=0, help="Unknown animations flooded, each to be refused.")
+    ] = 20_000,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Command latency publish → first driver frame that reflects it, and a look_at flood."""
+    """Command latency publish → first driver frame that reflects it, and two floods."""
     from anima.bench.mqtt import run_mqtt_bench
 
-    r = run_mqtt_bench(broker, commands, flood)
+    r = run_mqtt_bench(broker, commands, flood, refusals)
     if as_json:
         typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
         return
@@ -184,6 +187,13 @@ def bench_mqtt(
             typer.echo(
                 f"{'':9} flood {f.publish_rate_hz:.0f}/s for {f.seconds:g} s: loop "
                 f"{f.loop_rate_hz:.2f} Hz, {f.loop_missed} missed, {f.coalesced} coalesced, {rss}"
+            )
+        rf = b.refusals
+        if rf is not None:
+            typer.echo(
+                f"{'':9} refusals {rf.received}/{rf.sent} answered, p50 {rf.p50_ms:.0f} ms, "
+                f"p99 {rf.p99_ms:.0f} ms, max {rf.max_ms:.0f} ms; loop {rf.loop_rate_hz:.2f} Hz, "
+                f"{rf.loop_missed} missed, ≥ {rf.min_frames_per_s} frames in every second"
             )
     for name, why in r.skipped.items():
         typer.echo(f"{name:9} skipped: {why}")

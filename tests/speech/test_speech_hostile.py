@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from anima.bench.speech import GilProbe
 from anima.errors import SpeechError
-from anima.speech.base import MAX_TEXT_CHARS, PIECE_CHARS, AudioChunk, Cancel, cut_long
+from anima.speech.base import AudioChunk, Cancel
 from anima.speech.espeak import EspeakEngine
-from anima.speech.piper import PiperEngine
+from anima.speech.piper import MAX_PHONEMES, PiperEngine
+from anima.speech.text import MAX_TEXT_CHARS, PIECE_WEIGHT, SYMBOL_WEIGHT, cut_long, weight
 
 WORDS = ("the", "robot", "looks", "at", "you", "and", "waves", "its", "hand", "while", "speaking")
 # one 20,000-character clause: no punctuation at all, as a runaway LLM reply can be
@@ -47,16 +48,23 @@ def espeak() -> EspeakEngine:
 # ---------------------------------------------------------------- cutting text into pieces
 
 
-@given(st.text(alphabet=st.sampled_from("ab ,;:.\n"), max_size=400), st.integers(1, 40))
+@given(st.text(alphabet=st.sampled_from("ab ,;:.\n😀©"), max_size=400), st.integers(16, 60))
 def test_pieces_are_bounded_and_lose_nothing(text: str, limit: int) -> None:
     pieces = cut_long(text, limit)
-    assert all(0 < len(p) <= limit for p in pieces)
+    assert all(0 < weight(p) <= limit for p in pieces)
     assert "".join("".join(pieces).split()) == "".join(text.split())
 
 
-@given(st.lists(st.text(alphabet="abc", min_size=1, max_size=12), max_size=40))
+def test_a_symbol_weighs_more_than_a_letter() -> None:
+    """espeak-ng spells an emoji's name: 160 of them in one piece held the GIL ~90 ms."""
+    assert weight("abc") == 3
+    assert weight("a😀") == 1 + SYMBOL_WEIGHT
+    assert max(len(p) for p in cut_long("😀" * 2000)) == PIECE_WEIGHT // SYMBOL_WEIGHT
+
+
+@given(st.lists(st.text(alphabet="abc", min_size=1, max_size=20), max_size=40))
 def test_words_are_cut_only_when_longer_than_a_piece(words: list[str]) -> None:
-    pieces = cut_long(" ".join(words), 12)
+    pieces = cut_long(" ".join(words), 20)
     assert [w for p in pieces for w in p.split()] == words
 
 
@@ -70,6 +78,25 @@ def test_a_clause_is_cut_at_its_commas_first() -> None:
 def test_text_that_fits_is_untouched() -> None:
     assert cut_long("  Hello, there.  ") == ["Hello, there."]
     assert cut_long("   ") == []
+
+
+@pytest.mark.parametrize("engine_name", ["piper", "espeak"])
+@pytest.mark.parametrize(
+    "text",
+    ["hello \ud800 world", "hel\x00lo there", "bell\x07 and escape\x1b[2J here"],
+    ids=["lone surrogate", "NUL", "control characters"],
+)
+def test_unspeakable_characters_are_spoken_around(
+    engine_name: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    """They raised UnicodeEncodeError (eSpeak) or "embedded null character" (Piper)."""
+    engine = request.getfixturevalue(engine_name)
+    chunks = list(engine.synthesize(text, "en-US", Cancel()))
+    assert sum(len(c.samples) for c in chunks) > 0.3 * chunks[0].sample_rate
+
+
+def test_piper_text_cannot_switch_to_raw_phonemes(piper: PiperEngine) -> None:
+    assert list(piper.pieces("say [[ h ə l oʊ ]] now")) == ["say [ [ h ə l oʊ ]] now"]
 
 
 # ---------------------------------------------------------------- too much text: refused at once
@@ -112,7 +139,7 @@ def test_piper_never_holds_the_interpreter_for_a_whole_huge_clause(piper: PiperE
 
 
 def test_piper_pieces_are_short_and_marks_run_on_across_them(piper: PiperEngine) -> None:
-    assert all(len(p) <= PIECE_CHARS for p in piper.pieces(CLAUSE_20K))
+    assert all(len(p) <= PIECE_WEIGHT for p in piper.pieces(CLAUSE_20K))
     chunks = _first(piper, CLAUSE_20K, 3)
     start = 0
     for chunk in chunks:  # each piece's marks start where the previous piece's audio ended
@@ -144,9 +171,17 @@ def test_espeak_marks_run_on_across_pieces(espeak: EspeakEngine) -> None:
     text = CLAUSE_20K[:1000] + ". And a last sentence."
     pieces = list(espeak.pieces(text))
     assert len(pieces) > 6
-    assert all(len(p) <= PIECE_CHARS for p, _ in pieces)
+    assert all(len(p) <= PIECE_WEIGHT for p, _ in pieces)
     assert [pause for _, pause in pieces].count(True) == 1  # after the first sentence only
     chunks = list(espeak.synthesize(text, "en-US", Cancel()))
     offsets = [m.offset for c in chunks for m in c.phonemes]
     assert offsets == sorted(set(offsets))  # strictly increasing over the whole utterance
     assert offsets[-1] < sum(len(c.samples) for c in chunks)
+
+
+def test_piper_cuts_text_that_expands_into_too_many_phonemes(piper: PiperEngine) -> None:
+    """160 Chinese characters (read as "Chinese letter" in English) made one call of 1,650
+    phonemes: 1.9 GB and a 0.7 s stall of every other thread."""
+    chunks = list(piper.synthesize("漢字" * 20, "en-US", Cancel()))  # ~410 phonemes
+    assert len(chunks) >= 2
+    assert all(len(c.phonemes) <= MAX_PHONEMES + 2 for c in chunks)  # + the two silences

@@ -7,15 +7,16 @@ eSpeak NG is GPL-3.0-or-later, so anima only ``dlopen``s ``libespeak-ng.so.1`` (
 :mod:`anima.speech.espeak_abi`.
 
 ``espeak_Synth`` runs synchronously, calling back with ≤20 ms of int16 PCM and its events. The
-text is split into sentences, and a sentence longer than :data:`~anima.speech.base.PIECE_CHARS`
-into pieces (:func:`~anima.speech.base.cut_long`: at a comma, else between words); each piece is
+text is split into sentences, and a sentence longer than :data:`~anima.speech.text.PIECE_WEIGHT`
+into pieces (:func:`~anima.speech.text.cut_long`: at a comma, else between words); each piece is
 synthesized whole (eSpeak's sentence pause after each sentence but the last) and yielded in
 ~100 ms chunks. ctypes releases the GIL during ``espeak_Synth``, but one call's audio is
 collected before any of it is yielded: a 20,000-character sentence in one call took 2.2 s to its
 first audio, 90 MB, and froze other threads ~27 ms joining it; a piece takes a few ms and
-~0.5 MB. More than :data:`~anima.speech.base.MAX_TEXT_CHARS` characters are refused before any
-work. Once ``cancel`` is set the callback returns 1, aborting eSpeak, and nothing more is
-yielded. Empty text (no letter or digit) yields no chunks.
+~0.5 MB. More than :data:`~anima.speech.text.MAX_TEXT_CHARS` characters are refused before any
+work; control characters and lone surrogates become spaces. Once ``cancel`` is set the callback
+returns 1, aborting eSpeak, and nothing more is yielded. Empty text (no letter or digit) yields
+no chunks.
 
 Marks are eSpeak's IPA phoneme events: length marks and diphthongs inside the name (``ɜː``,
 ``oʊ``, ``aɪɚ``), some eSpeak extras (``ə-``, ``ʲ``), **no stress marks** (1.51 omits them).
@@ -49,15 +50,8 @@ import numpy as np
 
 from anima.errors import ConfigError, SpeechError
 from anima.speech import espeak_abi as abi
-from anima.speech.base import (
-    PIECE_CHARS,
-    AudioChunk,
-    Cancel,
-    PhonemeMark,
-    Samples,
-    check_text,
-    cut_long,
-)
+from anima.speech.base import AudioChunk, Cancel, PhonemeMark, Samples
+from anima.speech.text import PIECE_WEIGHT, check_text, cut_long, speakable
 
 logger = logging.getLogger(__name__)
 
@@ -226,23 +220,27 @@ class EspeakEngine:
     """A :class:`~anima.speech.base.TTSEngine` on eSpeak NG, with IPA phoneme marks.
 
     ``wpm`` is the speaking rate in words per minute (80–450), ``pitch`` the base pitch (0–100,
-    50 normal), ``piece_chars`` the most text one ``espeak_Synth`` call gets (see the module
+    50 normal), ``piece_weight`` the most text one ``espeak_Synth`` call gets (see the module
     docstring). The constructor touches nothing; :meth:`load` (or the first other call) loads
     the library.
     """
 
     name = "espeak"
 
-    def __init__(self, *, wpm: int = 165, pitch: int = 50, piece_chars: int = PIECE_CHARS) -> None:
+    def __init__(
+        self, *, wpm: int = 165, pitch: int = 50, piece_weight: int = PIECE_WEIGHT
+    ) -> None:
         if not 80 <= wpm <= 450:
             raise ConfigError(f"espeak: wpm must be in [80, 450], got {wpm!r}")
         if not 0 <= pitch <= 100:
             raise ConfigError(f"espeak: pitch must be in [0, 100], got {pitch!r}")
-        if piece_chars < 1:
-            raise ConfigError(f"espeak: piece_chars must be ≥ 1, got {piece_chars!r}")
+        try:
+            cut_long("", piece_weight)
+        except ValueError as exc:
+            raise ConfigError(f"espeak: piece_weight: {exc}") from exc
         self.wpm = wpm
         self.pitch = pitch
-        self.piece_chars = piece_chars  # the most text one espeak_Synth call gets
+        self.piece_weight = piece_weight  # the most text one espeak_Synth call gets
 
     def load(self) -> None:
         """Load and initialise the library now; raises :class:`SpeechError` when it is missing."""
@@ -271,9 +269,9 @@ class EspeakEngine:
     def pieces(self, text: str) -> Iterator[tuple[str, bool]]:
         """The pieces ``text`` is synthesized in, each with whether a sentence pause follows it
         (after the last piece of each sentence but the last sentence)."""
-        sentences = split_sentences(text)
+        sentences = split_sentences(speakable(text))
         for number, sentence in enumerate(sentences, start=1):
-            cut = cut_long(sentence, self.piece_chars)
+            cut = cut_long(sentence, self.piece_weight)
             for i, piece in enumerate(cut, start=1):
                 yield piece, i == len(cut) and number < len(sentences)
 

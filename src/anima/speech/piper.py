@@ -26,13 +26,15 @@ always, at a comma once the clause is long enough) and synthesized clause by cla
 audio is ready after the first clause (~30 ms for "Hello there." on a laptop CPU), not after the
 whole text. ``cancel`` is checked between clauses and between chunks.
 
-A clause longer than :data:`~anima.speech.base.PIECE_CHARS` is cut further
-(:func:`~anima.speech.base.cut_long`: at a comma, else between words), because Piper's phonemizer
+A clause longer than :data:`~anima.speech.text.PIECE_WEIGHT` is cut further
+(:func:`~anima.speech.text.cut_long`: at a comma, else between words), because Piper's phonemizer
 holds the GIL for all of the text it is given (~5 µs a character: a 20,000-character clause
-stopped the motion loop 110–230 ms) and its voice model needs memory in proportion to a piece (a
+stopped the motion loop 60–230 ms) and its voice model needs memory in proportion to a piece (a
 20,000-character clause exhausted the machine's memory). Each piece gets its own silences at both
 ends; offsets run on across pieces, so the marks stay continuous. More than
-:data:`~anima.speech.base.MAX_TEXT_CHARS` characters are refused before any work.
+:data:`~anima.speech.text.MAX_TEXT_CHARS` characters are refused before any work; control
+characters become spaces (:func:`~anima.speech.text.speakable`), and ``[[`` is broken up, so text
+cannot switch Piper to raw phoneme input.
 """
 
 from __future__ import annotations
@@ -51,7 +53,15 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from anima.errors import MissingDependencyError, SpeechError
-from anima.speech.base import PIECE_CHARS, AudioChunk, Cancel, PhonemeMark, check_text, cut_long
+from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+from anima.speech.text import (
+    PIECE_WEIGHT,
+    SYMBOL_WEIGHT,
+    check_text,
+    cut_long,
+    speakable,
+    weight,
+)
 
 if TYPE_CHECKING:
     from piper import PiperVoice
@@ -62,6 +72,9 @@ logger = logging.getLogger(__name__)
 PAUSE_SYMBOLS = frozenset({"^", "$", " ", ",", ".", "?", "!", ";", ":", "-", "(", ")", "'"})
 STRESS_SYMBOLS = frozenset({"ˈ", "ˌ"})  # folded into the phoneme after
 LENGTH_SYMBOLS = frozenset({"ː"})  # folded into the phoneme before
+# The most phonemes one synthesis call gets: ~1 MB of memory each. A 160-character piece of
+# English makes ~160; text that expands more (digits, foreign scripts) is cut smaller.
+MAX_PHONEMES = 320
 
 
 def _cache_dir() -> Path:
@@ -198,7 +211,7 @@ class PiperEngine:
 
     ``model``/``config`` choose another Piper voice file (``.onnx`` and its ``.onnx.json``);
     by default the bundled en_US voice is used. ``language`` is the primary language subtag the
-    voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). ``piece_chars``
+    voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). ``piece_weight``
     is the most text one phonemizer call gets (see the module docstring). The constructor loads
     nothing; :meth:`load` (or the first :meth:`synthesize`) loads the voice (~0.8 s).
     """
@@ -212,19 +225,18 @@ class PiperEngine:
         config: str | Path | None = None,
         language: str = "en",
         min_comma_chars: int = 24,
-        piece_chars: int = PIECE_CHARS,
+        piece_weight: int = PIECE_WEIGHT,
     ) -> None:
         if config is not None and model is None:
             raise ValueError("config given without model: pass both, or neither")
         if min_comma_chars < 0:
             raise ValueError(f"min_comma_chars must be ≥ 0, got {min_comma_chars!r}")
-        if piece_chars < 1:
-            raise ValueError(f"piece_chars must be ≥ 1, got {piece_chars!r}")
+        cut_long("", piece_weight)  # a ValueError now, for a limit no piece could meet
         self._model = Path(model) if model is not None else None
         self._config = Path(config) if config is not None else None
         self._language = language.lower()
         self._min_comma_chars = min_comma_chars
-        self._piece_chars = piece_chars  # the most text one phonemizer call gets (the GIL)
+        self._piece_weight = piece_weight  # the most text one phonemizer call gets (the GIL)
         self._voice: PiperVoice | None = None
         self._lock = threading.Lock()
 
@@ -272,9 +284,10 @@ class PiperEngine:
         return voice
 
     def pieces(self, text: str) -> Iterator[str]:
-        """The pieces ``text`` is synthesized in: its clauses, each cut to ``piece_chars``."""
+        """The pieces ``text`` is synthesized in: its clauses, each cut to ``piece_weight``."""
+        text = speakable(text).replace("[[", "[ [")  # "[[…]]" is raw phoneme input to Piper
         for clause in split_clauses(text, min_comma_chars=self._min_comma_chars):
-            yield from cut_long(clause, self._piece_chars)
+            yield from cut_long(clause, self._piece_weight)
 
     def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
         if not self.supports(locale):
@@ -282,18 +295,44 @@ class PiperEngine:
         check_text(self.name, text)
         voice = self._loaded()
         offset = 0  # samples of this utterance produced so far
-        for clause in self.pieces(text):
-            if cancel.is_set:
+        for piece in self.pieces(text):
+            for clause in _fitted(voice, piece):
+                if cancel.is_set:
+                    return
+                for chunk in _synthesized(voice, clause, offset, cancel):
+                    yield chunk
+                    offset += len(chunk.samples)
+
+
+def _fitted(voice: PiperVoice, piece: str) -> Iterator[str]:
+    """``piece``, or its halves (and theirs), until each phonemizes to at most
+    :data:`MAX_PHONEMES`. Phonemizing 160 characters costs ~1 ms; synthesizing costs ~1 MB of
+    memory per phoneme, and some text expands many times (a Chinese character is read as
+    "Chinese letter" in English: 160 of them made 1,650 phonemes, 1.9 GB and a 0.7 s stall)."""
+    try:
+        phonemes = sum(len(sentence) for sentence in voice.phonemize(piece))
+    except Exception as exc:
+        raise SpeechError(f"piper: cannot phonemize {piece[:40]!r}: {exc}") from exc
+    if phonemes <= MAX_PHONEMES or weight(piece) <= SYMBOL_WEIGHT:
+        yield piece  # a symbol's own expansion is bounded: nothing smaller to cut it to
+        return
+    for half in cut_long(piece, max(SYMBOL_WEIGHT, weight(piece) // 2)):
+        yield from _fitted(voice, half)
+
+
+def _synthesized(
+    voice: PiperVoice, clause: str, offset: int, cancel: Cancel
+) -> Iterator[AudioChunk]:
+    """Piper's chunks of one clause as ours, marks from ``offset``; stops once cancelled."""
+    try:
+        for chunk in voice.synthesize(clause, include_alignments=True):
+            samples = np.asarray(chunk.audio_int16_array, dtype=np.int16)
+            if chunk.phoneme_alignments is None:
+                logger.warning("piper: no alignment for %r; lips will rest", clause[:40])
+            marks = phoneme_marks(chunk.phoneme_alignments or (), offset)
+            yield AudioChunk(samples, int(chunk.sample_rate), phonemes=tuple(marks))
+            offset += len(samples)
+            if cancel.is_set:  # before Piper synthesizes the next sentence
                 return
-            try:
-                for chunk in voice.synthesize(clause, include_alignments=True):
-                    samples = np.asarray(chunk.audio_int16_array, dtype=np.int16)
-                    if chunk.phoneme_alignments is None:
-                        logger.warning("piper: no alignment for %r; lips will rest", clause[:40])
-                    marks = phoneme_marks(chunk.phoneme_alignments or (), offset)
-                    yield AudioChunk(samples, int(chunk.sample_rate), phonemes=tuple(marks))
-                    offset += len(samples)
-                    if cancel.is_set:  # before Piper synthesizes the next sentence
-                        return
-            except Exception as exc:
-                raise SpeechError(f"piper: synthesis failed for {clause[:40]!r}: {exc}") from exc
+    except Exception as exc:
+        raise SpeechError(f"piper: synthesis failed for {clause[:40]!r}: {exc}") from exc

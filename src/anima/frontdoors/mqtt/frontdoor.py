@@ -149,7 +149,7 @@ class MqttFrontDoor:
             client.disconnect()
             client.loop_stop()
             self._client = None
-            if self.config.persistent_session:
+            if self.config.persistent_session and heard:  # unreachable: stop at once
                 mqtt_link.end_session(self.config, self.address)
 
     # ------------------------------------------------------------------ paho callbacks

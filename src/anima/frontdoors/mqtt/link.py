@@ -55,6 +55,7 @@ def end_session(config: MqttConfig, address: BrokerAddress, timeout: float = 1.0
     """
     ended = threading.Event()
     client = new_client(config, clean_session=True)
+    client.connect_timeout = timeout  # a broker that vanished must not hold the stop
     client.on_connect = lambda *_args: ended.set()
     try:
         client.connect(address.host, address.port, keepalive=config.keepalive_s)

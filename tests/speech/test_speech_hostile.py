@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from anima.bench.speech import GilProbe
 from anima.errors import SpeechError
-from anima.speech.base import AudioChunk, Cancel
+from anima.speech.azure import AzureEngine
+from anima.speech.base import AudioChunk, Cancel, TTSEngine
 from anima.speech.espeak import EspeakEngine
 from anima.speech.piper import MAX_PHONEMES, PiperEngine
 from anima.speech.text import MAX_TEXT_CHARS, PIECE_WEIGHT, SYMBOL_WEIGHT, cut_long, weight
@@ -107,10 +108,11 @@ def test_piper_text_cannot_switch_to_raw_phonemes(piper: PiperEngine) -> None:
     [
         PiperEngine(model="/nonexistent/voice.onnx"),  # refused before it would load anything
         EspeakEngine(),
+        AzureEngine(environ={}, env_file=None),  # refused before it would look for a key
     ],
-    ids=["piper", "espeak"],
+    ids=["piper", "espeak", "azure"],
 )
-def test_text_over_the_limit_is_refused_before_any_work(engine: PiperEngine) -> None:
+def test_text_over_the_limit_is_refused_before_any_work(engine: TTSEngine) -> None:
     text = "a" * (MAX_TEXT_CHARS + 1)
     with pytest.raises(SpeechError, match=r"too long to speak: 20,001 characters, at most 20,000"):
         next(iter(engine.synthesize(text, "en-US", Cancel())))

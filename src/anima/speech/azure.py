@@ -47,6 +47,7 @@ from anima.speech.azure_wire import (
     ticks_to_samples,
 )
 from anima.speech.base import AudioChunk, Cancel, VisemeMark
+from anima.speech.text import check_text, speakable
 
 logger = logging.getLogger(__name__)
 
@@ -144,9 +145,14 @@ class AzureEngine:
         return self._factory(self._credentials, self.sample_rate)
 
     def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
+        check_text(self.name, text)  # before any request: the service bounds text too
         voice = self.voice_for(locale)
         ssml = build_ssml(
-            text, locale=locale, voice=voice, style_degree=self._style_degree, **self._ssml
+            speakable(text),
+            locale=locale,
+            voice=voice,
+            style_degree=self._style_degree,
+            **self._ssml,
         )
         self.load()
         for attempt in (1, 2):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import tracemalloc
+import xml.etree.ElementTree as ET
 
 import pytest
 from hypothesis import given
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 from anima.bench.speech import GilProbe
 from anima.errors import SpeechError
 from anima.speech.azure import AzureEngine
+from anima.speech.azure_sdk import AudioData, EventCallback, Finished
+from anima.speech.azure_wire import AzureCredentials
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
 from anima.speech.espeak import EspeakEngine
 from anima.speech.piper import MAX_PHONEMES, PiperEngine
@@ -94,6 +97,37 @@ def test_unspeakable_characters_are_spoken_around(
     engine = request.getfixturevalue(engine_name)
     chunks = list(engine.synthesize(text, "en-US", Cancel()))
     assert sum(len(c.samples) for c in chunks) > 0.3 * chunks[0].sample_rate
+
+
+class _SsmlRecorder:
+    """An Azure synthesizer that records each SSML document and answers with 10 ms of audio."""
+
+    def __init__(self, _credentials: AzureCredentials, _sample_rate: int) -> None:
+        self.ssml: list[str] = []
+
+    def speak(self, ssml: str, on_event: EventCallback) -> None:
+        self.ssml.append(ssml)
+        on_event(AudioData(bytes(480)))
+        on_event(Finished())
+
+    def stop(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def test_azure_ssml_stays_valid_xml_with_control_characters_in_the_text() -> None:
+    made: list[_SsmlRecorder] = []
+
+    def factory(credentials: AzureCredentials, rate: int) -> _SsmlRecorder:
+        made.append(_SsmlRecorder(credentials, rate))
+        return made[-1]
+
+    environ = {"AZURE_SERVICE_KEY": "k", "AZURE_SERVICE_REGION": "westeurope"}
+    tts = AzureEngine(environ=environ, env_file=None, synthesizer_factory=factory)
+    list(tts.synthesize("bell\x07 nul\x00 \ud800 end", "en-US", Cancel()))
+    (ssml,) = made[0].ssml
+    ET.fromstring(ssml)  # a parse error before: XML 1.0 has no such characters
+    assert "bell  nul    end" in ssml
 
 
 def test_piper_text_cannot_switch_to_raw_phonemes(piper: PiperEngine) -> None:

@@ -138,6 +138,28 @@ def test_an_unknown_embedded_kind_is_refused() -> None:
         choose_broker("embedded", [], free_port(), "rabbit")
 
 
+# ---------------------------------------------------------------------------- amqtt
+def test_amqtt_sends_a_new_client_no_retained_message_it_did_not_subscribe_to() -> None:
+    """The root of amqtt's lost QoS 0 commands: ``mosquitto_pub`` was sent others' retained
+    messages, never read them, and its close reset the connection before amqtt read its PUBLISH.
+    """
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    try:
+        with MqttProbe(broker.address) as robot:
+            robot.publish("r/agent/status", "online", qos=1, retain=True)
+        with MqttProbe(broker.address, subscribe="r/agent/status") as watcher:
+            assert watcher.wait_for("r/agent/status", timeout=2).retain  # subscribed: sent
+            with MqttProbe(broker.address) as bystander:  # subscribes to nothing
+                mark = bystander.mark()
+                bystander.publish("x/ping", "", qos=1)  # a round trip: what was sent has come
+                time.sleep(0.2)
+                assert bystander.messages(since=mark) == []
+                assert bystander.messages() == []
+    finally:
+        broker.stop()
+
+
 # ---------------------------------------------------------------------------- delivery
 def mosquitto_pub(address: BrokerAddress, topic: str, message: str) -> None:
     """Debian's own client, as a user runs it: connect, publish, disconnect at once."""
@@ -171,6 +193,26 @@ def test_mosquitto_pub_at_qos_0_reaches_the_runtime_5_of_5_through_the_default_b
         assert door.received == 5
         assert door.rejected == 0
     assert not answers(picked.address)  # the runtime stopped its broker
+
+
+@needs_mosquitto_pub
+def test_mosquitto_pub_at_qos_0_reaches_the_runtime_through_the_amqtt_fallback_too(
+    prefix: str,
+) -> None:
+    picked = choose_broker("embedded", [], free_port(), "amqtt")
+    assert picked.owned is not None
+    cfg = robot_config(prefix)
+    runtime = Runtime(cfg, driver=SimDriver())
+    runtime.attach(picked.owned)
+    door = MqttFrontDoor(runtime, cfg.mqtt, picked.address)
+    runtime.attach(door)
+    topic = Topics(prefix).control + "animation"
+    with runtime:
+        assert door.wait_connected(5)
+        wait_until(lambda: door.connects == 1, 1, "connected")
+        for _ in range(10):  # the door's status and state are retained, as in anima serve
+            mosquitto_pub(picked.address, topic, "LOOKUP_Waving")
+        wait_until(lambda: door.received == 10, 5, f"all 10 arrived ({door.received})")
 
 
 @needs_mosquitto

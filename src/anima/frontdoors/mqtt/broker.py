@@ -3,12 +3,12 @@
 Which broker ``anima serve`` uses is decided in :mod:`anima.frontdoors.mqtt.choice`. The amqtt
 broker runs its own asyncio loop on a thread this object owns, bound to loopback only.
 
-It is the fallback only: amqtt 0.12 loses some QoS 0 publishes from clients that disconnect
-right after publishing (``mosquitto_pub``'s default) when the process is busy — under ``anima
-serve`` 1–2 of 5 in some runs, 19 of 20 in others. Its debug log shows the reader failing to
-read the PUBLISH ("No data available") before the connection's end; delivering the session's
-queue on DISCONNECT did not help, so there is no workaround here: ``docs/mqtt.md`` says to
-publish with QoS 1 (``-q 1``) when amqtt is in use, and ``anima serve`` prefers Mosquitto.
+It is the fallback only, with one amqtt 0.12 bug worked around (``_own_subscriptions_only``):
+a client that connects is sent the retained messages of *every* filter any client subscribed
+to. ``mosquitto_pub`` never reads them, so when it closes, its kernel resets the connection
+(unread data) and amqtt's stream raises that reset before the PUBLISH already in its buffer
+is read: the command was lost (under ``anima serve``, whose status and state are retained,
+1–2 of 5 in some runs).
 """
 
 from __future__ import annotations
@@ -64,6 +64,26 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def _own_subscriptions_only(base: type[Any]) -> type[Any]:
+    """amqtt's ``Broker``, sending a client only the retained messages it subscribed to.
+
+    amqtt 0.12, at every connect, offers the new client the retained messages of all the
+    broker's subscription filters, its own or not. Here a filter the client does not hold
+    is skipped. Private amqtt API, pinned by ``test_mqtt_broker_choice.py``.
+    """
+
+    class Broker(base):  # type: ignore[misc]  # amqtt is untyped
+        async def _publish_retained_messages_for_subscription(
+            self, subscription: tuple[str, int], session: Any
+        ) -> None:
+            subscribers = self._subscriptions.get(subscription[0], [])
+            if all(s.client_id != session.client_id for s, _qos in subscribers):
+                return  # someone else's filter
+            await super()._publish_retained_messages_for_subscription(subscription, session)
+
+    return Broker
+
+
 class EmbeddedBroker:
     """amqtt in-process, on 127.0.0.1 only; ``start()``/``stop()`` own its thread and loop."""
 
@@ -95,7 +115,7 @@ class EmbeddedBroker:
         started: Future[None] = Future()
 
         async def boot() -> None:
-            self._broker = Broker(self._config(), loop=loop)
+            self._broker = _own_subscriptions_only(Broker)(self._config(), loop=loop)
             await self._broker.start()
 
         def run() -> None:

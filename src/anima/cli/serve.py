@@ -251,9 +251,12 @@ def _attach_agent(runtime: Runtime, audio_in: str | None) -> None:
 def _attach_mqtt(runtime: Runtime, cfg: AnimaConfig) -> None:
     from anima.frontdoors.mqtt.choice import choose_broker
     from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+    from anima.frontdoors.mqtt.link import tls_context
 
     m = cfg.mqtt
-    choice = choose_broker(m.broker, list(m.candidates), m.embedded_port, m.embedded_broker)
+    choice = choose_broker(
+        m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
+    )
     if choice.owned is not None:
         runtime.attach(choice.owned)  # stopped after the front door that uses it
     runtime.attach(MqttFrontDoor(runtime, m, choice.address))

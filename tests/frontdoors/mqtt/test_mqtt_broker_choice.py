@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -23,12 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from anima.config import MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.frontdoors.mqtt import choice
 from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, answers, free_port
 from anima.frontdoors.mqtt.choice import OwnedMosquitto, choose_broker
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.frontdoors.mqtt.link import tls_context
 from anima.frontdoors.mqtt.probe import Answer, probe
 from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
@@ -80,6 +83,22 @@ def test_the_probe_tells_a_broker_from_an_http_server_and_from_nothing(
     assert "CONNACK" in web.detail
     assert time.monotonic() - began < 2.0  # bounded, though the server never answers
     assert probe(closed_port()).answer is Answer.NOTHING
+
+
+@needs_mosquitto
+def test_a_tls_probe_of_a_plain_broker_is_not_taken_for_a_tls_one(tmp_path: Path) -> None:
+    context = ssl.create_default_context()
+    with Mosquitto() as mosquitto:
+        seen = probe(mosquitto.address, tls=context)
+    assert seen.answer is Answer.NOT_MQTT
+    assert "TLS handshake failed" in seen.detail
+
+
+def test_a_missing_tls_file_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "ca.pem"
+    with pytest.raises(ConfigError, match=r"mqtt.tls_ca.*ca.pem.*No such file"):
+        tls_context(MqttConfig(tls_ca=str(missing)))
+    assert tls_context(MqttConfig()) is None
 
 
 # ---------------------------------------------------------------------------- auto

@@ -15,6 +15,7 @@ is skipped with a warning naming it. When none answers, anima starts its own bro
 from __future__ import annotations
 
 import logging
+import ssl
 from dataclasses import dataclass
 
 from anima.errors import ConfigError
@@ -61,9 +62,17 @@ class BrokerChoice:
 
 
 def choose_broker(
-    mode: str, candidates: list[str], embedded_port: int = 1883, embedded: str = "auto"
+    mode: str,
+    candidates: list[str],
+    embedded_port: int = 1883,
+    embedded: str = "auto",
+    *,
+    tls: ssl.SSLContext | None = None,
 ) -> BrokerChoice:
-    """``auto``: first candidate that answers MQTT, else start one; ``embedded``; ``HOST:PORT``."""
+    """``auto``: first candidate that answers MQTT, else start one; ``embedded``; ``HOST:PORT``.
+
+    ``tls``: the candidates are probed over TLS (the door's ``mqtt.tls_*`` settings).
+    """
     if embedded not in EMBEDDED_KINDS:
         raise ConfigError(f"mqtt.embedded_broker must be auto, mosquitto or amqtt: {embedded!r}")
     if mode == "embedded":
@@ -72,7 +81,7 @@ def choose_broker(
         return BrokerChoice(BrokerAddress.parse(mode), None, "broker")
     for text in candidates:
         address = BrokerAddress.parse(text)
-        result = probe(address)
+        result = probe(address, tls=tls)
         if result.answer is Answer.MQTT:
             log.info("using the MQTT broker at %s (CONNECT: %s)", address, result.detail)
             return BrokerChoice(address, None, "broker")

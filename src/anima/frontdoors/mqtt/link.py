@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from anima.config import MqttConfig
-from anima.errors import MissingDependencyError
+from anima.errors import ConfigError, MissingDependencyError
 from anima.frontdoors.mqtt.broker import BrokerAddress
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,21 @@ def new_client(config: MqttConfig, *, clean_session: bool) -> Any:
             cert_reqs=ssl.CERT_REQUIRED,
         )
     return client
+
+
+def tls_context(config: MqttConfig) -> ssl.SSLContext | None:
+    """The door's TLS settings as a context (for probing candidates), or None without TLS."""
+    if config.tls_ca is None:
+        return None
+    try:
+        context = ssl.create_default_context(cafile=config.tls_ca)
+        if config.tls_cert is not None:
+            context.load_cert_chain(config.tls_cert, config.tls_key)
+    except (OSError, ssl.SSLError) as exc:
+        files = ", ".join(f for f in (config.tls_ca, config.tls_cert, config.tls_key) if f)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"mqtt.tls_ca/tls_cert/tls_key ({files}): {reason}") from None
+    return context
 
 
 def end_session(config: MqttConfig, address: BrokerAddress, timeout: float = 1.0) -> bool:

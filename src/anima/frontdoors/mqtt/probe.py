@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from enum import StrEnum
@@ -53,13 +54,21 @@ def connect_packet(client_id: str, *, clean_session: bool = True) -> bytes:
     return bytes([0x10, len(body)]) + body
 
 
-def probe(address: BrokerAddress, timeout: float = 0.5) -> ProbeResult:
-    """CONNECT to ``address`` and read the CONNACK, within ``timeout`` seconds in all."""
+def probe(
+    address: BrokerAddress, timeout: float = 0.5, *, tls: ssl.SSLContext | None = None
+) -> ProbeResult:
+    """CONNECT to ``address`` (over ``tls`` when given) and read the CONNACK, in ``timeout`` s."""
     deadline = time.monotonic() + timeout
     try:
         sock = socket.create_connection((address.host, address.port), timeout=timeout)
     except OSError as exc:
         return ProbeResult(Answer.NOTHING, exc.strerror or str(exc) or type(exc).__name__)
+    if tls is not None:
+        try:
+            sock = tls.wrap_socket(sock, server_hostname=address.host)
+        except (OSError, ssl.SSLError) as exc:
+            sock.close()
+            return ProbeResult(Answer.NOT_MQTT, f"TLS handshake failed: {exc}")
     with sock:
         try:
             sock.sendall(connect_packet(f"anima-probe-{os.getpid()}"))

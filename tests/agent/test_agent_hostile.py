@@ -535,3 +535,26 @@ def test_the_remote_ears_survive_hostile_messages_and_report_them_bounded() -> N
         finally:
             ears.stop()
             os.close(write_end)
+
+
+@pytest.mark.parametrize("mode", ["json", "tools"])
+def test_a_huge_reply_is_not_kept_whole_in_the_history(mode: str) -> None:
+    """The next request carries the bounded reply, not the 1 MB one: re-encoding it into every
+    later request held the GIL ~40 ms a time and cost the motion loop its deadlines."""
+    hub = EventHub()
+    with ScriptedOpenAIServer() as server:
+        planner = _planner(server, hub, mode=mode)
+        if mode == "json":
+            server.push(Scripted.huge(MAX_REPLY_BYTES - 1024))
+        else:
+            words = "Sure thing. " * 80_000
+            server.push(Scripted.tool_calls(("play_animation", {"name": "nod"}), content=words))
+        first = planner.plan("wave")
+        assert first.error is None, first.error
+        assert len(first.response) <= MAX_SPOKEN_CHARS
+        _still_answers(server, planner)
+        later = server.requests[-1].body
+        assert later is not None
+        kept = next(m for m in later["messages"] if m["role"] == "assistant")
+        assert len(kept["content"] or "") < 2 * MAX_SPOKEN_CHARS
+        assert len(str(later)) < 20_000

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 Message = dict[str, Any]  # one chat message, as the wire format has it
 
 SUPERSEDED = "Robot feedback: not run, a new request came first"
+MAX_KEPT_TEXT = 4000  # characters of a reply's plan or tool arguments kept in the history
 
 
 class OpenAIPlanner:
@@ -198,7 +199,12 @@ class OpenAIPlanner:
             raise PlannerError("malformed reply: the message content is not text")
         if self.mode == "json":
             reply = parse_reply_text(content)
-            return reply, {"role": "assistant", "content": content}, []
+            # the history keeps what was used, not what was sent: a 1 MB reply kept whole would
+            # be encoded into every later request (40 ms of GIL per request, the loop's ticks)
+            kept_reply: dict[str, Any] = {"response": reply.response, "actions": reply.actions}
+            if reply.plan is not None:
+                kept_reply["plan"] = reply.plan[:MAX_KEPT_TEXT]
+            return reply, {"role": "assistant", "content": json.dumps(kept_reply)}, []
         raw_calls = message.get("tool_calls") or []
         if not isinstance(raw_calls, list):
             raise PlannerError("malformed reply: tool_calls is not a list")
@@ -207,17 +213,21 @@ class OpenAIPlanner:
             name, args, call_id = _tool_call(call, n)
             actions.append(action_string(name, args))
             ids.append(call_id)
+            arguments = json.dumps(args)
+            if len(arguments) > MAX_KEPT_TEXT:  # refused by the plan's checks anyway
+                arguments = "{}"
             kept.append(
                 {
                     "id": call_id,
                     "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
+                    "function": {"name": name, "arguments": arguments},
                 }
             )
-        kept_message: Message = {"role": "assistant", "content": content or None}
+        response = speakable(content)
+        kept_message: Message = {"role": "assistant", "content": response or None}
         if kept:
             kept_message["tool_calls"] = kept
-        return PlannerReply(response=speakable(content), actions=actions), kept_message, ids
+        return PlannerReply(response=response, actions=actions), kept_message, ids
 
     def _trim(self) -> None:
         """Keep the last ``max_history`` messages, cut only before a user message (a tool

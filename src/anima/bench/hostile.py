@@ -60,13 +60,15 @@ class HostileBenchResult:
     refusal_p50_ms: float  # publish → refusal on the error topic
     refusal_p99_ms: float
     refusal_max_ms: float
-    errors_received: int  # every message on the error topic during the attack
+    errors_received: int  # every message on the error topic during the flood
     asks: int  # requests sent to the agent
     planner_requests: int  # requests the planner server answered with its huge reply
     reply_bytes: int  # the size of each reply
     turns_spoken: int  # agent turns that ended with the robot speaking (its reply, bounded, or
     # why it could not), a start_speak on …/agent/feedback after each ask
     estop_after_flood: bool  # an estop published after the flood was applied (state estop)
+    estop_behind_burst: int  # messages of a second burst published right before that estop
+    estop_latency_ms: float  # estop publish → its notice on …/feedback/notice (nan: none in 60 s)
     reset_after_flood: bool  # and the reset released it
     frames: int  # frames sent during the attack window
     frame_gap_max_ms: float  # largest gap between frames as the driver got them
@@ -193,7 +195,13 @@ def _frames(record: Path, start: float, end: float) -> _Frames:
     )
 
 
-TOPICS = ("feedback/error", "feedback/start_speak", "state", "status")  # what the bench hears
+TOPICS = (
+    "feedback/error",
+    "feedback/start_speak",
+    "feedback/notice",
+    "state",
+    "status",
+)  # what the bench hears
 
 
 @dataclass
@@ -280,17 +288,22 @@ def run_hostile_bench(
             mark = probe.mark()
             flood = _flood(probe, flood_seconds, flood_messages, ask_every)
             time.sleep(settle_s)
+            # every turn the flood started ends with the robot speaking
+            spoken = _wait_count(probe, f"{PREFIX}/agent/feedback/start_speak", mark, flood.asks)
+            errors = probe.messages(f"{PREFIX}/agent/feedback/error", since=mark)
+            # a second burst, with an estop right behind it: how long the stop waits
+            burst = _flood(probe, flood_seconds, flood_messages // 4, flood_messages)
             before = probe.mark()
+            sent = time.monotonic()
             probe.publish(control + "estop", "", qos=1)
+            estop_ms = _wait_notice(probe, before, "emergency stop:", sent)
             estop = _wait_state(probe, before, estop=True)
+            time.sleep(settle_s)
             before = probe.mark()
             probe.publish(control + "reset", "", qos=1)
             reset = _wait_state(probe, before, estop=False)
-            # every turn the flood started ends with the robot speaking
-            spoken = _wait_count(probe, f"{PREFIX}/agent/feedback/start_speak", mark, flood.asks)
             attack_end = time.monotonic()
             rss_after = _rss_mb(server.proc.pid)
-            errors = probe.messages(f"{PREFIX}/agent/feedback/error", since=mark)
             probe.close()
         finally:
             code = server.stop()
@@ -311,6 +324,8 @@ def run_hostile_bench(
             reply_bytes=reply_bytes,
             turns_spoken=spoken,
             estop_after_flood=estop,
+            estop_behind_burst=burst.messages,
+            estop_latency_ms=estop_ms,
             reset_after_flood=reset,
             frames=frames.count,
             frame_gap_max_ms=frames.gap_max_ms,
@@ -335,6 +350,20 @@ def _wait_state(probe: MqttProbe, since: int, *, estop: bool, timeout: float = 1
     except TimeoutError:
         return False
     return True
+
+
+def _wait_notice(probe: MqttProbe, since: int, text: str, sent: float) -> float:
+    """Milliseconds from ``sent`` to the first notice after ``since`` containing ``text``."""
+    try:
+        notice = probe.wait_for(
+            f"{PREFIX}/agent/feedback/notice",
+            since=since,
+            timeout=60.0,
+            where=lambda m: text in m.json().get("message", ""),
+        )
+    except TimeoutError:
+        return float("nan")
+    return 1000.0 * (notice.t - sent)
 
 
 def _wait_count(probe: MqttProbe, topic: str, since: int, count: int, timeout: float = 30.0) -> int:

@@ -326,6 +326,10 @@ def bench_hostile(
         ),
         ("estop / reset after", f"{r.estop_after_flood} / {r.reset_after_flood}"),
         (
+            "estop behind a burst",
+            f"{r.estop_latency_ms:.1f} ms after {r.estop_behind_burst} messages",
+        ),
+        (
             "loop",
             f"{r.frames} frames, largest gap {r.frame_gap_max_ms:.1f} ms, "
             f"{r.frame_gaps_over_2_periods} gaps over 20 ms, {r.missed_ticks} missed ticks",

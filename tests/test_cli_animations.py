@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from anima.animation import AnimationLibrary, shipped_folder
@@ -150,6 +151,37 @@ def test_validate_a_missing_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["animations", "validate", str(missing)])
     assert result.exit_code == 2
     assert f"error: {missing}: cannot read" in result.output
+
+
+def test_validate_refuses_a_fifo_a_device_link_and_a_big_file_each_in_one_line(
+    tmp_path: Path,
+) -> None:
+    good = write_anim(tmp_path, "a_good.xml", "wave", "<channel13>40 90 40</channel13>")
+    fifo = tmp_path / "b_pipe.xml"
+    os.mkfifo(fifo)
+    zero = tmp_path / "c_zero.xml"
+    zero.symlink_to("/dev/zero")
+    big = tmp_path / "d_big.xml"
+    with big.open("wb") as f:
+        f.truncate(9 * 1024 * 1024)
+    done: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: done.append(runner.invoke(app, ["animations", "validate", str(tmp_path)])),
+        daemon=True,  # a regression blocks on the FIFO: the test fails instead of hanging
+    )
+    worker.start()
+    worker.join(30)
+    if worker.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert done, "validate blocked"
+    result = done[0]
+    assert result.exit_code == 2
+    assert result.stdout == f"{good}: ok (wave, 3 frames)\n"
+    assert result.stderr.splitlines() == [
+        f"error: {fifo}: a FIFO, not a regular file: not read",
+        f"error: {zero}: a character device, not a regular file: not read",
+        f"error: {big}: 9.0 MiB is over the limit of 8.0 MiB",
+    ]
 
 
 def test_validate_uses_the_configured_body(tmp_path: Path) -> None:

@@ -8,7 +8,13 @@ the rest of the folder still loads, and nothing blocks: a FIFO named ``*.xml`` u
 from __future__ import annotations
 
 import os
+import re
+import select
+import signal
+import subprocess
+import sys
 import threading
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -243,3 +249,48 @@ def test_an_animation_move_plays_like_keyframes(tmp_path: Path, cols: list[int])
     assert move.duration == reference.duration
     for t in np.linspace(-0.01, reference.duration + 0.1, 37):
         np.testing.assert_allclose(move.evaluate(float(t)), reference.evaluate(float(t)))
+
+
+# --------------------------------------------------------------------------- anima serve
+
+
+def test_serve_with_a_fifo_in_an_animation_folder_starts_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "anims"
+    folder.mkdir()
+    write_anim(folder, "wave.xml", "my_wave", "<channel13>40 90 40</channel13>")
+    os.mkfifo(folder / "pipe.xml")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_ANIMATION__FOLDERS=f"[{folder}]")
+    env.update(ANIMA_MQTT__ENABLED="false", ANIMA_WEB__ENABLED="false")
+    env["ANIMA_SPEECH__ENABLED"] = "false"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anima", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b"anima ready" not in seen and time.monotonic() < deadline:
+            # select, not readline: a serve hung on the FIFO prints nothing, and the test ends
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                seen += chunk
+        assert b"anima ready" in seen, seen.decode(errors="replace")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = (seen + out).decode()
+    assert proc.returncode == 0, text
+    assert f"{folder / 'pipe.xml'}: a FIFO, not a regular file: not read" in text
+    assert re.search(r"animations: \d+ loaded from \d+ files, 1 skipped", text), text

@@ -219,6 +219,12 @@ def test_an_error_a_variable_caused_names_it_not_defaults() -> None:
     )
 
 
+def test_a_variable_below_a_value_names_itself() -> None:
+    assert refusal(env={"ANIMA_MOTION__RATE_HZ__X": "1"}) == (
+        "environment ANIMA_MOTION__RATE_HZ__X: motion.rate_hz must be a number, got {'x': '1'}"
+    )
+
+
 def test_a_file_value_checked_with_another_names_the_file_line(tmp_path: Path) -> None:
     path = write(tmp_path, "log_level: INFO\nweb:\n  host: 0.0.0.0\n")
     assert refusal(path).startswith(f"{path}:2: web.token is required")

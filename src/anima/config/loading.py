@@ -31,13 +31,16 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
 _NULLS = ("", "~", "null", "Null", "NULL")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class _EnvValue:
     """An environment variable's text, parsed only once the field's type is known: a string
     field takes it as it is (``ANIMA_WEB__HOST=::`` is the host ``::``, not a YAML mapping)."""
 
     name: str
     raw: str
+
+    def __repr__(self) -> str:  # as it appears inside an error's excerpt of a mapping
+        return repr(self.raw)
 
 
 def load_config(
@@ -88,7 +91,12 @@ def _merge_env(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, 
 
 
 def _origin(origins: Mapping[str, str], key: str, source: str) -> str:
-    """Where ``key``'s value came from: its own origin, else the nearest enclosing key's."""
+    """Where ``key``'s value came from: its own origin, a variable that set something under it
+    (``ANIMA_MOTION__RATE_HZ__X`` made ``motion.rate_hz`` a mapping), or the nearest enclosing
+    key's."""
+    below = sorted(o for k, o in origins.items() if k.startswith(f"{key}."))
+    if key not in origins and below:
+        return below[0]
     while key:
         if key in origins:
             return origins[key]

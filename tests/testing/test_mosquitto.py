@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from anima.errors import MissingDependencyError
 from anima.frontdoors.mqtt.broker import answers
+from anima.testing import eventually
 from anima.testing.mosquitto import (
     Mosquitto,
     MosquittoError,
@@ -110,3 +112,30 @@ def test_a_probe_wait_is_bounded_and_says_what_it_saw() -> None:
         with pytest.raises(TimeoutError, match=r"0/1 messages on a/never .*a/other"):
             probe.wait_for("a/never", timeout=0.2)
         assert time.monotonic() - began < 1.0
+
+
+@needs_mosquitto
+def test_a_subscriber_that_falls_behind_by_thousands_loses_nothing() -> None:
+    """Mosquitto's default queue (1000 QoS 1 messages per client) dropped refusals in a flood."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    got: list[bytes] = []
+    subscribed = threading.Event()
+    with Mosquitto() as broker:
+        slow = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="slow", clean_session=False)
+        slow.on_subscribe = lambda *_a: subscribed.set()
+        slow.on_message = lambda _c, _u, m: got.append(m.payload)
+        slow.connect(broker.address.host, broker.address.port)
+        slow.subscribe("flood/#", qos=1)
+        slow.loop_start()
+        assert subscribed.wait(3)
+        slow.loop_stop()  # connected, but reads and acknowledges nothing for a while
+        with MqttProbe(broker.address) as publisher:
+            for n in range(3000):
+                publisher.publish("flood/x", str(n), qos=1)
+        slow.loop_start()
+        assert eventually(lambda: len(got) == 3000, 10), f"{len(got)} of 3000"
+        slow.disconnect()
+        slow.loop_stop()
+    assert got == [str(n).encode() for n in range(3000)]

@@ -179,6 +179,31 @@ def test_amqtt_sends_a_new_client_no_retained_message_it_did_not_subscribe_to() 
         broker.stop()
 
 
+def test_amqtts_flood_of_tracebacks_is_bounded_in_the_log() -> None:
+    from anima.frontdoors.mqtt.broker import _FloodQuieter
+
+    quieter = _FloodQuieter()
+    try:
+        raise TimeoutError("Timeout waiting for PUBACK")
+    except TimeoutError:
+        exc_info = sys.exc_info()
+    passed = []
+    for n in range(2000):
+        record = logging.LogRecord(
+            "amqtt.broker", logging.ERROR, __file__, 1, "Task %d failed", (n,), exc_info
+        )
+        if quieter.filter(record):
+            passed.append(record)
+    assert [r.getMessage() for r in passed] == [
+        "Task 0 failed",
+        "Task 1 failed",
+        "Task 2 failed",
+        "Task 999 failed (×1000 so far)",
+        "Task 1999 failed (×2000 so far)",
+    ]
+    assert all(r.exc_info is None for r in passed)  # no traceback per message
+
+
 # ---------------------------------------------------------------------------- delivery
 def mosquitto_pub(address: BrokerAddress, topic: str, message: str) -> None:
     """Debian's own client, as a user runs it: connect, publish, disconnect at once."""

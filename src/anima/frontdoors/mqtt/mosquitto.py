@@ -142,6 +142,10 @@ class Mosquitto:
                     f"listener {self._port} 127.0.0.1",
                     "allow_anonymous true",
                     "persistence false",
+                    # Mosquitto's default queues 1000 QoS 1 messages per client and drops what
+                    # comes next: a flood then cost refusals to a slow subscriber, and could
+                    # cost anima the estop that follows it (~20 MB at most here)
+                    "max_queued_messages 100000",
                     f"set_tcp_nodelay {'true' if self._tcp_nodelay else 'false'}",
                     f"log_dest file {log}",
                     "log_type error",

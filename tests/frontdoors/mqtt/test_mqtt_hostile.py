@@ -33,10 +33,10 @@ def reason(m: Message) -> str:
     return str(m.json()["reason"])
 
 
-def estop_arrives(runtime: Runtime, probe: MqttProbe, topics: Topics) -> None:
+def estop_arrives(runtime: Runtime, probe: MqttProbe, topics: Topics, timeout: float = 3.0) -> None:
     """An estop sent now is carried out: the door still hears."""
     probe.publish(topics.control + "estop", "", qos=1)
-    wait_until(lambda: runtime.engine.state().estopped, 3, "the estop sent afterwards took hold")
+    wait_until(lambda: runtime.engine.state().estopped, timeout, "the estop sent afterwards")
 
 
 @pytest.mark.parametrize("leaf", ["humanoid/posture", "humanoid/speed"])
@@ -185,3 +185,21 @@ def test_the_status_line_says_whether_mqtt_hears(
         assert " | mqtt DISCONNECTED" in status_line(runtime)
     bare = Runtime(dataclasses.replace(cfg), driver=SimDriver())
     assert "mqtt" not in status_line(bare)  # no door, no claim
+
+
+def test_an_estop_sent_after_a_flood_of_hostile_messages_still_arrives(
+    probe: MqttProbe, topics: Topics, runtime: Runtime, door: MqttFrontDoor
+) -> None:
+    posture = f'{{"pitch":{HUGE},"roll":0,"yaw":0,"height":0}}'
+    n = 1500
+    for k in range(n):  # QoS 0, back to back, as a flood comes
+        if k % 3 == 0:
+            probe.publish(topics.control + "humanoid/posture", posture)
+        elif k % 3 == 1:
+            probe.publish(topics.control + "look_at", f'{{"x":{HUGE},"y":0,"z":0}}')
+        else:
+            probe.publish(topics.control + "animation", f"nosuch_{k}")
+    estop_arrives(runtime, probe, topics, timeout=15)  # behind the flood, in order
+    wait_until(lambda: door.received == n + 1, 10, f"every message handled ({door.received})")
+    assert door.connected
+    assert door.restarts == 0

@@ -91,8 +91,9 @@ def parse_animation_file(path: str | Path, channel_count: int) -> Animation:
 def parse_animation(text: str | bytes, channel_count: int, source: str = "<string>") -> Animation:
     """Parse XML text (``bytes`` must be UTF-8); raises :class:`AnimationFileError`."""
     if len(text) > MAX_FILE_BYTES:
+        unit = "bytes" if isinstance(text, bytes) else "characters"
         raise AnimationFileError(
-            source, None, f"{len(text)} bytes is over the limit of {MAX_FILE_BYTES}"
+            source, None, f"{len(text)} {unit} is over the limit of {MAX_FILE_BYTES}"
         )
     if not text.strip():  # stops at the first non-blank character at each end
         raise AnimationFileError(source, None, "empty file")

@@ -67,7 +67,7 @@ class BlinkConfig:
 
     def __post_init__(self) -> None:
         lo, hi = self.interval_s
-        if not (0 < lo <= hi <= 3600):  # an hour without a blink is no blinking: say enabled
+        if not (0 < lo <= hi <= 3600):  # past an hour it is no blinking: use enabled: false
             raise ConfigError(
                 f"motion.blink.interval_s must be 0 < min ≤ max ≤ 3600 s, got {lo:g}, {hi:g}"
             )

@@ -181,6 +181,14 @@ def test_keys_that_are_not_strings_are_unknown_keys(tmp_path: Path) -> None:
         ("serve.status_interval_s", "1e9", "must be ≤ 86400 s"),
         ("speech.espeak_wpm", "1" + "0" * 50, "must be in [80, 450]"),
         ("motion.breathing.enabled", "'" + "y" * 100_000 + "'", "must be true or false, got 'yyy"),
+        ("mqtt.keepalive_s", "10000000000", "must be in [5, 65535], got 10000000000"),
+        ("mqtt.state_hz", "1e9", "must be ≤ 100 Hz"),
+        ("mqtt.stale_after_s", "1e300", "must be ≤ 86400 s"),
+        ("mqtt.prefix", "'" + "r" * 5000 + "'", "must be at most 200 printable characters"),
+        ("listen.vad_start_frames", "1000000000000", "must be in [1, 100], got 1000000000000"),
+        ("listen.max_utterance_s", "1e300", "must be in (0, 120] seconds, got 1e+300"),
+        ("listen.no_speech_timeout_s", "1e9", "must be in (0, 600] seconds"),
+        ("listen.min_chars", "1" + "0" * 40, "must be in [0, 1000], got an integer of 133 bits"),
     ],
 )
 def test_an_absurd_value_names_file_line_and_key(

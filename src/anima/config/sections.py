@@ -220,6 +220,9 @@ class SpeechConfig:
             raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")
 
 
+MAX_PREFIX = 200  # characters of a topic prefix (a robot's name, not a sentence)
+
+
 @dataclass(frozen=True, kw_only=True)
 class MqttConfig:
     enabled: bool = True  # serve the Nadine MQTT contract
@@ -247,14 +250,19 @@ class MqttConfig:
             raise ConfigError(f"mqtt.embedded_port out of range: {self.embedded_port}")
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ConfigError("mqtt.tls_cert and mqtt.tls_key go together")
-        if self.keepalive_s < 5:
-            raise ConfigError("mqtt.keepalive_s must be ≥ 5")
+        if len(self.prefix) > MAX_PREFIX or not self.prefix.isprintable():
+            raise ConfigError(
+                f"mqtt.prefix must be at most {MAX_PREFIX} printable characters, "
+                f"got {self.prefix[:40]!r}"
+            )
+        _count("mqtt", 5, 65535, keepalive_s=self.keepalive_s)  # MQTT's keep alive is 16 bits
         if self.embedded_broker not in ("auto", "mosquitto", "amqtt"):
             raise ConfigError(
                 "mqtt.embedded_broker must be auto, mosquitto or amqtt, "
                 f"got {self.embedded_broker!r}"
             )
-        _positive("mqtt", state_hz=self.state_hz, stale_after_s=self.stale_after_s)
+        _rate("mqtt", 100, state_hz=self.state_hz)  # one retained message each time
+        _seconds("mqtt", 86400, stale_after_s=self.stale_after_s)  # a day: beyond, never stale
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,6 +13,18 @@ from anima.errors import ConfigError
 from anima.listening.asr import ASR_MODES
 from anima.listening.vad import VAD_KINDS
 
+MAX_PHRASE = 100  # characters of the wake phrase (a few dictionary words)
+MAX_START_FRAMES = 100  # 32 ms frames: over 3 s of speech before it counts is a typo
+MAX_MIN_CHARS = 1000  # a transcript floor past this would discard every request
+# the longest sane value of each timeout, in seconds of audio (past it, a typo, not a wish);
+# max_utterance_s also bounds the audio one utterance holds (16 kHz × 2 bytes × 120 s ≈ 4 MB)
+LONGEST = {
+    "endpoint_silence_s": 10.0,
+    "no_speech_timeout_s": 600.0,
+    "silence_timeout_s": 600.0,
+    "max_utterance_s": 120.0,
+}
+
 
 @dataclass(frozen=True, kw_only=True)
 class ListenConfig:
@@ -44,8 +56,13 @@ class ListenConfig:
             raise ConfigError(f"listen.wake_threshold must be in (0, 1), got {self.wake_threshold}")
         if not 0 < self.vad_end_threshold <= self.vad_start_threshold < 1:
             raise ConfigError("listen: need 0 < vad_end_threshold ≤ vad_start_threshold < 1")
-        if self.vad_start_frames < 1:
-            raise ConfigError("listen.vad_start_frames must be ≥ 1")
+        if len(self.wake_phrase) > MAX_PHRASE:
+            raise ConfigError(f"listen.wake_phrase must be at most {MAX_PHRASE} characters")
+        if not 1 <= self.vad_start_frames <= MAX_START_FRAMES:  # 100 frames: 3.2 s of speech
+            raise ConfigError(
+                f"listen.vad_start_frames must be in [1, {MAX_START_FRAMES}], "
+                f"got {_shown(self.vad_start_frames)}"
+            )
         for key in ("pre_buffer_s", "ungate_hold_s"):
             value = getattr(self, key)
             if not (math.isfinite(value) and 0 <= value <= 5):
@@ -54,9 +71,20 @@ class ListenConfig:
             "endpoint_silence_s", "no_speech_timeout_s", "silence_timeout_s", "max_utterance_s"
         ):  # fmt: skip
             value = getattr(self, key)
-            if not (math.isfinite(value) and value > 0):
-                raise ConfigError(f"listen.{key} must be a finite number of seconds > 0")
+            if not (math.isfinite(value) and 0 < value <= LONGEST[key]):
+                raise ConfigError(
+                    f"listen.{key} must be in (0, {LONGEST[key]:g}] seconds, got {_shown(value)}"
+                )
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
-        if self.min_chars < 0:
-            raise ConfigError("listen.min_chars must be ≥ 0")
+        if not 0 <= self.min_chars <= MAX_MIN_CHARS:
+            raise ConfigError(
+                f"listen.min_chars must be in [0, {MAX_MIN_CHARS}], got {_shown(self.min_chars)}"
+            )
+
+
+def _shown(value: float) -> str:
+    """A value for an error line: an absurd integer is named by its size, not printed."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"an integer of {value.bit_length()} bits"
+    return f"{value!r}"

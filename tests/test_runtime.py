@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,20 @@ def test_estopped_runtime_stops_without_moving() -> None:
     last = driver.last
     assert last is not None
     np.testing.assert_allclose(last.values, held)
+
+
+def test_a_reload_summary_names_a_few_skipped_files_and_counts_the_rest(tmp_path: Path) -> None:
+    from anima.config import AnimationConfig
+
+    for i in range(40):
+        (tmp_path / f"bad{i:02}.xml").write_text("<animation", encoding="utf-8")
+    config = AnimaConfig(
+        speech=SpeechConfig(enabled=False),
+        animation=AnimationConfig(folders=(str(tmp_path),)),
+    )
+    summary = Runtime(config, driver=SimDriver()).reload_animations()
+    assert "40 skipped: " in summary
+    assert "bad00.xml" in summary
+    assert "bad39.xml" not in summary
+    assert "and 35 more (anima animations validate lists them all)" in summary
+    assert len(summary) < 2000

@@ -42,6 +42,8 @@ from anima.motion.moves import Goto
 
 log = logging.getLogger(__name__)
 
+MAX_SKIPPED_SHOWN = 5  # skipped animation files named in a reload's summary (the rest counted)
+
 
 class FrontDoor(Protocol):
     """Something that brings commands in (MQTT, REST, …); owned and stopped by the runtime."""
@@ -180,9 +182,11 @@ class Runtime:
         report = self.library.load()
         summary = f"animations: {report.loaded} loaded from {report.files} files"
         if report.errors:
-            summary += f", {len(report.errors)} skipped: " + "; ".join(
-                str(e) for e in report.errors
-            )
+            shown = "; ".join(str(e) for e in report.errors[:MAX_SKIPPED_SHOWN])
+            more = len(report.errors) - MAX_SKIPPED_SHOWN
+            if more > 0:  # a folder of thousands of bad files must not make a megabyte line
+                shown += f"; and {more} more (anima animations validate lists them all)"
+            summary += f", {len(report.errors)} skipped: {shown}"
         log.info(summary)
         self.events.publish(Notice(t=self.engine.clock.now(), source="animations", message=summary))
         return summary

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,3 +110,40 @@ def test_a_silent_worker_is_a_timeout_not_a_hang() -> None:
         pytest.raises(TimeoutError),
     ):
         read_message(r, timeout=0.05)
+
+
+def _children() -> set[int]:
+    """This process's child processes (Linux /proc)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return found
+
+
+def test_stopping_the_listener_ends_the_workers_it_made() -> None:
+    from anima.listening.listener import Listener
+    from anima.listening.sources import PushSource
+
+    before = _children()
+    listener = Listener(PushSource(), phrases=["wave", "nod"])
+    listener.start()
+    workers = _children() - before
+    assert len(workers) == 2  # the command recognizer's and the wake spotter's
+    listener.stop()
+    assert not (_children() & workers)  # ended and reaped, not left running or as zombies
+
+
+def test_a_recognizer_given_to_the_listener_stays_open_for_its_owner() -> None:
+    from anima.listening.config import ListenConfig
+    from anima.listening.listener import Listener
+    from anima.listening.sources import PushSource
+
+    asr = PocketsphinxAsr(phrases=["wave"])
+    listener = Listener(PushSource(), recognizer=asr, config=ListenConfig(wake_word=False))
+    listener.start()
+    worker = asr._decoder
+    assert worker is not None
+    listener.stop()
+    assert worker.alive  # the caller's, not the listener's
+    asr.close()
+    assert not worker.alive

@@ -109,11 +109,18 @@ class Listener:
     ) -> None:
         self.config = config = config or ListenConfig()
         self.source = source
-        self.recognizer = recognizer or PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
+        # what the listener makes itself it also closes (their pocketsphinx worker processes);
+        # a recognizer or spotter given here is the caller's to close
+        self._owned: list[PocketsphinxAsr | KeyphraseSpotter] = []
+        if recognizer is None:
+            recognizer = PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
+            self._owned.append(recognizer)
+        self.recognizer = recognizer
         self._vad = vad
         self.spotter = spotter
         if spotter is None and config.wake_word:
             self.spotter = KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)
+            self._owned.append(self.spotter)
         self._trigger = trigger
         self._untrigger: Callable[[], None] | None = None
         self.clock = clock or MonotonicClock(spin_s=0.0)
@@ -185,6 +192,11 @@ class Listener:
             logger.warning("listener: the worker did not stop within %.1f s", timeout / 2)
         if self._recorder is not None and self._recorder.recording:
             self.recognizer.cancel()
+        for part in self._owned:
+            try:
+                part.close()
+            except Exception:  # closing one worker must not keep the others open
+                logger.exception("listener: closing %r failed", part)
 
     def __enter__(self) -> Listener:
         self.start()

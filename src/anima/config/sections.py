@@ -235,6 +235,7 @@ class MqttConfig:
     client_id: str | None = None  # None: anima-<prefix>, stable so the broker keeps the session
     persistent_session: bool = True  # the broker queues QoS 1 commands while the link is down
     stale_after_s: float = 10.0  # commands queued over a longer outage are refused (not estop)
+    estop_lane: bool = True  # a second connection hearing only estop: it never waits in a flood
     username: str | None = None
     password: str | None = None
     tls_ca: str | None = None  # CA file: enables TLS

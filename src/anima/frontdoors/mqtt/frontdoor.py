@@ -10,7 +10,9 @@ Never deaf while saying ``online``: every paho callback runs inside a boundary t
 exceptions (``guard.py``), and a watchdog on the door's own thread notices if paho's network
 thread ends anyway, marks the door disconnected and restarts the loop. The session is
 persistent (``session.py``): QoS 1 commands sent while the link is down are delivered after it
-comes back, or refused as stale after a long outage (estop never is).
+comes back, or refused as stale after a long outage (estop never is). An estop also comes
+through a second connection that hears nothing else (``estop_lane.py``), so it never waits
+behind a flood.
 
 Beyond Nadine's contract, when a humanoid is linked: ``<prefix>/agent/control/humanoid/<command>``
 (mode, motion, posture, speed; :mod:`anima.frontdoors.humanoid`) runs on a worker thread of this
@@ -35,12 +37,13 @@ from anima.frontdoors.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
 from anima.frontdoors.mqtt import link as mqtt_link
 from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.feedback import payload as as_json
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
 from anima.frontdoors.mqtt.session import Backlog
 from anima.frontdoors.mqtt.topics import Topics
-from anima.frontdoors.payloads import Parser, control_parsers, excerpt
+from anima.frontdoors.payloads import Parser, control_parsers, excerpt, parse_estop
 from anima.frontdoors.state import runtime_state
 
 if TYPE_CHECKING:
@@ -96,6 +99,10 @@ class MqttFrontDoor:
         self._humanoid_worker: ThreadPoolExecutor | None = None
         self._humanoid_lock = threading.Lock()
         self._humanoid_pending = 0
+        estop_topic = self.topics.control + "estop"
+        self.estop_lane = (
+            EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -114,6 +121,8 @@ class MqttFrontDoor:
         self._humanoid_worker = ThreadPoolExecutor(1, thread_name_prefix="anima-mqtt-humanoid")
         client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
         client.loop_start()
+        if self.estop_lane is not None:
+            self.estop_lane.start()
         self._stop.clear()
         self._state_thread = threading.Thread(target=self._watch, name="anima-mqtt-watch")
         self._state_thread.start()
@@ -135,6 +144,8 @@ class MqttFrontDoor:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
+        if self.estop_lane is not None:
+            self.estop_lane.stop()
         self.dispatcher.stop()
         if self._humanoid_worker is not None:
             self._humanoid_worker.shutdown(wait=True, cancel_futures=True)
@@ -248,6 +259,15 @@ class MqttFrontDoor:
             return
         # any other exception: the boundary answers it (_message_failed), paho's thread lives
         self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
+
+    def _lane_estop(self, payload: bytes) -> None:
+        """An estop from the estop lane (``estop_lane.py``): at once, ahead of any backlog."""
+        try:
+            command = parse_estop(payload)
+        except AnimaError:  # too big: the door's own copy is refused on the error topic
+            return
+        origin = Origin("mqtt", self.topics.control + "estop", excerpt(payload))
+        self.dispatcher.submit(command, origin)
 
     def _on_own_topic(self, topic: str, payload: bytes) -> None:
         """The session marker, or our status topic; nothing else is ours to answer."""

@@ -25,15 +25,17 @@ def client_id(config: MqttConfig) -> str:
     return config.client_id or f"anima-{config.prefix}"
 
 
-def new_client(config: MqttConfig, *, clean_session: bool) -> Any:
-    """A paho 2 client with the door's id, credentials and TLS; not connected."""
+def new_client(config: MqttConfig, *, clean_session: bool, suffix: str = "") -> Any:
+    """A paho 2 client with the door's id (+ ``suffix``), credentials and TLS; not connected."""
     try:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
     except ImportError as exc:
         raise MissingDependencyError("paho-mqtt", "mqtt") from exc
     client = mqtt.Client(
-        CallbackAPIVersion.VERSION2, client_id=client_id(config), clean_session=clean_session
+        CallbackAPIVersion.VERSION2,
+        client_id=client_id(config) + suffix,
+        clean_session=clean_session,
     )
     if config.username is not None:
         client.username_pw_set(config.username, config.password)

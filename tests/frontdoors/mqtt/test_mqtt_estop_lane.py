@@ -1,0 +1,134 @@
+"""An estop never waits behind a backlog: the door's second connection hears only estop.
+
+A slow ``animation`` parser (on paho's thread, as every parser runs) builds a backlog of
+seconds on the door's own connection; the estop published behind it must still hold the robot
+at once, and the order with resets must be the order the messages were sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from anima import commands as cmd
+from anima.config import MqttConfig
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.frontdoors.mqtt.topics import Topics
+from anima.frontdoors.payloads import control_parsers
+from anima.runtime import Runtime
+from anima.testing.mqtt import MqttProbe
+
+from .conftest import robot_config, wait_until
+
+BACKLOG = 300  # messages, each 10 ms to parse: a backlog of 3 s on the door's connection
+PARSE_S = 0.01
+
+
+class SlowDoor:
+    """A runtime whose door takes PARSE_S per animation message (released by ``release()``)."""
+
+    def __init__(self, address: BrokerAddress, prefix: str, *, lane: bool) -> None:
+        cfg = robot_config(prefix)
+        cfg = dataclasses.replace(cfg, mqtt=MqttConfig(prefix=prefix, estop_lane=lane))
+        self.runtime = Runtime(cfg, driver=SimDriver())
+        self.fast = threading.Event()
+
+        def slow_animation(raw: bytes | str) -> cmd.Command:
+            if not self.fast.is_set():
+                time.sleep(PARSE_S)
+            return cmd.StopAnimation()
+
+        parsers = {**control_parsers(self.runtime.library), "animation": slow_animation}
+        self.door = MqttFrontDoor(self.runtime, cfg.mqtt, address, parsers=parsers)
+        self.runtime.attach(self.door)
+        self.runtime.start()
+        assert self.door.wait_connected(5)
+        if lane:
+            assert self.door.estop_lane is not None
+            wait_until(lambda: self.door.estop_lane.connected, 5, "the estop lane subscribed")
+
+    def stop(self) -> None:
+        self.fast.set()
+        self.runtime.stop(ease=False)
+
+
+@pytest.fixture
+def slow_door(mosquitto_address: BrokerAddress, prefix: str) -> Iterator[SlowDoor]:
+    door = SlowDoor(mosquitto_address, prefix, lane=True)
+    yield door
+    door.stop()
+
+
+@pytest.fixture
+def mosquitto_address(request: pytest.FixtureRequest) -> BrokerAddress:
+    return request.getfixturevalue("mosquitto").address  # type: ignore[no-any-return]
+
+
+def _flood(probe: MqttProbe, topics: Topics, count: int = BACKLOG) -> None:
+    for n in range(count):
+        probe.publish(topics.control + "animation", f"n{n}")
+
+
+def test_an_estop_behind_a_backlog_holds_the_robot_at_once(
+    slow_door: SlowDoor, mosquitto_address: BrokerAddress, topics: Topics
+) -> None:
+    with MqttProbe(mosquitto_address) as probe:
+        _flood(probe, topics)
+        sent = time.monotonic()
+        probe.publish(topics.control + "estop", "", qos=1)
+        wait_until(lambda: slow_door.runtime.engine.estopped, 2.0, "the estop was applied")
+        took = time.monotonic() - sent
+        # the door's own connection is still working through the backlog
+        assert slow_door.door.received < BACKLOG, (slow_door.door.received, took)
+        assert slow_door.door.estop_lane is not None
+        assert slow_door.door.estop_lane.heard == 1
+        slow_door.fast.set()  # let the backlog drain: its own copy of the estop is harmless
+        wait_until(lambda: slow_door.door.received >= BACKLOG + 1, 10, "the backlog drained")
+        assert slow_door.runtime.engine.estopped
+
+
+def test_the_end_state_is_the_order_the_messages_were_sent(
+    slow_door: SlowDoor, mosquitto_address: BrokerAddress, topics: Topics
+) -> None:
+    """estop, reset → released; estop, reset, estop → stopped (resets come in order)."""
+    with MqttProbe(mosquitto_address) as probe:
+        _flood(probe, topics, 50)
+        for leaf in ("estop", "reset"):
+            probe.publish(topics.control + leaf, "", qos=1)
+        wait_until(lambda: slow_door.runtime.engine.estopped, 2.0, "the estop was applied")
+        slow_door.fast.set()
+        wait_until(lambda: slow_door.door.received >= 52, 10, "the backlog drained")
+        wait_until(lambda: not slow_door.runtime.engine.estopped, 2.0, "the reset released it")
+
+        slow_door.fast.clear()
+        _flood(probe, topics, 50)
+        for leaf in ("estop", "reset", "estop"):
+            probe.publish(topics.control + leaf, "", qos=1)
+        slow_door.fast.set()
+        wait_until(lambda: slow_door.door.received >= 52 + 53, 10, "the backlog drained")
+        time.sleep(0.2)  # nothing more is coming
+        assert slow_door.runtime.engine.estopped
+
+
+def test_without_the_lane_the_estop_waits_its_turn(
+    mosquitto_address: BrokerAddress, prefix: str, topics: Topics
+) -> None:
+    """What the lane is for: the same backlog holds an estop on the door's connection alone."""
+    robot = SlowDoor(mosquitto_address, prefix, lane=False)
+    try:
+        assert robot.door.estop_lane is None
+        with MqttProbe(mosquitto_address) as probe:
+            _flood(probe, topics, 100)
+            probe.publish(topics.control + "estop", "", qos=1)
+            time.sleep(0.3)  # a lane would have applied it by now
+            assert not robot.runtime.engine.estopped
+            assert robot.door.received < 100
+            wait_until(lambda: robot.runtime.engine.estopped, 10, "the estop, in its turn")
+    finally:
+        robot.stop()

@@ -45,6 +45,43 @@ def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
     assert all("emergency stop" in e.reason for e in flushed)
 
 
+def test_two_estops_waiting_are_one_stop_not_a_refusal() -> None:
+    """MQTT's estop lane and the door deliver the same estop: the second must not report the
+    first as 'flushed by an emergency stop'."""
+    hub = EventHub()
+    seen: list[Event] = []
+    hub.subscribe(seen.append)
+    gate = threading.Event()
+    busy = threading.Event()
+    ran: list[cmd.Command] = []
+    done = threading.Event()
+
+    def execute(command: cmd.Command) -> None:
+        if isinstance(command, cmd.PlayAnimation):
+            busy.set()
+            gate.wait(5)
+        ran.append(command)
+        if isinstance(command, cmd.EmergencyStop):
+            done.set()
+
+    d = CommandDispatcher(execute, hub)
+    d.start()
+    try:
+        d.submit(cmd.PlayAnimation(name="first"), Origin("test", "animation"))
+        assert busy.wait(5)
+        d.submit(cmd.PlayAnimation(name="second"), Origin("test", "animation", "second"))
+        d.submit(cmd.EmergencyStop(), Origin("mqtt", "estop", "lane"))
+        d.submit(cmd.EmergencyStop(), Origin("mqtt", "estop", "door"))
+        gate.set()
+        assert done.wait(5)
+    finally:
+        d.stop()
+    hub.drain()
+    assert ran == [cmd.PlayAnimation(name="first"), cmd.EmergencyStop()]
+    flushed = [e for e in seen if isinstance(e, CommandRejected)]
+    assert [e.argument for e in flushed] == ["second"]
+
+
 def test_stop_speaking_jumps_the_queue() -> None:
     hub = EventHub()
     gate = threading.Event()

@@ -75,8 +75,11 @@ class CommandDispatcher:
                 flushed, self._pending = list(self._pending), collections.deque()
                 self._look = None
                 self._pending.append((command, origin))
-                for _, waiting in flushed:
-                    self._reject(waiting, "flushed by an emergency stop")
+                for waiting, where in flushed:
+                    # an estop still waiting is the same stop (MQTT's estop lane and the door
+                    # both deliver it): merged, not reported as refused
+                    if not isinstance(waiting, cmd.EmergencyStop):
+                        self._reject(where, "flushed by an emergency stop")
             elif isinstance(command, cmd.StopSpeaking | cmd.StopAnimation):
                 # interruption is a property of the message: it goes first
                 self._pending.appendleft((command, origin))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto
+from anima.motion.priority import SwitchInterval
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ class Runtime:
         self.speech_problem = "speech is disabled (speech.enabled: false)"
         self._started = False
         self._lock = threading.Lock()
+        self._switch = SwitchInterval(self.config.motion.switch_interval_ms)
 
     def start(self) -> None:
         with self._lock:
@@ -104,6 +106,7 @@ class Runtime:
             self.events.start()
             self.reload_animations()
             self.driver.connect()
+            self._switch.apply()  # a tick waits at most this long for the GIL (priority.py)
             self.engine.start()
             self.idle_life.start()
             self._started = True
@@ -319,6 +322,7 @@ class Runtime:
                 self.engine.stop()
                 self.driver.disconnect()
                 self.events.stop()
+                self._switch.restore()
                 self._started = False
 
     def __enter__(self) -> Runtime:

@@ -87,6 +87,12 @@ class MotionConfig:
     offset_max_rate_rad_s: float = 2.5  # slew limit of offset head rotation
     spin_s: float = 0.0003  # final part of each wait spent spinning for a precise wake-up
     stats_window: int = 16384  # ticks kept for the percentiles of engine.stats(), 16–1,000,000
+    # SCHED_FIFO priority of the motion thread where the OS allows it (root, CAP_SYS_NICE), so a
+    # busy machine cannot hold a tick back (motion/priority.py); 0: normal scheduling
+    realtime_priority: int = 10
+    # the interpreter's GIL switch interval while the runtime runs: Python's 5 ms let busy
+    # threads delay a tick by half a period each time (motion/priority.py); None: leave it
+    switch_interval_ms: float | None = 1.0
     breathing: BreathingConfig = field(default_factory=BreathingConfig)
     blink: BlinkConfig = field(default_factory=BlinkConfig)
 
@@ -117,6 +123,13 @@ class MotionConfig:
             raise ConfigError("motion.spin_s must be ≥ 0 and under half a period")
         # two float64 arrays of this many ticks are allocated at start: 1 M is 16 MB, 2.8 h
         _count("motion", 16, 1_000_000, stats_window=self.stats_window)
+        _count("motion", 0, 99, realtime_priority=self.realtime_priority)  # Linux's FIFO range
+        if self.switch_interval_ms is not None and not (
+            math.isfinite(self.switch_interval_ms) and 0.1 <= self.switch_interval_ms <= 10
+        ):  # under 0.1 ms the interpreter spends its time switching; over 10, a whole period
+            raise ConfigError(
+                f"motion.switch_interval_ms must be in [0.1, 10], got {self.switch_interval_ms!r}"
+            )
 
     @property
     def period(self) -> float:

@@ -1,4 +1,5 @@
-"""An estop never waits behind a backlog: the door's second connection hears only estop.
+"""Under a backlog: an estop never waits (the door's second connection hears only estop), and
+a flood of refusals does not pile up QoS 1 messages for the garbage collector.
 
 A slow ``animation`` parser (on paho's thread, as every parser runs) builds a backlog of
 seconds on the door's own connection; the estop published behind it must still hold the robot
@@ -130,5 +131,34 @@ def test_without_the_lane_the_estop_waits_its_turn(
             assert not robot.runtime.engine.estopped
             assert robot.door.received < 100
             wait_until(lambda: robot.runtime.engine.estopped, 10, "the estop, in its turn")
+    finally:
+        robot.stop()
+
+
+def test_under_a_flood_refusals_go_at_qos0_and_all_still_arrive(
+    mosquitto_address: BrokerAddress,
+    prefix: str,
+    topics: Topics,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past MAX_UNACKED QoS 1 publishes awaiting their PUBACK, feedback goes at QoS 0 (paho's
+    tracking of 14,000 of them made every full garbage collection stall the loop ~30 ms)."""
+    from anima.frontdoors.mqtt import frontdoor
+
+    monkeypatch.setattr(frontdoor, "MAX_UNACKED", 5)
+    robot = SlowDoor(mosquitto_address, prefix, lane=True)
+    robot.fast.set()
+    try:
+        with MqttProbe(mosquitto_address, subscribe=topics.feedback("error")) as probe:
+            mark = probe.mark()
+            for n in range(300):
+                probe.publish(topics.control + "look_at", f'{{"x":{n},"y":"a","z":0}}')
+            probe.wait_for(topics.feedback("error"), since=mark, timeout=10, count=300)
+            assert robot.door.downgraded > 0  # the burst outran the broker's acknowledgements
+            wait_until(lambda: not robot.door._unacked, 5, "every QoS 1 publish acknowledged")
+            before = robot.door.downgraded
+            probe.publish(topics.control + "look_at", "{}")  # one more, at ease
+            probe.wait_for(topics.feedback("error"), since=mark, timeout=5, count=301)
+            assert robot.door.downgraded == before
     finally:
         robot.stop()

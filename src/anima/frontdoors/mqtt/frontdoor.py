@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
 MAX_HUMANOID_PENDING = 32  # humanoid commands waiting for the robot; more are refused
 WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
+MAX_UNACKED = 1000  # QoS 1 publishes awaiting the broker's PUBACK before feedback goes at QoS 0
+UNACKED_TTL_S = 30.0  # an id noted longer ago than this is forgotten (see _still_unacked)
 SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
 
 
@@ -99,6 +101,9 @@ class MqttFrontDoor:
         self._humanoid_worker: ThreadPoolExecutor | None = None
         self._humanoid_lock = threading.Lock()
         self._humanoid_pending = 0
+        self._unacked: dict[int, float] = {}  # QoS 1 publishes not yet acknowledged: id → sent
+        self.downgraded = 0  # QoS 1 feedback sent at QoS 0 because too many were unacknowledged
+        self._pruned_at = 0.0
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -115,6 +120,7 @@ class MqttFrontDoor:
         client.on_subscribe = guard("on_subscribe", self._on_subscribe)
         client.on_disconnect = guard("on_disconnect", self._on_disconnect)
         client.on_message = guard("on_message", self._on_message, self._message_failed)
+        client.on_publish = guard("on_publish", self._on_publish)
         self._client = client
         self._unsubscribe = self._feedback.subscribe(self.runtime.events)
         self.dispatcher.start()
@@ -174,6 +180,8 @@ class MqttFrontDoor:
         self.connects += 1
         self._connected_at = time.monotonic()
         present = bool(getattr(flags, "session_present", False))
+        if not present:
+            self._unacked.clear()  # a new session: nothing in flight will be acknowledged
         marker = f"{self.connects}-{secrets.token_hex(4)}"
         outage = self._backlog.connected(present and self.config.persistent_session, marker)
         self.last_outage_s = outage
@@ -339,8 +347,39 @@ class MqttFrontDoor:
     # ------------------------------------------------------------------ publishing
     def _publish(self, topic: str, payload: str, *, qos: int = 0, retain: bool = False) -> None:
         client = self._client
-        if client is not None:
-            client.publish(topic, payload, qos=qos, retain=retain)
+        if client is None:
+            return
+        if qos and len(self._unacked) >= MAX_UNACKED and self._still_unacked() >= MAX_UNACKED:
+            # paho keeps each unacknowledged QoS 1 message as a dozen tracked objects: 14,000 of
+            # them under a flood made each full garbage collection hold the GIL ~30 ms (three
+            # ticks). The link is up; only the retry is given up until the broker catches up.
+            qos = 0
+            self.downgraded += 1
+            if self.downgraded == 1 or self.downgraded % 10_000 == 0:
+                log.warning(
+                    "MQTT: %d messages await the broker's acknowledgement: feedback goes at "
+                    "QoS 0 until it catches up (%d so far)",
+                    len(self._unacked),
+                    self.downgraded,
+                )
+        info = client.publish(topic, payload, qos=qos, retain=retain)
+        if qos:
+            self._unacked[info.mid] = time.monotonic()
+
+    def _on_publish(self, _c: Any, _u: Any, mid: int, _reason: Any, _props: Any) -> None:
+        self._unacked.pop(mid, None)  # acknowledged (QoS 1), or written (QoS 0: not there)
+
+    def _still_unacked(self) -> int:
+        """Forget ids older than UNACKED_TTL_S (an acknowledgement that came before its id was
+        noted, from another thread, would otherwise stay forever), at most once a second; how
+        many are left."""
+        now = time.monotonic()
+        if now - self._pruned_at >= 1.0:
+            self._pruned_at = now
+            for mid, sent in list(self._unacked.items()):
+                if sent < now - UNACKED_TTL_S:
+                    self._unacked.pop(mid, None)
+        return len(self._unacked)
 
     def _count_rejected(self) -> None:
         self.rejected += 1

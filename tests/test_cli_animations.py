@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import queue
 import re
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from typer.testing import CliRunner
 from anima.animation import AnimationLibrary, shipped_folder
 from anima.body import load_body
 from anima.cli import app
+from anima.testing.serve import ServeProcess
 
 runner = CliRunner()
 
@@ -234,68 +233,18 @@ def test_reload_does_not_signal_a_process_that_is_not_anima_serve(tmp_path: Path
         victim.wait(timeout=5)
 
 
-class Server:
-    """`python -m anima serve` with its output read by a thread, so every wait is bounded."""
+class Server(ServeProcess):
+    """`anima serve` for these tests: its own runtime folder and prefix, no MQTT, no web."""
 
     def __init__(self, tmp_path: Path, *args: str, prefix: str = "nadine") -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(tmp_path))
-        env["ANIMA_MQTT__PREFIX"] = prefix  # the instance's name: its pid file
-        env["ANIMA_MQTT__ENABLED"] = "false"  # reload is the subject, not MQTT
-        env["ANIMA_WEB__ENABLED"] = "false"  # no dashboard: tests would share port 8080
-        env.pop("ANIMA_CONFIG", None)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "anima", "serve", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-        )
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._pump = threading.Thread(target=self._read, daemon=True)
-        self._pump.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._queue.put(line)
-        self._queue.put(None)
-
-    def wait_for(self, pattern: str, timeout: float = 20.0) -> str:
-        end = time.monotonic() + timeout
-        while (left := end - time.monotonic()) > 0:
-            try:
-                line = self._queue.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.lines.append(line)
-            if re.search(pattern, line):
-                return line
-        raise AssertionError(f"{pattern!r} not seen; output so far:\n{''.join(self.lines)}")
-
-    def stop(self, timeout: float = 10.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._pump.join(5)
-        while True:  # what it printed on the way out
-            try:
-                line = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.lines.append(line)
-        return code
+        env: dict[str, str | None] = {
+            "ANIMA_CONFIG": None,  # the test's own --config only
+            "XDG_RUNTIME_DIR": str(tmp_path),
+            "ANIMA_MQTT__PREFIX": prefix,  # the instance's name: its pid file
+            "ANIMA_MQTT__ENABLED": "false",  # reload is the subject, not MQTT
+            "ANIMA_WEB__ENABLED": "false",  # no dashboard: tests would share port 8080
+        }
+        super().__init__(args, env=env, cwd=tmp_path)
 
 
 def test_sighup_reloads_the_animations_of_a_running_server(tmp_path: Path) -> None:

@@ -28,13 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import queue
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +37,7 @@ from anima.frontdoors.mqtt.broker import BrokerAddress, free_port
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import Message, MqttProbe
+from anima.testing.serve import ServeProcess
 
 PREFIX = "hostile"
 PERIOD_S = 0.01
@@ -111,56 +106,6 @@ def _config(folder: Path, broker: BrokerAddress, planner_url: str) -> Path:
     }
     path.write_text(json.dumps(config))  # JSON is YAML
     return path
-
-
-class _Server:
-    """``anima serve`` with its output read by a thread (every wait bounded)."""
-
-    def __init__(self, config: Path, record: Path) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(config.parent))
-        command = [sys.executable, "-m", "anima", "serve", "--config", str(config), "--agent"]
-        self.proc = subprocess.Popen(
-            [*command, "--record", str(record)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._queue.put(line)
-        self._queue.put(None)
-
-    def wait_for(self, text: str, timeout: float) -> None:
-        end = time.monotonic() + timeout
-        while (left := end - time.monotonic()) > 0:
-            try:
-                line = self._queue.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.lines.append(line)
-            if text in line:
-                return
-        tail = "".join(self.lines[-30:])
-        raise RuntimeError(f"anima serve: {text!r} not seen within {timeout} s:\n{tail}")
-
-    def stop(self, timeout: float = 15.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            return -9
 
 
 @dataclass(frozen=True)
@@ -275,7 +220,11 @@ def run_hostile_bench(
         # (by default the planner's 1 MB cap, so it is read, parsed and its response bounded)
         reply = Scripted.huge(reply_bytes - ENVELOPE)
         planner.push(*[reply for _ in range(asks + 2)])
-        server = _Server(_config(folder, broker.address, planner.base_url), record)
+        config = _config(folder, broker.address, planner.base_url)
+        server = ServeProcess(
+            ["--config", str(config), "--agent", "--record", str(record)],
+            env={"XDG_RUNTIME_DIR": str(folder)},
+        )
         control = f"{PREFIX}/agent/control/"
         try:
             server.wait_for("anima ready", 60.0)

@@ -7,6 +7,7 @@ import json
 import platform
 import sys
 
+from anima.bench.hostile import run_hostile_bench
 from anima.bench.loop import run_loop_bench
 from anima.bench.serial import run_serial_bench
 from anima.bench.serve import run_serve_bench
@@ -21,6 +22,7 @@ def main() -> None:
     serve = run_serve_bench(idle_s=6.0)  # past serve's first status line, at 5 s
     serial = run_serial_bench(seconds)
     web = run_web_bench(clients=3, seconds=min(seconds, 5.0))
+    hostile = run_hostile_bench()
     summary = {
         "machine": {"python": platform.python_version(), "cpus": platform.machine()},
         "loop": loop.stats.as_dict() | {"faults": loop.faults, "moves_played": loop.moves_played},
@@ -28,6 +30,7 @@ def main() -> None:
         "serve": dataclasses.asdict(serve),
         "serial": dataclasses.asdict(serial),
         "web": dataclasses.asdict(web),
+        "hostile": dataclasses.asdict(hostile),
     }
     print(json.dumps(summary, indent=2))
 

@@ -139,14 +139,11 @@ def test_under_a_flood_refusals_go_at_qos0_and_all_still_arrive(
     mosquitto_address: BrokerAddress,
     prefix: str,
     topics: Topics,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Past MAX_UNACKED QoS 1 publishes awaiting their PUBACK, feedback goes at QoS 0 (paho's
-    tracking of 14,000 of them made every full garbage collection stall the loop ~30 ms)."""
-    from anima.frontdoors.mqtt import frontdoor
-
-    monkeypatch.setattr(frontdoor, "MAX_UNACKED", 5)
+    """Past ``acks.limit`` (1000) QoS 1 publishes awaiting their PUBACK, feedback goes at QoS 0
+    (paho's tracking of 14,000 of them made every full garbage collection stall the loop)."""
     robot = SlowDoor(mosquitto_address, prefix, lane=True)
+    robot.door.acks.limit = 5
     robot.fast.set()
     try:
         with MqttProbe(mosquitto_address, subscribe=topics.feedback("error")) as probe:
@@ -154,11 +151,12 @@ def test_under_a_flood_refusals_go_at_qos0_and_all_still_arrive(
             for n in range(300):
                 probe.publish(topics.control + "look_at", f'{{"x":{n},"y":"a","z":0}}')
             probe.wait_for(topics.feedback("error"), since=mark, timeout=10, count=300)
-            assert robot.door.downgraded > 0  # the burst outran the broker's acknowledgements
-            wait_until(lambda: not robot.door._unacked, 5, "every QoS 1 publish acknowledged")
-            before = robot.door.downgraded
+            acks = robot.door.acks
+            assert acks.downgraded > 0  # the burst outran the broker's acknowledgements
+            wait_until(lambda: acks.pending() == 0, 5, "every QoS 1 publish acknowledged")
+            before = acks.downgraded
             probe.publish(topics.control + "look_at", "{}")  # one more, at ease
             probe.wait_for(topics.feedback("error"), since=mark, timeout=5, count=301)
-            assert robot.door.downgraded == before
+            assert acks.downgraded == before
     finally:
         robot.stop()

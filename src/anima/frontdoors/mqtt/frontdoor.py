@@ -16,8 +16,9 @@ behind a flood.
 
 Beyond Nadine's contract, when a humanoid is linked: ``<prefix>/agent/control/humanoid/<command>``
 (mode, motion, posture, speed; :mod:`anima.frontdoors.humanoid`) runs on a worker thread of this
-door (a gRPC round trip), answering on ``<prefix>/agent/feedback/humanoid`` or the error topic,
-and its whole state is retained on ``<prefix>/agent/humanoid/state``.
+door (a gRPC round trip, ``humanoid_worker.py``), answering on
+``<prefix>/agent/feedback/humanoid`` or the error topic, and its whole state is retained on
+``<prefix>/agent/humanoid/state``.
 """
 
 from __future__ import annotations
@@ -27,20 +28,20 @@ import logging
 import secrets
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from anima.config import MqttConfig
 from anima.errors import AnimaError
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.humanoid import COMMANDS as HUMANOID_COMMANDS
-from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
 from anima.frontdoors.mqtt import link as mqtt_link
+from anima.frontdoors.mqtt.acks import AckWindow
 from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.feedback import payload as as_json
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
+from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
 from anima.frontdoors.mqtt.session import Backlog
 from anima.frontdoors.mqtt.topics import Topics
 from anima.frontdoors.payloads import Parser, control_parsers, excerpt, parse_estop
@@ -52,10 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
-MAX_HUMANOID_PENDING = 32  # humanoid commands waiting for the robot; more are refused
 WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
-MAX_UNACKED = 1000  # QoS 1 publishes awaiting the broker's PUBACK before feedback goes at QoS 0
-UNACKED_TTL_S = 30.0  # an id noted longer ago than this is forgotten (see _still_unacked)
 SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
 
 
@@ -98,12 +96,8 @@ class MqttFrontDoor:
         self._poison: tuple[str, bytes] | None = None  # the message that ended that thread
         self._connected_at = 0.0
         self._short_links = 0
-        self._humanoid_worker: ThreadPoolExecutor | None = None
-        self._humanoid_lock = threading.Lock()
-        self._humanoid_pending = 0
-        self._unacked: dict[int, float] = {}  # QoS 1 publishes not yet acknowledged: id → sent
-        self.downgraded = 0  # QoS 1 feedback sent at QoS 0 because too many were unacknowledged
-        self._pruned_at = 0.0
+        self._humanoid = HumanoidWorker(runtime, self._humanoid_answer, self._error)
+        self.acks = AckWindow()  # QoS 1 publishes awaiting their PUBACK (acks.py)
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -120,11 +114,11 @@ class MqttFrontDoor:
         client.on_subscribe = guard("on_subscribe", self._on_subscribe)
         client.on_disconnect = guard("on_disconnect", self._on_disconnect)
         client.on_message = guard("on_message", self._on_message, self._message_failed)
-        client.on_publish = guard("on_publish", self._on_publish)
+        client.on_publish = guard("on_publish", lambda _c, _u, mid, *_: self.acks.acknowledged(mid))
         self._client = client
         self._unsubscribe = self._feedback.subscribe(self.runtime.events)
         self.dispatcher.start()
-        self._humanoid_worker = ThreadPoolExecutor(1, thread_name_prefix="anima-mqtt-humanoid")
+        self._humanoid.start()
         client.connect_async(self.address.host, self.address.port, keepalive=cfg.keepalive_s)
         client.loop_start()
         if self.estop_lane is not None:
@@ -153,9 +147,7 @@ class MqttFrontDoor:
         if self.estop_lane is not None:
             self.estop_lane.stop()
         self.dispatcher.stop()
-        if self._humanoid_worker is not None:
-            self._humanoid_worker.shutdown(wait=True, cancel_futures=True)
-            self._humanoid_worker = None
+        self._humanoid.stop()
         client = self._client
         if client is not None:
             heard = self._connected.is_set()
@@ -181,7 +173,7 @@ class MqttFrontDoor:
         self._connected_at = time.monotonic()
         present = bool(getattr(flags, "session_present", False))
         if not present:
-            self._unacked.clear()  # a new session: nothing in flight will be acknowledged
+            self.acks.clear()
         marker = f"{self.connects}-{secrets.token_hex(4)}"
         outage = self._backlog.connected(present and self.config.persistent_session, marker)
         self.last_outage_s = outage
@@ -249,7 +241,7 @@ class MqttFrontDoor:
             self._error(topic, payload, stale)
             return
         if leaf.startswith(HUMANOID_LEAF):
-            self._humanoid(topic, leaf[len(HUMANOID_LEAF) :], payload)
+            self._humanoid.handle(topic, leaf[len(HUMANOID_LEAF) :], payload)
             return
         parser = self._parsers.get(leaf)
         if parser is None:
@@ -305,81 +297,19 @@ class MqttFrontDoor:
             msg = args[2]
             self._poison = (str(msg.topic), bytes(msg.payload))
 
-    # ------------------------------------------------------------------ the humanoid
-    def _humanoid(self, topic: str, command: str, payload: bytes) -> None:
-        """Parse on paho's thread (quick); the gRPC call runs on the door's humanoid worker."""
-        try:
-            request = parse_humanoid(command, payload)
-        except AnimaError as exc:
-            self._error(topic, payload, str(exc))
-            return
-        link = self.runtime.humanoid
-        worker = self._humanoid_worker
-        if link is None or link.client is None or worker is None:
-            self._error(topic, payload, NO_HUMANOID)
-            return
-        with self._humanoid_lock:
-            if self._humanoid_pending >= MAX_HUMANOID_PENDING:
-                full = f"too many pending humanoid commands ({MAX_HUMANOID_PENDING}); try again"
-                self._error(topic, payload, full)
-                return
-            self._humanoid_pending += 1
-        worker.submit(self._run_humanoid, topic, payload, request)
-
-    def _run_humanoid(self, topic: str, payload: bytes, request: HumanoidRequest) -> None:
-        try:
-            link = self.runtime.humanoid
-            if link is None or link.client is None:
-                raise AnimaError(NO_HUMANOID)
-            answer = request.call(link.client)
-        except AnimaError as exc:
-            self._error(topic, payload, str(exc))
-        except Exception as exc:  # a bug must cost one command, not the worker
-            log.exception("humanoid command on %s failed", topic)
-            self._error(topic, payload, f"internal error: {exc!r}")
-        else:
-            body = as_json(command=request.command, request=excerpt(payload), answer=answer)
-            self._publish(self.topics.feedback("humanoid"), body, qos=1)
-        finally:
-            with self._humanoid_lock:
-                self._humanoid_pending -= 1
+    def _humanoid_answer(self, command: str, request: str, answer: str) -> None:
+        body = as_json(command=command, request=request, answer=answer)
+        self._publish(self.topics.feedback("humanoid"), body, qos=1)
 
     # ------------------------------------------------------------------ publishing
     def _publish(self, topic: str, payload: str, *, qos: int = 0, retain: bool = False) -> None:
         client = self._client
         if client is None:
             return
-        if qos and len(self._unacked) >= MAX_UNACKED and self._still_unacked() >= MAX_UNACKED:
-            # paho keeps each unacknowledged QoS 1 message as a dozen tracked objects: 14,000 of
-            # them under a flood made each full garbage collection hold the GIL ~30 ms (three
-            # ticks). The link is up; only the retry is given up until the broker catches up.
-            qos = 0
-            self.downgraded += 1
-            if self.downgraded == 1 or self.downgraded % 10_000 == 0:
-                log.warning(
-                    "MQTT: %d messages await the broker's acknowledgement: feedback goes at "
-                    "QoS 0 until it catches up (%d so far)",
-                    len(self._unacked),
-                    self.downgraded,
-                )
+        qos = self.acks.qos_for(qos)  # QoS 0 while too many await their PUBACK (acks.py)
         info = client.publish(topic, payload, qos=qos, retain=retain)
         if qos:
-            self._unacked[info.mid] = time.monotonic()
-
-    def _on_publish(self, _c: Any, _u: Any, mid: int, _reason: Any, _props: Any) -> None:
-        self._unacked.pop(mid, None)  # acknowledged (QoS 1), or written (QoS 0: not there)
-
-    def _still_unacked(self) -> int:
-        """Forget ids older than UNACKED_TTL_S (an acknowledgement that came before its id was
-        noted, from another thread, would otherwise stay forever), at most once a second; how
-        many are left."""
-        now = time.monotonic()
-        if now - self._pruned_at >= 1.0:
-            self._pruned_at = now
-            for mid, sent in list(self._unacked.items()):
-                if sent < now - UNACKED_TTL_S:
-                    self._unacked.pop(mid, None)
-        return len(self._unacked)
+            self.acks.sent(info.mid)
 
     def _count_rejected(self) -> None:
         self.rejected += 1

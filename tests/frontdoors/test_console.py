@@ -14,6 +14,7 @@ from typing import TextIO
 
 import pytest
 
+from anima.commands import Command
 from anima.drivers.sim import SimDriver
 from anima.events import Event, MoveStarted
 from anima.frontdoors.console import Console, SpeechPort
@@ -33,6 +34,7 @@ class Session:
         *,
         speech: SpeechPort | None = None,
         reload: Callable[[], str] | None = None,
+        execute: Callable[[Command], object] | None = None,
     ) -> None:
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -41,7 +43,7 @@ class Session:
         self._stdout: TextIO = os.fdopen(out_w, "w", encoding="utf-8")
         self._reader: TextIO = os.fdopen(out_r, "r", encoding="utf-8")
         self.console = Console(
-            rt.behaviour, self._stdin, self._stdout, speech=speech, reload=reload
+            rt.behaviour, self._stdin, self._stdout, speech=speech, reload=reload, execute=execute
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._pump = threading.Thread(target=self._read, name="console-output", daemon=True)
@@ -164,6 +166,8 @@ def test_help_lists_every_command(session: Session) -> None:
         "reload",
         "shut",
         "wake",
+        "estop",
+        "reset",
         "help",
         "q ",
     ):
@@ -308,6 +312,26 @@ def test_shut_ignores_look_at_until_wake(rt: Runtime, session: Session) -> None:
     assert session.ask("wake") == "ok: awake"
     assert not rt.behaviour.shutting_down
     assert session.ask("look 1 -0.2 0.1") == "ok: looking at (1, -0.2, 0.1)"
+
+
+def test_estop_holds_the_robot_refuses_moves_and_reset_releases_it(rt: Runtime) -> None:
+    s = Session(rt, execute=rt.execute)
+    try:
+        answer = s.ask("estop")
+        assert answer == "ok: emergency stop: motion held, speech stopped; reset to resume"
+        assert rt.engine.estopped
+        assert s.ask("g nod") == (
+            "error: 'nod' refused: emergency stop is active (reset to resume)"
+        )
+        assert s.ask("reset") == "ok: emergency stop released"
+        assert not rt.engine.estopped
+        assert s.ask("g nod") == "ok: playing nod"
+    finally:
+        s.close()
+
+
+def test_estop_without_the_runtime_is_an_error(session: Session) -> None:
+    assert session.ask("estop") == "error: the emergency stop is not available here"
 
 
 def test_reload_answers_with_a_summary(session: Session) -> None:

@@ -8,6 +8,7 @@ Commands (arguments may follow the command or be given at its prompt)::
     ask TEXT    ask the voice agent   listen     wake the voice agent
     list        list the animations   reload     reload the animation folders
     shut        play SHUTDOWN_NADINE and stop looking around        wake   leave shutdown
+    estop       emergency stop: hold still, stop speaking           reset  release it
     help        this list             q          quit
 
 Bad input gets a one-line explanation, never a traceback. Text, names and numbers follow the
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from typing import Protocol, TextIO
 
 from anima.behaviour.controller import Behaviour, LookAtResult
-from anima.commands import Ask, Command, Listen
+from anima.commands import Ask, Command, EmergencyStop, Listen, ResetEmergencyStop
 from anima.errors import AnimaError
 from anima.frontdoors import payloads
 
@@ -55,7 +56,7 @@ class Console:
         self._out = stdout
         self._speech = speech
         self._reload = reload
-        self._execute = execute  # the runtime's commands (for ask/listen)
+        self._execute = execute  # the runtime's commands (ask, listen, estop, reset)
 
     def run(self) -> None:
         """Read commands until ``q`` or end of input."""
@@ -129,6 +130,8 @@ class Console:
             self._servo(args)
         elif cmd in ("ask", "listen"):
             self._agent(cmd, args)
+        elif cmd in ("estop", "reset"):
+            self._stop(cmd)
         elif cmd == "list":
             lib = b.library
             self._say("gestures: " + ", ".join(lib.gestures()))
@@ -144,6 +147,17 @@ class Console:
         else:
             self._say(f"error: unknown command {cmd!r} (type help)")
         return True
+
+    def _stop(self, cmd: str) -> None:
+        """An emergency stop and its reset go through the runtime, as from every front door."""
+        if self._execute is None:
+            self._say("error: the emergency stop is not available here")
+        elif cmd == "estop":
+            self._execute(EmergencyStop())
+            self._say("ok: emergency stop: motion held, speech stopped; reset to resume")
+        else:
+            self._execute(ResetEmergencyStop())
+            self._say("ok: emergency stop released")
 
     def _agent(self, cmd: str, args: list[str]) -> None:
         if self._execute is None:

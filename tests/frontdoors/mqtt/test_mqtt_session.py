@@ -161,8 +161,9 @@ def test_commands_sent_during_a_3_s_cut_are_all_answered_after_the_reconnect(
             wait_until(nod_answered, 3, "nod answered")
             assert answers[0] in ("done", "estop", "flushed by an emergency stop"), answers
             assert door.connects == 2
-            assert door.last_outage_s == pytest.approx(CUT_S, abs=1.5)
-            assert reconnect_s < 3.0  # the backoff is capped at 2 s
+            # the outage: the cut, plus up to two attempts at the 2 s backoff cap after it
+            assert CUT_S - 0.5 < door.last_outage_s < CUT_S + 4.5
+            assert reconnect_s < 4.5  # the backoff is capped at 2 s (a loaded machine: twice)
             print(f"reconnected {reconnect_s:.2f} s after the link came back")
         finally:
             runtime.stop(ease=False)

@@ -92,6 +92,10 @@ class Runtime:
         self.frontdoors: list[FrontDoor] = []  # started last; stopped first, once speech ended
         self.speech: SpeechService | None = None  # created at start when an engine loads
         self.humanoid: HumanoidLink | None = None  # when humanoid.type is sim or adam
+        if self.config.humanoid.type != "none":
+            from anima.humanoid.link import HumanoidLink  # its constructor touches nothing
+
+            self.humanoid = HumanoidLink(self.config.humanoid)
         self.agent: Conversation | None = None  # the voice agent, when attached
         self.speech_problem = "speech is disabled (speech.enabled: false)"
         self._started = False
@@ -112,12 +116,8 @@ class Runtime:
             self._started = True
         try:
             self._start_speech(engines)
-            if self.config.humanoid.type != "none":
-                from anima.humanoid.link import HumanoidLink
-
-                link = HumanoidLink(self.config.humanoid)
-                self.humanoid = link
-                link.start()
+            if self.humanoid is not None:
+                self.humanoid.start()
             for door in self.frontdoors:
                 door.start()
         except BaseException:
@@ -312,8 +312,7 @@ class Runtime:
                     except Exception:  # one front door must not keep the robot from resting
                         log.exception("stopping %r failed", door)
                 if self.humanoid is not None:
-                    self.humanoid.stop()
-                    self.humanoid = None
+                    self.humanoid.stop()  # kept: its last state stays readable
                 self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()

@@ -43,7 +43,38 @@ def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
         assert len(state["humanoid"]["velocity"]) == 3
     finally:
         rt.stop(ease=False)
-    assert rt.humanoid is None
+    assert rt.humanoid is not None
+    assert rt.humanoid.client is None  # stopped: calls are refused, not sent on a closed channel
+
+
+def test_the_agent_built_before_start_has_the_humanoid_actions() -> None:
+    """`anima serve --agent --humanoid sim` builds the agent before the runtime starts the link:
+    walk, turn and stand must still be in its vocabulary (issue 13: they were missing)."""
+    from anima.agent.vocabulary import runtime_registry
+
+    rt = Runtime(_config(), driver=SimDriver())
+    registry = runtime_registry(rt)  # before start, as serve builds the agent
+    assert {"walk_forward", "walk_backward", "turn", "set_gait"} <= set(registry.names())
+
+
+def test_the_linked_robot_reaches_the_humanoid_only_while_the_link_is_up() -> None:
+    from anima.errors import CommandRefusedError
+    from anima.humanoid.link import LinkedRobot
+
+    rt = Runtime(_config(), driver=SimDriver())
+    assert rt.humanoid is not None
+    robot = LinkedRobot(rt.humanoid)
+    with pytest.raises(CommandRefusedError, match="not connected"):
+        robot.set_mode("Start")  # before start: a reason, not an AttributeError on None
+    rt.start()
+    try:
+        robot.set_mode("Start")  # the documented first step, on the simulated Adam
+        link = rt.humanoid
+        assert eventually(lambda: (link.summary() or {}).get("fsm") == "Start")
+    finally:
+        rt.stop(ease=False)
+    with pytest.raises(CommandRefusedError, match="not connected"):
+        robot.set_mode("Zero")
 
 
 def test_without_a_humanoid_the_state_says_none() -> None:

@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from anima.config import HumanoidConfig
-from anima.errors import AnimaError, ConfigError
+from anima.errors import AnimaError, CommandRefusedError, ConfigError
 from anima.humanoid.spec import RobotState
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ class HumanoidLink:
             self._thread = None
         if self.client is not None:
             self.client.close()
+            self.client = None  # a call now is refused (LinkedRobot), not sent on a closed channel
         if self.server is not None:
             self.server.stop()
             self.server = None
@@ -106,3 +107,33 @@ class HumanoidLink:
             "motion_enable_list": list(s.motion_enable_list),
             "error": self.error,
         }
+
+
+class LinkedRobot:
+    """The link's client as the agent's actions call it, looked up at each call.
+
+    The agent is built before the runtime starts its humanoid link (``anima serve --agent
+    --humanoid sim``): its actions hold this instead of a client, so they exist from the start,
+    and a call while the link is down is refused with the reason.
+    """
+
+    def __init__(self, link: HumanoidLink) -> None:
+        self._link = link
+
+    def _client(self) -> AdamClient:
+        client = self._link.client
+        if client is None:
+            raise CommandRefusedError("the humanoid is not connected (the runtime is not running)")
+        return client
+
+    def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str:
+        return self._client().speed(x, y, yaw, continuous=continuous)
+
+    def stand_motion(self, motion: str, /) -> str:
+        return self._client().stand_motion(motion)
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float, /) -> str:
+        return self._client().posture(pitch, roll, yaw, height)
+
+    def set_mode(self, mode: str, /) -> str:
+        return self._client().set_mode(mode)

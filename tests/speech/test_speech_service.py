@@ -344,3 +344,24 @@ def test_estops_refuse_or_end_but_every_start_still_has_exactly_one_end(
     ends = [e.utterance for e in rig.ended()]
     assert all(ends.count(uid) == 1 for uid in ids)
     assert {e.utterance for e in rig.started()} >= set(ids)
+
+
+def test_a_stop_gives_its_reason_even_when_the_worker_ends_the_utterance_first(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker, woken when a stop sets `finished`, may publish the end before the stopping
+    thread does (here: the stopping thread is held up releasing the lips): the reason must still
+    be the stop's, and `speaking` false once the end is out (both raced under load)."""
+    release = rig.motion.release_override
+
+    def slow_release(name: str) -> None:
+        time.sleep(0.2)  # the worker gets there first
+        release(name)
+
+    monkeypatch.setattr(rig.motion, "release_override", slow_release)
+    rig.speech.speak("one two three four five six seven eight")
+    assert eventually(lambda: rig.sink.played() > 0, 5.0)
+    rig.speech.stop_speaking()
+    assert rig.wait_ended(1)
+    assert [e.reason for e in rig.ended()] == ["stopped"]
+    assert not rig.speech.speaking

@@ -123,7 +123,10 @@ class SpeechService:
 
     @property
     def speaking(self) -> bool:
-        return self._current is not None or bool(self._queue)
+        """An utterance plays or waits (one whose end_speak went out no longer counts, though
+        the worker may still be leaving it)."""
+        current = self._current
+        return (current is not None and not current.ended) or bool(self._queue)
 
     # ------------------------------------------------------------------ requests (any thread)
     def speak(self, text: str, locale: str = "en-US") -> str:
@@ -171,6 +174,10 @@ class SpeechService:
                 ending.insert(0, current)
                 current.cancel.set()
                 current.finished.set()  # the worker waits on it for the playback to end
+            for u in ending:
+                # before the lock is released: the worker, woken by `finished`, may end the
+                # utterance before this thread does, and must give the same reason
+                u.reason = reason
             self.sink.stop()  # the playback clock freezes: lips and sway follow it
             self._playback = None
             self._cond.notify_all()

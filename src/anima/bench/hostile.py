@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from anima.bench.measure import percentile, rss_mb
 from anima.frontdoors.mqtt.broker import BrokerAddress, free_port
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 from anima.testing.mosquitto import Mosquitto
@@ -73,20 +74,6 @@ class HostileBenchResult:
     rss_before_mb: float  # the server's VmRSS before the attack
     rss_after_mb: float  # and after it settled
     exit_code: int  # anima serve's, after SIGTERM (0: clean)
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024.0
-    raise RuntimeError("VmRSS not found")
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def _config(folder: Path, broker: BrokerAddress, planner_url: str) -> Path:
@@ -232,7 +219,7 @@ def run_hostile_bench(
             probe.connect()
             probe.wait_for(f"{PREFIX}/agent/status", where=lambda m: m.text() == "online")
             time.sleep(2.0)  # past the start's own work (voices loading)
-            rss_before = _rss_mb(server.proc.pid)
+            rss_before = rss_mb(server.pid)
             attack_start = time.monotonic()
             mark = probe.mark()
             flood = _flood(probe, flood_seconds, flood_messages, ask_every)
@@ -252,7 +239,7 @@ def run_hostile_bench(
             probe.publish(control + "reset", "", qos=1)
             reset = _wait_state(probe, before, estop=False)
             attack_end = time.monotonic()
-            rss_after = _rss_mb(server.proc.pid)
+            rss_after = rss_mb(server.pid)
             probe.close()
         finally:
             code = server.stop()
@@ -264,8 +251,8 @@ def run_hostile_bench(
             publish_rate_hz=flood.messages / flood.seconds if flood.seconds > 0 else 0.0,
             refusals_sent=len(flood.published),
             refusals_received=len(latencies),
-            refusal_p50_ms=_percentile(latencies, 50),
-            refusal_p99_ms=_percentile(latencies, 99),
+            refusal_p50_ms=percentile(latencies, 50),
+            refusal_p99_ms=percentile(latencies, 99),
             refusal_max_ms=max(latencies, default=float("nan")),
             errors_received=len(errors),
             asks=flood.asks,

@@ -37,10 +37,11 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from anima.bench.measure import percentile, rss_mb
+from anima.bench.mqtt_refusals import RefusalFigures, refusal_flood
 from anima.body import FloatArray, Role
 from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig
 from anima.drivers.base import Frame
@@ -84,20 +85,6 @@ class FloodFigures:
     rss_before_mb: float | None  # VmRSS of this process (None off Linux)
     rss_after_mb: float | None
     settle_ms: float | None  # last publish → head and eyes on the last point (None: not in 3 s)
-
-
-@dataclass(frozen=True, kw_only=True)
-class RefusalFigures:
-    sent: int  # unknown-animation messages published (QoS 0)
-    seconds: float  # how long publishing took
-    received: int  # refusals that arrived on the error topic
-    p50_ms: float  # publish → refusal on the error topic
-    p99_ms: float
-    max_ms: float
-    drained_s: float  # first publish → last refusal received
-    loop_rate_hz: float  # engine ticks per second, first publish → last refusal
-    loop_missed: int
-    min_frames_per_s: int  # fewest frames the driver got in any whole second of that span
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,16 +142,6 @@ class _TimedDriver:
         return np.array(times[::-1]), np.array(values[::-1])
 
 
-def _rss_mb() -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
 def _payload(point: tuple[float, float, float]) -> str:
     x, y, z = point
     return f'{{"x": {x:.4f}, "y": {y:.4f}, "z": {z:.4f}}}'
@@ -177,10 +154,6 @@ def _wait_executed(door: MqttFrontDoor, count: int, timeout: float) -> bool:
             return False
         time.sleep(0.0002)
     return True
-
-
-def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else math.nan
 
 
 def _reflecting_frame(times: FloatArray, eyes: FloatArray, side: int, after: float) -> float | None:
@@ -236,12 +209,12 @@ def _latency(
     return LatencyFigures(
         commands=published - 10,
         measured=len(reflected),
-        p50_ms=_percentile(reflected, 50),
-        p99_ms=_percentile(reflected, 99),
+        p50_ms=percentile(reflected, 50),
+        p99_ms=percentile(reflected, 99),
         max_ms=max(reflected) if reflected else math.nan,
         mean_ms=float(np.mean(reflected)) if reflected else math.nan,
-        applied_p50_ms=_percentile(applied, 50),
-        applied_p99_ms=_percentile(applied, 99),
+        applied_p50_ms=percentile(applied, 50),
+        applied_p99_ms=percentile(applied, 99),
     )
 
 
@@ -283,7 +256,7 @@ def _flood(
         door.dispatcher.executed,
         door.dispatcher.coalesced,
     )
-    rss_before = _rss_mb()
+    rss_before = rss_mb()
     before = runtime.engine.stats()
     start = time.monotonic()
     for k in range(n):
@@ -319,56 +292,11 @@ def _flood(
         coalesced=door.dispatcher.coalesced - coalesced,
         loop_rate_hz=ticks / span if span > 0 else 0.0,
         loop_missed=after.missed - before.missed,
-        frame_gap_p99_ms=_percentile(list(gaps), 99),
+        frame_gap_p99_ms=percentile(list(gaps), 99),
         frame_gap_max_ms=float(gaps.max()) if len(gaps) else math.nan,
         rss_before_mb=rss_before,
-        rss_after_mb=_rss_mb(),
+        rss_after_mb=rss_mb(),
         settle_ms=settle,
-    )
-
-
-def _refusals(
-    runtime: Runtime, door: MqttFrontDoor, driver: _TimedDriver, pub: MqttProbe, count: int
-) -> RefusalFigures:
-    topic = door.topics.control + "animation"
-    errors = door.topics.feedback("error")
-    with MqttProbe(pub.address, subscribe=errors, history=count + 1000) as watcher:
-        sent: dict[str, float] = {}
-        before = runtime.engine.stats()
-        start = time.monotonic()
-        for n in range(count):
-            name = f"nosuch_{n}"
-            sent[name] = time.monotonic()
-            pub.publish(topic, name)
-        published = time.monotonic()
-        end = published + 60.0  # the last refusals may trail the flood
-        while len(watcher.messages(errors)) < count and time.monotonic() < end:
-            time.sleep(0.05)
-        got = watcher.messages(errors)
-        after = runtime.engine.stats()
-    latencies = [
-        (m.t - sent[name]) * 1e3 for m in got if (name := str(m.json()["payload"])) in sent
-    ]
-    last = max((m.t for m in got), default=published)
-    arrivals, _ = driver.since(start, 0)
-    arrivals = arrivals[arrivals <= last]
-    seconds = int(last - start)
-    per_second = [
-        int(np.count_nonzero((arrivals >= start + k) & (arrivals < start + k + 1)))
-        for k in range(seconds)
-    ]
-    span = after.elapsed_s - before.elapsed_s
-    return RefusalFigures(
-        sent=count,
-        seconds=published - start,
-        received=len(latencies),
-        p50_ms=_percentile(latencies, 50),
-        p99_ms=_percentile(latencies, 99),
-        max_ms=max(latencies) if latencies else math.nan,
-        drained_s=last - start,
-        loop_rate_hz=(after.ticks - before.ticks) / span if span > 0 else 0.0,
-        loop_missed=after.missed - before.missed,
-        min_frames_per_s=min(per_second) if per_second else len(arrivals),
     )
 
 
@@ -394,7 +322,7 @@ def _bench_one(
             runtime.wait_first_tick()
             latency = _latency(runtime, door, driver, pub, commands)
             flood = _flood(runtime, door, driver, pub, flood_seconds) if flood_seconds > 0 else None
-            refused = _refusals(runtime, door, driver, pub, refusals) if refusals > 0 else None
+            refused = refusal_flood(runtime, door, driver, pub, refusals) if refusals > 0 else None
         finally:
             runtime.stop(ease=False)
     return BrokerBench(

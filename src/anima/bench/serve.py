@@ -11,7 +11,8 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
+
+from anima.bench.measure import rss_mb
 
 READY = "anima ready"
 # serve's status line (cli.serve.status_line), every 5 s; `missed` counts since the start
@@ -27,13 +28,6 @@ class ServeBenchResult:
     exit_s: float  # SIGTERM → process gone
     missed_since_start: int | None  # deadlines missed from the first tick to the last status line
     period_error_max_ms: float | None  # worst |period error| in that status line's window
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024.0
-    raise RuntimeError("VmRSS not found")
 
 
 def run_serve_bench(idle_s: float = 5.0, timeout: float = 20.0) -> ServeBenchResult:
@@ -70,7 +64,7 @@ def run_serve_bench(idle_s: float = 5.0, timeout: float = 20.0) -> ServeBenchRes
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         time.sleep(idle_s)
-        rss = _rss_mb(proc.pid)
+        rss = rss_mb(proc.pid)
         t1 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout)

@@ -9,40 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from anima.config.bounds import count, positive, rate, seconds
 from anima.errors import ConfigError
 from anima.listening.config import ListenConfig
 
 ENV_PREFIX = "ANIMA_"
-
-
-def _positive(section: str, **values: float) -> None:
-    for key, value in values.items():
-        if not (math.isfinite(value) and value > 0):
-            raise ConfigError(f"{section}.{key} must be a finite number > 0, got {value!r}")
-
-
-def _seconds(section: str, longest: float, **values: float) -> None:
-    """Durations: finite, > 0 and at most ``longest`` seconds (past it, a typo, not a wish)."""
-    _positive(section, **values)
-    for key, value in values.items():
-        if value > longest:
-            raise ConfigError(f"{section}.{key} must be ≤ {longest:g} s, got {value:g}")
-
-
-def _rate(section: str, highest: float, **values: float) -> None:
-    """Rates: finite, > 0 and at most ``highest`` Hz."""
-    _positive(section, **values)
-    for key, value in values.items():
-        if value > highest:
-            raise ConfigError(f"{section}.{key} must be ≤ {highest:g} Hz, got {value:g}")
-
-
-def _count(section: str, lo: int, hi: int, **values: int) -> None:
-    """Integers within [lo, hi]."""
-    for key, value in values.items():
-        if not lo <= value <= hi:
-            shown = value if abs(value) < 10**30 else f"an integer of {value.bit_length()} bits"
-            raise ConfigError(f"{section}.{key} must be in [{lo}, {hi}], got {shown}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +23,7 @@ class BreathingConfig:
     amplitude_rad: float = 0.015  # neck pitch swing, radians (0.015 ≈ 0.9°)
 
     def __post_init__(self) -> None:
-        _seconds("motion.breathing", 600, period_s=self.period_s)
+        seconds("motion.breathing", 600, period_s=self.period_s)
         if not (math.isfinite(self.amplitude_rad) and 0 <= self.amplitude_rad <= 0.2):
             raise ConfigError("motion.breathing.amplitude_rad must be in [0, 0.2] radians")
 
@@ -71,7 +42,7 @@ class BlinkConfig:
             raise ConfigError(
                 f"motion.blink.interval_s must be 0 < min ≤ max ≤ 3600 s, got {lo:g}, {hi:g}"
             )
-        _seconds("motion.blink", 2.0, close_s=self.close_s, open_s=self.open_s)  # one blink
+        seconds("motion.blink", 2.0, close_s=self.close_s, open_s=self.open_s)  # one blink
         if not (math.isfinite(self.hold_s) and 0 <= self.hold_s <= 2.0):
             raise ConfigError(f"motion.blink.hold_s must be in [0, 2] s, got {self.hold_s:g}")
 
@@ -97,9 +68,9 @@ class MotionConfig:
     blink: BlinkConfig = field(default_factory=BlinkConfig)
 
     def __post_init__(self) -> None:
-        _positive("motion", rate_hz=self.rate_hz, offset_max_rate_rad_s=self.offset_max_rate_rad_s)
+        positive("motion", rate_hz=self.rate_hz, offset_max_rate_rad_s=self.offset_max_rate_rad_s)
         # blends and stops are motions of a body: a minute is already far past any real one
-        _seconds(
+        seconds(
             "motion",
             60,
             blend_s=self.blend_s,
@@ -122,8 +93,8 @@ class MotionConfig:
         if not 0 <= self.spin_s < 0.5 / self.rate_hz:
             raise ConfigError("motion.spin_s must be ≥ 0 and under half a period")
         # two float64 arrays of this many ticks are allocated at start: 1 M is 16 MB, 2.8 h
-        _count("motion", 16, 1_000_000, stats_window=self.stats_window)
-        _count("motion", 0, 99, realtime_priority=self.realtime_priority)  # Linux's FIFO range
+        count("motion", 16, 1_000_000, stats_window=self.stats_window)
+        count("motion", 0, 99, realtime_priority=self.realtime_priority)  # Linux's FIFO range
         if self.switch_interval_ms is not None and not (
             math.isfinite(self.switch_interval_ms) and 0.1 <= self.switch_interval_ms <= 10
         ):  # under 0.1 ms the interpreter spends its time switching; over 10, a whole period
@@ -157,7 +128,7 @@ class AnimationConfig:
     reset_s: float = 0.4  # time to return to the default posture before a gesture
 
     def __post_init__(self) -> None:
-        _seconds("animation", 60, posture_s=self.posture_s, reset_s=self.reset_s)
+        seconds("animation", 60, posture_s=self.posture_s, reset_s=self.reset_s)
         if len(self.folders) > 100:  # each is globbed on every reload
             raise ConfigError(f"animation.folders: at most 100 folders, got {len(self.folders)}")
 
@@ -180,13 +151,13 @@ class BehaviourConfig:
     gaze_head_share: float = 0.7  # of a large gaze turn, the part the head takes
 
     def __post_init__(self) -> None:
-        _seconds(
+        seconds(
             "behaviour",
             3600,
             look_at_hold_s=self.look_at_hold_s,
             full_blink_every_s=self.full_blink_every_s,
         )
-        _seconds("behaviour", 10, gaze_smoothing_s=self.gaze_smoothing_s)  # a lag, not a pause
+        seconds("behaviour", 10, gaze_smoothing_s=self.gaze_smoothing_s)  # a lag, not a pause
         if not (math.isfinite(self.gaze_dead_zone_rad) and 0 <= self.gaze_dead_zone_rad < 0.5):
             raise ConfigError("behaviour.gaze_dead_zone_rad must be in [0, 0.5) radians")
         if not (math.isfinite(self.gaze_head_share) and 0 <= self.gaze_head_share <= 1):
@@ -205,11 +176,11 @@ class DriverConfig:
 
     def __post_init__(self) -> None:
         # frames are kept in memory (~300 bytes each): 1 M is ~300 MB, 2.8 h at 100 Hz
-        _count("driver", 1, 1_000_000, history=self.history)
+        count("driver", 1, 1_000_000, history=self.history)
         if self.baud is not None:
-            _count("driver", 1, 12_000_000, baud=self.baud)  # past the fastest USB adapters
+            count("driver", 1, 12_000_000, baud=self.baud)  # past the fastest USB adapters
         # the write runs inside the tick: longer than a tick would stall the loop by design
-        _seconds("driver", 0.1, write_timeout_s=self.write_timeout_s)
+        seconds("driver", 0.1, write_timeout_s=self.write_timeout_s)
         lo, hi = self.reconnect_s
         if not (0 < lo <= hi <= 3600):
             raise ConfigError(
@@ -269,14 +240,14 @@ class MqttConfig:
                 f"mqtt.prefix must be at most {MAX_PREFIX} printable characters, "
                 f"got {self.prefix[:40]!r}"
             )
-        _count("mqtt", 5, 65535, keepalive_s=self.keepalive_s)  # MQTT's keep alive is 16 bits
+        count("mqtt", 5, 65535, keepalive_s=self.keepalive_s)  # MQTT's keep alive is 16 bits
         if self.embedded_broker not in ("auto", "mosquitto", "amqtt"):
             raise ConfigError(
                 "mqtt.embedded_broker must be auto, mosquitto or amqtt, "
                 f"got {self.embedded_broker!r}"
             )
-        _rate("mqtt", 100, state_hz=self.state_hz)  # one retained message each time
-        _seconds("mqtt", 86400, stale_after_s=self.stale_after_s)  # a day: beyond, never stale
+        rate("mqtt", 100, state_hz=self.state_hz)  # one retained message each time
+        seconds("mqtt", 86400, stale_after_s=self.stale_after_s)  # a day: beyond, never stale
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -291,7 +262,7 @@ class HumanoidConfig:
             raise ConfigError(f"humanoid.type must be none, sim or adam, got {self.type!r}")
         if not 0 <= self.sim_port < 65536:
             raise ConfigError(f"humanoid.sim_port out of range: {self.sim_port}")
-        _rate("humanoid", 100, state_hz=self.state_hz)  # a gRPC read each time
+        rate("humanoid", 100, state_hz=self.state_hz)  # a gRPC read each time
 
 
 PLANNER_TYPES = ("rules", "openai", "dify")
@@ -337,12 +308,12 @@ class AgentConfig:
                 f"{ENV_PREFIX}, got {env!r}"
             )
         # a person waits for the answer: an hour is past any wait that means something
-        _seconds("agent", 3600, timeout_s=self.timeout_s, step_timeout_s=self.step_timeout_s)
+        seconds("agent", 3600, timeout_s=self.timeout_s, step_timeout_s=self.step_timeout_s)
         if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
             raise ConfigError(f"agent.temperature must be in [0, 2], got {self.temperature}")
         # every message is sent with each request: 10,000 is past any model's context
-        _count("agent", 2, 10_000, max_history=self.max_history)
-        _count("agent", 0, 100, feedback_rounds=self.feedback_rounds)  # each is a request
+        count("agent", 2, 10_000, max_history=self.max_history)
+        count("agent", 0, 100, feedback_rounds=self.feedback_rounds)  # each is a request
         if len(self.instructions) > 100_000:  # sent with every request
             raise ConfigError(
                 f"agent.instructions: at most 100000 characters, got {len(self.instructions)}"
@@ -369,7 +340,7 @@ class WebConfig:
         loopback = self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
         if not loopback and not self.token:
             raise ConfigError(f"web.token is required to serve on {self.host!r} (not loopback)")
-        _rate("web", 1000, updates_hz=self.updates_hz)  # per client: a message each time
+        rate("web", 1000, updates_hz=self.updates_hz)  # per client: a message each time
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -378,8 +349,8 @@ class ServeConfig:
     shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
 
     def __post_init__(self) -> None:
-        _seconds("serve", 86400, status_interval_s=self.status_interval_s)
-        _seconds("serve", 60, shutdown_s=self.shutdown_s)  # SIGTERM waits this long at most
+        seconds("serve", 86400, status_interval_s=self.status_interval_s)
+        seconds("serve", 60, shutdown_s=self.shutdown_s)  # SIGTERM waits this long at most
 
 
 @dataclass(frozen=True, kw_only=True)

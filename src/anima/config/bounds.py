@@ -1,0 +1,42 @@
+"""The bounds config values are checked against, each refusal naming ``section.key``.
+
+A value past its bound is a typo, not a wish (a blend of 1e300 s, a window of 10**10 ticks):
+it is refused in one line, and an absurd integer is named by its size, not printed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from anima.errors import ConfigError
+
+
+def positive(section: str, **values: float) -> None:
+    """Finite numbers > 0."""
+    for key, value in values.items():
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{section}.{key} must be a finite number > 0, got {value!r}")
+
+
+def seconds(section: str, longest: float, **values: float) -> None:
+    """Durations: finite, > 0 and at most ``longest`` seconds (past it, a typo, not a wish)."""
+    positive(section, **values)
+    for key, value in values.items():
+        if value > longest:
+            raise ConfigError(f"{section}.{key} must be ≤ {longest:g} s, got {value:g}")
+
+
+def rate(section: str, highest: float, **values: float) -> None:
+    """Rates: finite, > 0 and at most ``highest`` Hz."""
+    positive(section, **values)
+    for key, value in values.items():
+        if value > highest:
+            raise ConfigError(f"{section}.{key} must be ≤ {highest:g} Hz, got {value:g}")
+
+
+def count(section: str, lo: int, hi: int, **values: int) -> None:
+    """Integers within [lo, hi]."""
+    for key, value in values.items():
+        if not lo <= value <= hi:
+            shown = value if abs(value) < 10**30 else f"an integer of {value.bit_length()} bits"
+            raise ConfigError(f"{section}.{key} must be in [{lo}, {hi}], got {shown}")

@@ -36,7 +36,7 @@ from anima.motion.moves import Move
 from anima.motion.offsets import Offset, OffsetBank
 from anima.motion.overrides import OverrideFn, OverrideTable
 from anima.motion.primary import PrimaryTrack
-from anima.motion.priority import make_realtime
+from anima.motion.priority import enter_realtime
 from anima.motion.safety import SafetyStage
 from anima.motion.timer import LoopStats, LoopTimer
 
@@ -298,14 +298,7 @@ class MotionEngine:
             timer.record_compute(clock.now() - begin)
 
     def _loop(self) -> None:
-        priority = self.config.realtime_priority
-        # only a real clock paces the loop: on a fake one a real-time thread would spin a core
-        if priority > 0 and isinstance(self.clock, MonotonicClock):
-            why_not = make_realtime(priority)
-            if why_not is None:
-                log.info("motion thread: real-time priority %d (SCHED_FIFO)", priority)
-            else:
-                log.info("motion thread: normal priority, %s", why_not)
+        enter_realtime(self.config.realtime_priority, self.clock)  # where the OS allows it
         timer, clock = self._timer, self.clock
         timer.start()
         while self._running.is_set():

@@ -21,7 +21,22 @@ import logging
 import os
 import sys
 
+from anima.clock import Clock, MonotonicClock
+
 log = logging.getLogger(__name__)
+
+
+def enter_realtime(priority: int, clock: Clock) -> None:
+    """Called on the motion thread as its loop starts: ``SCHED_FIFO`` at ``priority`` (0: no),
+    only when ``clock`` is the real one — on a fake clock a real-time thread would spin a core.
+    Logs what it got."""
+    if priority <= 0 or not isinstance(clock, MonotonicClock):
+        return
+    why_not = make_realtime(priority)
+    if why_not is None:
+        log.info("motion thread: real-time priority %d (SCHED_FIFO)", priority)
+    else:
+        log.info("motion thread: normal priority, %s", why_not)
 
 
 def make_realtime(priority: int) -> str | None:

@@ -9,38 +9,55 @@ from anima.events import CommandRejected, Event, EventHub
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 
 
-def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
-    hub = EventHub()
-    seen: list[Event] = []
-    hub.subscribe(seen.append)
-    gate = threading.Event()
-    busy = threading.Event()  # the worker has taken "first": later submits queue behind it
-    ran: list[cmd.Command] = []
-    done = threading.Event()
+class HeldWorker:
+    """A dispatcher whose worker is held on the animation "first" until :meth:`release`, so
+    what is submitted meanwhile waits in its queue; ``ran`` is what it executed, in order."""
 
-    def execute(command: cmd.Command) -> None:
+    def __init__(self) -> None:
+        self.hub = EventHub()
+        self.seen: list[Event] = []
+        self.hub.subscribe(self.seen.append)
+        self.ran: list[cmd.Command] = []
+        self._gate = threading.Event()
+        self._busy = threading.Event()  # the worker has taken "first"
+        self._estopped = threading.Event()
+        self.dispatcher = CommandDispatcher(self._execute, self.hub)
+
+    def _execute(self, command: cmd.Command) -> None:
         if isinstance(command, cmd.PlayAnimation) and command.name == "first":
-            busy.set()
-            gate.wait(5)  # the worker is busy with this one while others arrive
-        ran.append(command)
+            self._busy.set()
+            self._gate.wait(5)  # the worker is busy with this one while others arrive
+        self.ran.append(command)
         if isinstance(command, cmd.EmergencyStop):
-            done.set()
+            self._estopped.set()
 
-    d = CommandDispatcher(execute, hub)
-    d.start()
-    try:
-        d.submit(cmd.PlayAnimation(name="first"), Origin("test", "animation"))
-        assert busy.wait(5)
+    def __enter__(self) -> HeldWorker:
+        self.dispatcher.start()
+        self.dispatcher.submit(cmd.PlayAnimation(name="first"), Origin("test", "animation"))
+        assert self._busy.wait(5)
+        return self
+
+    def release_until_estop(self) -> None:
+        self._gate.set()
+        assert self._estopped.wait(5)
+
+    def __exit__(self, *_exc: object) -> None:
+        self.dispatcher.stop()
+        self.hub.drain()
+
+    def rejected(self) -> list[CommandRejected]:
+        return [e for e in self.seen if isinstance(e, CommandRejected)]
+
+
+def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
+    with HeldWorker() as held:
+        d = held.dispatcher
         for name in ("second", "third"):
             d.submit(cmd.PlayAnimation(name=name), Origin("test", "animation", name))
         d.submit(cmd.EmergencyStop(), Origin("test", "estop"))
-        gate.set()
-        assert done.wait(5)
-    finally:
-        d.stop()
-    hub.drain()
-    assert ran == [cmd.PlayAnimation(name="first"), cmd.EmergencyStop()]
-    flushed = [e for e in seen if isinstance(e, CommandRejected)]
+        held.release_until_estop()
+    assert held.ran == [cmd.PlayAnimation(name="first"), cmd.EmergencyStop()]
+    flushed = held.rejected()
     assert [e.argument for e in flushed] == ["second", "third"]
     assert all("emergency stop" in e.reason for e in flushed)
 
@@ -48,38 +65,14 @@ def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:
 def test_two_estops_waiting_are_one_stop_not_a_refusal() -> None:
     """MQTT's estop lane and the door deliver the same estop: the second must not report the
     first as 'flushed by an emergency stop'."""
-    hub = EventHub()
-    seen: list[Event] = []
-    hub.subscribe(seen.append)
-    gate = threading.Event()
-    busy = threading.Event()
-    ran: list[cmd.Command] = []
-    done = threading.Event()
-
-    def execute(command: cmd.Command) -> None:
-        if isinstance(command, cmd.PlayAnimation):
-            busy.set()
-            gate.wait(5)
-        ran.append(command)
-        if isinstance(command, cmd.EmergencyStop):
-            done.set()
-
-    d = CommandDispatcher(execute, hub)
-    d.start()
-    try:
-        d.submit(cmd.PlayAnimation(name="first"), Origin("test", "animation"))
-        assert busy.wait(5)
+    with HeldWorker() as held:
+        d = held.dispatcher
         d.submit(cmd.PlayAnimation(name="second"), Origin("test", "animation", "second"))
         d.submit(cmd.EmergencyStop(), Origin("mqtt", "estop", "lane"))
         d.submit(cmd.EmergencyStop(), Origin("mqtt", "estop", "door"))
-        gate.set()
-        assert done.wait(5)
-    finally:
-        d.stop()
-    hub.drain()
-    assert ran == [cmd.PlayAnimation(name="first"), cmd.EmergencyStop()]
-    flushed = [e for e in seen if isinstance(e, CommandRejected)]
-    assert [e.argument for e in flushed] == ["second"]
+        held.release_until_estop()
+    assert held.ran == [cmd.PlayAnimation(name="first"), cmd.EmergencyStop()]
+    assert [e.argument for e in held.rejected()] == ["second"]
 
 
 def test_stop_speaking_jumps_the_queue() -> None:

@@ -3,16 +3,12 @@ the loop's health while everything else starts (voices load, broker and web serv
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import threading
 import time
 from dataclasses import dataclass
 
 from anima.bench.measure import rss_mb
+from anima.testing.serve import ServeProcess
 
 READY = "anima ready"
 # serve's status line (cli.serve.status_line), every 5 s; `missed` counts since the start
@@ -31,56 +27,28 @@ class ServeBenchResult:
 
 
 def run_serve_bench(idle_s: float = 5.0, timeout: float = 20.0) -> ServeBenchResult:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
     t0 = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anima", "serve"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+    server = ServeProcess()
     try:
-        assert proc.stdout is not None
-        ready = None
-        while time.monotonic() - t0 < timeout:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            if READY in line:
-                ready = time.monotonic() - t0
-                break
-        if ready is None:
-            raise RuntimeError("anima serve did not report ready")
-        status: list[re.Match[str]] = []
-        out = proc.stdout
-
-        def read() -> None:  # keep the pipe drained; remember the status lines
-            for line in out:
-                if match := _STATUS.search(line):
-                    status.append(match)
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        server.wait_for(READY, timeout)
+        ready = time.monotonic() - t0
         time.sleep(idle_s)
-        rss = rss_mb(proc.pid)
+        rss = rss_mb(server.pid)
         t1 = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout)
+        code = server.stop(timeout)  # SIGTERM, then what it printed on the way out
         exit_s = time.monotonic() - t1
-        reader.join(timeout)
-        last = status[-1] if status else None
-        return ServeBenchResult(
-            start_to_first_tick_s=ready,
-            rss_idle_mb=rss,
-            idle_s=idle_s,
-            exit_code=code,
-            exit_s=exit_s,
-            missed_since_start=int(last["missed"]) if last else None,
-            period_error_max_ms=float(last["max"]) if last else None,
-        )
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    status = [m for line in server.lines if (m := _STATUS.search(line))]
+    last = status[-1] if status else None
+    return ServeBenchResult(
+        start_to_first_tick_s=ready,
+        rss_idle_mb=rss,
+        idle_s=idle_s,
+        exit_code=code,
+        exit_s=exit_s,
+        missed_since_start=int(last["missed"]) if last else None,
+        period_error_max_ms=float(last["max"]) if last else None,
+    )

@@ -266,11 +266,13 @@ class HumanoidConfig:
 
 
 PLANNER_TYPES = ("rules", "openai", "dify")
+MAX_NAME = 60  # characters of agent.name: a name, not a sentence
 
 
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
     planner: str = "rules"  # rules (offline, from the actions' phrases) | openai | dify
+    name: str = "Anima"  # what the robot calls itself ("what's your name?")
     base_url: str = (
         "http://127.0.0.1:11434/v1"  # openai: …/v1 of Ollama, llama.cpp, vLLM; dify: …/v1
     )
@@ -317,6 +319,10 @@ class AgentConfig:
         if len(self.instructions) > 100_000:  # sent with every request
             raise ConfigError(
                 f"agent.instructions: at most 100000 characters, got {len(self.instructions)}"
+            )
+        if not self.name.strip() or len(self.name) > MAX_NAME:  # spoken in a sentence
+            raise ConfigError(
+                f"agent.name must be 1 to {MAX_NAME} characters, got {self.name[:MAX_NAME]!r}"
             )
         if self.user_actions is not None and not all(
             part.isidentifier() for part in self.user_actions.split(".")

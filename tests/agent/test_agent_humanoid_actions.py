@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 import time
 from collections.abc import Iterator
 
@@ -10,20 +12,30 @@ import pytest
 from anima.agent.executor import Executor, StepStatus
 from anima.agent.plan import parse_plan
 from anima.agent.vocabulary import builtin_registry
+from anima.drivers.sim import SimDriver
 from anima.errors import CommandNotAllowedError, PlanError
 from anima.events import ActionStatus
+from anima.humanoid.spec import MOTIONS, NEXT_MODES, POSTURE, RobotState
 from anima.runtime import Runtime
-from anima.testing import FakeClock
+from anima.speech.sinks import NullSink
+from anima.testing import FakeClock, eventually
+from anima.testing.tts import ScriptedEngine
 
 from .conftest import Recorder
 
 
 class Stand:
-    """A humanoid stand-in that records calls and refuses speed outside a gait."""
+    """A humanoid stand-in that records commands and refuses speed outside a gait; its modes
+    are reached at once (the simulated Adam below takes its time)."""
 
     def __init__(self, *, walking: bool = True) -> None:
         self.calls: list[tuple[object, ...]] = []
         self.walking = walking
+        self.mode = "Walk" if walking else "Stand"
+
+    def state(self) -> RobotState:
+        modes = (*NEXT_MODES.get(self.mode, ()), "Stop")
+        return dataclasses.replace(_STATE, fsm_name=self.mode, mode_enable_list=modes)
 
     def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
         self.calls.append(("speed", x, y, yaw, continuous))
@@ -41,11 +53,36 @@ class Stand:
 
     def set_mode(self, mode: str) -> str:
         self.calls.append(("set_mode", mode))
+        self.mode = mode
+        self.walking = mode in ("Walk", "Run")
         return f"entering {mode}"
 
 
+_STATE = RobotState(
+    message="",
+    fsm_name="Stop",
+    current_motion="",
+    current_action_list=(),
+    mode_enable_list=(),
+    motion_enable_list=tuple(MOTIONS),
+    action_enable_list=tuple(POSTURE),
+    carrybox_enable_list=(),
+    balance_control_enable="",
+    stand_pitch=0.0,
+    stand_roll=0.0,
+    stand_yaw=0.0,
+    stand_height=0.0,
+    x_vel=0.0,
+    y_vel=0.0,
+    yaw_vel=0.0,
+    balance_control_state=False,
+    motion_files_enable=True,
+    current_control_mode=0,
+)
+
+
 def test_timed_walks_and_turns_end_standing_still(runtime: Runtime) -> None:
-    robot = Stand()
+    robot = Stand(walking=False)
     reg = builtin_registry(humanoid=robot)
     plan = parse_plan(
         reg,
@@ -58,7 +95,7 @@ def test_timed_walks_and_turns_end_standing_still(runtime: Runtime) -> None:
             "posture(pitch=0.05, height=-0.1)",
             "stop_walking()",
         ],
-    )
+    )  # stand_motion brings the walking robot back to Stand
     result = Executor(runtime).run(plan, timeout=10)
     assert result.outcome == "succeeded"
     assert robot.calls == [
@@ -69,12 +106,13 @@ def test_timed_walks_and_turns_end_standing_still(runtime: Runtime) -> None:
         ("speed", 0.0, 0.0, 0.0, False),
         ("speed", -0.2, 0.0, 0.0, True),
         ("speed", 0.0, 0.0, 0.0, False),
+        ("set_mode", "Stand"),
         ("stand_motion", "Greeting"),
         ("posture", 0.05, 0.0, 0.0, -0.1),
-        ("speed", 0.0, 0.0, 0.0, False),
+        ("speed", 0.0, 0.0, 0.0, False),  # refused in Stand (nothing walks): not a failure
     ]
     assert result.feedback is not None
-    assert "result: entering Walk; playing Greeting; ok" in result.feedback
+    assert "result: in Walk; playing Greeting; ok" in result.feedback
 
 
 def test_ranges_and_choices_are_checked_before_anything_moves() -> None:
@@ -91,14 +129,15 @@ def test_ranges_and_choices_are_checked_before_anything_moves() -> None:
         assert why in str(info.value)
 
 
-def test_walking_outside_a_gait_fails_with_the_robots_reason_and_a_hint(runtime: Runtime) -> None:
-    robot = Stand(walking=False)
-    reg = builtin_registry(humanoid=robot)
-    result = Executor(runtime).run(parse_plan(reg, ["walk_forward()"]), timeout=5)
-    step = result.steps[0]
-    assert step.status is StepStatus.FAILED
-    assert "SetSpeed needs Walk or Run" in step.message
-    assert step.message.endswith("switch to walking first with set_gait('Walk')")
+def test_the_mode_path_follows_the_vendors_flow() -> None:
+    from anima.agent.humanoid_actions import BringUpError, mode_path
+
+    assert mode_path("Stop", "Walk") == ["Start", "Zero", "Stand", "Walk"]
+    assert mode_path("Zero", "Stand") == ["Stand"]
+    assert mode_path("Walk", "Stand") == ["Stand"]
+    assert mode_path("Walk", "Walk") == []
+    with pytest.raises(BringUpError, match="cannot go from Run to Start"):
+        mode_path("Run", "Start")
 
 
 def test_interrupt_stops_the_walk_at_once(
@@ -118,7 +157,7 @@ def test_interrupt_stops_the_walk_at_once(
 
 
 def test_stop_also_stops_walking(runtime: Runtime) -> None:
-    robot = Stand()
+    robot = Stand(walking=True)
     result = Executor(runtime).run(
         parse_plan(builtin_registry(humanoid=robot), ["stop()"]), timeout=5
     )
@@ -126,46 +165,159 @@ def test_stop_also_stops_walking(runtime: Runtime) -> None:
     assert robot.calls == [("speed", 0.0, 0.0, 0.0, False)]
 
 
+class Ticking:
+    """A FakeClock for the simulated Adam that runs ~25× faster than real time while on (its
+    7 s bring-up takes ~0.3 s), and stands still when paused."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.on = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.002):
+            if self.on.is_set():
+                self.clock.advance(0.05)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(1.0)
+
+
+class Recording:
+    """An AdamClient that records the modes it sets (the robot's view of the bring-up)."""
+
+    def __init__(self, client: object) -> None:
+        self.client = client
+        self.modes: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.client, name)
+
+    def set_mode(self, mode: str) -> str:
+        self.modes.append(mode)
+        return self.client.set_mode(mode)  # type: ignore[attr-defined, no-any-return]
+
+
 @pytest.fixture
-def adam() -> Iterator[tuple[object, object, FakeClock]]:
+def adam() -> Iterator[tuple[object, object, Ticking]]:
     pytest.importorskip("grpc")
     from anima.humanoid.client import AdamClient
     from anima.humanoid.server import AdamServer
 
-    clock = FakeClock()
-    server = AdamServer(port=0, clock=clock)
+    clock = Ticking(FakeClock())
+    clock.on.set()
+    server = AdamServer(port=0, clock=clock.clock)
     port = server.start()
     client = AdamClient("127.0.0.1", port, connect_timeout_s=5.0).connect()
     try:
-        yield server, client, clock
+        yield server, Recording(client), clock
     finally:
+        clock.close()
         client.close()
         server.stop()
 
 
-def test_through_adam_client_to_the_simulated_adam(
-    runtime: Runtime, adam: tuple[object, object, FakeClock]
+def test_walk_forward_from_a_fresh_start_brings_the_simulated_adam_up(
+    runtime: Runtime, adam: tuple[object, object, Ticking]
 ) -> None:
-    from anima.humanoid.client import AdamClient
+    """Issue 13: the simulated Adam starts with its drives off and "walk forward a bit" failed
+    "in Stop (drives off: SetMode Start)". The action brings it up as the vendor's flow says."""
     from anima.humanoid.server import AdamServer
-    from anima.humanoid.spec import ENTER_S
 
-    server, client, clock = adam
+    server, robot, _ = adam
     assert isinstance(server, AdamServer)
-    assert isinstance(client, AdamClient)
-    reg = builtin_registry(humanoid=client)
+    assert isinstance(robot, Recording)
+    assert server.adam.mode == "Stop"
+    reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
+    result = Executor(runtime).run(parse_plan(reg, ["walk_forward(seconds=0.2)"]), timeout=30)
+    assert result.outcome == "succeeded", result.steps[0].message
+    assert robot.modes == ["Start", "Zero", "Stand", "Walk"]
+    assert server.adam.mode == "Walk"
+    assert server.adam.gait.axes["x_speed"].target == 0.0  # stood still after the walk
+    # and a stand motion next brings it back to Stand first (Walk → Stand once at rest)
+    result = Executor(runtime).run(parse_plan(reg, ["stand_motion('Greeting')"]), timeout=30)
+    assert result.outcome == "succeeded", result.steps[0].message
+    assert robot.modes[-1] == "Stand"
+    assert server.adam.motion is not None
+    assert server.adam.motion[0] == "Greeting"
+
+
+def test_bring_up_never_clears_an_emergency_stop(
+    runtime: Runtime, adam: tuple[object, object, Ticking]
+) -> None:
+    from anima.humanoid.server import AdamServer
+
+    server, robot, _ = adam
+    assert isinstance(server, AdamServer)
+    assert isinstance(robot, Recording)
+    robot.client.set_mode("Start")  # type: ignore[attr-defined]
+    robot.client.set_mode("Stop")  # type: ignore[attr-defined]  # the robot's emergency stop
+    assert server.adam.errors
+    reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
+    result = Executor(runtime).run(parse_plan(reg, ["walk_forward(seconds=0.2)"]), timeout=30)
+    step = result.steps[0]
+    assert step.status is StepStatus.FAILED
+    assert step.message.startswith("the robot is in emergency stop (drive errors latched")
+    assert robot.modes == []
+    assert server.adam.mode == "Stop"
+    assert server.adam.errors
+
+
+def test_the_runtimes_emergency_stop_refuses_the_bring_up(
+    runtime: Runtime, adam: tuple[object, object, Ticking]
+) -> None:
+    from anima import commands as cmd
+    from anima.humanoid.server import AdamServer
+
+    server, robot, _ = adam
+    assert isinstance(server, AdamServer)
+    assert isinstance(robot, Recording)
+    runtime.execute(cmd.EmergencyStop())
+    reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
+    result = Executor(runtime).run(parse_plan(reg, ["turn('left', seconds=0.2)"]), timeout=30)
+    assert result.steps[0].status is StepStatus.FAILED
+    assert result.steps[0].message == "the robot is in emergency stop"
+    assert robot.modes == []
+    assert server.adam.mode == "Stop"
+
+
+def test_a_cancel_during_the_bring_up_ends_it_at_once(
+    runtime: Runtime, adam: tuple[object, object, Ticking], recorder: Recorder
+) -> None:
+    from anima.humanoid.server import AdamServer
+
+    server, robot, clock = adam
+    assert isinstance(server, AdamServer)
+    assert isinstance(robot, Recording)
+    clock.on.clear()  # the robot's time stands still: Start is never reached
+    reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
     ex = Executor(runtime)
-    # not walking yet: the robot's refusal reaches the planner, with the hint
-    refused = ex.run(parse_plan(reg, ["walk_forward(seconds=0.1)"]), timeout=10)
-    assert refused.steps[0].status is StepStatus.FAILED
-    assert "set_gait('Walk')" in refused.steps[0].message
-    for mode in ("Start", "Zero", "Stand", "Walk"):
-        client.set_mode(mode)
-        clock.advance(ENTER_S[mode])
-    assert client.state().fsm_name == "Walk"
+    task = ex.start(parse_plan(reg, ["walk_forward(seconds=1)"]))
+    assert eventually(lambda: robot.modes == ["Start"])
+    t0 = time.monotonic()
+    task.cancel("wake")
+    result = task.join(5)
+    assert time.monotonic() - t0 < 1.0
+    assert result is not None
+    assert result.outcome == "interrupted"
+    assert robot.modes == ["Start"]  # nothing more was asked of the robot
+
+
+def test_through_adam_client_to_the_simulated_adam(
+    runtime: Runtime, adam: tuple[object, object, Ticking]
+) -> None:
+    from anima.humanoid.server import AdamServer
+
+    server, robot, _ = adam
+    assert isinstance(server, AdamServer)
+    reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
+    ex = Executor(runtime)
     gait = server.adam.gait.axes
     task = ex.start(parse_plan(reg, ["walk_forward(seconds=30, speed=0.4)"]))
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 10
     while gait["x_speed"].target != 0.4 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert gait["x_speed"].target == 0.4
@@ -174,3 +326,27 @@ def test_through_adam_client_to_the_simulated_adam(
     assert result is not None
     assert result.outcome == "interrupted"
     assert gait["x_speed"].target == 0.0  # told to stand still before the task ended
+
+
+def test_the_agent_of_a_runtime_with_the_sim_humanoid_walks_from_a_fresh_start() -> None:
+    """`anima serve --agent --humanoid sim`: the agent's registry (built before start) reaches
+    the runtime's simulated Adam, on its real clock (the 7 s bring-up, Start → Walk)."""
+    pytest.importorskip("grpc")
+    from anima.agent.vocabulary import runtime_registry
+    from anima.config import HumanoidConfig
+
+    from .conftest import quiet_config
+
+    config = dataclasses.replace(quiet_config(), humanoid=HumanoidConfig(type="sim", sim_port=0))
+    rt = Runtime(config, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    registry = runtime_registry(rt)  # before start, as serve builds the agent
+    rt.start()
+    try:
+        plan = parse_plan(registry, ["walk_forward(seconds=0.2)"])
+        result = Executor(rt).run(plan, timeout=40)
+        assert result.outcome == "succeeded", result.steps[0].message
+        assert rt.humanoid is not None
+        assert rt.humanoid.client is not None
+        assert rt.humanoid.client.state().fsm_name == "Walk"
+    finally:
+        rt.stop(ease=False)

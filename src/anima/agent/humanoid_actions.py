@@ -1,9 +1,17 @@
 """Actions for a humanoid (the Adam robot): walk, turn, stop walking, stand motions, posture.
 
-They are written against :class:`Humanoid`, the four calls they need, so they work with
+They are written against :class:`Humanoid`, the calls they need, so they work with
 :class:`~anima.humanoid.client.AdamClient` (which checks the robot's enable lists before each
-command) and with any stand-in that has the same methods. A refusal by the robot (not in Walk,
-a motion not allowed now) fails the step with the robot's reason, which goes back to the planner.
+command) and with any stand-in that has the same methods. A refusal by the robot (a motion not
+allowed now) fails the step with the robot's reason, which goes back to the planner.
+
+Bring-up: the robot starts with its drives off (Stop), and walking needs Walk, which the vendor's
+flow reaches through Start → Zero (calibration) → Stand → Walk. Each action first brings the
+robot to the mode it needs (:func:`bring_up`): one SetMode at a time, each sent once the robot
+lists it in ``mode_enable_list`` and followed by polling GetRobotState until ``fsm_name`` shows
+it reached — bounded (:data:`MODE_TIMEOUT_S` per mode) and woken at once by the plan's cancel.
+It never clears an emergency stop: with drive errors latched, or the runtime's own emergency
+stop on, the step fails with that reason ("the robot is in emergency stop") and nothing is sent.
 
 Walking is timed: ``walk_forward(seconds=2)`` sets a continuous speed, waits on the plan's
 cancel event, and always sets the speed back to zero, whether the time ran out or the plan was
@@ -14,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
+from collections.abc import Callable
 from typing import Literal, Protocol
 
 from anima.agent.actions import ActionRegistry, ActionResult, make_action
@@ -21,13 +31,25 @@ from anima.agent.builtins import halt
 from anima.agent.context import ActionContext
 from anima.agent.phrases import Phrase
 from anima.errors import AnimaError
-from anima.humanoid.spec import MOTIONS, POSTURE
+from anima.humanoid.spec import (
+    GAITS,
+    MOTIONS,
+    NEXT_MODES,
+    POSTURE,
+    STAND,
+    START,
+    STOP,
+    WALK,
+    RobotState,
+)
 
 log = logging.getLogger(__name__)
 
 
 class Humanoid(Protocol):
-    """What the humanoid actions call (AdamClient has all four)."""
+    """What the humanoid actions call (AdamClient has them all)."""
+
+    def state(self) -> RobotState: ...
 
     def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str: ...
 
@@ -39,7 +61,100 @@ class Humanoid(Protocol):
 
 
 _SECONDS = (0.1, 30.0)  # one walking step of a plan, seconds
-_GAIT_HINT = "; switch to walking first with set_gait('Walk')"
+MODE_TIMEOUT_S = 15.0  # longest wait for one mode (the sim's calibration takes 3 s)
+POLL_S = 0.05  # GetRobotState while a mode is being entered (a loopback call is ~1 ms)
+ESTOP = "the robot is in emergency stop"
+
+
+class BringUpError(Exception):
+    """The robot could not be brought to the mode an action needs; the message says why, in
+    words the person may hear ("the robot is in emergency stop")."""
+
+
+def mode_path(start: str, target: str) -> list[str]:
+    """The modes to enter, in order, from ``start`` to ``target`` (the vendor's FSM, shortest
+    way); [] when already there. BringUpError when the FSM has no way."""
+    if start == target:
+        return []
+    paths: dict[str, list[str]] = {start: []}
+    frontier = [start]
+    while frontier:
+        later: list[str] = []
+        for mode in frontier:
+            for nxt in NEXT_MODES.get(mode, ()):
+                if nxt not in paths:
+                    paths[nxt] = [*paths[mode], nxt]
+                    if nxt == target:
+                        return paths[nxt]
+                    later.append(nxt)
+        frontier = later
+    raise BringUpError(f"the robot cannot go from {start} to {target}")
+
+
+def bring_up(
+    ctx: ActionContext, robot: Humanoid, target: str, *, accept: tuple[str, ...] = ()
+) -> str:
+    """Bring ``robot`` to ``target`` (or leave it in one of ``accept``); the mode it is in.
+
+    BringUpError with a short reason when it cannot: an emergency stop (the runtime's, or
+    drive errors latched on the robot: never cleared here), a mode that is not reached within
+    :data:`MODE_TIMEOUT_S`, a refusal, or the plan's cancel.
+    """
+    s = _state(ctx, robot)
+    if s.fsm_name == target or s.fsm_name in accept:
+        return s.fsm_name
+    for mode in mode_path(s.fsm_name, target):
+        _wait(ctx, robot, mode, _accepts(mode), f"accept {mode}")
+        try:
+            robot.set_mode(mode)
+        except AnimaError as exc:
+            raise BringUpError(f"the robot refused to enter {mode} ({exc})") from None
+        log.info("humanoid bring-up: entering %s on the way to %s", mode, target)
+        _wait(ctx, robot, mode, _reached(mode), f"reach {mode}")
+    return target
+
+
+def _accepts(mode: str) -> Callable[[RobotState], bool]:
+    return lambda s: mode in s.mode_enable_list
+
+
+def _reached(mode: str) -> Callable[[RobotState], bool]:
+    return lambda s: s.fsm_name == mode
+
+
+def _state(ctx: ActionContext, robot: Humanoid) -> RobotState:
+    if ctx.runtime.engine.estopped:
+        raise BringUpError(ESTOP)
+    try:
+        return robot.state()
+    except AnimaError as exc:
+        raise BringUpError(f"the robot does not answer ({exc})") from None
+
+
+def _wait(
+    ctx: ActionContext,
+    robot: Humanoid,
+    mode: str,
+    ready: Callable[[RobotState], bool],
+    what: str,
+) -> None:
+    """Poll the robot's state until ``ready``; BringUpError on an emergency stop (the robot
+    falling back to Stop on the way, or drive errors latched), the deadline, or a cancel."""
+    deadline = time.monotonic() + MODE_TIMEOUT_S
+    while True:
+        s = _state(ctx, robot)
+        if ready(s):
+            return
+        if s.fsm_name == STOP and (mode != START or "error" in s.message):
+            # back in Stop on the way up, or Stop with drive errors latched: an emergency stop
+            # the agent must not undo (only an operator clears it, with SetErrorClear)
+            raise BringUpError(f"{ESTOP} ({s.message})" if s.message else ESTOP)
+        if time.monotonic() >= deadline:
+            raise BringUpError(
+                f"the robot did not {what} within {MODE_TIMEOUT_S:g} s ({s.message or s.fsm_name})"
+            )
+        if not ctx.sleep(POLL_S):
+            raise BringUpError("interrupted")
 
 
 def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
@@ -47,9 +162,13 @@ def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
 
     def move(ctx: ActionContext, x: float, y: float, yaw: float, seconds: float) -> ActionResult:
         try:
+            bring_up(ctx, robot, WALK, accept=GAITS)
+        except BringUpError as exc:
+            return (False, str(exc))
+        try:
             robot.speed(x, y, yaw, continuous=True)
         except AnimaError as exc:
-            return (False, f"{exc}{_GAIT_HINT}")
+            return (False, str(exc))
         try:
             if not ctx.sleep(seconds):
                 return (False, "interrupted")
@@ -58,7 +177,7 @@ def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
         return True
 
     def walk_forward(ctx: ActionContext, seconds: float = 2.0, speed: float = 0.3) -> ActionResult:
-        """Walk forward for a while, then stand still (needs the Walk or Run gait).
+        """Walk forward for a while, then stand still (the robot is brought up to Walk first).
 
         Args:
             seconds: how long to walk
@@ -67,7 +186,7 @@ def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
         return move(ctx, speed, 0.0, 0.0, seconds)
 
     def walk_backward(ctx: ActionContext, seconds: float = 2.0, speed: float = 0.2) -> ActionResult:
-        """Walk backward for a while, then stand still (needs the Walk or Run gait).
+        """Walk backward for a while, then stand still (the robot is brought up to Walk first).
 
         Args:
             seconds: how long to walk
@@ -81,7 +200,7 @@ def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
         seconds: float = 2.0,
         rate: float = 0.5,
     ) -> ActionResult:
-        """Turn on the spot for a while, then stand still (needs the Walk or Run gait).
+        """Turn on the spot for a while, then stand still (the robot is brought up first).
 
         Args:
             direction: left or right
@@ -92,24 +211,35 @@ def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
 
     def stop_walking(ctx: ActionContext) -> ActionResult:
         """Stop walking or turning now."""
-        robot.speed(0.0, 0.0, 0.0)
+        _stand_still(robot)  # outside a gait nothing walks: nothing to stop
         return True
 
     def set_gait(ctx: ActionContext, mode: Literal["Stand", "Walk", "Run"]) -> ActionResult:
-        """Switch the humanoid's mode: Stand (still, for stand motions and posture), Walk or Run.
+        """Switch the humanoid's mode: Stand (still, for stand motions and posture), Walk or Run;
+        from a fresh start the robot is brought up through Start, Zero and Stand.
 
         Args:
             mode: Stand, Walk or Run
         """
-        return (True, robot.set_mode(mode))
+        try:
+            return (True, f"in {bring_up(ctx, robot, mode)}")
+        except BringUpError as exc:
+            return (False, str(exc))
+
+    def standing(ctx: ActionContext, call: Callable[[], str]) -> ActionResult:
+        try:
+            bring_up(ctx, robot, STAND)
+        except BringUpError as exc:
+            return (False, str(exc))
+        return (True, call())
 
     def stand_motion(ctx: ActionContext, name: str) -> ActionResult:
-        """Play a whole-body motion while standing (needs the Stand mode).
+        """Play a whole-body motion while standing (the robot is brought to Stand first).
 
         Args:
             name: the motion
         """
-        return (True, robot.stand_motion(name))
+        return standing(ctx, lambda: robot.stand_motion(name))
 
     def posture(
         ctx: ActionContext,
@@ -126,7 +256,7 @@ def register_humanoid(registry: ActionRegistry, robot: Humanoid) -> None:
             yaw: twist the torso, radians
             height: crouch, metres below full height (0 or negative)
         """
-        return (True, robot.posture(pitch, roll, yaw, height))
+        return standing(ctx, lambda: robot.posture(pitch, roll, yaw, height))
 
     def stop(ctx: ActionContext) -> ActionResult:
         """Stop: walking stops, the current gesture eases to a hold, speech is dropped."""

@@ -126,6 +126,9 @@ class LinkedRobot:
             raise CommandRefusedError("the humanoid is not connected (the runtime is not running)")
         return client
 
+    def state(self) -> RobotState:
+        return self._client().state()
+
     def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str:
         return self._client().speed(x, y, yaw, continuous=continuous)
 

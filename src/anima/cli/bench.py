@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
+
+from anima.cli.common import ConfigOpt, fail
+from anima.errors import AnimaError
 
 app = typer.Typer(help="Measure anima: each benchmark prints its figures.", no_args_is_help=True)
 
@@ -340,3 +344,87 @@ def bench_hostile(
     ]
     for name, value in rows:
         typer.echo(f"{name:<20}: {value}")
+
+
+def _names(value: str, known: Sequence[str], what: str) -> tuple[str, ...]:
+    """A comma-separated list of names, each one of ``known`` (a usage error otherwise)."""
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise typer.BadParameter(
+            f"unknown {what} {', '.join(bad)[:80]!r}; known: {', '.join(known)}"
+        )
+    return names
+
+
+@app.command("conversation")
+def bench_conversation(
+    voices: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated voices (espeak-us, espeak-gb-fast, espeak-us-slow, piper-joe)."
+        ),
+    ] = "espeak-us,espeak-gb-fast,espeak-us-slow,piper-joe",
+    noises: Annotated[
+        str, typer.Option(help="Comma-separated rooms (clean, white-25, babble-15, fan-15).")
+    ] = "clean,white-25,babble-15",
+    modes: Annotated[
+        str, typer.Option(help='wake ("hey robot, …"), ptt (push-to-talk).')
+    ] = "wake,ptt",
+    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
+    category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most this many requests per split.")
+    ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full", help="Every request in every condition (default: conditions rotate)."
+        ),
+    ] = False,
+    max_seconds: Annotated[
+        float, typer.Option(min=10.0, max=3600.0, help="No trial starts after this many seconds.")
+    ] = 240.0,
+    false_wake_s: Annotated[
+        float, typer.Option(min=0.0, max=3600.0, help="Audio seconds of non-wake speech (0: skip).")
+    ] = 60.0,
+    config: ConfigOpt = None,
+    detail: Annotated[bool, typer.Option("--detail", help="Also print every trial.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Requests spoken as people say them (several voices, rooms, wake or push-to-talk) to the
+    real agent on the simulated robot: intent accuracy, wake, word error, refusals, latency."""
+    from anima.bench.conversation import BenchOptions, run_conversation_bench
+    from anima.bench.conversation_audio import NOISES, VOICES
+    from anima.bench.conversation_report import report_lines
+    from anima.config import load_config
+
+    splits = {"both": ("dev", "heldout"), "dev": ("dev",), "heldout": ("heldout",)}
+    if split not in splits:
+        raise typer.BadParameter(f"--split must be dev, heldout or both, got {split[:40]!r}")
+    options = BenchOptions(
+        voices=_names(voices, list(VOICES), "voice"),
+        noises=_names(noises, list(NOISES), "noise"),
+        modes=_names(modes, ["wake", "ptt"], "mode"),  # type: ignore[arg-type]
+        splits=splits[split],  # type: ignore[arg-type]
+        categories=tuple(c.strip() for c in category.split(",") if c.strip()),
+        limit=limit,
+        design="full" if full else "rotate",
+        max_seconds=max_seconds,
+        false_wake_s=false_wake_s,
+        config=None,
+    )
+    if config is not None:
+        try:
+            options = dataclasses.replace(options, config=load_config(config))
+        except AnimaError as exc:
+            raise fail(exc) from None
+    try:
+        r = run_conversation_bench(options)
+    except AnimaError as exc:  # a missing voice, a bad evaluation set: one line, exit 2
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for line in report_lines(r, detail=detail):
+        typer.echo(line)

@@ -1,0 +1,70 @@
+"""The conversation bench's figures as lines of text, each beside its target."""
+
+from __future__ import annotations
+
+from anima.bench.conversation import ConversationBenchResult
+from anima.bench.conversation_figures import TARGETS, Figures, Spread
+
+_HEAD = (
+    f"{'group':24} {'n':>4} {'intent':>7} {'wake':>7} {'WER':>6} {'OOV ref':>8} "
+    f"{'audio p50/p95 ms':>17} {'motion p50/p95 ms':>18}"
+)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.0f} %"
+
+
+def _ms(s: Spread) -> str:
+    if s.p50 is None or s.p95 is None:
+        return "—"
+    return f"{s.p50:.0f}/{s.p95:.0f}"
+
+
+def _row(name: str, f: Figures) -> str:
+    return (
+        f"{name:24} {f.trials:>4} {_pct(f.intent_accuracy):>7} {_pct(f.wake_hit_rate):>7} "
+        f"{_pct(f.word_error_rate):>6} {_pct(f.refusal_rate):>8} {_ms(f.first_audio_ms):>17} "
+        f"{_ms(f.first_motion_ms):>18}"
+    )
+
+
+def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[str]:
+    """The report: engines, per split the overall and per-group figures, false wakes, the loop,
+    the targets; ``detail``: every trial's verdict too."""
+    lines = [
+        "engines: " + ", ".join(f"{k} {v}" for k, v in r.engines.items()),
+        f"load average {r.load_before[0]:.1f} at start, {r.load_after[0]:.1f} at end; "
+        f"{len(r.trials)} trials in {r.seconds:.0f} s"
+        + (f" ({r.skipped} not run: time limit)" if r.skipped else ""),
+    ]
+    for split, groups in r.figures.items():
+        lines += ["", f"{split} {'(measured only)' if split == 'heldout' else '(tuned on)'}", _HEAD]
+        lines += [_row(name, f) for name, f in groups.items()]
+        outcomes = groups["overall"].outcomes
+        lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.items()))
+    lines.append("")
+    fw = r.false_wakes
+    if fw is None:
+        lines.append("false wakes: not measured")
+    else:
+        lines.append(
+            f"false wakes: {fw.wakes} in {fw.audio_s:.0f} s of speech without the wake phrase "
+            f"= {fw.per_hour:.0f}/hour (resolution {3600 / max(fw.audio_s, 1e-9):.0f}/hour)"
+        )
+    lines.append(f"loop: {r.loop_rate_hz:.2f} Hz, {r.loop_missed} missed ticks over the trials")
+    t = TARGETS
+    lines.append(
+        f"targets: intent ≥ {100 * t['intent_accuracy']:.0f} %, first audio p50 ≤ "
+        f"{t['first_audio_p50_ms']:.0f} ms, wake ≥ {100 * t['wake_hit_rate']:.0f} %, "
+        f"≤ {t['false_wakes_per_hour']:g} false wake/hour, WER ≤ {100 * t['word_error_rate']:.0f} %"
+    )
+    if detail:
+        lines += ["", "trials:"]
+        for x in r.trials:
+            mark = "ok " if x.correct else "NO "
+            lines.append(
+                f"{mark} {x.split:7} {x.voice:14} {x.noise:9} {x.mode:4} {x.text[:36]!r:38} "
+                f"heard {x.transcript[:30]!r}: {x.outcome}: {x.detail[:90]}"
+            )
+    return lines

@@ -7,7 +7,7 @@ import pytest
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
-from anima.agent.planners import PLANNERS, create_planner
+from anima.agent.planners import PLANNERS, PlannerReply, create_planner
 from anima.agent.planners.rules import UNKNOWN, RulePlanner
 from anima.agent.vocabulary import builtin_registry
 from anima.config import AgentConfig
@@ -80,14 +80,40 @@ def test_recognized_commands_become_actions(
 
 
 @pytest.mark.parametrize(
-    "heard", ["do a backflip", "", "   ", "wave and fly", "say", "wait forever", "walk " * 100]
+    "heard", ["", "   ", "say", "wait forever", "blorp zzk", "walk " * 100, "um uh", "the of a"]
 )
 def test_anything_else_is_not_understood_and_nothing_moves(
     planner: RulePlanner, heard: str
 ) -> None:
     reply = planner.plan(heard)
-    assert reply.response == UNKNOWN == "I didn't understand."
+    assert reply.response == UNKNOWN == "Sorry, I didn't catch that."
     assert reply.actions == []
+
+
+@pytest.mark.parametrize(
+    ("heard", "named"),
+    [
+        ("do a backflip", "I can't do a backflip."),
+        ("wave and fly", "I can't fly."),  # no part is done when one part can't be
+        ("make me a coffee", "I can't make you a coffee."),
+    ],
+)
+def test_what_it_has_no_action_for_is_refused_by_name(
+    planner: RulePlanner, heard: str, named: str
+) -> None:
+    reply = planner.plan(heard)
+    assert reply.actions == []
+    assert named in reply.response
+    assert "I can wave, nod" in reply.response  # and what it can do, from the registry
+
+
+def test_questions_are_answered_from_the_config_and_the_registry() -> None:
+    reg = builtin_registry()
+    planner = create_planner(AgentConfig(name="Nadine"), reg)
+    assert planner.plan("what's your name?") == PlannerReply(response="My name is Nadine.")
+    can = planner.plan("what can you do").response
+    assert can.startswith("I can wave, nod, shake my head, look around, say things")
+    assert "walk" not in can  # no humanoid in this registry
 
 
 def test_phrases_follow_the_registry() -> None:
@@ -95,16 +121,18 @@ def test_phrases_follow_the_registry() -> None:
     planner = RulePlanner(reg)
     assert planner.plan("wave").actions == []  # no LOOKUP_Waving in this library
     assert "walk forward" not in reg.grammar_phrases()  # no humanoid
-    assert planner.plan("walk forward").response == UNKNOWN
+    assert planner.plan("walk forward").actions == []
+    assert planner.plan("walk forward").response.startswith("Sorry, I can't walk forward.")
 
     @reg.action(phrases=("dance", "do a little dance", "dance for {seconds} seconds"))
     def dance(ctx: object, seconds: float = 2.0) -> bool:
         """Dance."""
         return True
 
-    planner = RulePlanner(reg)
+    # the same planner sees the new action: the registry is compiled again when it changes
     assert planner.plan("do a little dance").actions == ["dance()"]
     assert planner.plan("dance for ten seconds").actions == ["dance(seconds=10.0)"]
+    assert planner.plan("could you dance for a bit").actions == ["dance(seconds=1.0)"]
 
 
 def test_a_custom_wake_phrase_is_ignored_in_front() -> None:

@@ -28,6 +28,10 @@ REACH_M = (-10.0, 10.0)  # look_at coordinates: a room, in metres
         Phrase("introduce yourself", text="Hello! I am a robot. Nice to meet you."),
         Phrase("say {text}"),
         Phrase("repeat after me {text}"),
+        Phrase("tell them {text}"),
+        Phrase("tell everyone {text}"),
+        Phrase("tell him {text}"),
+        Phrase("tell her {text}"),
     )
 )
 def say(ctx: ActionContext, text: str) -> ActionResult:
@@ -66,21 +70,33 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         Phrase("wave", name="LOOKUP_Waving"),
         Phrase("wave hello", name="LOOKUP_Waving"),
         Phrase("wave your hand", name="LOOKUP_Waving"),
+        Phrase("wave goodbye", name="LOOKUP_Waving"),
+        Phrase("wave bye", name="LOOKUP_Waving"),
         Phrase("nod", name="nod"),
         Phrase("nod your head", name="nod"),
         Phrase("shake your head", name="shake"),
         Phrase("shake head", name="shake"),
+        Phrase("head shake", name="shake"),
         Phrase("bow", name="bow"),
         Phrase("take a bow", name="bow"),
+        Phrase("bow down", name="bow"),
         Phrase("smile", name="smile"),
+        Phrase("grin", name="smile"),
+        Phrase("look happy", name="smile"),
+        Phrase("be happy", name="smile"),
         Phrase("look surprised", name="surprise"),
         Phrase("be surprised", name="surprise"),
+        Phrase("act surprised", name="surprise"),
+        Phrase("look shocked", name="surprise"),
         Phrase("think", name="think"),
         Phrase("look thoughtful", name="think"),
+        Phrase("think about it", name="think"),
         Phrase("point right", name="point_right"),
         Phrase("point to the right", name="point_right"),
+        Phrase("point", name="point_right"),
         Phrase("shake hands", name="shakehand_TwoArgGesture"),
         Phrase("shake my hand", name="shakehand_TwoArgGesture"),
+        Phrase("handshake", name="shakehand_TwoArgGesture"),
         Phrase("blink", name="blink"),
     )
 )
@@ -108,6 +124,11 @@ def play_animation(ctx: ActionContext, name: str) -> ActionResult:
         Phrase("look to the left", x=1.0, y=0.6, z=0.0),
         Phrase("look right", x=1.0, y=-0.6, z=0.0),
         Phrase("look to the right", x=1.0, y=-0.6, z=0.0),
+        Phrase("look upward", x=1.0, y=0.0, z=0.5),
+        Phrase("look at the ceiling", x=1.0, y=0.0, z=0.5),
+        Phrase("look downward", x=1.0, y=0.0, z=-0.4),
+        Phrase("look at the floor", x=1.0, y=0.0, z=-0.4),
+        Phrase("look at the ground", x=1.0, y=0.0, z=-0.4),
     ),
     bounds={"x": REACH_M, "y": REACH_M, "z": REACH_M},
 )
@@ -128,9 +149,15 @@ def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
 @action(
     phrases=(
         Phrase("look at me", name="Posture_LookAtInterviewer"),
+        Phrase("look over here", name="Posture_LookAtInterviewer"),
+        Phrase("look here", name="Posture_LookAtInterviewer"),
+        Phrase("face me", name="Posture_LookAtInterviewer"),
+        Phrase("make eye contact", name="Posture_LookAtInterviewer"),
         Phrase("look at the camera", name="Posture_LookAtZoom"),
         Phrase("look ahead", name="LOOKUPPostureDefault"),
         Phrase("look straight ahead", name="LOOKUPPostureDefault"),
+        Phrase("look forward", name="LOOKUPPostureDefault"),
+        Phrase("look straight", name="LOOKUPPostureDefault"),
         Phrase("look away", name="LOOKUPPostureDefault"),
     )
 )
@@ -167,7 +194,30 @@ def wait(ctx: ActionContext, seconds: float) -> ActionResult:
     return True
 
 
-@action(phrases=("stop", "stop moving", "freeze", "hold still", "stop talking", "be quiet"))
+@action(
+    phrases=(
+        "stop",
+        "stop moving",
+        "freeze",
+        "hold still",
+        "stop talking",
+        "be quiet",
+        "stop it",
+        "stop that",
+        "never mind",
+        "nevermind",
+        "cancel",
+        "cancel that",
+        "forget it",
+        "forget about it",
+        "abort",
+        "enough",
+        "that's enough",
+        "quiet",
+        "shush",
+        "shut up",
+    )
+)
 def stop(ctx: ActionContext) -> ActionResult:
     """Stop: the current gesture eases to a hold, queued gestures and speech are dropped."""
     halt(ctx)

@@ -26,7 +26,7 @@ def _rules(
 ) -> Planner:
     from anima.agent.planners.rules import RulePlanner
 
-    return RulePlanner(registry, wake_phrase=wake_phrase)
+    return RulePlanner(registry, wake_phrase=wake_phrase, name=config.name)
 
 
 def _openai(

@@ -1,80 +1,45 @@
-"""The offline rule planner: what the person said, matched against the actions' phrases.
+"""The offline rule planner: what the person said, understood from the registry alone.
 
-The table comes from the registry: each phrase (``"wave"``, ``"look at me"``, ``"say {text}"``)
-maps to its action with the phrase's arguments, a ``{slot}`` taking the words heard there
-(numbers for number parameters, one of the choices for a choice). A request may chain commands
-with "and", "then" or commas ("wave and say hello"); a split is only kept when every part is
-understood, so "say hello and goodbye" still says "hello and goodbye". Fillers around a
-command ("please", "can you", the wake phrase) are ignored. Anything else is answered with
-"I didn't understand." and no actions.
+It answers through :mod:`anima.agent.understanding` (see its docstring for what is
+understood and how): a request it understands becomes validated action strings and nothing
+to say; a question about the robot, a courtesy or a refusal becomes words to say and no
+actions; anything else is "Sorry, I didn't catch that." and nothing moves. The registry is
+compiled once, and again when its actions change (a user's module added one).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import logging
 
 from anima.agent.actions import Action, ActionRegistry
-from anima.agent.params import Param, Value
-from anima.agent.phrases import Phrase, normalize
 from anima.agent.planners.base import PlannerReply
+from anima.agent.understanding import NOT_UNDERSTOOD, About, Understander, Understanding
 
-UNKNOWN = "I didn't understand."
-MAX_WORDS = 80  # longer requests are not commands (and would make the split search slow)
+log = logging.getLogger(__name__)
 
-_LEADING = (
-    "please",
-    "can you",
-    "could you",
-    "would you",
-    "will you",
-    "i want you to",
-    "i'd like you to",
-    "robot",
-    "now",
-    "ok",
-    "okay",
-)
-_TRAILING = ("please", "for me", "now", "robot")
-_NUMBER_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-)
-_NUMBERS = {w: float(i) for i, w in enumerate(_NUMBER_WORDS.split(" "))}
-_NUMBER = r"-?\d+(?:\.\d+)?|" + "|".join(_NUMBERS)
-
-
-@dataclass(frozen=True)
-class _Rule:
-    action: Action
-    phrase: Phrase
-    pattern: re.Pattern[str] | None  # None: a literal phrase, matched by the table
+UNKNOWN = NOT_UNDERSTOOD  # what is said when nothing is understood
 
 
 class RulePlanner:
-    """Maps recognized commands to actions by the registry's phrases; needs nothing else."""
+    """Maps what a person says to actions, answers or refusals; needs nothing but the registry."""
 
     name = "rules"
 
-    def __init__(self, registry: ActionRegistry, *, wake_phrase: str = "hey robot") -> None:
+    def __init__(
+        self, registry: ActionRegistry, *, wake_phrase: str = "hey robot", name: str = "Anima"
+    ) -> None:
         self.registry = registry
-        self._wake = normalize(wake_phrase)
-        self._literal: dict[str, tuple[Action, Phrase]] = {}
-        self._slotted: list[_Rule] = []
-        for phrase, act in registry.phrases():
-            if phrase.slots:
-                self._slotted.append(_Rule(act, phrase, _compile(act, phrase)))
-            else:
-                self._literal.setdefault(normalize(phrase.text), (act, phrase))
-        # the most literal words first: "walk forward {seconds} seconds" before "say {text}"
-        self._slotted.sort(key=lambda r: -len(normalize(_SLOT_RE.sub("", r.phrase.text))))
+        self.about = About(name=name, wake_phrase=wake_phrase)
+        self._actions: tuple[Action, ...] = tuple(registry)
+        self._understander = Understander(registry, about=self.about)
 
     # ------------------------------------------------------------------ the protocol
     def plan(self, request: str) -> PlannerReply:
-        actions = self.understand(request)
-        if not actions:
-            return PlannerReply(response=UNKNOWN)
-        return PlannerReply(response="", actions=actions)
+        understood = self.understanding(request)
+        log.debug("understood %r as %s: %s", request[:80], understood.kind, understood.why)
+        if understood.kind == "act":
+            return PlannerReply(response=understood.response, actions=understood.actions)
+        return PlannerReply(response=understood.response)
 
     def feedback(self, summary: str) -> PlannerReply | None:
         return None  # commands are one-shot: nothing to follow up
@@ -88,146 +53,23 @@ class RulePlanner:
     def close(self) -> None:
         """Nothing to release."""
 
-    # ------------------------------------------------------------------ matching
+    # ------------------------------------------------------------------ understanding
+    def understanding(self, request: str) -> Understanding:
+        """The whole :class:`~anima.agent.understanding.Understanding` of ``request``."""
+        return self._compiled().understand(request)
+
     def understand(self, request: str) -> list[str] | None:
-        """The action strings for ``request``, or None when any part is not understood."""
-        tokens = re.findall(r"\d+\.\d+|[a-z0-9']+|[,;.!?]", request.lower())
-        segments = _segments(tokens)
-        if not segments or len(tokens) > MAX_WORDS:
-            return None
-        return self._best(segments, 0, {})
+        """The action strings for ``request``, or None when it asks for no action."""
+        understood = self.understanding(request)
+        return understood.actions if understood.kind == "act" else None
 
-    def _best(
-        self, segments: list[tuple[str, str]], start: int, memo: dict[int, list[str] | None]
-    ) -> list[str] | None:
-        """Actions for segments[start:], the shortest first command that leaves the rest
-        understood (memoized on ``start``)."""
-        if start == len(segments):
-            return []
-        if start in memo:
-            return memo[start]
-        memo[start] = None
-        for end in range(start + 1, len(segments) + 1):
-            clause = " ".join(
-                (sep + " " + seg).strip() if i > start else seg
-                for i, (sep, seg) in enumerate(segments[start:end], start)
-            )
-            found = self.match(clause)
-            if found is None:
-                continue
-            rest = self._best(segments, end, memo)
-            if rest is not None:
-                memo[start] = [found, *rest]
-                break
-        return memo[start]
-
-    def match(self, clause: str) -> str | None:
-        """One command → its action string (canonical, validated), or None."""
-        clause = _strip_fillers(normalize(clause), self._wake)
-        if not clause:
-            return None
-        hit = self._literal.get(clause)
-        if hit is not None:
-            act, phrase = hit
-            return act.call_text(act.check_args(phrase.args))
-        for rule in self._slotted:
-            assert rule.pattern is not None
-            m = rule.pattern.fullmatch(clause)
-            if m is None:
-                continue
-            values: dict[str, object] = dict(rule.phrase.args)
-            try:
-                for slot in rule.phrase.slots:
-                    values[slot] = _slot_value(rule.action.param(slot), m.group(slot))
-                return rule.action.call_text(rule.action.check_args(values))
-            except ValueError:
-                continue
-        return None
-
-
-_SLOT_RE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
-
-
-def _segments(tokens: list[str]) -> list[tuple[str, str]]:
-    """Tokens split at punctuation and at "and", "then", "and then", "after that":
-    (separator words, text) pairs; punctuation separates without words."""
-    out: list[tuple[str, str]] = []
-    sep: list[str] = []
-    current: list[str] = []
-    i = 0
-    while i < len(tokens):
-        two = " ".join(tokens[i : i + 2])
-        if two in ("and then", "after that"):
-            token, step = two, 2
-        elif tokens[i] in ("and", "then"):
-            token, step = tokens[i], 1
-        elif tokens[i] in _PUNCTUATION:
-            token, step = "", 1
-        else:
-            current.append(tokens[i])
-            i += 1
-            continue
-        if current:
-            out.append((" ".join(sep), " ".join(current)))
-            sep, current = [], []
-        if token:
-            sep.append(token)
-        i += step
-    if current:
-        out.append((" ".join(sep), " ".join(current)))
-    return out
-
-
-_PUNCTUATION = frozenset(",;.!?")
-
-
-def _strip_fillers(text: str, wake: str) -> str:
-    changed = True
-    while changed and text:
-        changed = False
-        for lead in (wake, *_LEADING):
-            if lead and (text == lead or text.startswith(lead + " ")):
-                text = text[len(lead) :].strip()
-                changed = True
-        for trail in _TRAILING:
-            if text.endswith(" " + trail):
-                text = text[: -len(trail) - 1].strip()
-                changed = True
-    return text
-
-
-def _compile(act: Action, phrase: Phrase) -> re.Pattern[str]:
-    out = []
-    for word in phrase.text.split():
-        m = _SLOT_RE.fullmatch(word)
-        if m is None:
-            out.append(re.escape(word))
-            continue
-        name = word[1:-1]
-        out.append(f"(?P<{name}>{_slot_pattern(act.param(name))})")
-    return re.compile(r"\s+".join(out))
-
-
-def _slot_pattern(param: Param) -> str:
-    if param.choices is not None:
-        return "|".join(sorted((re.escape(_spoken(c)) for c in param.choices), key=len)[::-1])
-    if param.kind in (int, float):
-        return _NUMBER
-    return r".+"
-
-
-def _spoken(value: object) -> str:
-    """A choice as it is heard: ``point_right`` → ``point right``."""
-    return normalize(str(value).replace("_", " "))
-
-
-def _slot_value(param: Param, heard: str) -> Value:
-    if param.choices is not None:
-        for choice in param.choices:
-            if _spoken(choice) == heard:
-                return choice
-        raise ValueError(f"{heard!r} is not a choice")
-    if param.kind in (int, float):
-        number = _NUMBERS[heard] if heard in _NUMBERS else float(heard)
-        return int(number) if param.kind is int and number.is_integer() else number
-    return heard
+    def _compiled(self) -> Understander:
+        # actions are immutable: a registry changed since (an action added or narrowed) holds
+        # other objects, and the phrases and senses are compiled again
+        actions = tuple(self.registry)
+        if len(actions) != len(self._actions) or any(
+            a is not b for a, b in zip(actions, self._actions, strict=True)
+        ):
+            self._actions = actions
+            self._understander = Understander(self.registry, about=self.about)
+        return self._understander

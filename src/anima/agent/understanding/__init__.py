@@ -1,0 +1,110 @@
+"""Understanding a request without an LLM, from the action registry alone.
+
+``understand("could you nod twice then smile", registry)`` →
+``Understanding(kind="act", actions=["play_animation(name='nod')", …])``. In order:
+
+1. **actions**: the request cut into commands (:mod:`.steps`), each matched against the
+   registry's phrases and senses with its modifiers read out (:mod:`.matcher`) — paraphrases,
+   counts, durations, directions and amounts, for the built-ins, the humanoid's and the user's
+   own actions alike;
+2. **questions and courtesies** about the robot: its name, what it can do, "how are you",
+   "hello", "thank you" — answered from :class:`About` and the registry (:mod:`.talk`);
+3. **a refusal** naming what was asked and a few things it can do, when the words ask for
+   something it has no action for ("make me a coffee");
+4. otherwise **not understood**: "Sorry, I didn't catch that." Nothing is acted on a guess.
+
+Everything is plain data and set operations on word stems: a request takes well under a
+millisecond, needs no network and no model, and :attr:`Understanding.why` says which phrase or
+sense matched.
+"""
+
+from __future__ import annotations
+
+from anima.agent.actions import Action, ActionRegistry
+from anima.agent.understanding.aliases import Alias, aliases, choice_aliases
+from anima.agent.understanding.matcher import Matcher
+from anima.agent.understanding.result import NOT_UNDERSTOOD, About, Kind, Understanding
+from anima.agent.understanding.result import not_understood as _not_understood
+from anima.agent.understanding.steps import understand_steps
+from anima.agent.understanding.talk import answer, is_request, refusal, topic
+from anima.agent.understanding.words import PUNCTUATION, tokens
+
+MAX_CHARS = 1000  # a spoken request; a longer text is not one (and would be slow to cut up)
+MAX_WORDS = 60
+
+
+class Understander:
+    """The registry compiled once (phrases, senses, patterns): :meth:`understand` per request.
+
+    Build a new one when the registry changes (the rule planner builds one per registry)."""
+
+    def __init__(self, registry: ActionRegistry, *, about: About | None = None) -> None:
+        self.registry = registry
+        self.about = about or About()
+        ignored = (self.about.wake_phrase, self.about.name, "hey " + self.about.name)
+        self._matcher = Matcher(registry, ignored=ignored)
+
+    def understand(self, text: str) -> Understanding:
+        if len(text) > MAX_CHARS:
+            return _not_understood(f"{len(text)} characters: longer than a spoken request")
+        heard = len(text.split())  # before stutters are dropped: "walk " * 100 is no stutter
+        if heard > MAX_WORDS:
+            return _not_understood(f"{heard} words: longer than a spoken request")
+        toks = tokens(text)
+        words = [t for t in toks if t not in PUNCTUATION]
+        if not words:
+            return _not_understood("no words")
+        steps = understand_steps(self._matcher, toks)
+        if steps.match is not None:
+            return Understanding(kind="act", actions=list(steps.match.actions), why=steps.match.why)
+        stripped = self._matcher.strip(words)
+        about = topic(stripped, self.about) if len(stripped) <= 12 else None
+        if about is not None:
+            response = answer(about, self.about, self.registry)
+            return Understanding(kind="answer", response=response, why=f"question: {about}")
+        if steps.limit is not None:
+            return Understanding(kind="refuse", response=steps.limit.said, why="past a limit")
+        missed = list(steps.missed) if steps.missed is not None else stripped
+        missed = self._matcher.strip(missed)
+        if is_request(stripped) or (missed != stripped and is_request(missed)):
+            what = missed if missed != stripped and is_request(missed) else stripped
+            return Understanding(
+                kind="refuse",
+                response=refusal(what, self.registry),
+                why=f"no action for {' '.join(what)!r}",
+            )
+        return _not_understood(f"nothing matches {' '.join(stripped)[:80]!r}")
+
+
+_CACHE: dict[tuple[int, ...], tuple[tuple[Action, ...], About, Understander]] = {}
+_CACHE_SIZE = 8
+
+
+def understand(text: str, registry: ActionRegistry, *, about: About | None = None) -> Understanding:
+    """``text`` understood against ``registry`` (interface item 5 of issue 13).
+
+    The compiled registry is cached on its actions' identities (actions are immutable; adding
+    or narrowing one makes a new object), so calling this per request stays fast."""
+    about = about or About()
+    acts = tuple(registry)
+    key = tuple(id(a) for a in acts)
+    hit = _CACHE.get(key)
+    if hit is None or hit[1] != about:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        hit = (acts, about, Understander(registry, about=about))  # acts keep the ids alive
+        _CACHE[key] = hit
+    return hit[2].understand(text)
+
+
+__all__ = [
+    "NOT_UNDERSTOOD",
+    "About",
+    "Alias",
+    "Kind",
+    "Understander",
+    "Understanding",
+    "aliases",
+    "choice_aliases",
+    "understand",
+]

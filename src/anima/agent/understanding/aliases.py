@@ -1,0 +1,77 @@
+"""Friendly names for the registry's calls, for people and for small LLMs.
+
+- :func:`aliases`: every phrase of every action as the call it makes ("wave" →
+  ``play_animation(name='LOOKUP_Waving')``), the humanoid's extra phrases included;
+- :func:`choice_aliases`: one friendly name per choice of each parameter, both ways unique
+  ({"play_animation": {"name": {"wave": "LOOKUP_Waving", "nod": "nod", …}}}), so a tool schema
+  can offer ``wave`` and the planner map it back before validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anima.agent.actions import Action, ActionRegistry
+from anima.agent.params import Scalar
+from anima.agent.understanding.lexicon import EXTRA_PHRASES
+from anima.agent.understanding.senses import name_words
+from anima.agent.understanding.words import tokens
+
+
+@dataclass(frozen=True)
+class Alias:
+    text: str  # what a person says: "wave hello"
+    action: str  # play_animation
+    call: str  # its canonical plan string: play_animation(name='LOOKUP_Waving')
+
+
+def aliases(registry: ActionRegistry) -> list[Alias]:
+    """Every phrase without a free slot, as the call it makes (first phrase wins a clash)."""
+    out: dict[str, Alias] = {}
+    for act in registry:
+        names = {p.name for p in act.params}
+        for ph in (*act.phrases, *EXTRA_PHRASES.get(act.name, ())):
+            if ph.slots or not set(ph.args) <= names:
+                continue
+            try:
+                call = act.call_text(act.check_args(ph.args))
+            except ValueError:
+                continue
+            text = " ".join(tokens(ph.text))
+            out.setdefault(text, Alias(text, act.name, call))
+    return list(out.values())
+
+
+def choice_aliases(registry: ActionRegistry) -> dict[str, dict[str, dict[str, Scalar]]]:
+    """For each action and choice parameter: friendly name → choice, one name per choice."""
+    out: dict[str, dict[str, dict[str, Scalar]]] = {}
+    for act in registry:
+        for p in act.params:
+            if p.choices is None:
+                continue
+            names = _friendly(act, p.name, p.choices)
+            if names:
+                out.setdefault(act.name, {})[p.name] = names
+    return out
+
+
+def _friendly(act: Action, param: str, choices: tuple[Scalar, ...]) -> dict[str, Scalar]:
+    """The shortest phrase naming each choice alone ("wave" for LOOKUP_Waving), else the
+    choice's own words ("look at zoom"), else the choice itself; never two choices one name."""
+    verb = set(name_words(act.name))
+    out: dict[str, Scalar] = {}
+    for choice in choices:
+        said = [
+            " ".join(tokens(ph.text))
+            for ph in act.phrases
+            if not ph.slots and dict(ph.args) == {param: choice}
+        ]
+        candidates = sorted(said, key=lambda s: (len(s.split()), len(s)))
+        words = [w for w in name_words(str(choice)) if w not in verb]
+        candidates += [" ".join(words)] if words else []
+        candidates.append(str(choice))
+        for name in candidates:
+            if name and name not in out:
+                out[name] = choice
+                break
+    return out

@@ -1,0 +1,130 @@
+"""The understanding layer's own words: what may surround a command, which words of an action's
+name say nothing, extra phrases for the humanoid actions, and how to name an action when
+listing what the robot can do.
+
+Everything that names a particular action belongs on the action (``phrases=`` of ``@action``);
+this module only holds what is true of English requests in general, plus phrases for actions
+defined where the understanding layer does not own the phrases (:data:`EXTRA_PHRASES`).
+"""
+
+from __future__ import annotations
+
+from anima.agent.phrases import Phrase
+from anima.agent.understanding.words import wordset
+
+# Words that may surround the words of a command without changing it ("could you WAVE at me
+# please", "give me a NOD", "i want you to LOOK to your LEFT"). A word outside this set and
+# outside the command's own words makes the command not understood: precision first.
+EXTRAS = wordset(
+    """
+    please pls kindly can could would will you just now ok okay so alright robot hey hi
+    for me us them everyone everybody him her i want like to a an the your my at give do
+    make show let go and then quick quickly really real try also too there here some mind
+    yes no yeah sure little bit again once more big nice good
+    """
+)
+
+# A word that turns a request around: "don't wave", "never nod". Not understood, never acted on.
+NEGATIONS = frozenset({"not", "never", "without"})
+
+# Words of an action's name that do not say which action it is (play_animation, set_gait).
+GENERIC_NAME_WORDS = wordset(
+    """
+    play animation do perform run set target name motion gesture action the a
+    """
+)
+
+# Words in an animation's or posture's name that are naming conventions, not meaning:
+# LOOKUP_Waving, Posture_LookAtInterviewer, shakehand_TwoArgGesture.
+NAME_NOISE = wordset(
+    """
+    lookup posture two arg gesture anim animation default
+    """
+)
+
+# Leading and trailing words dropped before a phrase is matched literally (the old rule
+# planner's behaviour: "please say hello", "say hello please").
+LEADING = (
+    "please",
+    "can you please",
+    "could you please",
+    "would you please",
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "would you mind",
+    "i want you to",
+    "i would like you to",
+    "i need you to",
+    "go ahead and",
+    "robot",
+    "now",
+    "ok",
+    "okay",
+    "so",
+    "alright",
+    "hey",
+    "and",
+    "just",
+)
+TRAILING = ("please", "for me", "now", "robot", "right now")
+
+# Phrases for actions whose module the understanding layer does not own (the humanoid's):
+# used when an action of that name is in the registry and the phrase fits its parameters.
+EXTRA_PHRASES: dict[str, tuple[Phrase, ...]] = {
+    "walk_forward": (
+        Phrase("move forward"),
+        Phrase("step forward"),
+        Phrase("walk ahead"),
+        Phrase("come forward"),
+        Phrase("take a step forward"),
+        Phrase("walk straight"),
+    ),
+    "walk_backward": (
+        Phrase("move back"),
+        Phrase("move backward"),
+        Phrase("back up"),
+        Phrase("take a step back"),
+    ),
+    "turn": (
+        Phrase("turn to the left", direction="left"),
+        Phrase("turn to the right", direction="right"),
+        Phrase("rotate left", direction="left"),
+        Phrase("rotate right", direction="right"),
+        Phrase("spin around", direction="left", seconds=6.3),
+    ),
+    "stop_walking": (Phrase("stop turning"), Phrase("stand still")),
+}
+
+# How an action is named in "I can wave, nod, look around…"; None: not worth naming.
+# Actions not listed are named by their first phrase, or by their name's words.
+# In the order they are named, after the first three gestures.
+LABELS: dict[str, str | None] = {
+    "look_at": "look around",
+    "say": "say things",
+    "walk_forward": "walk",
+    "turn": "turn around",
+    "look_at_target": "look at you",
+    "wait": None,
+    "stop": None,
+    "finish": None,
+    "stop_walking": None,
+    "set_gait": None,
+    "walk_backward": None,
+    "posture": "lean or crouch",
+}
+
+# "I can't make coffee": the person's words turned to the robot's point of view.
+POINT_OF_VIEW = {
+    "me": "you",
+    "my": "your",
+    "mine": "yours",
+    "myself": "yourself",
+    "i": "you",
+    "us": "you",
+    "our": "your",
+    "you": "me",
+    "your": "my",
+    "yourself": "myself",
+}

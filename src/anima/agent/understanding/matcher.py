@@ -1,0 +1,281 @@
+"""One command → its plan strings: "nod twice" → ``play_animation(name='nod')`` ×2.
+
+A clause is tried three ways, the most literal first:
+
+1. a phrase of the registry, word for word, once politeness is stripped ("please say hello");
+2. a phrase with a free-text or number slot, as a pattern ("say {text}", "wait {seconds}
+   seconds");
+3. by its words: the modifiers ("twice", "for two seconds", "a bit") are read out, and the rest
+   must contain every word of one :class:`~.senses.Sense` and nothing else but harmless words
+   (:data:`~.lexicon.EXTRAS`). The sense with the most words wins; two different calls tied is
+   ambiguous, and ambiguous is not understood.
+
+A clause understood but beyond what the action allows ("walk for an hour", "nod 40 times") is a
+:class:`Limit`, which the robot says instead of acting.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from anima.agent.actions import Action, ActionRegistry
+from anima.agent.params import Param, Value
+from anima.agent.phrases import Phrase
+from anima.agent.understanding import modifiers
+from anima.agent.understanding.lexicon import EXTRA_PHRASES, EXTRAS, LEADING, TRAILING
+from anima.agent.understanding.modifiers import Amount, Modifiers
+from anima.agent.understanding.senses import Sense, duration_param, senses
+from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens
+
+MAX_REPEAT = 5  # "nod 40 times" is refused: a count past this is not a gesture any more
+STEP_S = 1.0  # "three steps": about one step a second at the default walking speed
+FUZZY_MIN_LEN = 5  # shorter words are too easily another word ("bowl" is not "bow")
+FUZZY_SCORE = 88  # rapidfuzz ratio: a letter wrong in a long word, not a different word
+
+
+@dataclass(frozen=True)
+class Match:
+    actions: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Limit:
+    """Understood, but past what the action allows: said instead of done."""
+
+    said: str
+
+
+ClauseResult = Match | Limit | None
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    action: Action
+    phrase: Phrase
+    regex: re.Pattern[str]
+
+
+class Matcher:
+    """The registry's phrases and senses, compiled once; :meth:`clause` matches one command."""
+
+    def __init__(self, registry: ActionRegistry, *, ignored: tuple[str, ...] = ()) -> None:
+        self._literal: dict[str, tuple[Action, Phrase]] = {}
+        self._patterns: list[_Pattern] = []
+        for act in registry:
+            for ph in (*act.phrases, *_fitting(act, EXTRA_PHRASES.get(act.name, ()))):
+                if ph.slots:
+                    self._patterns.append(_Pattern(act, ph, _compile(act, ph)))
+                else:
+                    self._literal.setdefault(" ".join(tokens(ph.text)), (act, ph))
+        # the most literal words first: "walk forward {seconds} seconds" before "say {text}"
+        self._patterns.sort(key=lambda p: -len(_SLOT.sub("", p.phrase.text).split()))
+        self._senses = senses(registry)
+        self._vocabulary = sorted({k for s in self._senses for k in s.keys})
+        self._extras = frozenset(stem(w) for w in EXTRAS)
+        lead = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *LEADING]
+        self._leading = sorted({tuple(w.split()) for w in lead if w}, key=len, reverse=True)
+        trail = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *TRAILING]
+        self._trailing = sorted({tuple(w.split()) for w in trail if w}, key=len, reverse=True)
+
+    def strip(self, toks: list[str]) -> list[str]:
+        """Politeness, the wake phrase and the robot's name off both ends of a command."""
+        changed = True
+        while changed and toks:
+            changed = False
+            for lead in self._leading:
+                if tuple(toks[: len(lead)]) == lead:
+                    toks, changed = toks[len(lead) :], True
+            for trail in self._trailing:
+                if len(toks) > len(trail) and tuple(toks[-len(trail) :]) == trail:
+                    toks, changed = toks[: -len(trail)], True
+        return toks
+
+    def clause(self, toks: list[str]) -> ClauseResult:
+        """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
+        toks = self.strip(toks)
+        if not toks:
+            return None
+        text = " ".join(toks)
+        hit = self._literal.get(text)
+        if hit is not None:
+            act, ph = hit
+            return Match((act.call_text(act.check_args(ph.args)),), f"phrase {ph.text!r}")
+        for pat in self._patterns:
+            m = pat.regex.fullmatch(text)
+            if m is None:
+                continue
+            values: dict[str, object] = dict(pat.phrase.args)
+            try:
+                for slot in pat.phrase.slots:
+                    values[slot] = _slot_value(pat.action.param(slot), m.group(slot))
+                call = pat.action.call_text(pat.action.check_args(values))
+            except ValueError:
+                continue
+            return Match((call,), f"pattern {pat.phrase.text!r}")
+        return self._by_words(toks)
+
+    def _by_words(self, toks: list[str]) -> ClauseResult:
+        read = modifiers.read(toks)
+        if read is None:
+            return None
+        mods, rest = read
+        content = frozenset(self._known(stem(t)) for t in rest)
+        if not content:
+            return None
+        fits = [s for s in self._senses if s.keys <= content and content - s.keys <= self._extras]
+        if not fits:
+            return None
+        most = max(len(s.keys) for s in fits)
+        best = [s for s in fits if len(s.keys) == most]
+        first = min(s.rank for s in best)
+        matches: dict[tuple[str, ...], Match] = {}
+        limits: list[Limit] = []
+        for sense in (s for s in best if s.rank == first):
+            result = apply(sense, mods)
+            if isinstance(result, Match):
+                matches.setdefault(result.actions, result)
+            elif isinstance(result, Limit):
+                limits.append(result)
+        if len(matches) == 1:
+            return next(iter(matches.values()))
+        if not matches and limits:
+            return limits[0]
+        return None  # nothing fits the modifiers, or two different calls: ambiguous
+
+    def _known(self, word: str) -> str:
+        """A word as the vocabulary has it, a misheard letter corrected in long words."""
+        if word in self._extras or len(word) < FUZZY_MIN_LEN or not self._vocabulary:
+            return word
+        if word in self._vocabulary:
+            return word
+        found = process.extractOne(
+            word, self._vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_SCORE
+        )
+        return word if found is None else str(found[0])
+
+
+def apply(sense: Sense, mods: Modifiers) -> ClauseResult:
+    """The sense's call with the modifiers as arguments, repeated ``count`` times."""
+    act = sense.action
+    values: dict[str, object] = dict(sense.args)
+    why = sense.source
+    dur = duration_param(act)
+    if mods.measured:
+        if dur is None or dur.name in values:
+            return None  # "nod for two seconds": nothing to put it in
+        seconds = _seconds(act, mods)
+        if seconds is None:
+            return None
+        values[dur.name] = _number(dur, seconds)
+        why += f", {dur.name}={seconds:g}"
+    elif mods.amount is not None and dur is not None and dur.name not in values:
+        values[dur.name] = _number(dur, _scaled(dur, mods.amount))
+        why += f", {mods.amount.value} amount"
+    try:
+        checked = act.check_args(values)
+    except ValueError:
+        if mods.measured and dur is not None and dur.bounds is not None:
+            asked = values.get(dur.name)
+            low, high = dur.bounds
+            what = " ".join(_MINE.get(w, w) for w in sense.said.split() if w != "for")
+            if isinstance(asked, int | float) and asked < low:
+                return Limit(f"I can {what} for at least {low:g} seconds.")
+            return Limit(f"I can {what} for at most {high:g} seconds.")
+        return None
+    count = mods.count or 1
+    if count > MAX_REPEAT:
+        return Limit(f"I can do that at most {MAX_REPEAT} times in a row.")
+    if not act.params or act.name in ("stop", "finish"):
+        count = 1  # "stop twice" is one stop
+    if count > 1:
+        why += f" ×{count}"
+    return Match((act.call_text(checked),) * count, why)
+
+
+_MINE = {"your": "my", "me": "you", "my": "your"}  # "turn your head" → "turn my head"
+
+
+def _seconds(act: Action, mods: Modifiers) -> float | None:
+    if mods.seconds is not None:
+        return mods.seconds
+    if mods.steps is not None:
+        return mods.steps * STEP_S
+    if mods.metres is not None:
+        speed = _default(act, "speed")
+        return None if not speed else mods.metres / speed
+    if mods.degrees is not None:
+        rate = _default(act, "rate")  # radians per second
+        return None if not rate else mods.degrees * 3.141592653589793 / 180 / rate
+    return None
+
+
+def _default(act: Action, name: str) -> float | None:
+    for p in act.params:
+        if p.name == name and not p.required and isinstance(p.default, int | float):
+            return float(p.default)
+    return None
+
+
+def _scaled(dur: Param, amount: Amount) -> float:
+    base = float(dur.default) if isinstance(dur.default, int | float) else 2.0
+    value = base / 2 if amount is Amount.SMALL else base * 2
+    if dur.bounds is not None:
+        value = min(max(value, dur.bounds[0]), dur.bounds[1])
+    return value
+
+
+def _number(p: Param, value: float) -> Value:
+    value = round(value, 2)
+    return int(value) if p.kind is int else value
+
+
+_SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def _fitting(act: Action, phrases: tuple[Phrase, ...]) -> list[Phrase]:
+    names = {p.name for p in act.params}
+    return [ph for ph in phrases if {*ph.slots, *ph.args} <= names]
+
+
+def _compile(act: Action, phrase: Phrase) -> re.Pattern[str]:
+    out: list[str] = []
+    for word in phrase.text.split():
+        if _SLOT.fullmatch(word) is None:
+            out.extend(re.escape(w) for w in tokens(word))
+            continue
+        name = word[1:-1]
+        out.append(f"(?P<{name}>{_slot_pattern(act.param(name))})")
+    return re.compile(r"\s+".join(out))
+
+
+def _slot_pattern(param: Param) -> str:
+    if param.choices is not None:
+        spoken = sorted((re.escape(_spoken(c)) for c in param.choices), key=len, reverse=True)
+        return "|".join(spoken)
+    if param.kind in (int, float):
+        return NUMBER_PATTERN
+    return r".+"
+
+
+def _spoken(value: object) -> str:
+    """A choice as it is heard: ``point_right`` → ``point right``."""
+    return " ".join(tokens(str(value).replace("_", " ")))
+
+
+def _slot_value(param: Param, heard: str) -> Value:
+    if param.choices is not None:
+        for choice in param.choices:
+            if _spoken(choice) == heard:
+                return choice
+        raise ValueError(f"{heard!r} is not a choice")
+    if param.kind in (int, float):
+        found = number_at(heard.split(), 0)
+        if found is None or found[1] != len(heard.split()):
+            raise ValueError(f"{heard!r} is not a number")
+        number = found[0]
+        return int(number) if param.kind is int and number.is_integer() else number
+    return heard

@@ -1,0 +1,160 @@
+"""How often, how long, how far: the modifiers of a command, read out of its words.
+
+"nod twice", "walk forward for two seconds", "take three steps forward", "turn left 90
+degrees", "turn right a little" — :func:`read` takes these words out of a clause and returns
+them as a :class:`Modifiers`, leaving the words that name the action. The action's own
+parameters decide later what a modifier means (:mod:`~anima.agent.understanding.apply`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from anima.agent.understanding.words import number_at
+
+
+class Amount(StrEnum):
+    SMALL = "small"  # "a bit", "a little", "slightly"
+    LARGE = "large"  # "a lot", "far"
+
+
+@dataclass(frozen=True)
+class Modifiers:
+    count: int | None = None  # "twice" → 2
+    seconds: float | None = None  # "for two seconds"
+    steps: float | None = None  # "three steps"
+    metres: float | None = None  # "one meter"
+    degrees: float | None = None  # "90 degrees"
+    amount: Amount | None = None
+
+    @property
+    def measured(self) -> bool:
+        """A how-long/how-far modifier is present (it needs a parameter to go to)."""
+        return any(v is not None for v in (self.seconds, self.steps, self.metres, self.degrees))
+
+
+UNITS: dict[str, tuple[str, float]] = {
+    "second": ("seconds", 1.0),
+    "seconds": ("seconds", 1.0),
+    "sec": ("seconds", 1.0),
+    "secs": ("seconds", 1.0),
+    "minute": ("seconds", 60.0),
+    "minutes": ("seconds", 60.0),
+    "hour": ("seconds", 3600.0),
+    "hours": ("seconds", 3600.0),
+    "step": ("steps", 1.0),
+    "steps": ("steps", 1.0),
+    "meter": ("metres", 1.0),
+    "meters": ("metres", 1.0),
+    "metre": ("metres", 1.0),
+    "metres": ("metres", 1.0),
+    "m": ("metres", 1.0),
+    "foot": ("metres", 0.3048),
+    "feet": ("metres", 0.3048),
+    "degree": ("degrees", 1.0),
+    "degrees": ("degrees", 1.0),
+}
+_TIMES = ("times", "time")
+
+# whole word sequences, longest first where one is the start of another
+_FIXED: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = tuple(
+    (tuple(words.split()), value)
+    for words, value in (
+        ("one more time", {"count": 1}),
+        ("a couple of times", {"count": 2}),
+        ("a couple times", {"count": 2}),
+        ("a few times", {"count": 3}),
+        ("once", {"count": 1}),
+        ("twice", {"count": 2}),
+        ("thrice", {"count": 3}),
+        ("again", {}),
+        ("for a moment", {"seconds": 2.0}),
+        ("a moment", {"seconds": 2.0}),
+        ("for a while", {"amount": Amount.LARGE}),
+        ("for a bit", {"amount": Amount.SMALL}),
+        ("a couple of steps", {"steps": 2.0}),
+        ("a few steps", {"steps": 3.0}),
+        ("just a little bit", {"amount": Amount.SMALL}),
+        ("just a little", {"amount": Amount.SMALL}),
+        ("just a bit", {"amount": Amount.SMALL}),
+        ("a little bit", {"amount": Amount.SMALL}),
+        ("a tiny bit", {"amount": Amount.SMALL}),
+        ("a little", {"amount": Amount.SMALL}),
+        ("a bit", {"amount": Amount.SMALL}),
+        ("a tad", {"amount": Amount.SMALL}),
+        ("slightly", {"amount": Amount.SMALL}),
+        ("a lot", {"amount": Amount.LARGE}),
+        ("a long way", {"amount": Amount.LARGE}),
+        ("far", {"amount": Amount.LARGE}),
+    )
+)
+_BEFORE_MEASURE = ("for", "by", "about", "around", "roughly")  # "for two seconds", "by 90 degrees"
+
+
+def read(toks: list[str]) -> tuple[Modifiers, list[str]] | None:
+    """The clause's modifiers and its other words; None when a modifier is given twice
+    ("nod twice three times") or a count is not a whole number."""
+    mods: dict[str, Any] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(toks):
+        found = _measure(toks, i) or _fixed(toks, i)
+        if found is None:
+            rest.append(toks[i])
+            i += 1
+            continue
+        values, used = found
+        for key, value in values.items():
+            if key in mods:
+                return None
+            mods[key] = value
+        i += used
+    out = Modifiers(**mods)
+    # "for" left dangling before a measure that was read ("walk for, um, two seconds")
+    while rest and rest[-1] in _BEFORE_MEASURE and out.measured:
+        rest.pop()
+    return out, rest
+
+
+def _fixed(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+    for words, value in _FIXED:
+        if tuple(toks[i : i + len(words)]) == words:
+            return value, len(words)
+    return None
+
+
+def _measure(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+    """ "[for|by|about] NUMBER UNIT" and "NUMBER times"."""
+    start = i
+    while i < len(toks) and toks[i] in _BEFORE_MEASURE:
+        i += 1
+    num = _number(toks, i)
+    if num is None:
+        return None
+    value, used = num
+    j = i + used
+    if j >= len(toks):
+        return None
+    unit = toks[j]
+    if unit in _TIMES and start == i:
+        if not value.is_integer() or value < 1:
+            return None
+        return {"count": int(value)}, j + 1 - start
+    if unit in UNITS:
+        key, scale = UNITS[unit]
+        return {key: value * scale}, j + 1 - start
+    return None
+
+
+def _number(toks: list[str], i: int) -> tuple[float, int] | None:
+    found = number_at(toks, i)
+    if found is not None:
+        return found
+    if i + 1 < len(toks) and toks[i + 1] in UNITS:
+        if toks[i] in ("a", "an", "one"):  # "a second", "a meter"
+            return (1.0, 1)
+        if toks[i] in ("to", "too") and i > 0 and toks[i - 1] in _BEFORE_MEASURE:
+            return (2.0, 1)  # ASR's "for to seconds"
+    return None

@@ -1,0 +1,124 @@
+"""A request of several commands: "nod twice then smile", "wave and say hello".
+
+The words are cut at "and", "then", "and then", "after that" and punctuation; a cut is kept
+only when every part is understood, so "say hello and goodbye" still says "hello and goodbye".
+The first command that leaves the rest understood wins (memoized: linear in practice). A part
+that is only a direction (and an amount) borrows the verb before it ("look left and right",
+"turn left then right a bit").
+
+Anything before a ``stop()`` would be stopped at once: "wait, stop!" is just ``stop()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anima.agent.understanding.matcher import Limit, Match, Matcher
+from anima.agent.understanding.words import PUNCTUATION, wordset
+
+_JOINS = ("and then", "after that", "and", "then", "also")
+STOP = "stop()"
+
+
+@dataclass(frozen=True)
+class Segment:
+    sep: tuple[str, ...]  # the joining words before it ("and", "then")
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The outcome for a whole request."""
+
+    match: Match | None  # every part understood
+    limit: Limit | None  # a part understood but beyond what its action allows
+    missed: tuple[str, ...] | None  # the first part not understood on its own
+
+
+def segments(toks: list[str]) -> list[Segment]:
+    out: list[Segment] = []
+    sep: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(toks):
+        for join in _JOINS:
+            words = join.split()
+            if toks[i : i + len(words)] == words:
+                token, step = join, len(words)
+                break
+        else:
+            if toks[i] in PUNCTUATION:
+                token, step = "", 1
+            else:
+                current.append(toks[i])
+                i += 1
+                continue
+        if current:
+            out.append(Segment(tuple(sep), tuple(current)))
+            sep, current = [], []
+        if token:
+            sep.extend(token.split())
+        i += step
+    if current:
+        out.append(Segment(tuple(sep), tuple(current)))
+    return out
+
+
+def understand_steps(matcher: Matcher, toks: list[str]) -> Steps:
+    segs = segments(toks)
+    limits: list[Limit] = []
+    memo: dict[tuple[int, str], tuple[Match, ...] | None] = {}
+
+    def best(start: int, verb: str) -> tuple[Match, ...] | None:
+        if start == len(segs):
+            return ()
+        key = (start, verb)
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        for end in range(start + 1, len(segs) + 1):
+            words = list(segs[start].words)
+            for seg in segs[start + 1 : end]:
+                words.extend([*seg.sep, *seg.words])
+            found = matcher.clause(words)
+            if found is None and verb and start > 0 and _only_direction(words):
+                found = matcher.clause([verb, *words])  # "look left and right"
+            if isinstance(found, Limit):
+                limits.append(found)
+                continue
+            if found is None:
+                continue
+            rest = best(end, _verb(matcher, words) or verb)
+            if rest is not None:
+                memo[key] = (found, *rest)
+                break
+        return memo[key]
+
+    parts = best(0, "") if segs else None
+    if parts is not None:
+        actions = [a for m in parts for a in m.actions]
+        if STOP in actions:
+            last = len(actions) - 1 - actions[::-1].index(STOP)
+            actions = actions[last:]
+        return Steps(Match(tuple(actions), "; ".join(m.why for m in parts)), None, None)
+    missed = None
+    for seg in segs:
+        if matcher.clause(list(seg.words)) is None:
+            missed = seg.words
+            break
+    return Steps(None, limits[0] if limits else None, missed)
+
+
+_DIRECTIONS = wordset("left right up down forward forwards backward backwards back around")
+_ALONG = wordset("to the your my a bit little more again slightly")
+
+
+def _only_direction(words: list[str]) -> bool:
+    """ "right", "to the left a bit": a part that borrows the verb before it."""
+    return bool(_DIRECTIONS & set(words)) and set(words) <= _DIRECTIONS | _ALONG
+
+
+def _verb(matcher: Matcher, words: list[str]) -> str:
+    """The first word of a command once politeness is off ("please look left" → "look")."""
+    kept = matcher.strip(list(words))
+    return kept[0] if kept else ""

@@ -1,0 +1,251 @@
+"""Words, not actions: questions about the robot, greetings, and saying what it can't do.
+
+Questions about itself ("what's your name", "what can you do") are answered from the config
+(:class:`~.result.About`) and the registry; a request it has no action for ("make me a
+coffee") is refused by name, with a few things it *can* do, taken from the registry.
+"""
+
+from __future__ import annotations
+
+from rapidfuzz import fuzz, process
+
+from anima.agent.actions import Action, ActionRegistry
+from anima.agent.understanding.lexicon import LABELS, NEGATIONS, POINT_OF_VIEW
+from anima.agent.understanding.result import About
+from anima.agent.understanding.senses import name_words
+from anima.agent.understanding.words import wordset
+
+# (topic, what people say): matched whole, or nearly (a word misheard in a long sentence)
+QUESTIONS: dict[str, tuple[str, ...]] = {
+    "name": (
+        "what is your name",
+        "what is your name again",
+        "what are you called",
+        "what should i call you",
+        "what do i call you",
+        "what do they call you",
+        "do you have a name",
+        "tell me your name",
+        "may i ask your name",
+        "your name",
+    ),
+    "who": (
+        "who are you",
+        "who is this",
+        "who am i talking to",
+        "what are you",
+        "are you a robot",
+        "introduce yourself",
+        "tell me about yourself",
+    ),
+    "abilities": (
+        "what can you do",
+        "what else can you do",
+        "what are you able to do",
+        "what do you do",
+        "what can i ask you",
+        "what can i ask you to do",
+        "what can i say",
+        "what are your skills",
+        "what are your abilities",
+        "what do you know how to do",
+        "what commands do you know",
+        "what tricks do you know",
+        "what tricks can you do",
+        "show me what you can do",
+        "help",
+        "help me",
+    ),
+    "how": (
+        "how are you",
+        "how are you doing",
+        "how are you today",
+        "how is it going",
+        "how do you do",
+        "how do you feel",
+        "are you ok",
+        "are you okay",
+        "how are things",
+    ),
+    "hello": (
+        "hello",
+        "hi",
+        "hey",
+        "hi there",
+        "hello there",
+        "hey there",
+        "good morning",
+        "good afternoon",
+        "good evening",
+        "howdy",
+        "greetings",
+        "nice to meet you",
+    ),
+    "thanks": (
+        "thank you",
+        "thanks",
+        "thanks a lot",
+        "thank you very much",
+        "thank you so much",
+        "great job",
+        "good job",
+        "well done",
+        "nice",
+        "cool",
+        "awesome",
+    ),
+    "bye": ("goodbye", "bye", "bye bye", "see you", "see you later", "good night"),
+}
+_SENTENCES = {s: topic for topic, ss in QUESTIONS.items() for s in ss}
+QUESTION_SCORE = 90  # rapidfuzz ratio on the whole sentence: one word misheard, not another
+
+# A request for something the robot has no action for starts like one of these
+REQUEST_FRAMES = (
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "please",
+    "i want you to",
+    "i would like you to",
+    "i need you to",
+    "are you able to",
+    "go and",
+    "i want",
+    "i would like",
+    "i need",
+    "let us",
+)
+# …or with one of these verbs (the imperative of everyday requests to a robot)
+VERBS = wordset(
+    """
+    bring fetch get make cook brew pour open close turn switch pick carry lift throw catch
+    kick jump fly run dance sing play read write draw paint call phone text email buy
+    order find search clean wash sweep vacuum tidy drive climb swim sit lie kneel crawl
+    eat drink sleep cry laugh whistle shout scream tell explain count show give hand take
+    grab push pull move raise lower lift spin juggle hug kiss high five clap snap stomp
+    hop skip do fold put set check play book send charge unlock lock water feed walk
+    follow come
+    """
+)
+_WANTS = ("i want", "i would like", "i need")
+WH_WORDS = wordset(
+    """
+    what where when why how who which whose is are do does did will
+    """
+)
+
+
+def topic(words: list[str], about: About) -> str | None:
+    """Which question or courtesy ``words`` are, if any."""
+    own = set(about.name.lower().split()) | set(about.wake_phrase.lower().split()) | {"robot"}
+    kept = [w for w in words if w not in own and w not in ("please", "so", "ok", "okay")]
+    while kept and kept[0] in ("and", "oh", "well", "hey") and len(kept) > 1:
+        kept = kept[1:]
+    text = " ".join(kept)
+    if not text:
+        return "hello" if words else None  # just the robot's name: a greeting
+    if text in _SENTENCES:
+        return _SENTENCES[text]
+    if len(text) < 10:  # too short to tell a misheard word from a different one
+        return None
+    found = process.extractOne(text, _SENTENCES, scorer=fuzz.ratio, score_cutoff=QUESTION_SCORE)
+    return None if found is None else _SENTENCES[found[0]]
+
+
+def answer(kind: str, about: About, registry: ActionRegistry) -> str:
+    name = about.name
+    can = abilities(registry, 6)
+    if kind == "name":
+        return f"My name is {name}."
+    if kind == "who":
+        return f"I'm {name}, a robot. I can {can}."
+    if kind == "abilities":
+        return f"I can {abilities(registry, 10)}. Just ask."
+    if kind == "how":
+        return "I'm doing well, thank you! What can I do for you?"
+    if kind == "hello":
+        return f"Hello! I'm {name}. I can {can}."
+    if kind == "thanks":
+        return "You're welcome!"
+    return "Goodbye!"
+
+
+def abilities(registry: ActionRegistry, most: int) -> str:
+    """ "wave, nod, shake my head and say things": a few of the registry's actions, named."""
+    labels = labels_of(registry)
+    if not labels:
+        return "not do much yet"
+    shown = labels[:most]
+    if len(shown) == 1:
+        return shown[0]
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def labels_of(registry: ActionRegistry) -> list[str]:
+    """One short name per thing it can do, gestures first, in the registry's phrase order."""
+    out: list[str] = []
+    later: list[str] = []
+    for act in registry:
+        if act.name in LABELS:
+            label = LABELS[act.name]
+            if label is not None:
+                later.append(label)
+            continue
+        out.extend(_labels(act))
+    # a few gestures, then the other kinds of thing (look, talk, walk), then the rest
+    order = list(LABELS.values())
+    later.sort(key=order.index)
+    return list(dict.fromkeys([*out[:3], *later, *out[3:]]))  # in order, each once
+
+
+def _labels(act: Action) -> list[str]:
+    """The first phrase for each different call the action's phrases make."""
+    if not act.phrases:
+        return [" ".join(name_words(act.name))]
+    seen: set[tuple[tuple[str, object], ...]] = set()
+    out = []
+    for ph in act.phrases:
+        key = tuple(sorted(ph.args.items(), key=lambda kv: kv[0]))
+        if key in seen or ph.slots:
+            continue
+        seen.add(key)
+        out.append(point_of_view(ph.text.split()))  # "shake your head" → "shake my head"
+    return out
+
+
+def point_of_view(words: list[str]) -> str:
+    """The person's words from the robot's side: "shake your head" → "shake my head"."""
+    return " ".join(POINT_OF_VIEW.get(w, w) for w in words)
+
+
+def is_request(words: list[str]) -> bool:
+    """Whether ``words`` ask for something (a refusal fits) rather than being noise."""
+    if not words or NEGATIONS & set(words):
+        return False
+    text = " ".join(words)
+    if any(text == f or text.startswith(f + " ") for f in REQUEST_FRAMES):
+        return len(words) >= 2
+    if words[0] in VERBS:
+        return True
+    return words[0] in WH_WORDS and len(words) >= 3
+
+
+def refusal(words: list[str], registry: ActionRegistry) -> str:
+    """ "I can't make you a coffee. I can wave, nod, …" for the words of the request."""
+    what = list(words)
+    for frame in sorted(REQUEST_FRAMES, key=len, reverse=True):
+        f = frame.split()
+        if what[: len(f)] == f:
+            what = what[len(f) :]
+            if frame in _WANTS:  # "i want a coffee": a thing, not a deed
+                what = ["get", "me", *what]  # → "get you a coffee"
+            break
+    while what and what[-1] in ("please", "now", "for", "robot"):
+        what.pop()
+    can = abilities(registry, 5)
+    if words and words[0] in WH_WORDS and words[0] not in ("do", "will"):
+        return f"Sorry, I can't answer that. I can {can}."
+    if not what or len(what) > 8:
+        return f"Sorry, I can't do that. I can {can}."
+    return f"Sorry, I can't {point_of_view(what)}. I can {can}."

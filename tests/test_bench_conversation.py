@@ -1,0 +1,166 @@
+"""`anima bench conversation`: the evaluation set, the judging rules, and a fast real slice.
+
+The slice runs the real pipeline (runtime on the simulated robot, the configured agent, the
+listener on pushed audio, eSpeak NG speaking) on two requests with a tiny set of our own: one
+whose expectation is right and one whose expectation is deliberately wrong, so the harness is
+seen to count what the robot really did — both ways.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from anima.agent.actions import ActionRegistry
+from anima.bench.conversation_figures import figures, word_errors
+from anima.bench.conversation_judge import Observed, judge, plan_matches, speech_kind
+from anima.bench.conversation_set import Request, default_set_dir, load_requests
+from anima.config import AnimaConfig, MqttConfig
+from anima.config.sections import HumanoidConfig
+from anima.drivers.sim import SimDriver
+from anima.errors import ConfigError
+from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing.tts import ScriptedEngine
+
+REQUIRED = {"gesture", "gaze", "speech", "multi_step", "humanoid", "question", "oov", "stop",
+            "chitchat"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def registry() -> ActionRegistry:
+    """The registry the bench judges against: the shipped animations and the humanoid's."""
+    from anima.agent.vocabulary import runtime_registry
+
+    cfg = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
+    rt = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    rt.library.load()
+    return runtime_registry(rt)
+
+
+def test_the_shipped_set_is_big_enough_and_every_expected_plan_is_valid(
+    registry: ActionRegistry,
+) -> None:
+    dev = load_requests(registry, "dev")
+    heldout = load_requests(registry, "heldout")
+    assert len(dev) >= 60
+    assert len(heldout) >= 25
+    assert {r.category for r in dev} >= REQUIRED
+    assert {r.category for r in heldout} >= REQUIRED
+    assert not {r.text.lower() for r in dev} & {r.text.lower() for r in heldout}
+    header = (default_set_dir() / "heldout.yaml").read_text().split("requests:")[0]
+    assert "MEASURE ONLY" in header
+    # each expected plan came back canonical (parse_plan's own text)
+    nod = next(r for r in dev if r.text == "give me a nod")
+    assert nod.plans == (("play_animation(name='nod')",),)
+
+
+def test_a_set_with_an_unknown_action_is_refused_naming_the_entry(
+    tmp_path: Path, registry: ActionRegistry
+) -> None:
+    (tmp_path / "requests.yaml").write_text(
+        "requests:\n"
+        "  - {text: nod, category: gesture, expect: [\"play_animation(name='nod')\"]}\n"
+        "  - {text: make a coffee, category: oov, expect: [\"brew(kind='latte')\"]}\n"
+    )
+    with pytest.raises(ConfigError, match=r"requests.yaml entry 2 \('make a coffee'\).*brew"):
+        load_requests(registry, "dev", tmp_path)
+    (tmp_path / "requests.yaml").write_text(
+        "requests:\n  - {text: hi, category: chitchat, expect_kind: chat}\n"
+    )
+    with pytest.raises(ConfigError, match=r"entry 1.*expect_kind must be one of answer"):
+        load_requests(registry, "dev", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "ok"),
+    [
+        (["play_animation(name='nod')"], ["play_animation(name='nod')"], True),
+        (["play_animation(name='nod')"], ["play_animation(name='shake')"], False),
+        (["play_animation(name='nod')"] * 2, ["play_animation(name='nod')"], False),
+        (["look_at(x=1.0, y=0.6, z=0.0)"], ["look_at(x=1.0, y=0.5, z=0.05)"], True),
+        (["look_at(x=1.0, y=0.6, z=0.0)"], ["look_at(x=1.0, y=-0.6, z=0.0)"], False),  # right
+        (["look_at(x=1.0, y=0.6, z=0.0)"], ["look_at(x=1.0, y=0.6, z=0.5)"], False),  # and up
+        (["say(text='hello')"], ["say(text='Hello there!')"], True),
+        (["say(text='good night')"], ["say(text='Good morning!')"], False),
+        (["walk_forward()"], ["walk_forward(seconds=0.5)"], True),  # "a bit": any amount
+        (["walk_forward(seconds=2.0)"], ["walk_forward()"], True),  # the default is 2 s
+        (["walk_forward(seconds=3.0)"], ["walk_forward()"], True),  # within a factor of two
+        (["walk_forward(seconds=3.0)"], ["walk_forward(seconds=8.0)"], False),
+        (["walk_forward()"], ["set_gait(mode='Walk')", "walk_forward()"], True),
+        (["turn(direction='left')"], ["turn(direction='right')"], False),
+    ],
+)
+def test_plans_match_by_the_documented_rules(
+    registry: ActionRegistry, expected: list[str], actual: list[str], ok: bool
+) -> None:
+    assert plan_matches(expected, actual, registry) is ok
+
+
+def test_what_the_robot_says_is_read_as_an_answer_a_refusal_or_not_understood() -> None:
+    assert speech_kind("Sorry, I didn't catch that.") == "not_understood"
+    assert speech_kind("I can't make coffee. I can wave, nod, look around.") == "refuse"
+    assert speech_kind("Sorry, I can't do that: 'dance' is not something I know.") == "refuse"
+    assert speech_kind("My name is Anima.") == "answer"
+
+
+def test_verdicts_for_answers_refusals_and_stops(registry: ActionRegistry) -> None:
+    def req(kind: str, words: tuple[str, ...] = ()) -> Request:
+        return Request(text="x", category="question", split="dev", kind=kind, words=words)  # type: ignore[arg-type]
+
+    named = Observed(spoken=["My name is Anima."])
+    assert judge(req("answer", ("anima",)), named, registry).correct
+    assert not judge(req("answer", ("wave",)), named, registry).correct  # not the words asked
+    moved = Observed(spoken=["Sure."], plans=[("play_animation(name='nod')",)])
+    assert judge(req("answer"), moved, registry).outcome == "moved"
+    refused = Observed(spoken=["I can't make coffee."])
+    assert judge(req("refuse"), refused, registry).correct
+    assert not judge(req("answer"), refused, registry).correct
+    assert not judge(req("refuse"), Observed(), registry).correct  # silence is no refusal
+    assert judge(req("stop"), Observed(pre_cut=True, plans=[("stop()",)]), registry).correct
+    assert not judge(req("stop"), Observed(pre_cut=False), registry).correct  # it kept waving
+    assert not judge(req("act"), Observed(woke=False), registry).correct
+
+
+def test_word_errors_count_substitutions_insertions_and_deletions() -> None:
+    assert word_errors("walk forward for two seconds", "walk forward for 2 seconds") == 0
+    assert word_errors("give me a nod", "give me nod") == 1
+    assert word_errors("give me a nod", "get ready to walk") == 4
+    assert word_errors("nod", "") == 1
+
+
+def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
+    pytest.importorskip("pocketsphinx", reason="needs the listen extra")
+    from anima.bench.conversation import BenchOptions, run_conversation_bench
+
+    (tmp_path / "requests.yaml").write_text(
+        "requests:\n"
+        "  - {text: nod your head, category: gesture, expect: [\"play_animation(name='nod')\"]}\n"
+        "  # deliberately wrong: the robot will shake its head, which is not a nod\n"
+        "  - {text: shake your head, category: gesture,"
+        " expect: [\"play_animation(name='nod')\"]}\n"
+    )
+    options = BenchOptions(
+        voices=("espeak-us",), noises=("clean",), modes=("ptt",), splits=("dev",),
+        max_seconds=90.0, false_wake_s=0.0, set_dir=tmp_path,
+    )  # fmt: skip
+    r = run_conversation_bench(options)
+    by_text = {t.text: t for t in r.trials}
+    assert set(by_text) == {"nod your head", "shake your head"}
+    right, wrong = by_text["nod your head"], by_text["shake your head"]
+    assert right.transcript == "nod your head"
+    assert right.word_errors == 0
+    assert right.correct, right
+    assert right.first_motion_ms is not None
+    assert 0 < right.first_motion_ms < 10_000
+    assert not wrong.correct, wrong
+    assert wrong.outcome == "wrong_action"
+    assert "play_animation(name='shake')" in wrong.detail
+    overall = r.figures["dev"]["overall"]
+    assert overall == figures(r.trials)
+    assert overall.intent_accuracy == 0.5
+    assert r.loop_rate_hz > 90
+    json.dumps(dataclasses.asdict(r))  # what --json prints

@@ -11,9 +11,18 @@ A wake at any stage interrupts what is in flight, event-driven:
 While the robot speaks the listener is gated, so its own voice does not trigger the VAD.
 
 What the robot says is bounded (:func:`~anima.agent.planners.base.speakable`: a few
-sentences), and a plan that was refused is never announced with the model's words ("Sure!"):
-the robot says once per turn that it could not do it and why (``refusal_speech``), and the
-planner is told so it may try again.
+sentences), and nothing that promises an action is said before its whole plan has validated
+(:class:`~anima.agent.reply.Answer`; with a streaming planner the words go out sentence by
+sentence once the plan has validated, chit-chat at once). A plan that was refused is never
+announced with the model's words ("Sure!"): the robot says once per turn that it could not do
+it and why (``refusal_speech``), and the planner is told so it may try again. A step that fails
+is told once per turn in one short sentence ("I couldn't walk: the robot is in emergency
+stop."). A final transcript whose confidence is under ``listen.min_confidence`` is answered
+"Sorry, I didn't catch that." and not planned. When all steps succeeded with nothing to report
+the planner is told without a second request (``acknowledge``).
+
+A wake is acknowledged at once with a glance at the person (``agent.acknowledge_wake``): a
+look-at through the runtime, only while no move plays, so it never fights a commanded move.
 """
 
 from __future__ import annotations
@@ -26,11 +35,13 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
-from anima.agent.executor import Executor
-from anima.agent.plan import parse_plan, refusal_speech, rejection_feedback
+from anima.agent.executor import Executor, adds_nothing
+from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
-from anima.errors import AnimaError, PlanError
+from anima.agent.reply import ActionWords, Answer, failure_speech
+from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
 
 if TYPE_CHECKING:
@@ -39,6 +50,10 @@ if TYPE_CHECKING:
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
+
+NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
+GLANCE = (1.0, 0.0, 0.12)  # the wake's acknowledgement: look at the person, a little up (m)
+PlannerCall = Callable[..., PlannerReply | None]
 
 
 class Conversation:
@@ -52,7 +67,10 @@ class Conversation:
         *,
         feedback_rounds: int = 3,
         locale: str = "en-US",
+        min_confidence: float | None = None,
+        acknowledge_wake: bool = True,
     ) -> None:
+        """``min_confidence``: None reads ``listen.min_confidence`` (0 while it is absent)."""
         self.runtime = runtime
         self.registry = registry
         self.planner = planner
@@ -60,7 +78,14 @@ class Conversation:
         self.listener = listener
         self._rounds = feedback_rounds
         self._locale = locale
-        self._requests: queue.SimpleQueue[tuple[int, str] | None] = queue.SimpleQueue()
+        if min_confidence is None:
+            min_confidence = float(getattr(runtime.config.listen, "min_confidence", 0.0))
+        self.min_confidence = min_confidence
+        self.acknowledge_wake = acknowledge_wake
+        self._words = ActionWords(registry)
+        self._streams = bool(getattr(planner, "streaming", False))
+        # (generation, text, heard well enough to act on)
+        self._requests: queue.SimpleQueue[tuple[int, str, bool] | None] = queue.SimpleQueue()
         self._generation = 0  # bumped by every wake: work of an older generation is dropped
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -100,22 +125,45 @@ class Conversation:
             self.interrupt(WakeDetected(t=self._now(), source=source))
 
     def interrupt(self, event: WakeDetected) -> None:
-        """Stop what is in flight: the planner's request, the robot's speech, the plan."""
+        """Stop what is in flight: the planner's request, the robot's speech, the plan; then
+        acknowledge the wake with a glance (when nothing else moves)."""
         with self._lock:
             self._generation += 1
         self.planner.interrupt()
         speech = self.runtime.speech
         if speech is not None and speech.speaking:
             speech.stop_speaking()
-        self.executor.cancel("interrupted")
+        acting = self.executor.cancel("interrupted")
+        if self.acknowledge_wake and not acting:
+            self._glance()
         log.info("wake (%s): listening", event.source)
 
+    def _glance(self) -> None:
+        """Look at the person: a look-at, which the gaze controller ignores while a head
+        animation plays or a gaze posture is latched; skipped while any move plays or waits."""
+        engine = self.runtime.engine
+        state = engine.state()
+        if engine.estopped or state.move is not None or state.queued:
+            return
+        try:
+            self.runtime.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
+        except AnimaError as exc:  # an acknowledgement that cannot be made is not an error
+            log.debug("no wake glance: %s", exc)
+
     def hear(self, transcript: Transcript) -> None:
-        """A final transcript: plan and act on it (on the agent thread)."""
+        """A final transcript: plan and act on it (on the agent thread); one heard with too
+        little confidence is answered "Sorry, I didn't catch that." instead."""
         if transcript.final and transcript.text.strip():
             with self._lock:
                 generation = self._generation
-            self._requests.put((generation, transcript.text.strip()))
+            confidence = getattr(transcript, "confidence", None)
+            caught = confidence is None or confidence >= self.min_confidence
+            if not caught:
+                self._notice(
+                    f"not acted on: heard {transcript.text.strip()[:60]!r} with confidence "
+                    f"{confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
+                )
+            self._requests.put((generation, transcript.text.strip(), caught))
 
     def _on_speech(self, event: Event) -> None:
         if self.listener is not None:
@@ -128,74 +176,120 @@ class Conversation:
 
     def _work(self) -> None:
         while (item := self._requests.get()) is not None:
-            generation, text = item
+            generation, text, caught = item
             if not self._current(generation):
                 continue
             try:
-                self._turn(generation, text)
+                if caught:
+                    self._turn(generation, text)
+                else:
+                    self.turns += 1
+                    self._say(generation, NOT_CAUGHT)
             except Exception as exc:  # one bad turn must not end the conversation
                 log.exception("agent turn failed")
                 self._notice(f"agent turn failed: {exc!r}")
 
     def _turn(self, generation: int, text: str) -> None:
         self.turns += 1
-        reply = self._ask(self.planner.plan, text)
+        answer = self._ask(generation, self.planner.plan, text)
         rounds = 0
-        said_refusal = False  # "Sorry, I can't do that" is said at most once per turn
-        while reply is not None and self._current(generation) and not reply.interrupted:
-            if not reply.actions:
-                self._say(reply.response)
-                return
-            try:
-                plan = parse_plan(self.registry, reply.actions)
-            except PlanError as exc:
+        said_refusal = said_failure = False  # each said at most once per turn
+        while answer is not None and self._current(generation):
+            refused = answer.refused or answer.not_started
+            if refused is not None:
                 # the model's words were about a plan that will not run: say that instead
-                self._notice(f"plan rejected: {exc}")
+                self._notice(f"plan rejected: {refused}")
                 if not said_refusal:
                     said_refusal = True
-                    self._say(refusal_speech(exc))
-                reply = self._feedback(rejection_feedback(exc), rounds)
+                    self._say(generation, self._refusal(refused))
+                if answer.refused is None:
+                    return  # validated, but the executor would not run it: no retry helps
+                answer = self._follow_up(generation, rejection_feedback(answer.refused), rounds)
                 rounds += 1
                 continue
-            self._say(reply.response)
-            try:
-                task = self.executor.start(plan, preempt=True)
-            except AnimaError as exc:
-                self._notice(f"plan not started: {exc}")
-                return
-            result = task.join()
-            if result is None or result.interrupted or result.finished or result.feedback is None:
+            if answer.task is None:
+                return  # words only
+            result = answer.task.join()
+            if result is None or result.interrupted or result.finished:
                 return
             if not self._current(generation):
                 return
-            reply = self._feedback(result.feedback, rounds)
+            failure = failure_speech(result)
+            if failure is not None and not said_failure:
+                said_failure = True
+                self._say(generation, failure)
+            if result.feedback is None:
+                return
+            if adds_nothing(result):
+                self._acknowledge(result.feedback)  # nothing to learn: no second request
+                return
+            answer = self._follow_up(generation, result.feedback, rounds)
             rounds += 1
 
-    def _feedback(self, summary: str, rounds: int) -> PlannerReply | None:
+    @staticmethod
+    def _refusal(error: AnimaError) -> str:
+        from anima.errors import PlanError
+
+        if isinstance(error, PlanError):
+            return refusal_speech(error)
+        return f"Sorry, I can't do that now: {str(error)[:100]}."
+
+    def _follow_up(self, generation: int, summary: str, rounds: int) -> Answer | None:
         if rounds >= self._rounds:
             return None
-        return self._ask(self.planner.feedback, summary)
+        return self._ask(generation, self.planner.feedback, summary)
 
-    def _ask(self, call: Callable[[str], PlannerReply | None], text: str) -> PlannerReply | None:
-        """A planner call; a planner that raises (its bug, not its server's) is apologized
-        for like a server failure, so the person hears something and the next turn works."""
+    def _acknowledge(self, summary: str) -> None:
+        acknowledge = getattr(self.planner, "acknowledge", None)
+        if callable(acknowledge):
+            acknowledge(summary)
+
+    def _ask(self, generation: int, call: PlannerCall, text: str) -> Answer | None:
+        """A planner call, its reply taken by an :class:`Answer` (as it streams, when the
+        planner streams); None when the turn is over (interrupted, or nothing came back). A
+        planner that raises (its bug, not its server's) is apologized for like a server
+        failure, so the person hears something and the next turn works."""
+        answer = Answer(
+            self.registry,
+            self.executor,
+            self._words,
+            speak=lambda words: self._say(generation, words),
+            current=lambda: self._current(generation),
+        )
         try:
-            return call(text)
+            reply = call(text, answer) if self._streams else call(text)
         except Exception as exc:
             log.exception("planner %s raised", getattr(self.planner, "name", "?"))
             reason = f"{type(exc).__name__}: {exc}"
             self._notice(f"planner failed: {reason[:200]}")
-            return apology(reason[:200])
+            reply = apology(reason[:200])
+        if reply is None or reply.interrupted or not self._current(generation):
+            answer.close()
+            return None
+        if reply.error is not None and (answer.planned or answer.spoke):
+            # a stream that broke after its plan or words went out: those stand, no apology
+            self._notice(f"the planner's reply broke off: {reply.error[:200]}")
+        elif not reply.streamed:
+            answer.take(reply.actions, reply.response)
+        answer.close()
+        return answer
 
-    def _say(self, text: str) -> None:
+    def _say(self, generation: int, text: str) -> bool:
+        """Say ``text`` if the turn is still current (checked under the lock a wake takes, so
+        a wake either comes first and nothing is said, or comes after and stops it)."""
         speech = self.runtime.speech
         text = speakable(text)  # any planner's reply, bounded before it reaches the TTS
         if not text or speech is None:
-            return
-        try:
-            speech.speak(text, self._locale)
-        except AnimaError as exc:
-            self._notice(f"cannot say the reply: {exc}")
+            return False
+        with self._lock:
+            if generation != self._generation:
+                return False
+            try:
+                speech.speak(text, self._locale)
+            except AnimaError as exc:
+                self._notice(f"cannot say the reply: {exc}")
+                return False
+        return True
 
     def _notice(self, message: str) -> None:
         log.warning("%s", message)
@@ -226,14 +320,17 @@ def build_conversation(runtime: Runtime, *, audio_in: str | None = None) -> Conv
         executor,
         feedback_rounds=cfg.feedback_rounds,
         locale=cfg.locale,
+        acknowledge_wake=getattr(cfg, "acknowledge_wake", True),
     )
     source = _source(audio_in if audio_in is not None else cfg.audio_in)
     if source is not None:
         from anima.listening.listener import Listener
 
         listen = runtime.config.listen
-        if cfg.planner != "rules":
-            listen = dataclasses.replace(listen, asr_mode="lm")  # open vocabulary for an LLM
+        if cfg.planner != "rules" and getattr(listen, "asr", "pocketsphinx") != "whisper":
+            # pocketsphinx's open-vocabulary model for an LLM (a grammar would force every
+            # request into a known phrase); asr_mode means nothing to whisper, open already
+            listen = dataclasses.replace(listen, asr_mode="lm")
         conversation.listener = Listener(
             source,
             config=listen,

@@ -85,6 +85,15 @@ def interpret(result: object) -> tuple[StepStatus, str]:
     return StepStatus.FAILED, f"the action returned {type(result).__name__}, not a result"
 
 
+def adds_nothing(result: PlanResult) -> bool:
+    """Whether the planner would learn nothing from this result: every step succeeded and none
+    said anything (the second model call can be skipped)."""
+    return result.outcome == "succeeded" and all(
+        s.status in (StepStatus.SUCCEEDED, StepStatus.SELF_FEEDBACK) and not s.message
+        for s in result.steps
+    )
+
+
 def summarize(steps: tuple[StepResult, ...], *, interrupted: str | None = None) -> str | None:
     """The feedback for the planner, in the seed's words; None when there is nothing to say."""
     done = [s.text for s in steps if s.status is StepStatus.SUCCEEDED]
@@ -112,8 +121,15 @@ def summarize(steps: tuple[StepResult, ...], *, interrupted: str | None = None) 
 class PlanTask:
     """One plan running on its own thread; cancel it, join it, read its result."""
 
-    def __init__(self, executor: Executor, plan: Plan, ctx: ActionContext) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        plan: Plan,
+        ctx: ActionContext,
+        on_step: Callable[[StepResult], None] | None = None,
+    ) -> None:
         self.plan = plan
+        self._on_step = on_step
         self.id = plan.id
         self._executor = executor
         self._ctx = ctx
@@ -195,9 +211,15 @@ class PlanTask:
 
     def _record(self, step: Step, status: StepStatus, message: str) -> StepResult:
         self._executor.publish_step(self.plan.id, step, status, message)
-        return StepResult(
+        result = StepResult(
             index=step.index, action=step.name, text=step.text, status=status, message=message
         )
+        if self._on_step is not None:
+            try:
+                self._on_step(result)
+            except Exception:  # the caller's hook must not end the plan
+                log.exception("on_step callback failed")
+        return result
 
     def _finish(self, steps: tuple[StepResult, ...]) -> None:
         ctx, ex = self._ctx, self._executor
@@ -282,9 +304,16 @@ class Executor:
     def busy(self) -> bool:
         return self.current is not None
 
-    def start(self, plan: Plan, *, preempt: bool = False) -> PlanTask:
+    def start(
+        self,
+        plan: Plan,
+        *,
+        preempt: bool = False,
+        on_step: Callable[[StepResult], None] | None = None,
+    ) -> PlanTask:
         """Run ``plan`` on a new thread; with ``preempt``, cancel (and join) a running one
-        first, else refuse while one runs."""
+        first, else refuse while one runs. ``on_step`` gets each step's result as it ends (on
+        the plan's thread, before the next step starts)."""
         with self._lock:
             running = self.current
             if running is not None:
@@ -302,7 +331,7 @@ class Executor:
                 process_timeout_s=self.process_timeout_s,
                 halt=self.runtime.engine.clear,
             )
-            task = PlanTask(self, plan, ctx)
+            task = PlanTask(self, plan, ctx, on_step)
             self._current = task
             task._thread.start()
             return task

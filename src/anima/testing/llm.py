@@ -5,6 +5,13 @@ plays ``POST /v1/chat-messages``. Each request takes the next :class:`Scripted` 
 body, an HTTP error, a body that is not JSON, optionally after a delay (for timeouts and slow
 replies). With the script empty, the server answers HTTP 500 "no scripted reply".
 
+Streamed replies (server-sent events, as ``stream: true`` asks): :meth:`Scripted.sse` sends any
+events with a delay before each; :meth:`Scripted.stream_text` (content pieces),
+:meth:`Scripted.stream_tools` (content pieces, then tool calls whose arguments arrive in pieces)
+and :meth:`Scripted.stream_json` (the seed's JSON reply, ``actions`` first, cut in pieces) build
+them. The server notes when each event went out (:attr:`ScriptedOpenAIServer.sent`), to measure
+from the moment a sentence was complete.
+
 Hostile replies, to test that a client survives a server that misbehaves:
 :meth:`Scripted.huge` (a reply of any size, generated while it is sent, never held whole),
 :meth:`Scripted.dribble` (a byte at a time, seconds apart), :meth:`Scripted.garbage` (bytes
@@ -25,6 +32,7 @@ import dataclasses
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +54,64 @@ class Scripted:
     declare_length: bool = True  # False: no Content-Length, the body ends when the link closes
     dribble_head: bool = False  # with every_s: the status line and headers dribble too
     headers: tuple[tuple[str, str], ...] = ()  # more response headers (Content-Encoding, …)
+    events: tuple[tuple[float, Any], ...] | None = None  # SSE: (delay before, data) each
+
+    @classmethod
+    def sse(cls, events: Iterable[tuple[float, Any]], *, done: bool = True) -> Scripted:
+        """A stream of server-sent events: each ``(delay_s, data)`` is sent ``delay_s`` after
+        the one before as ``data: <data>`` (JSON-encoded unless a str), then ``data: [DONE]``
+        when ``done``."""
+        items = [*events, *([(0.0, "[DONE]")] if done else [])]
+        return cls(events=tuple(items))
+
+    @classmethod
+    def stream_text(cls, *pieces: str, gap_s: float = 0.0, first_s: float = 0.0) -> Scripted:
+        """A streamed completion whose content arrives in ``pieces``, ``gap_s`` apart."""
+        events = [
+            (first_s if i == 0 else gap_s, chunk({"content": p})) for i, p in enumerate(pieces)
+        ]
+        return cls.sse([*events, (0.0, chunk({}, finish="stop"))])
+
+    @classmethod
+    def stream_tools(
+        cls,
+        *calls: tuple[str, dict[str, Any]],
+        content: Iterable[str] = (),
+        gap_s: float = 0.0,
+    ) -> Scripted:
+        """A streamed completion: ``content`` pieces first, then each tool call (its name, then
+        its arguments in two pieces), ``gap_s`` between events."""
+        events: list[tuple[float, Any]] = [(gap_s, chunk({"content": p})) for p in content]
+        for i, (name, args) in enumerate(calls):
+            text = json.dumps(args)
+            half = len(text) // 2
+            head = {"index": i, "id": f"call_{i}", "type": "function"}
+            events.append((gap_s, chunk({"tool_calls": [{**head, "function": {"name": name}}]})))
+            for part in (text[:half], text[half:]):
+                delta = {"tool_calls": [{"index": i, "function": {"arguments": part}}]}
+                events.append((gap_s, chunk(delta)))
+        return cls.sse([*events, (0.0, chunk({}, finish="tool_calls"))])
+
+    @classmethod
+    def stream_json(
+        cls,
+        response: str,
+        actions: Iterable[str] = (),
+        *,
+        pieces: int = 8,
+        gap_s: float = 0.0,
+        actions_first: bool = True,
+    ) -> Scripted:
+        """The seed's JSON reply streamed as content in about ``pieces`` pieces; ``actions``
+        before ``response`` unless ``actions_first`` is False."""
+        reply = {"actions": list(actions), "response": response}
+        if not actions_first:
+            reply = {"response": response, "actions": list(actions)}
+        text = json.dumps(reply)
+        size = max(1, len(text) // pieces)
+        return cls.stream_text(
+            *(text[i : i + size] for i in range(0, len(text), size)), gap_s=gap_s
+        )
 
     @classmethod
     def tool_calls(cls, *calls: tuple[str, dict[str, Any]], content: str = "") -> Scripted:
@@ -115,6 +181,16 @@ class Scripted:
         return dataclasses.replace(self, delay_s=delay_s)
 
 
+def chunk(delta: dict[str, Any], *, finish: str | None = None) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` event with this delta."""
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "model": "scripted",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
 def nested(depth: int) -> str:
     """JSON arrays nested ``depth`` deep (``[[[…]]]``): valid JSON no parser should recurse on."""
     return "[" * depth + "]" * depth
@@ -153,6 +229,7 @@ class Recorded:
 class _State:
     script: deque[Scripted] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
+    sent: list[tuple[float, Any]] = field(default_factory=list)  # (monotonic time, SSE data)
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
     answered: threading.Condition = field(default_factory=threading.Condition)
@@ -175,6 +252,12 @@ class _ScriptedServer:
     def requests(self) -> list[Recorded]:
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def sent(self) -> list[tuple[float, Any]]:
+        """Every streamed event so far: (``time.monotonic()`` when written, its data)."""
+        with self._state.lock:
+            return list(self._state.sent)
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
         """Block until ``count`` requests have arrived (True) or ``timeout`` passes."""
@@ -297,6 +380,9 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
             if reply.delay_s and state.stopping.wait(reply.delay_s):
                 self.close_connection = True  # the server is stopping: hang up unanswered
                 return
+            if reply.events is not None:
+                self._stream(reply.status, reply.events)
+                return
             if reply.filler:
                 size, chunks = _huge_body(reply.filler)
                 self._send(
@@ -314,6 +400,26 @@ def _handler(state: _State, path: str, fill: Any) -> type[BaseHTTPRequestHandler
                 parts = iter((payload,))
             declared = len(payload) if reply.declare_length else None
             self._send(reply.status, parts, declared, reply.headers)
+
+        def _stream(self, status: int, events: tuple[tuple[float, Any], ...]) -> None:
+            self.close_connection = True
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")  # the body ends when the link closes
+                self.end_headers()
+                self.wfile.flush()
+                for delay, data in events:
+                    if delay and state.stopping.wait(delay):
+                        return
+                    text = data if isinstance(data, str) else json.dumps(data)
+                    self.wfile.write(f"data: {text}\n\n".encode())
+                    self.wfile.flush()
+                    with state.lock:
+                        state.sent.append((time.monotonic(), data))
+            except OSError:
+                pass  # the client gave up (an interrupt): stop sending
 
         def _dribble_all(self, status: int, payload: bytes, every_s: float) -> None:
             self.close_connection = True

@@ -9,6 +9,12 @@ The JSON reply format is the seed's (``"action"`` is accepted for ``"actions"``)
 
     {"response": "Sure, watch this.", "actions": ["play_animation('nod')"], "plan": "…"}
 
+Streaming (:class:`ReplySink`): a planner that streams hands its reply on as it arrives — the
+whole plan once it is complete (:meth:`ReplySink.actions`, at most once), the words a sentence at
+a time (:meth:`ReplySink.words`) — and returns the whole reply with
+``streamed=True``. The caller decides what may be said when (nothing that promises an action
+before the plan has validated); :mod:`anima.agent.planners.streaming` reads streamed replies.
+
 Replies come from servers we do not control: :func:`json_value` turns every way decoding can
 fail (invalid JSON, bytes that are not text, nesting deep enough to exhaust the recursion
 limit, integers over Python's 4300 digits) into a :class:`PlannerError` with a reason, and
@@ -38,6 +44,19 @@ class PlannerReply:
     plan: str | None = None  # the decision-level plan, when the planner gives one
     error: str | None = None  # why the planner failed (the response is then an apology)
     interrupted: bool = False  # interrupt() released the request: say and do nothing
+    streamed: bool = False  # its actions and words already went to the request's ReplySink
+
+
+class ReplySink(Protocol):
+    """Where a streaming planner puts its reply as it arrives (called on the planner's thread)."""
+
+    def actions(self, actions: list[str]) -> None:
+        """The reply's whole plan (``[]``: it has none), once, before or among the words."""
+        ...
+
+    def words(self, text: str) -> None:
+        """The next sentence of the reply's response."""
+        ...
 
 
 class Planner(Protocol):

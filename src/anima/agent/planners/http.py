@@ -15,7 +15,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -209,24 +209,39 @@ def post_json(
     the body, and a body that grows past it is refused as soon as it does (never buffered
     whole). A cut ``link`` (the caller gave up) ends the read at the next chunk.
     """
-    import httpx
 
     asked = {**headers, "Accept-Encoding": "identity"}  # the byte cap counts what is parsed
-    try:
-        with client.stream(
+    with (
+        _transport_errors(url, link),
+        client.stream(
             "POST", url, json=body, headers=asked, extensions={"trace": link.trace}
-        ) as answer:
-            data = _read_capped(answer, url, link, max_bytes)
+        ) as answer,
+    ):
+        data = _read_capped(answer, url, link, max_bytes)
+    return _decoded(answer.status_code, data, url)
+
+
+@contextlib.contextmanager
+def _transport_errors(url: str, link: Link) -> Iterator[None]:
+    """httpx's failures as PlannerErrors that say what happened to the request."""
+    import httpx
+
+    try:
+        yield
     except httpx.TimeoutException:
         raise PlannerError(f"no answer from {url} within the timeout") from None
     except httpx.HTTPError as exc:
         if link.is_cut:
             raise PlannerError(f"request to {url} abandoned (deadline or interrupt)") from None
         raise PlannerError(f"request to {url} failed: {type(exc).__name__}: {exc}") from None
-    if answer.status_code >= 400:
+
+
+def _decoded(status: int, data: bytes, url: str) -> Any:
+    """The JSON body of a whole answer; HTTPStatusError with an excerpt for an error status."""
+    if status >= 400:
         text = data.decode("utf-8", "replace").strip().replace("\n", " ")
         detail = text if len(text) <= 120 else text[:120] + "…"
-        raise HTTPStatusError(f"HTTP {answer.status_code} from {url}: {detail}", answer.status_code)
+        raise HTTPStatusError(f"HTTP {status} from {url}: {detail}", status)
     return json_value(data, f"the body from {url}")
 
 
@@ -260,3 +275,78 @@ def _read_capped(answer: httpx.Response, url: str, link: Link, max_bytes: int) -
                 "(stopped reading there)"
             )
     return bytes(data)
+
+
+def post_stream(
+    client: httpx.Client,
+    url: str,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    link: Link,
+    *,
+    on_event: Callable[[Any], None],
+    max_bytes: int = MAX_REPLY_BYTES,
+) -> Any:
+    """POST ``body`` asking for server-sent events; each ``data:`` event, decoded, goes to
+    ``on_event`` as it arrives (on this thread), until ``data: [DONE]`` or the end of the body.
+
+    Returns None for a stream; a server that ignores ``stream`` and answers one JSON body gets
+    that body returned instead (decoded like :func:`post_json`). The same bounds hold: at most
+    ``max_bytes`` in all, a cut ``link`` ends the read at the next chunk, every failure is a
+    PlannerError with a reason (an event that is not JSON names its number).
+    """
+    asked = {**headers, "Accept-Encoding": "identity", "Accept": "text/event-stream"}
+    with (
+        _transport_errors(url, link),
+        client.stream(
+            "POST", url, json=body, headers=asked, extensions={"trace": link.trace}
+        ) as answer,
+    ):
+        kind = answer.headers.get("content-type", "").lower()
+        if answer.status_code < 400 and "text/event-stream" in kind:
+            _read_events(answer, url, link, max_bytes, on_event)
+            return None
+        data = _read_capped(answer, url, link, max_bytes)
+    return _decoded(answer.status_code, data, url)
+
+
+def _read_events(
+    answer: httpx.Response,
+    url: str,
+    link: Link,
+    max_bytes: int,
+    on_event: Callable[[Any], None],
+) -> None:
+    """Split the body into SSE events as the bytes arrive (lines; a blank line ends an event,
+    its ``data:`` lines joined) and hand each decoded one on."""
+    encoding = answer.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise PlannerError(f"refused stream from {url}: it is compressed ({encoding[:20]!r})")
+    pending = bytearray()
+    data: list[bytes] = []
+    total = count = 0
+    for chunk in answer.iter_raw():
+        if link.is_cut:
+            raise PlannerError(f"request to {url} abandoned (deadline or interrupt)")
+        total += len(chunk)
+        if total > max_bytes:
+            raise PlannerError(
+                f"refused stream from {url}: over the {max_bytes:,}-byte limit "
+                "(stopped reading there)"
+            )
+        pending += chunk
+        while (end := pending.find(b"\n")) >= 0:
+            line = bytes(pending[:end]).rstrip(b"\r")
+            del pending[: end + 1]
+            if line.startswith(b"data:"):
+                data.append(line[5:].removeprefix(b" "))
+                continue
+            if line or not data:
+                continue  # a comment, an id or event field, or a stray blank line
+            event, data = b"\n".join(data), []
+            count += 1
+            if event.strip() == b"[DONE]":
+                return
+            on_event(json_value(event, f"event {count} of the stream from {url}"))
+    if data and b"\n".join(data).strip() != b"[DONE]":  # the last event, without its blank line
+        on_event(json_value(b"\n".join(data), f"the last event of the stream from {url}"))

@@ -8,6 +8,13 @@
 - ``json``: ``response_format: json_object`` and the seed's reply object
   ``{"response": str, "actions": [str], "plan": str?}``; feedback goes back as a user message.
 
+Streaming (``stream``, on by default): with a :class:`~anima.agent.planners.base.ReplySink`
+the request asks for ``stream: true`` and the reply is handed on as it arrives (the plan when
+whole, the words a sentence at a time; :mod:`~anima.agent.planners.streaming`), then checked
+whole exactly as a non-streamed one; a server that answers one JSON body instead is read as
+before. :meth:`OpenAIPlanner.acknowledge` tells the model what ran without asking it anything
+(the caller skips the second call when the feedback adds nothing).
+
 An HTTP error, a timeout (``timeout_s`` bounds the whole request), a reply over 1 MB, one that
 cannot be decoded (not JSON, not UTF-8, nested too deeply, absurd numbers) or one of the wrong
 shape at any level is answered with a short spoken apology, no actions, and a
@@ -18,6 +25,7 @@ before the failed request. The response is bounded to what may be spoken
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -25,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from anima.agent.actions import ActionRegistry
 from anima.agent.planners.base import (
     PlannerReply,
+    ReplySink,
     apology,
     interrupted_reply,
     json_value,
@@ -33,13 +42,16 @@ from anima.agent.planners.base import (
 )
 from anima.agent.planners.http import (
     InflightCall,
+    Link,
     RequestInterruptedError,
     api_key,
     new_client,
     post_json,
+    post_stream,
     report,
 )
 from anima.agent.planners.prompt import json_prompt, tools_prompt
+from anima.agent.planners.streaming import ChatStream
 from anima.errors import ConfigError, PlannerError
 
 if TYPE_CHECKING:
@@ -72,8 +84,10 @@ class OpenAIPlanner:
         max_history: int = 40,
         instructions: str = "",
         events: EventHub | None = None,
+        stream: bool = True,
     ) -> None:
-        """No network here: the first request opens the connection."""
+        """No network here: the first request opens the connection. ``stream``: ask for a
+        streamed reply when the caller gives a sink."""
         if mode not in ("tools", "json"):
             raise ConfigError(f"agent.mode must be tools or json, got {mode!r}")
         self.registry = registry
@@ -83,6 +97,7 @@ class OpenAIPlanner:
         self.timeout_s = timeout_s
         self.temperature = temperature
         self.max_history = max_history
+        self.streaming = stream
         self._events = events
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         prompt = tools_prompt if mode == "tools" else json_prompt
@@ -107,6 +122,7 @@ class OpenAIPlanner:
             max_history=config.max_history,
             instructions=config.instructions,
             events=events,
+            stream=getattr(config, "stream", True),
         )
 
     @property
@@ -115,15 +131,24 @@ class OpenAIPlanner:
         return [dict(m) for m in self._history]
 
     # ------------------------------------------------------------------ the protocol
-    def plan(self, request: str) -> PlannerReply:
+    def plan(self, request: str, sink: ReplySink | None = None) -> PlannerReply:
         added = self._close_pending(SUPERSEDED)
-        return self._exchange([*added, {"role": "user", "content": request}], "plan", request)
+        message = {"role": "user", "content": request}
+        return self._exchange([*added, message], "plan", request, sink)
 
-    def feedback(self, summary: str) -> PlannerReply | None:
+    def feedback(self, summary: str, sink: ReplySink | None = None) -> PlannerReply | None:
         added = self._close_pending(summary)
         if not added:
             added = [{"role": "user", "content": summary}]
-        return self._exchange(added, "feedback", summary)
+        return self._exchange(added, "feedback", summary, sink)
+
+    def acknowledge(self, summary: str) -> None:
+        """What ran, kept in the conversation without a request: the tool calls get their
+        results (the API wants one each before the next request) and nothing is asked."""
+        added = self._close_pending(summary)
+        self._pending = []
+        self._history.extend(added)
+        self._trim()
 
     def reset(self) -> None:
         self._history.clear()
@@ -141,7 +166,9 @@ class OpenAIPlanner:
         """Tool results for the calls of the last reply (the API wants one per call)."""
         return [{"role": "tool", "tool_call_id": i, "content": content} for i in self._pending]
 
-    def _exchange(self, added: list[Message], command: str, text: str) -> PlannerReply:
+    def _exchange(
+        self, added: list[Message], command: str, text: str, sink: ReplySink | None = None
+    ) -> PlannerReply:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -150,7 +177,7 @@ class OpenAIPlanner:
                 *added,
             ],
             "temperature": self.temperature,
-            "stream": False,
+            "stream": self.streaming and sink is not None,
         }
         if self.mode == "tools":
             body["tools"] = self.registry.tools()
@@ -158,12 +185,19 @@ class OpenAIPlanner:
         else:
             body["response_format"] = {"type": "json_object"}
         try:
-            answer = self._inflight.run(
-                lambda link: post_json(self._client, self.url, body, self._headers, link),
-                within=self.timeout_s,
-                what=self.url,
-            )
-            reply, message, calls = self._read_checked(answer)
+            if body["stream"] and sink is not None:
+                reply, message, calls = self._inflight.run(
+                    lambda link: self._streamed(body, link, sink),
+                    within=self.timeout_s,
+                    what=self.url,
+                )
+            else:
+                answer = self._inflight.run(
+                    lambda link: post_json(self._client, self.url, body, self._headers, link),
+                    within=self.timeout_s,
+                    what=self.url,
+                )
+                reply, message, calls = self._read_checked(answer)
         except RequestInterruptedError:
             return interrupted_reply()
         except PlannerError as exc:
@@ -174,6 +208,20 @@ class OpenAIPlanner:
         self._pending = calls
         self._trim()
         return reply
+
+    def _streamed(
+        self, body: dict[str, Any], link: Link, sink: ReplySink
+    ) -> tuple[PlannerReply, Message, list[str]]:
+        """One streamed request (on the request's thread): the events go to a ChatStream that
+        hands the words on; the assembled message is checked whole, then the plan and the
+        rest of the words go to ``sink``. A server that did not stream is read as usual."""
+        chat = ChatStream(self.mode, sink)
+        answer = post_stream(self._client, self.url, body, self._headers, link, on_event=chat.event)
+        if answer is not None:
+            return self._read_checked(answer)  # not streamed: the caller handles it whole
+        reply, message, calls = self._read_checked(chat.message())
+        chat.finish(reply.actions)
+        return dataclasses.replace(reply, streamed=True), message, calls
 
     def _read_checked(self, answer: Any) -> tuple[PlannerReply, Message, list[str]]:
         """:meth:`_read`, with any failure it did not foresee also a PlannerError: whatever

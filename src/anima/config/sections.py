@@ -289,6 +289,8 @@ class AgentConfig:
     step_timeout_s: float = 60.0  # longest wait for one action's completion event
     stop_on_failure: bool = True  # a failed step cancels the rest of its plan
     feedback_rounds: int = 3  # robot feedback → planner → new plan, at most this often per request
+    stream: bool = True  # openai: stream replies (SSE), speak the first sentence as it arrives
+    acknowledge_wake: bool = True  # glance at the person when the wake is heard
     audio_in: str = (
         "auto"  # what the agent listens to: auto (mic if any) | mic | none | stdin | .wav
     )

@@ -117,6 +117,9 @@ class Transcript(Event):
     kind: ClassVar[str] = "asr"
     text: str
     final: bool  # False: a partial that may still change; True: the utterance's result
+    # how sure the recognizer is of a final (0-1; None: the engine gives no confidence); below
+    # listen.min_confidence the agent asks again instead of acting on a guess
+    confidence: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,6 +41,8 @@ class Recognizer(Protocol):
     """A streaming recognizer: one utterance at a time, fed 16 kHz frames."""
 
     name: str
+    # how sure it is of the utterance last finished, 0-1 (None: the engine cannot say)
+    confidence: float | None
 
     def load(self) -> None:
         """Load models (may take a second); raises when unavailable."""
@@ -116,6 +118,9 @@ class PocketsphinxAsr:
     """
 
     name = "pocketsphinx"
+    # pocketsphinx 5's posterior is not computed with bestpath off (the grammar's setting) and
+    # means little with the language model: no confidence
+    confidence: float | None = None
 
     def __init__(self, *, phrases: Sequence[str] = (), mode: str = "grammar") -> None:
         if mode not in ASR_MODES:

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 from anima.errors import ConfigError
 from anima.listening.asr import ASR_MODES
-from anima.listening.vad import VAD_KINDS
+from anima.listening.registry import RECOGNIZERS, SPOTTERS, TURNS, VADS
 
+# measured (docs/listening.md): Whisper's clean commands score ≥ …, noise and babble ≤ …
+MIN_CONFIDENCE = 0.4
 MAX_PHRASE = 100  # characters of the wake phrase (a few dictionary words)
 MAX_START_FRAMES = 100  # 32 ms frames: over 3 s of speech before it counts is a typo
 MAX_MIN_CHARS = 1000  # a transcript floor past this would discard every request
@@ -29,11 +31,16 @@ LONGEST = {
 @dataclass(frozen=True, kw_only=True)
 class ListenConfig:
     wake_word: bool = True  # spot the wake phrase in the audio (False: only wake() and triggers)
+    wake: str = "auto"  # the spotter: auto | asr | keyphrase (registry.SPOTTERS)
     wake_phrase: str = "hey robot"  # words of pocketsphinx's dictionary
     wake_threshold: float = 1e-30  # keyphrase detection threshold: lower hears more, misfires more
     wake_while_gated: bool = False  # spot the wake phrase while gated (barge-in; needs an AEC)
-    asr_mode: str = "grammar"  # grammar: only the command phrases; lm: open vocabulary (LLM)
+    asr: str = "auto"  # auto | whisper | pocketsphinx (auto: Whisper, else pocketsphinx + notice)
+    asr_mode: str = "grammar"  # pocketsphinx only: grammar (the command phrases) | lm (any words)
+    # transcripts less sure than this (0-1) are not acted on: "Sorry, I didn't catch that."
+    min_confidence: float = MIN_CONFIDENCE
     vad: str = "auto"  # auto | silero | energy (auto: Silero, else energy with a warning)
+    turn: str = "auto"  # end of turn: auto | silence | cues (registry.TURNS)
     vad_start_threshold: float = 0.5  # speech probability that starts speech
     vad_end_threshold: float = 0.35  # below this the frame counts as silence
     vad_start_frames: int = 2  # consecutive speech frames (32 ms each) before speech starts
@@ -46,10 +53,20 @@ class ListenConfig:
     ungate_hold_s: float = 0.2  # audio still ignored after gate(False): the room's echo tail
 
     def __post_init__(self) -> None:
+        for registry, name in (
+            (RECOGNIZERS, self.asr), (VADS, self.vad), (SPOTTERS, self.wake), (TURNS, self.turn)
+        ):  # fmt: skip
+            registry.check(name)
         if self.asr_mode not in ASR_MODES:
             raise ConfigError(f"listen.asr_mode must be one of {', '.join(ASR_MODES)}")
-        if self.vad not in VAD_KINDS:
-            raise ConfigError(f"listen.vad must be one of {', '.join(VAD_KINDS)}")
+        if not (
+            isinstance(self.min_confidence, int | float)
+            and math.isfinite(self.min_confidence)
+            and 0 <= self.min_confidence <= 1
+        ):
+            raise ConfigError(
+                f"listen.min_confidence must be in [0, 1], got {_shown(self.min_confidence)}"
+            )
         if not self.wake_phrase.strip():
             raise ConfigError("listen.wake_phrase must not be empty")
         if not (math.isfinite(self.wake_threshold) and 0 < self.wake_threshold < 1):

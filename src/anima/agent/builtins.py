@@ -91,6 +91,8 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         Phrase("think", name="think"),
         Phrase("look thoughtful", name="think"),
         Phrase("think about it", name="think"),
+        Phrase("look like you're thinking", name="think"),
+        Phrase("show me you're thinking", name="think"),
         Phrase("point right", name="point_right"),
         Phrase("point to the right", name="point_right"),
         Phrase("point", name="point_right"),
@@ -129,6 +131,13 @@ def play_animation(ctx: ActionContext, name: str) -> ActionResult:
         Phrase("look downward", x=1.0, y=0.0, z=-0.4),
         Phrase("look at the floor", x=1.0, y=0.0, z=-0.4),
         Phrase("look at the ground", x=1.0, y=0.0, z=-0.4),
+        Phrase("look down at the floor", x=1.0, y=0.0, z=-0.4),
+        Phrase("look up at the sky", x=1.0, y=0.0, z=0.5),
+        Phrase("look up at the ceiling", x=1.0, y=0.0, z=0.5),
+        Phrase("turn your head left", x=1.0, y=0.6, z=0.0),
+        Phrase("turn your head to the left", x=1.0, y=0.6, z=0.0),
+        Phrase("turn your head right", x=1.0, y=-0.6, z=0.0),
+        Phrase("turn your head to the right", x=1.0, y=-0.6, z=0.0),
     ),
     bounds={"x": REACH_M, "y": REACH_M, "z": REACH_M},
 )
@@ -214,7 +223,6 @@ def wait(ctx: ActionContext, seconds: float) -> ActionResult:
         "enough",
         "that's enough",
         "quiet",
-        "shush",
         "shut up",
     )
 )

@@ -26,7 +26,14 @@ from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.result import NOT_UNDERSTOOD, About, Kind, Understanding
 from anima.agent.understanding.result import not_understood as _not_understood
 from anima.agent.understanding.steps import understand_steps
-from anima.agent.understanding.talk import answer, is_request, refusal, topic
+from anima.agent.understanding.talk import (
+    ability,
+    ability_answer,
+    answer,
+    is_request,
+    refusal,
+    topic,
+)
 from anima.agent.understanding.words import PUNCTUATION, tokens
 
 MAX_CHARS = 1000  # a spoken request; a longer text is not one (and would be slow to cut up)
@@ -54,11 +61,19 @@ class Understander:
         words = [t for t in toks if t not in PUNCTUATION]
         if not words:
             return _not_understood("no words")
+        stripped = self._matcher.strip(words)
+        asked = ability(self._addressed(words), lambda w: not self._matcher.unknown([w]))
+        if asked is not None:
+            has, verb = asked
+            response = ability_answer(has, verb, self.registry)
+            kind: Kind = "answer" if has else "refuse"
+            return Understanding(kind=kind, response=response, why=f"ability: {verb}")
         steps = understand_steps(self._matcher, toks)
         if steps.match is not None:
             return Understanding(kind="act", actions=list(steps.match.actions), why=steps.match.why)
-        stripped = self._matcher.strip(words)
-        about = topic(stripped, self.about) if len(stripped) <= 12 else None
+        about = None
+        if len(words) <= 12:  # a question about the robot is short
+            about = topic(words, self.about) or topic(stripped, self.about)
         if about is not None:
             response = answer(about, self.about, self.registry)
             return Understanding(kind="answer", response=response, why=f"question: {about}")
@@ -66,7 +81,9 @@ class Understander:
             return Understanding(kind="refuse", response=steps.limit.said, why="past a limit")
         missed = list(steps.missed) if steps.missed is not None else stripped
         missed = self._matcher.strip(missed)
-        if is_request(stripped) or (missed != stripped and is_request(missed)):
+        if (is_request(stripped) or (missed != stripped and is_request(missed))) and (
+            self._matcher.unknown(missed)
+        ):
             what = missed if missed != stripped and is_request(missed) else stripped
             return Understanding(
                 kind="refuse",
@@ -75,7 +92,16 @@ class Understander:
             )
         return _not_understood(f"nothing matches {' '.join(stripped)[:80]!r}")
 
+    def _addressed(self, words: list[str]) -> list[str]:
+        """The words after "hey robot", the robot's name, "ok", "so"."""
+        own = {*tokens(self.about.wake_phrase), *tokens(self.about.name), *_OPENERS}
+        i = 0
+        while i < len(words) - 1 and words[i] in own:
+            i += 1
+        return words[i:]
 
+
+_OPENERS = frozenset({"hey", "robot", "ok", "okay", "so", "and", "well", "oh", "now"})
 _CACHE: dict[tuple[int, ...], tuple[tuple[Action, ...], About, Understander]] = {}
 _CACHE_SIZE = 8
 

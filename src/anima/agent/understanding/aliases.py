@@ -56,22 +56,30 @@ def choice_aliases(registry: ActionRegistry) -> dict[str, dict[str, dict[str, Sc
 
 
 def _friendly(act: Action, param: str, choices: tuple[Scalar, ...]) -> dict[str, Scalar]:
-    """The shortest phrase naming each choice alone ("wave" for LOOKUP_Waving), else the
-    choice's own words ("look at zoom"), else the choice itself; never two choices one name."""
+    """The first phrase naming each choice alone ("wave" for LOOKUP_Waving), else the
+    choice's own words ("look at zoom"), else the choice itself; never two choices one name.
+    Phrases are given out first, so a phrase always names its own choice."""
     verb = set(name_words(act.name))
     out: dict[str, Scalar] = {}
-    for choice in choices:
-        said = [
-            " ".join(tokens(ph.text))
-            for ph in act.phrases
-            if not ph.slots and dict(ph.args) == {param: choice}
-        ]
-        candidates = sorted(said, key=lambda s: (len(s.split()), len(s)))
-        words = [w for w in name_words(str(choice)) if w not in verb]
-        candidates += [" ".join(words)] if words else []
-        candidates.append(str(choice))
-        for name in candidates:
-            if name and name not in out:
+    named: set[Scalar] = set()
+
+    def give(choice: Scalar, names: list[str]) -> None:
+        for name in names:
+            if choice not in named and name and name not in out:
                 out[name] = choice
-                break
+                named.add(choice)
+
+    for choice in choices:
+        give(
+            choice,  # in the action's order: its author lists the most natural first
+            [
+                " ".join(tokens(ph.text))
+                for ph in act.phrases
+                if not ph.slots and dict(ph.args) == {param: choice}
+            ],
+        )
+    for choice in choices:
+        give(choice, [" ".join(w for w in name_words(str(choice)) if w not in verb)])
+    for choice in choices:
+        give(choice, [str(choice)])
     return out

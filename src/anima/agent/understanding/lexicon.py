@@ -69,6 +69,35 @@ LEADING = (
     "just",
 )
 TRAILING = ("please", "for me", "now", "robot", "right now")
+# Dropped at the end only when the rest is understood without them ("say thank you" says it)
+COURTESIES = (["thanks"], ["thank", "you"], ["thanks", "a", "lot"], ["thank", "you", "robot"])
+# "nod if you agree": a condition on the robot's own view, which a gesture answers
+CONDITIONS = frozenset(
+    tuple(c.split())
+    for c in (
+        "you agree",
+        "you disagree",
+        "you do not agree",
+        "you understand",
+        "you understood",
+        "you do not understand",
+        "you like",
+        "you like it",
+        "you can",
+        "you want",
+        "you want to",
+        "you would like",
+        "you hear me",
+        "you can hear me",
+        "you see me",
+        "you can see me",
+        "you are happy",
+        "you are ready",
+        "you are listening",
+        "you do",
+        "you think so",
+    )
+)
 
 # Phrases for actions whose module the understanding layer does not own (the humanoid's):
 # used when an action of that name is in the registry and the phrase fits its parameters.

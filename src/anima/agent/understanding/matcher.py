@@ -25,7 +25,15 @@ from anima.agent.actions import Action, ActionRegistry
 from anima.agent.params import Param, Value
 from anima.agent.phrases import Phrase
 from anima.agent.understanding import modifiers
-from anima.agent.understanding.lexicon import EXTRA_PHRASES, EXTRAS, LEADING, TRAILING
+from anima.agent.understanding.lexicon import (
+    CONDITIONS,
+    COURTESIES,
+    EXTRA_PHRASES,
+    EXTRAS,
+    LEADING,
+    POINT_OF_VIEW,
+    TRAILING,
+)
 from anima.agent.understanding.modifiers import Amount, Modifiers
 from anima.agent.understanding.senses import Sense, duration_param, senses
 from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens
@@ -96,7 +104,14 @@ class Matcher:
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        toks = self.strip(toks)
+        toks = self.strip(_unconditional(toks))
+        found = self._clause(toks)
+        for courtesy in COURTESIES:  # "that's enough thanks"; but "say thank you" says it
+            if found is None and len(toks) > len(courtesy) and toks[-len(courtesy) :] == courtesy:
+                found = self._clause(self.strip(toks[: -len(courtesy)]))
+        return found
+
+    def _clause(self, toks: list[str]) -> ClauseResult:
         if not toks:
             return None
         text = " ".join(toks)
@@ -135,7 +150,7 @@ class Matcher:
         matches: dict[tuple[str, ...], Match] = {}
         limits: list[Limit] = []
         for sense in (s for s in best if s.rank == first):
-            result = apply(sense, mods)
+            result = apply(sense, mods, heard=rest)
             if isinstance(result, Match):
                 matches.setdefault(result.actions, result)
             elif isinstance(result, Limit):
@@ -145,6 +160,15 @@ class Matcher:
         if not matches and limits:
             return limits[0]
         return None  # nothing fits the modifiers, or two different calls: ambiguous
+
+    def unknown(self, words: list[str]) -> list[str]:
+        """The words that neither name an action nor may surround one ("coffee" in "make me
+        a coffee"): a request with none of them is not understood rather than refused — the
+        robot knows every word, so it can likely do it, but not as said ("turn")."""
+        read = modifiers.read(words)
+        rest = read[1] if read is not None else words
+        vocabulary = set(self._vocabulary)
+        return [w for w in rest if self._known(stem(w)) not in vocabulary | self._extras]
 
     def _known(self, word: str) -> str:
         """A word as the vocabulary has it, a misheard letter corrected in long words."""
@@ -158,8 +182,18 @@ class Matcher:
         return word if found is None else str(found[0])
 
 
-def apply(sense: Sense, mods: Modifiers) -> ClauseResult:
-    """The sense's call with the modifiers as arguments, repeated ``count`` times."""
+def _unconditional(toks: list[str]) -> list[str]:
+    """ "shake your head if you disagree" → "shake your head": a condition on the robot's own
+    view is how people ask for a yes/no gesture; any other condition stays (not understood)."""
+    for i in range(1, len(toks)):
+        if toks[i] == "if" and tuple(toks[i + 1 :]) in CONDITIONS:
+            return toks[:i]
+    return toks
+
+
+def apply(sense: Sense, mods: Modifiers, *, heard: list[str] | None = None) -> ClauseResult:
+    """The sense's call with the modifiers as arguments, repeated ``count`` times; ``heard``:
+    the words that named it, repeated in a :class:`Limit` ("I can't walk forward for…")."""
     act = sense.action
     values: dict[str, object] = dict(sense.args)
     why = sense.source
@@ -181,22 +215,20 @@ def apply(sense: Sense, mods: Modifiers) -> ClauseResult:
         if mods.measured and dur is not None and dur.bounds is not None:
             asked = values.get(dur.name)
             low, high = dur.bounds
-            what = " ".join(_MINE.get(w, w) for w in sense.said.split() if w != "for")
+            words = heard if heard is not None else sense.said.split()
+            what = " ".join(POINT_OF_VIEW.get(w, w) for w in words)
             if isinstance(asked, int | float) and asked < low:
-                return Limit(f"I can {what} for at least {low:g} seconds.")
-            return Limit(f"I can {what} for at most {high:g} seconds.")
+                return Limit(f"Sorry, I can't {what} for less than {low:g} seconds.")
+            return Limit(f"Sorry, I can't {what} for more than {high:g} seconds.")
         return None
     count = mods.count or 1
     if count > MAX_REPEAT:
-        return Limit(f"I can do that at most {MAX_REPEAT} times in a row.")
+        return Limit(f"Sorry, I can't do that more than {MAX_REPEAT} times in a row.")
     if not act.params or act.name in ("stop", "finish"):
         count = 1  # "stop twice" is one stop
     if count > 1:
         why += f" ×{count}"
     return Match((act.call_text(checked),) * count, why)
-
-
-_MINE = {"your": "my", "me": "you", "my": "your"}  # "turn your head" → "turn my head"
 
 
 def _seconds(act: Action, mods: Modifiers) -> float | None:

@@ -7,6 +7,8 @@ coffee") is refused by name, with a few things it *can* do, taken from the regis
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rapidfuzz import fuzz, process
 
 from anima.agent.actions import Action, ActionRegistry
@@ -35,6 +37,8 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "who am i talking to",
         "what are you",
         "are you a robot",
+        "are you a person",
+        "are you human",
         "introduce yourself",
         "tell me about yourself",
     ),
@@ -52,6 +56,14 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "what commands do you know",
         "what tricks do you know",
         "what tricks can you do",
+        "what gestures do you know",
+        "what gestures can you do",
+        "which gestures do you know",
+        "what gestures can you make",
+        "what moves do you know",
+        "what can you do for me",
+        "what do you know",
+        "what are you good at",
         "show me what you can do",
         "help",
         "help me",
@@ -60,6 +72,10 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "how are you",
         "how are you doing",
         "how are you today",
+        "how are you doing today",
+        "how is your day",
+        "how is your day going",
+        "how have you been",
         "how is it going",
         "how do you do",
         "how do you feel",
@@ -136,8 +152,45 @@ WH_WORDS = wordset(
 )
 
 
+# "can you walk?" asks whether it can, not for a walk (while "can you wave" asks for a wave)
+ABILITY_FRAMES = (("can", "you"), ("are", "you", "able", "to"), ("do", "you", "know", "how", "to"))
+ABILITY_VERBS = wordset(
+    """
+    walk talk speak move hear listen understand see sing dance run fly swim jump cook read
+    write count think feel learn drive climb
+    """
+)
+_CONVERSING = frozenset({"talk", "speak", "hear", "listen", "understand"})  # it is doing it
+
+
+def ability(words: list[str], known: Callable[[str], bool]) -> tuple[bool, str] | None:
+    """ "can you walk" → (True, "walk"): a question about an ability, whether the robot has it
+    (``known``: a word of one of its actions) and the ability in its words ("hear you")."""
+    for frame in ABILITY_FRAMES:
+        n = len(frame)
+        rest = words[n:]
+        if tuple(words[:n]) == frame and rest and rest[0] in ABILITY_VERBS:
+            if rest[1:] not in ([], ["me"], ["english"], ["well"]):
+                return None
+            verb = rest[0]
+            return (verb in _CONVERSING or known(verb)), point_of_view(rest)
+    return None
+
+
+def ability_answer(has: bool, verb: str, registry: ActionRegistry) -> str:
+    """ "Yes, I can walk. Just ask." — ``verb`` as :func:`ability` gives it ("hear you")."""
+    if verb.split(maxsplit=1)[0] in _CONVERSING:
+        return f"Yes, I can {verb}. Ask me to wave, nod, or say something."
+    if has:
+        return f"Yes, I can {verb}. Just ask."
+    return f"No, I can't {verb}. I can {abilities(registry, 5)}."
+
+
 def topic(words: list[str], about: About) -> str | None:
     """Which question or courtesy ``words`` are, if any."""
+    whole = " ".join(words)
+    if whole in _SENTENCES:  # "are you a robot": before the robot's own words are dropped
+        return _SENTENCES[whole]
     own = set(about.name.lower().split()) | set(about.wake_phrase.lower().split()) | {"robot"}
     kept = [w for w in words if w not in own and w not in ("please", "so", "ok", "okay")]
     while kept and kept[0] in ("and", "oh", "well", "hey") and len(kept) > 1:

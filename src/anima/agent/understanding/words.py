@@ -43,6 +43,16 @@ CONTRACTIONS = {
     "they're": "they are",
     "there's": "there is",
     "what're": "what are",
+    # the same without the apostrophe, as ASR often writes them
+    "whats": "what is",
+    "thats": "that is",
+    "hows": "how is",
+    "whos": "who is",
+    "wheres": "where is",
+    "youre": "you are",
+    "cant": "can not",
+    "doesnt": "does not",
+    "im": "i am",
 }
 
 # sounds of hesitation (ASR transcribes them) and the wake words a listener may leave in
@@ -112,6 +122,7 @@ _UNITS = {w: i for i, w in enumerate(_ONES_WORDS.split())}
 _TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
 _TENS = {w: 10 * i for i, w in enumerate(_TENS_WORDS.split(), 2)}
 _FRACTIONS = {"half": 0.5, "quarter": 0.25}
+MAX_DIGITS = 9  # longer digit strings are no spoken number (and would not be finite as int)
 
 
 def number_at(toks: list[str], i: int) -> tuple[float, int] | None:
@@ -124,6 +135,8 @@ def number_at(toks: list[str], i: int) -> tuple[float, int] | None:
         return None
     tok = toks[i]
     if tok[0].isdigit():
+        if len(tok) > MAX_DIGITS:
+            return None  # "99999…9 seconds" is not a spoken number
         return _with_half(float(tok), toks, i + 1, 1)
     if tok == "half":
         used = 2 if i + 1 < len(toks) and toks[i + 1] in ("a", "an") else 1

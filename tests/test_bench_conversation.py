@@ -22,6 +22,7 @@ from anima.config import AnimaConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
+from anima.listening import ListenConfig
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
@@ -143,9 +144,11 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
         "  - {text: shake your head, category: gesture,"
         " expect: [\"play_animation(name='nod')\"]}\n"
     )
+    # pocketsphinx's grammar hears eSpeak's "nod your head" exactly: the subject is the harness
+    config = AnimaConfig(listen=ListenConfig(asr="pocketsphinx"))
     options = BenchOptions(
         voices=("espeak-us",), noises=("clean",), modes=("ptt",), splits=("dev",),
-        max_seconds=90.0, false_wake_s=0.0, set_dir=tmp_path,
+        max_seconds=90.0, false_wake_s=0.0, set_dir=tmp_path, config=config,
     )  # fmt: skip
     r = run_conversation_bench(options)
     by_text = {t.text: t for t in r.trials}

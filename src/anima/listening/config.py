@@ -25,6 +25,8 @@ LONGEST = {
     "no_speech_timeout_s": 600.0,
     "silence_timeout_s": 600.0,
     "max_utterance_s": 120.0,
+    "turn_quick_s": 10.0,
+    "turn_hold_s": 10.0,
 }
 
 
@@ -41,6 +43,8 @@ class ListenConfig:
     min_confidence: float = MIN_CONFIDENCE
     vad: str = "auto"  # auto | silero | energy (auto: Silero, else energy with a warning)
     turn: str = "auto"  # end of turn: auto | silence | cues (registry.TURNS)
+    turn_quick_s: float = 0.25  # cues: the silence after a complete request whose pitch falls
+    turn_hold_s: float = 1.2  # cues: after "and", "the", "um"… or a voice that does not fall
     vad_start_threshold: float = 0.5  # speech probability that starts speech
     vad_end_threshold: float = 0.35  # below this the frame counts as silence
     vad_start_frames: int = 2  # consecutive speech frames (32 ms each) before speech starts
@@ -85,13 +89,19 @@ class ListenConfig:
             if not (math.isfinite(value) and 0 <= value <= 5):
                 raise ConfigError(f"listen.{key} must be in [0, 5] seconds, got {value!r}")
         for key in (
-            "endpoint_silence_s", "no_speech_timeout_s", "silence_timeout_s", "max_utterance_s"
+            "endpoint_silence_s", "no_speech_timeout_s", "silence_timeout_s", "max_utterance_s",
+            "turn_quick_s", "turn_hold_s",
         ):  # fmt: skip
             value = getattr(self, key)
             if not (math.isfinite(value) and 0 < value <= LONGEST[key]):
                 raise ConfigError(
                     f"listen.{key} must be in (0, {LONGEST[key]:g}] seconds, got {_shown(value)}"
                 )
+        if self.turn_quick_s > self.turn_hold_s:
+            raise ConfigError(
+                f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "
+                f"({self.turn_hold_s:g} s)"
+            )
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
         if not 0 <= self.min_chars <= MAX_MIN_CHARS:

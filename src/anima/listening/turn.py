@@ -11,19 +11,21 @@ ends speech after its fixed ``end_s``.
   depends on what the speech says — a short one after a complete request whose pitch falls, a
   long one after "and", "the", "um"…, the endpoint silence otherwise. See its module.
 
-``listen.turn`` names one of :data:`TURN_KINDS`; :func:`make_turn` builds it from a
-:class:`~anima.listening.config.ListenConfig`'s values.
+``listen.turn`` names one (``registry.TURNS``); :func:`turn_for` builds it from a
+:class:`~anima.listening.config.ListenConfig` (``turn_quick_s``, ``turn_hold_s``,
+``endpoint_silence_s``).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from anima.errors import ConfigError
 from anima.listening.audio import FRAME_S, Frame
 
-TURN_KINDS = ("auto", "silence", "cues")
+if TYPE_CHECKING:
+    from anima.listening.config import ListenConfig
 
 
 @runtime_checkable
@@ -86,18 +88,32 @@ class SilenceTurn:
         return silence_s >= self._frames * FRAME_S - 1e-9
 
 
+QUICK_S = 0.25  # the silence after a falling, complete request (listen.turn_quick_s)
+HOLD_S = 1.2  # the silence after anything else that has a voice (listen.turn_hold_s)
+
+
 def make_turn(
     kind: str,
     *,
     endpoint_s: float = 0.8,
-    quick_s: float = 0.25,
-    hold_s: float = 1.2,
+    quick_s: float = QUICK_S,
+    hold_s: float = HOLD_S,
 ) -> TurnDetector:
-    """A turn detector of ``kind`` (one of :data:`TURN_KINDS`) with the config's silences."""
-    if kind not in TURN_KINDS:
-        raise ConfigError(f"listen.turn must be one of {', '.join(TURN_KINDS)}, got {kind!r}")
-    if kind == "silence":
-        return SilenceTurn(endpoint_s)
-    from anima.listening.turn_cues import CuesTurn
+    """A turn detector of ``kind`` (a name of ``registry.TURNS``) with these silences:
+    ``silence`` waits ``endpoint_s``; ``cues`` (and ``auto``) ``quick_s``, ``hold_s``, or
+    ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn_cues`)."""
+    from anima.listening.registry import TURNS
 
-    return CuesTurn(quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s)
+    maker = TURNS.load(TURNS.check(kind))
+    if maker is SilenceTurn:
+        return SilenceTurn(endpoint_s)
+    made: TurnDetector = maker(quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s)
+    return made
+
+
+def turn_for(config: ListenConfig) -> TurnDetector:
+    """The turn detector a listening config names, with its silences."""
+    return make_turn(
+        config.turn, endpoint_s=config.endpoint_silence_s,
+        quick_s=config.turn_quick_s, hold_s=config.turn_hold_s,
+    )  # fmt: skip

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from anima.listening.audio import FRAME_S, SAMPLE_RATE, Frame
 
@@ -28,6 +29,7 @@ VOICED_DIP = 0.3  # YIN's dip below this: a periodic (voiced) frame
 VOICED_RANGE_DB = 30.0  # a voiced frame is at most this far below the utterance's loudest
 TAIL_S = 0.35  # the end of speech looked at: the last word's final syllable or two
 HISTORY_S = 15.0  # frames remembered (the longest utterance worth a register)
+OCTAVE_ERROR_ST = 8.0  # farther than this from the median pitch: an octave error of the tracker
 MIN_VOICED = 2  # voiced frames the tail needs before a fall is judged at all
 _MIN_LAG = int(SAMPLE_RATE / MAX_F0)
 _MAX_LAG = int(SAMPLE_RATE / MIN_F0) + 1
@@ -86,6 +88,7 @@ class Ending:
     voiced: int  # voiced frames in the tail (too few: nothing can be said)
     last_st: float  # the tail's last voiced pitch, semitones from the utterance's median
     low_st: float  # the tail's lowest voiced pitch, semitones from the median
+    end_st: float  # the median of the tail's last three voiced pitches, semitones
     slope_st_s: float  # the tail's pitch slope, semitones per second (negative: falling)
     level_drop_db: float  # loudest − last voiced frame of the tail (the voice fading)
 
@@ -96,6 +99,19 @@ class Ending:
         )
 
 
+def _smoothed(semitones: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Octave errors folded back (a jump of ~12 semitones off the register is the tracker's
+    mistake, not the voice), then a 3-frame median against single-frame errors."""
+    st = np.where(
+        np.abs(semitones) > OCTAVE_ERROR_ST, semitones - 12 * np.sign(semitones), semitones
+    )
+    if len(st) < 3:
+        return st
+    padded = np.concatenate([st[:1], st, st[-1:]])
+    out: NDArray[np.float64] = np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0)
+    return out
+
+
 class ProsodyTracker:
     """Pitch and level of each frame of one utterance (see the module docstring)."""
 
@@ -104,12 +120,20 @@ class ProsodyTracker:
         self._semitones: collections.deque[float] = collections.deque(maxlen=size)  # NaN: unvoiced
         self._levels: collections.deque[float] = collections.deque(maxlen=size)
         self._loudest = -100.0
+        self._since_voiced = 0  # frames fed since the last voiced one
         self._tail_frames = max(1, round(TAIL_S / FRAME_S))
 
     def reset(self) -> None:
         self._semitones.clear()
         self._levels.clear()
         self._loudest = -100.0
+        self._since_voiced = 0
+
+    @property
+    def since_voiced_s(self) -> float:
+        """Audio since the last voiced frame: the voice's own silence, which Silero's speech
+        probability reports ~0.1 s later (it holds over the last consonant and the room)."""
+        return self._since_voiced * FRAME_S
 
     def feed(self, frame: Frame) -> None:
         """One frame of the utterance (pauses too: they are unvoiced, so they do not count)."""
@@ -118,6 +142,7 @@ class ProsodyTracker:
         f0, _ = pitch(frame) if level > self._loudest - VOICED_RANGE_DB else (None, 1.0)
         self._semitones.append(12 * math.log2(f0 / 100.0) if f0 is not None else math.nan)
         self._levels.append(level)
+        self._since_voiced = 0 if f0 is not None else self._since_voiced + 1
 
     def ending(self) -> Ending | None:
         """The tail of the speech fed so far, or None when it has too few voiced frames."""
@@ -133,12 +158,13 @@ class ProsodyTracker:
         if len(where) < MIN_VOICED:
             return None
         where += max(0, last + 1 - self._tail_frames)
-        st = semitones[where] - median
+        st = _smoothed(semitones[where] - median)
         slope = float(np.polyfit(where * FRAME_S, st, 1)[0])
         return Ending(
             voiced=len(where),
             last_st=float(st[-1]),
             low_st=float(st.min()),
+            end_st=float(np.median(st[-3:])),
             slope_st_s=slope,
             level_drop_db=float(self._loudest - levels[last]),
         )

@@ -19,7 +19,7 @@ OPEN_WORDS = {
     "preposition": "to of for with at in on into onto from by about toward over under through",
     "possessive": "my your his her its our their",
     "hesitation": "um uh er erm hmm ah eh well like",
-    "auxiliary": "is are am was be can could would will should shall may might must do does did",
+    "auxiliary": "is are am was be can could would will should shall may might must",
     "unfinished": "let let's lets very really more most just",
 }
 OPEN_ENDINGS = frozenset(word for kind in OPEN_WORDS.values() for word in kind.split())

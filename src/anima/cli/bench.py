@@ -357,6 +357,31 @@ def _names(value: str, known: Sequence[str], what: str) -> tuple[str, ...]:
     return names
 
 
+@app.command("asr")
+def bench_asr(
+    recognizers: Annotated[
+        str, typer.Option(help="Comma-separated: whisper, pocketsphinx-grammar, pocketsphinx-lm.")
+    ] = "whisper,pocketsphinx-grammar,pocketsphinx-lm",
+    max_seconds: Annotated[
+        float, typer.Option(min=10.0, help="Stop adding work past this.")
+    ] = 170.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Word error (clean, white noise, babble), confidence, final latency, load and memory of
+    the speech recognizers on TTS-spoken requests."""
+    from anima.bench.asr import RECOGNIZERS, report_lines, run_asr_bench
+
+    names = tuple(n.strip() for n in recognizers.split(",") if n.strip())
+    if not names or not set(names) <= set(RECOGNIZERS):
+        raise typer.BadParameter(f"--recognizers: from {', '.join(RECOGNIZERS)}")
+    r = run_asr_bench(recognizers=names, max_s=max_seconds)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for line in report_lines(r):
+        typer.echo(line)
+
+
 @app.command("conversation")
 def bench_conversation(
     voices: Annotated[

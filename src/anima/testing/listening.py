@@ -1,0 +1,155 @@
+"""Fakes of the listening parts (:mod:`anima.listening.registry` lists the kinds): test code that
+uses a recognizer, a VAD or an audio source without models, sound cards or files.
+
+Each implements its protocol exactly (``isinstance`` against the ``runtime_checkable`` protocol
+holds) and records what it was given, so a test can check what reached it.
+
+- :class:`FakeRecognizer`: hears the texts it is given, one per utterance, with a confidence;
+  partials are the text's first words, one more every ``frames_per_word`` frames.
+- :class:`FakeVad`: speech where a frame is louder than a level (digital silence is never speech).
+- :class:`FakeSource`: delivers given audio as 16 kHz frames, on the caller's thread, then ends.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from anima.errors import EngineStateError
+from anima.listening.audio import FRAME_SAMPLES, Frame, Framer
+from anima.listening.sources import FrameSink
+
+
+class FakeRecognizer:
+    """A :class:`~anima.listening.asr.Recognizer` that hears ``texts`` in turn (the last one
+    again once they run out), each finished with ``confidence`` (one per text, or one for all;
+    None: an engine without confidence)."""
+
+    name = "fake"
+
+    def __init__(
+        self,
+        texts: Sequence[str] = ("wave",),
+        *,
+        confidence: float | Sequence[float | None] | None = 0.9,
+        frames_per_word: int = 5,
+    ) -> None:
+        if not texts:
+            raise ValueError("fake recognizer: give at least one text")
+        self.texts = list(texts)
+        if isinstance(confidence, Sequence):
+            if len(confidence) != len(self.texts):
+                raise ValueError("fake recognizer: one confidence per text")
+            self._confidences: list[float | None] = list(confidence)
+        else:
+            self._confidences = [confidence] * len(self.texts)
+        self.frames_per_word = frames_per_word
+        self.confidence: float | None = None
+        self.loaded = False
+        self.frames: list[Frame] = []  # every frame fed, all utterances
+        self.heard: list[str] = []  # every final returned
+        self.starts = self.cancels = 0
+        self._turn = 0
+        self._fed = 0  # frames of the current utterance
+        self._partial = ""
+        self.in_utterance = False
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def start(self) -> None:
+        self.starts += 1
+        self.in_utterance = True
+        self._fed = 0
+        self._partial = ""
+
+    def feed(self, frame: Frame) -> str | None:
+        if not self.in_utterance:
+            self.start()
+        self.frames.append(frame)
+        self._fed += 1
+        words = self._text().split()
+        partial = " ".join(words[: self._fed // max(1, self.frames_per_word)])
+        if partial == self._partial:
+            return None
+        self._partial = partial
+        return partial
+
+    def finish(self) -> str:
+        if not self.in_utterance:
+            return ""
+        self.in_utterance = False
+        text, index = self._text(), min(self._turn, len(self.texts) - 1)
+        self.confidence = self._confidences[index]
+        self._turn += 1
+        self.heard.append(text)
+        return text
+
+    def cancel(self) -> None:
+        self.cancels += 1
+        self.in_utterance = False
+
+    def close(self) -> None:
+        self.loaded = False
+
+    def _text(self) -> str:
+        return self.texts[min(self._turn, len(self.texts) - 1)]
+
+
+class FakeVad:
+    """A :class:`~anima.listening.vad.Vad`: probability 1 for a frame whose loudest sample
+    exceeds ``level``, else 0 (or the scripted ``probabilities``, one per frame, then 0)."""
+
+    name = "fake"
+
+    def __init__(self, *, level: int = 1000, probabilities: Iterable[float] | None = None) -> None:
+        self.level = level
+        self._script = collections.deque(probabilities) if probabilities is not None else None
+        self.frames = 0  # frames seen
+        self.resets = 0
+        self.loaded = False
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def reset(self) -> None:
+        self.resets += 1
+
+    def probability(self, frame: Frame) -> float:
+        if len(frame) != FRAME_SAMPLES:
+            raise ValueError(f"fake vad: a frame is {FRAME_SAMPLES} samples, got {len(frame)}")
+        self.frames += 1
+        if self._script is not None:
+            return self._script.popleft() if self._script else 0.0
+        return 1.0 if int(np.abs(frame.astype(np.int32)).max()) > self.level else 0.0
+
+
+class FakeSource:
+    """An :class:`~anima.listening.sources.AudioSource` that delivers ``audio`` (16 kHz mono
+    int16; the last frame zero-padded) to the sink within :meth:`start`, then ends the stream
+    with ``reason`` (``None``: the stream stays open, as a microphone's would)."""
+
+    name = "fake"
+
+    def __init__(self, audio: NDArray[np.int16], *, reason: str | None = "eof") -> None:
+        self.audio = np.asarray(audio, dtype=np.int16)
+        self.reason = reason
+        self.started = self.stopped = 0
+        self.delivered = 0  # frames delivered
+
+    def start(self, sink: FrameSink) -> None:
+        if self.started > self.stopped:
+            raise EngineStateError("fake source: already started")
+        self.started += 1
+        framer = Framer()
+        for frame in [*framer.feed(self.audio), *framer.flush()]:
+            sink.frame(frame)
+            self.delivered += 1
+        if self.reason is not None:
+            sink.end(self.reason)
+
+    def stop(self, timeout: float = 1.0) -> None:
+        self.stopped += 1

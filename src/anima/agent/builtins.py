@@ -162,6 +162,8 @@ def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
         Phrase("look here", name="Posture_LookAtInterviewer"),
         Phrase("face me", name="Posture_LookAtInterviewer"),
         Phrase("make eye contact", name="Posture_LookAtInterviewer"),
+        Phrase("eyes on me", name="Posture_LookAtInterviewer"),
+        Phrase("look my way", name="Posture_LookAtInterviewer"),
         Phrase("look at the camera", name="Posture_LookAtZoom"),
         Phrase("look ahead", name="LOOKUPPostureDefault"),
         Phrase("look straight ahead", name="LOOKUPPostureDefault"),

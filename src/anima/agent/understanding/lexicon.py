@@ -20,7 +20,7 @@ EXTRAS = wordset(
     please pls kindly can could would will you just now ok okay so alright robot hey hi
     for me us them everyone everybody him her i want like to a an the your my at give do
     make show let go and then quick quickly really real try also too there here some mind
-    yes no yeah sure little bit again once more big nice good
+    yes no yeah sure little bit again once more big nice good towards toward
     """
 )
 
@@ -67,6 +67,12 @@ LEADING = (
     "hey",
     "and",
     "just",
+    "first",
+    "next",
+    "finally",
+    "lastly",
+    "hold on",
+    "hang on",
 )
 TRAILING = ("please", "for me", "now", "robot", "right now")
 # Dropped at the end only when the rest is understood without them ("say thank you" says it)
@@ -98,6 +104,20 @@ CONDITIONS = frozenset(
         "you think so",
     )
 )
+
+# Who a gesture is for, said after it ("wave to the audience", "smile for the camera"): left
+# out when the command is not understood with them
+AUDIENCE = wordset(
+    """
+    audience camera everyone everybody them him her us me people crowd kids children guests
+    visitors friend friends class room family folks guys mom dad
+    """
+)
+AUDIENCE_LEAD = wordset("to for at towards toward")
+AUDIENCE_DETERMINERS = wordset("the my our your all these those this that")
+
+# One word for another, in requests as in phrases ("glance to the left")
+SYNONYMS = {"glance": "look", "gaze": "look", "peek": "look", "stare": "look"}
 
 # Phrases for actions whose module the understanding layer does not own (the humanoid's):
 # used when an action of that name is in the registry and the phrase fits its parameters.

@@ -26,12 +26,16 @@ from anima.agent.params import Param, Value
 from anima.agent.phrases import Phrase
 from anima.agent.understanding import modifiers
 from anima.agent.understanding.lexicon import (
+    AUDIENCE,
+    AUDIENCE_DETERMINERS,
+    AUDIENCE_LEAD,
     CONDITIONS,
     COURTESIES,
     EXTRA_PHRASES,
     EXTRAS,
     LEADING,
     POINT_OF_VIEW,
+    SYNONYMS,
     TRAILING,
 )
 from anima.agent.understanding.modifiers import Amount, Modifiers
@@ -104,8 +108,10 @@ class Matcher:
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        toks = self.strip(_unconditional(toks))
+        toks = self.strip(_unconditional([SYNONYMS.get(t, t) for t in toks]))
         found = self._clause(toks)
+        if found is None and _for_someone(toks) < len(toks):
+            found = self._clause(toks[: _for_someone(toks)])  # "wave to the audience"
         for courtesy in COURTESIES:  # "that's enough thanks"; but "say thank you" says it
             if found is None and len(toks) > len(courtesy) and toks[-len(courtesy) :] == courtesy:
                 found = self._clause(self.strip(toks[: -len(courtesy)]))
@@ -180,6 +186,20 @@ class Matcher:
             word, self._vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_SCORE
         )
         return word if found is None else str(found[0])
+
+
+def _for_someone(toks: list[str]) -> int:
+    """Where "to the audience", "for my friends" begins at the end of ``toks`` (else its
+    length)."""
+    for i in range(1, len(toks) - 1):
+        if toks[i] not in AUDIENCE_LEAD:
+            continue
+        rest = toks[i + 1 :]
+        while rest and rest[0] in AUDIENCE_DETERMINERS:
+            rest = rest[1:]
+        if rest and all(w in AUDIENCE for w in rest):
+            return i
+    return len(toks)
 
 
 def _unconditional(toks: list[str]) -> list[str]:

@@ -26,6 +26,8 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "what should i call you",
         "what do i call you",
         "what do they call you",
+        "what do people call you",
+        "how should i call you",
         "do you have a name",
         "tell me your name",
         "may i ask your name",
@@ -65,6 +67,8 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "what do you know",
         "what are you good at",
         "show me what you can do",
+        "tell me what you can do",
+        "tell me what you do",
         "help",
         "help me",
     ),
@@ -109,6 +113,14 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "nice",
         "cool",
         "awesome",
+    ),
+    "maker": (
+        "who made you",
+        "who built you",
+        "who created you",
+        "who programmed you",
+        "where do you come from",
+        "where are you from",
     ),
     "bye": ("goodbye", "bye", "bye bye", "see you", "see you later", "good night"),
 }
@@ -219,6 +231,8 @@ def answer(kind: str, about: About, registry: ActionRegistry) -> str:
         return "I'm doing well, thank you! What can I do for you?"
     if kind == "hello":
         return f"Hello! I'm {name}. I can {can}."
+    if kind == "maker":
+        return f"I'm {name}, a robot running on anima, made by people who like robots."
     if kind == "thanks":
         return "You're welcome!"
     return "Goodbye!"

@@ -558,3 +558,47 @@ def test_a_huge_reply_is_not_kept_whole_in_the_history(mode: str) -> None:
         kept = next(m for m in later["messages"] if m["role"] == "assistant")
         assert len(kept["content"] or "") < 2 * MAX_SPOKEN_CHARS
         assert len(str(later)) < 20_000
+
+
+# ---------------------------------------------------------------------- streams (issue 13)
+class _Sink:
+    def __init__(self) -> None:
+        self.got: list[object] = []
+
+    def actions(self, actions: list[str]) -> None:
+        self.got.append(actions)
+
+    def words(self, text: str) -> None:
+        self.got.append(text)
+
+
+_BIG = "word " * 50_000  # 250 KB a piece
+
+
+@pytest.mark.parametrize(
+    ("scripted", "why"),
+    [
+        (Scripted.sse([(0.0, "{not json")]), "event 1 of the stream"),
+        (Scripted.sse([(0.0, {"error": {"message": "model crashed"}})]), "model crashed"),
+        (Scripted.sse([(0.0, [1, 2])]), "event 1 is not an object"),
+        (
+            Scripted.sse([(0.0, {"choices": [{"delta": {"tool_calls": [{"index": 10**9}]}}]})]),
+            "at most 50 calls",
+        ),
+        (Scripted.stream_text(*[_BIG] * 5), "over the 1,000,000-byte limit"),
+        (Scripted.stream_text("Hi", " there.", gap_s=3.0), "within the timeout (2 s)"),
+        (Scripted.sse([(0.0, {"choices": [{"delta": {"content": "{oops"}}]})]), "no JSON"),
+    ],
+    ids=["not-json", "error-event", "not-object", "tool-index", "huge", "slow", "bad-json"],
+)
+def test_a_hostile_stream_is_a_planner_error_with_a_reason(
+    server: ScriptedOpenAIServer, hub: EventHub, scripted: Scripted, why: str
+) -> None:
+    server.push(scripted)
+    mode = "json" if why in ("no JSON", "within the timeout (2 s)") else "tools"
+    planner = openai_planner(server, hub, mode=mode, timeout_s=2.0)
+    try:
+        _refused(planner.plan("nod", _Sink()), hub, why)
+        _still_answers(server, planner)
+    finally:
+        planner.close()

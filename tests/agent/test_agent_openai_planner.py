@@ -318,3 +318,97 @@ def test_tool_calls_to_a_moving_robot_and_feedback(
     tool = server.requests[1].body["messages"][-1]
     assert tool["role"] == "tool"
     assert json.dumps(tool["content"]).startswith('"Robot feedback: Execution')
+
+
+# ---------------------------------------------------------------------- streaming (issue 13)
+class Sink:
+    """A ReplySink that records what came, in order."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, object]] = []
+
+    def actions(self, actions: list[str]) -> None:
+        self.got.append(("actions", actions))
+
+    def words(self, text: str) -> None:
+        self.got.append(("words", text))
+
+
+def test_a_streamed_tool_reply_hands_words_on_then_the_whole_plan(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.push(
+        Scripted.stream_tools(
+            ("play_animation", {"name": "nod"}),
+            ("play_animation", {"name": "wave"}),  # the friendly name of LOOKUP_Waving
+            content=["Sure. ", "Nodding", " and waving."],
+        )
+    )
+    sink = Sink()
+    reply = openai_planner(server).plan("nod and wave", sink)
+    assert reply.streamed
+    plan = ["play_animation(name='nod')", "play_animation(name='LOOKUP_Waving')"]
+    assert reply.actions == plan
+    assert sink.got == [("words", "Sure."), ("actions", plan), ("words", "Nodding and waving.")]
+    assert server.requests[0].body["stream"] is True
+    parse_plan(builtin_registry(animations=["nod", "LOOKUP_Waving"]), reply.actions)
+
+
+@pytest.mark.parametrize("actions_first", [True, False])
+def test_a_streamed_json_reply_hands_the_plan_on_as_soon_as_it_is_whole(
+    server: ScriptedOpenAIServer, actions_first: bool
+) -> None:
+    server.push(
+        Scripted.stream_json(
+            'Okay! I\'ll nod, "twice". Done',
+            ["play_animation('wave')"],
+            pieces=30,
+            actions_first=actions_first,
+        )
+    )
+    sink = Sink()
+    reply = openai_planner(server, mode="json").plan("nod", sink)
+    plan = ["play_animation(name='LOOKUP_Waving')"]  # the friendly name mapped back
+    assert reply.actions == plan
+    words = [w for kind, w in sink.got if kind == "words"]
+    assert words == ["Okay!", 'I\'ll nod, "twice".', "Done"]
+    where = sink.got.index(("actions", plan))
+    assert where == (0 if actions_first else 2)  # the tail "Done" waits for the end either way
+
+
+def test_a_server_that_does_not_stream_is_read_whole(server: ScriptedOpenAIServer) -> None:
+    server.push(Scripted.tool_calls(("play_animation", {"name": "nod"}), content="Sure."))
+    sink = Sink()
+    reply = openai_planner(server).plan("nod", sink)
+    assert not reply.streamed  # the caller takes it whole
+    assert reply.actions == ["play_animation(name='nod')"]
+    assert sink.got == []
+
+
+def test_friendly_tools_offer_short_names_and_directions(server: ScriptedOpenAIServer) -> None:
+    server.push(
+        Scripted.tool_calls(("look_at", {"direction": "left"}), ("look_at", {"direction": "up"}))
+    )
+    planner = openai_planner(server)
+    reply = planner.plan("look left then up")
+    assert reply.actions == ["look_at(x=1.0, y=0.6, z=0.0)", "look_at(x=1.0, y=0.0, z=0.5)"]
+    tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
+    assert "wave" in tools["play_animation"]["parameters"]["properties"]["name"]["enum"]
+    assert "left" in tools["look_at"]["parameters"]["properties"]["direction"]["enum"]
+    assert len(json.dumps(list(tools.values()))) < len(json.dumps(planner.registry.tools()))
+
+
+def test_acknowledge_answers_the_tool_calls_without_a_request(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.push(
+        Scripted.tool_calls(("play_animation", {"name": "nod"})), Scripted.content("Hello!")
+    )
+    planner = openai_planner(server)
+    planner.plan("nod")
+    planner.acknowledge("Robot feedback: Execution ['play_animation(name='nod')'] completed")
+    assert len(server.requests) == 1
+    planner.plan("hello")
+    messages = server.requests[1].body["messages"]
+    assert [m["role"] for m in messages[1:]] == ["user", "assistant", "tool", "user"]
+    assert messages[3]["content"].startswith("Robot feedback: Execution")

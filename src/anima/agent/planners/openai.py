@@ -2,9 +2,11 @@
 
 ``POST {base_url}/chat/completions`` with the conversation so far, in one of two modes:
 
-- ``tools``: the registry's actions are the tools; each tool call becomes an action string
-  ``name(key=value, …)`` built from its JSON arguments (validated later like any plan), the
-  message text is the response. Robot feedback goes back as the tool results.
+- ``tools``: the registry's actions are the tools (:class:`~anima.agent.planners.tools.
+  FriendlyTools`: friendly choice names such as ``wave``, a direction for ``look_at``, compact
+  schemas); each tool call becomes an action string ``name(key=value, …)`` built from its JSON
+  arguments mapped back to the registry's names (validated later like any plan), the message
+  text is the response. Robot feedback goes back as the tool results.
 - ``json``: ``response_format: json_object`` and the seed's reply object
   ``{"response": str, "actions": [str], "plan": str?}``; feedback goes back as a user message.
 
@@ -52,6 +54,7 @@ from anima.agent.planners.http import (
 )
 from anima.agent.planners.prompt import json_prompt, tools_prompt
 from anima.agent.planners.streaming import ChatStream
+from anima.agent.planners.tools import FriendlyTools
 from anima.errors import ConfigError, PlannerError
 
 if TYPE_CHECKING:
@@ -102,6 +105,7 @@ class OpenAIPlanner:
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         prompt = tools_prompt if mode == "tools" else json_prompt
         self.system_prompt = prompt(registry, instructions)
+        self._tools = FriendlyTools(registry)  # friendly names, directions, compact schemas
         self._history: list[Message] = []
         self._pending: list[str] = []  # tool-call ids still waiting for their results
         self._client = new_client(timeout_s)
@@ -180,7 +184,7 @@ class OpenAIPlanner:
             "stream": self.streaming and sink is not None,
         }
         if self.mode == "tools":
-            body["tools"] = self.registry.tools()
+            body["tools"] = self._tools.tools
             body["tool_choice"] = "auto"
         else:
             body["response_format"] = {"type": "json_object"}
@@ -215,7 +219,7 @@ class OpenAIPlanner:
         """One streamed request (on the request's thread): the events go to a ChatStream that
         hands the words on; the assembled message is checked whole, then the plan and the
         rest of the words go to ``sink``. A server that did not stream is read as usual."""
-        chat = ChatStream(self.mode, sink)
+        chat = ChatStream(self.mode, sink, self._tools.plan_text)
         answer = post_stream(self._client, self.url, body, self._headers, link, on_event=chat.event)
         if answer is not None:
             return self._read_checked(answer)  # not streamed: the caller handles it whole
@@ -247,6 +251,9 @@ class OpenAIPlanner:
             raise PlannerError("malformed reply: the message content is not text")
         if self.mode == "json":
             reply = parse_reply_text(content)
+            reply = dataclasses.replace(
+                reply, actions=[self._tools.plan_text(a) for a in reply.actions]
+            )
             # the history keeps what was used, not what was sent: a 1 MB reply kept whole would
             # be encoded into every later request (40 ms of GIL per request, the loop's ticks)
             kept_reply: dict[str, Any] = {"response": reply.response, "actions": reply.actions}
@@ -259,7 +266,7 @@ class OpenAIPlanner:
         actions, kept, ids = [], [], []
         for n, call in enumerate(raw_calls):
             name, args, call_id = _tool_call(call, n)
-            actions.append(action_string(name, args))
+            actions.append(action_string(name, self._tools.call(name, args)))
             ids.append(call_id)
             arguments = json.dumps(args)
             if len(arguments) > MAX_KEPT_TEXT:  # refused by the plan's checks anyway

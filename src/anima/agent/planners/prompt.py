@@ -24,7 +24,8 @@ def tools_prompt(registry: ActionRegistry, instructions: str = "") -> str:
     parts = [
         _ROLE,
         "To act, call the tools: each call is one action and the calls run one after the other, "
-        "in the order you give them. Call no tool when nothing should move.",
+        "in the order you give them. Call no tool when nothing should move. Use the short "
+        "names the tools offer (wave, nod, left, up).",
         _FEEDBACK,
     ]
     if instructions.strip():
@@ -37,8 +38,9 @@ def json_prompt(registry: ActionRegistry, instructions: str = "") -> str:
     lines = [f"- {a.usage()}: {a.summary}" for a in registry]
     parts = [
         _ROLE,
-        "Always answer with exactly one JSON object and nothing else:\n"
-        '{"response": "<what to say>", "actions": ["<action call>", ...], '
+        "Always answer with exactly one JSON object and nothing else, its keys in this order "
+        "(the actions first, then the words):\n"
+        '{"actions": ["<action call>", ...], "response": "<what to say>", '
         '"plan": "<optional: your plan in a few words>"}\n'
         "Each action is one call of an action below with literal arguments only, for example "
         "play_animation(name='nod') or say(text='Hello!'). They run in order. Use an empty list "

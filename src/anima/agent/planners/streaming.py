@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from anima.agent.planners.base import ReplySink
@@ -61,8 +61,10 @@ class JsonReplyReader:
     reply at the end (that parse is the authority: a reply that breaks later is an error).
     """
 
-    def __init__(self, sink: ReplySink) -> None:
+    def __init__(self, sink: ReplySink, plan_text: Callable[[str], str] | None = None) -> None:
+        """``plan_text`` maps each action string before it goes on (friendly names)."""
         self._sink = sink
+        self._plan_text = plan_text
         self._sentences = Sentences()
         self._depth = 0
         self._in_string = False
@@ -180,7 +182,8 @@ class JsonReplyReader:
         if not self.actions_sent:
             self.actions_sent = True
             self._words()  # words decoded before the plan was complete go first, held or not
-            self._sink.actions(list(actions))
+            mapped = self._plan_text
+            self._sink.actions([mapped(a) for a in actions] if mapped else list(actions))
 
     def _words(self) -> None:
         if self._text:
@@ -193,9 +196,11 @@ class ChatStream:
     """The events of one OpenAI chat-completion stream → one assistant message (as the
     non-streamed answer has it), with the words handed on as they arrive."""
 
-    def __init__(self, mode: str, sink: ReplySink) -> None:
+    def __init__(
+        self, mode: str, sink: ReplySink, plan_text: Callable[[str], str] | None = None
+    ) -> None:
         self._sink = sink
-        self._json = JsonReplyReader(sink) if mode == "json" else None
+        self._json = JsonReplyReader(sink, plan_text) if mode == "json" else None
         self._sentences = Sentences()
         self._content: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}

@@ -1,0 +1,135 @@
+"""The registry's actions as tools a small local model gets right: friendly choice names, a
+direction for ``look_at``, compact schemas; and the way back to the registry's calls.
+
+- A parameter with choices offers friendly names (``wave`` for ``LOOKUP_Waving``, from
+  :func:`anima.agent.understanding.aliases.choice_aliases`); the registry's own names are still
+  accepted. :meth:`FriendlyTools.call` maps a friendly value back before the plan is validated.
+- ``look_at`` takes ``direction`` ("left", "up", "down right", …) as well as metres; a direction
+  becomes the point its phrase looks at ("look left" → 1 m ahead, 0.6 m left).
+- Schemas are compact: the first sentence of each description, no per-parameter description
+  where an enum already says it, no ``additionalProperties`` (every token is read each request).
+
+Everything is still checked by :func:`~anima.agent.plan.parse_plan` afterwards: a friendly name
+only widens what the model may write, never what the robot may do.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import logging
+from typing import Any
+
+from anima.agent.actions import ActionRegistry
+
+log = logging.getLogger(__name__)
+
+MAX_MAPPED_CHARS = 500  # a longer action string is not parsed here (parse_plan bounds it)
+
+# direction → point (m, head frame: x forward, y left, z up), as the look_at phrases have them
+DIRECTIONS: dict[str, tuple[float, float, float]] = {
+    "ahead": (1.0, 0.0, 0.0),
+    "left": (1.0, 0.6, 0.0),
+    "right": (1.0, -0.6, 0.0),
+    "up": (1.0, 0.0, 0.5),
+    "down": (1.0, 0.0, -0.4),
+    "up left": (1.0, 0.6, 0.5),
+    "up right": (1.0, -0.6, 0.5),
+    "down left": (1.0, 0.6, -0.4),
+    "down right": (1.0, -0.6, -0.4),
+}
+
+
+class FriendlyTools:
+    """The tools for one registry, and the mapping of their calls back to it."""
+
+    def __init__(self, registry: ActionRegistry) -> None:
+        self._registry = registry
+        self._aliases = _choice_aliases(registry)
+        self.tools = [self._compact(tool) for tool in registry.tools()]
+
+    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's arguments in the registry's terms (friendly names mapped back, a
+        direction turned into a point); anything unknown is left for the plan's checks."""
+        args = dict(args)
+        for param, names in self._aliases.get(name, {}).items():
+            value = args.get(param)
+            if isinstance(value, str):
+                key = value.strip().lower().replace("_", " ")
+                args[param] = names.get(key, names.get(value, value))
+        if name == "look_at" and "direction" in args:
+            direction = args.pop("direction")
+            point = DIRECTIONS.get(str(direction).strip().lower().replace("-", " "))
+            if point is None:
+                args["direction"] = direction  # refused by the plan: look_at has no direction
+            else:
+                for axis, value in zip("xyz", point, strict=True):
+                    args.setdefault(axis, value)
+        return args
+
+    def plan_text(self, text: str) -> str:
+        """One action string of a JSON reply with friendly values mapped back
+        (``play_animation('wave')`` → ``play_animation(name='LOOKUP_Waving')``); as it was
+        when there is nothing to map or it is not a plain call (the plan's checks say why)."""
+        if len(text) > MAX_MAPPED_CHARS:
+            return text
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return text
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            return text
+        name = node.func.id
+        act = self._registry.get(name)
+        if act is None or len(node.args) > len(act.params):
+            return text
+        values: dict[str, Any] = {}
+        for param, arg in zip(act.params, node.args, strict=False):
+            if not isinstance(arg, ast.Constant):
+                return text
+            values[param.name] = arg.value
+        for kw in node.keywords:
+            if kw.arg is None or not isinstance(kw.value, ast.Constant):
+                return text
+            values[kw.arg] = kw.value.value
+        mapped = self.call(name, values)
+        if mapped == values:
+            return text
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in mapped.items())})"
+
+    def _compact(self, tool: dict[str, Any]) -> dict[str, Any]:
+        tool = copy.deepcopy(tool)
+        function = tool["function"]
+        name = function["name"]
+        function["description"] = _first_sentence(function.get("description", ""))
+        schema = function["parameters"]
+        schema.pop("additionalProperties", None)
+        properties: dict[str, Any] = schema.get("properties", {})
+        for param, spec in properties.items():
+            names = self._aliases.get(name, {}).get(param)
+            if names and "enum" in spec:
+                spec["enum"] = list(names)  # the friendly names (the real ones still work)
+                spec.pop("description", None)
+        if name == "look_at" and {"x", "y", "z"} <= set(properties):
+            properties["direction"] = {"type": "string", "enum": list(DIRECTIONS)}
+            function["description"] += " Give a direction, or x, y, z in metres."
+            schema["required"] = []
+        return tool
+
+
+def _first_sentence(text: str) -> str:
+    head, dot, _ = text.partition(". ")
+    return head + (dot.strip() if dot else "")
+
+
+def _choice_aliases(registry: ActionRegistry) -> dict[str, dict[str, dict[str, Any]]]:
+    """friendly name → choice per action and parameter (H4's understanding); {} when absent."""
+    try:
+        from anima.agent.understanding.aliases import choice_aliases
+    except ImportError:  # the understanding layer is not there: the registry's names only
+        return {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for action, params in choice_aliases(registry).items():
+        for param, names in params.items():
+            out.setdefault(action, {})[param] = {k.lower(): v for k, v in names.items()}
+    return out

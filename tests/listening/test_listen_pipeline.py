@@ -1,6 +1,10 @@
 """The listening pipeline end to end, with no microphone: anima's TTS speaks, the Listener hears.
 
 Timeouts run on audio time, so audio is pushed faster than real time and every wait is bounded.
+These tests pin the small engines (pocketsphinx's grammar, its keyphrase spotter, the silence
+turn): their transcripts are exact and their timing fixed, so the recorder's mechanics can be
+checked to the word. The default engines (Whisper, the ASR spotter) are tested in
+``test_listen_wake*.py`` and ``test_listen_asr*.py``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,14 @@ from anima.events import EventHub, ListenTimeout, Transcript, WakeDetected
 from anima.listening import ListenConfig, Listener, RawPcmSource, RecordingStart, WavSource
 from anima.listening.audio import SAMPLE_RATE
 from anima.listening.sources import write_wav
+
+SMALL = {"asr": "pocketsphinx", "wake": "keyphrase", "turn": "silence"}
+
+
+@pytest.fixture
+def listen(listen: Any) -> Any:
+    """The conftest's ``listen`` on the small engines (a test's own keys win)."""
+    return lambda phrases=None, **config: listen(phrases, **{**SMALL, **config})
 
 
 def _command_round(h: Any, speech: np.ndarray, n: int) -> None:
@@ -175,7 +187,7 @@ def test_events_go_to_the_hub(espeak: Any, say: Any, tmp_path: Any, commands: An
     write_wav(wav, np.concatenate([pad, speech, pad, pad, pad]))
     done = threading.Event()
     listener = Listener(
-        WavSource(wav), config=ListenConfig(wake_word=False), phrases=commands, hub=hub,
+        WavSource(wav), config=ListenConfig(wake_word=False, **SMALL), phrases=commands, hub=hub,
         on_round=lambda _: done.set(),
     )  # fmt: skip
     listener.wake()  # queued before start: the round begins with the file
@@ -203,7 +215,7 @@ def test_stdin_pcm_at_22khz(espeak: Any, commands: Any) -> None:
     done = threading.Event()
     with os.fdopen(read_fd, "rb") as stream:
         listener = Listener(
-            RawPcmSource(stream, sample_rate=rate), config=ListenConfig(wake_word=False),
+            RawPcmSource(stream, sample_rate=rate), config=ListenConfig(wake_word=False, **SMALL),
             phrases=commands, on_final=lambda t: finals.append(t.text),
             on_round=lambda _: done.set(),
         )  # fmt: skip

@@ -26,7 +26,7 @@ from typing import TypeVar
 from anima.clock import Clock, MonotonicClock
 from anima.errors import EngineStateError
 from anima.events import Event, EventHub, ListenTimeout, Notice, Transcript, WakeDetected
-from anima.listening.asr import PocketsphinxAsr, Recognizer
+from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, Frame
 from anima.listening.config import ListenConfig
 from anima.listening.recorder import (
@@ -39,9 +39,12 @@ from anima.listening.recorder import (
     Round,
     Woke,
 )
+from anima.listening.registry import make_recognizer
 from anima.listening.sources import AudioSource
+from anima.listening.spotting import Spotter, make_spotter
+from anima.listening.turn import make_turn
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
-from anima.listening.wake import KeyphraseSpotter, WakeTrigger
+from anima.listening.wake import WakeTrigger
 
 logger = logging.getLogger(__name__)
 
@@ -81,11 +84,12 @@ class _Message:
 class Listener:
     """Wake word, VAD recording, ASR transcript — ``start()`` / ``stop()``, ``gate()``, ``wake()``.
 
-    ``phrases`` are the commands for the grammar (``asr_mode="grammar"``). The recognizer, VAD
-    and spotter default to pocketsphinx, :func:`~anima.listening.vad.load_vad` (``config.vad``)
-    and a :class:`~anima.listening.wake.KeyphraseSpotter` (when ``config.wake_word``); pass
-    others to replace them. ``trigger`` connects a :class:`WakeTrigger` while started. The
-    constructor loads nothing; ``start`` loads the models (~0.1–0.3 s) and opens the source.
+    ``phrases`` are the commands (pocketsphinx's grammar, Whisper's vocabulary). The recognizer,
+    VAD, spotter and turn detector default to what ``config`` names (``asr``,
+    :func:`~anima.listening.vad.load_vad` for ``vad``, ``wake`` when ``config.wake_word``,
+    ``turn``); pass others to replace them. ``trigger`` connects a :class:`WakeTrigger` while
+    started. The constructor loads nothing; ``start`` loads the models (~0.1–0.3 s; Whisper
+    ~1 s) and opens the source.
     """
 
     def __init__(
@@ -96,7 +100,7 @@ class Listener:
         phrases: Sequence[str] = (),
         recognizer: Recognizer | None = None,
         vad: Vad | None = None,
-        spotter: KeyphraseSpotter | None = None,
+        spotter: Spotter | None = None,
         trigger: WakeTrigger | None = None,
         clock: Clock | None = None,
         hub: EventHub | None = None,
@@ -109,22 +113,22 @@ class Listener:
     ) -> None:
         self.config = config = config or ListenConfig()
         self.source = source
-        # what the listener makes itself it also closes (their pocketsphinx worker processes);
-        # a recognizer or spotter given here is the caller's to close
-        self._owned: list[PocketsphinxAsr | KeyphraseSpotter] = []
+        self.clock = clock or MonotonicClock(spin_s=0.0)
+        self._hub = hub
+        # what the listener makes itself it also closes (worker processes, models); a
+        # recognizer or spotter given here is the caller's to close
+        self._owned: list[Recognizer | Spotter] = []
         if recognizer is None:
-            recognizer = PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
+            recognizer = make_recognizer(config, phrases=phrases, on_notice=self._notice)
             self._owned.append(recognizer)
         self.recognizer = recognizer
         self._vad = vad
         self.spotter = spotter
         if spotter is None and config.wake_word:
-            self.spotter = KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)
+            self.spotter = make_spotter(config, on_notice=self._notice)
             self._owned.append(self.spotter)
         self._trigger = trigger
         self._untrigger: Callable[[], None] | None = None
-        self.clock = clock or MonotonicClock(spin_s=0.0)
-        self._hub = hub
         self._on_wake = on_wake
         self._on_recording_started = on_recording_started
         self._on_partial = on_partial
@@ -154,17 +158,18 @@ class Listener:
         if self._vad is None:
             self._vad = load_vad(self.config.vad)
             if self.config.vad == "auto" and isinstance(self._vad, EnergyVad):
-                message = "Silero VAD unavailable: using the energy VAD"
-                self._publish(Notice(t=self.clock.now(), source="listen", message=message))
+                self._notice("Silero VAD unavailable: using the energy VAD")
         self._vad.load()
         self.recognizer.load()
         if self.spotter is not None:
             self.spotter.load()
         cfg = self.config
+        turn = make_turn(cfg.turn, endpoint_s=cfg.endpoint_silence_s)
+        turn.load()
         detector = SpeechDetector(
             self._vad, start_threshold=cfg.vad_start_threshold,
             end_threshold=cfg.vad_end_threshold, start_frames=cfg.vad_start_frames,
-            end_s=cfg.endpoint_silence_s,
+            end_s=cfg.endpoint_silence_s, turn=turn,
         )  # fmt: skip
         self._recorder = Recorder(cfg, self.recognizer, detector, self.spotter)
         self._thread = threading.Thread(target=self._run, name="anima-listen", daemon=True)
@@ -194,7 +199,9 @@ class Listener:
             self.recognizer.cancel()
         for part in self._owned:
             try:
-                part.close()
+                close = getattr(part, "close", None)  # not every Recognizer holds anything
+                if close is not None:
+                    close()
             except Exception:  # closing one worker must not keep the others open
                 logger.exception("listener: closing %r failed", part)
 
@@ -265,9 +272,14 @@ class Listener:
                 self._call(self._on_recording_started,
                            RecordingStart(t=now, restarted=outcome.restarted))  # fmt: skip
                 continue
-            elif isinstance(outcome, Partial | Final):
-                heard = Transcript(t=now, text=outcome.text, final=isinstance(outcome, Final))
-                self._call(self._on_final if heard.final else self._on_partial, heard)
+            elif isinstance(outcome, Final):
+                heard = Transcript(t=now, text=outcome.text, final=True,
+                                   confidence=outcome.confidence)  # fmt: skip
+                self._call(self._on_final, heard)
+                event = heard
+            elif isinstance(outcome, Partial):
+                heard = Transcript(t=now, text=outcome.text, final=False)
+                self._call(self._on_partial, heard)
                 event = heard
             elif isinstance(outcome, GaveUp):
                 timeout = ListenTimeout(
@@ -284,6 +296,9 @@ class Listener:
                 self._call(self._on_round, report)
                 continue
             self._publish(event)
+
+    def _notice(self, message: str) -> None:
+        self._publish(Notice(t=self.clock.now(), source="listen", message=message))
 
     def _publish(self, event: Event) -> None:
         if self._hub is not None:

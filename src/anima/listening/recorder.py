@@ -16,7 +16,14 @@ thread and turns outcomes into callbacks and events. A round::
   ``max_utterance_s`` is cut and decided as it is (``max_length`` when nothing was recognized);
   when the source ends, the round is decided with what it has (``source_ended``).
 - **Gate**: while gated (the robot speaks), frames are dropped before anything sees them, and for
-  ``ungate_hold_s`` after; a round in progress is paused, and its timers do not run.
+  ``ungate_hold_s`` after; a round in progress is paused, and its timers do not run. With
+  ``wake_while_gated`` the spotter still hears the gated audio, and the phrase heard there is a
+  barge-in: the recorder lifts the gate itself at once (no hold) and records from the phrase's
+  end, so "hey robot … stop" said over the robot keeps its "stop" — before, the gated frames
+  after the phrase were dropped until the conversation's ``gate(False)`` and the hold after it,
+  and the clipped rest was heard as the nearest command ("nod").
+- **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`;
+  each partial also goes to the speech detector (``detector.partial``: its turn detector).
 
 Positions are sample indices in the stream; seconds are audio seconds.
 """
@@ -31,10 +38,11 @@ import numpy as np
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.listening.config import ListenConfig
+from anima.listening.spotting import Spotter, WakeHit
 from anima.listening.vad import SpeechChange, SpeechDetector
-from anima.listening.wake import KeyphraseSpotter, WakeHit
 
-_RING_S = 1.5  # audio kept while idle: covers the spotter's delay and the pre-buffer
+_RING_S = 3.0  # audio kept while idle: covers the spotter's delay (the ASR spotter reports at
+# the end of a 2 s stretch at the latest) and the pre-buffer
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +79,7 @@ class Partial:
 @dataclass(frozen=True, kw_only=True)
 class Final:
     text: str
+    confidence: float | None = None  # the recognizer's (0-1; None: it gives none)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,7 +133,7 @@ class Recorder:
         config: ListenConfig,
         recognizer: Recognizer,
         detector: SpeechDetector,
-        spotter: KeyphraseSpotter | None = None,
+        spotter: Spotter | None = None,
     ) -> None:
         self.config = config
         self.recognizer = recognizer
@@ -133,7 +142,8 @@ class Recorder:
         self.position = 0  # stream position of the next frame
         self.gated = False
         self._hold_until = 0  # frames before this position are dropped (after an ungate)
-        self._ring: collections.deque[tuple[int, Frame]] = collections.deque(
+        # (position, frame, gated): gated audio is kept only for a barge-in (wake_while_gated)
+        self._ring: collections.deque[tuple[int, Frame, bool]] = collections.deque(
             maxlen=max(1, round(_RING_S * SAMPLE_RATE / FRAME_SAMPLES))
         )
         self._preroll_frames = round(config.pre_buffer_s * SAMPLE_RATE / FRAME_SAMPLES)
@@ -166,8 +176,12 @@ class Recorder:
             begin = self.position  # what came before was the dropped round's
         else:  # whole frames, so the recording's frames stay those of the stream
             begin = self.position - self._preroll_frames * FRAME_SAMPLES
-        kept = [(p, f) for p, f in self._ring if p + len(f) > begin]
+        # a barge-in records the gated audio after its phrase; nothing else records gated audio
+        barge_in = hit is not None and self.gated
+        kept = [(p, f) for p, f, g in self._ring if p + len(f) > begin and (barge_in or not g)]
         begin = max(begin, kept[0][0]) if kept else self.position
+        if barge_in:  # the person talks over the robot: listen now (the robot is being stopped)
+            self.gated, self._hold_until = False, 0
         active = self._active = _Active(
             wake_source=source,
             start_position=begin,
@@ -186,10 +200,11 @@ class Recorder:
         position = self.position
         self.position += len(frame)
         if self.gated or position < self._hold_until:
-            if self.gated and self.config.wake_while_gated:
-                return self._spot(frame, position)
-            return []
-        self._ring.append((position, frame))
+            if not (self.gated and self.config.wake_while_gated):
+                return []
+            self._ring.append((position, frame, True))
+            return self._spot(frame, position)  # a barge-in's audio is recorded from the next
+        self._ring.append((position, frame, False))
         out = self._spot(frame, position)
         active = self._active
         if active is not None and not any(isinstance(o, Woke) for o in out):
@@ -279,13 +294,17 @@ class Recorder:
 
     def _partial(self, frame: Frame) -> list[Outcome]:
         text = self.recognizer.feed(frame)
-        return [Partial(text=text)] if text else []
+        if not text:
+            return []
+        self.detector.partial(text)
+        return [Partial(text=text)]
 
     def _decide(self, active: _Active, text: str, reason: str) -> list[Outcome]:
         """End the round: a final transcript, or giving up with ``reason``."""
         waited = active.recorded / SAMPLE_RATE
         if text and len(text) >= self.config.min_chars:
-            out: list[Outcome] = [Final(text=text)]
+            confidence = getattr(self.recognizer, "confidence", None)  # older ones have none
+            out: list[Outcome] = [Final(text=text, confidence=confidence)]
             reason = "final"
         elif text:
             out, reason = [GaveUp(reason="too_short", waited_s=waited, text=text)], "too_short"

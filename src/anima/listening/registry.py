@@ -80,7 +80,7 @@ VADS = Registry(
 SPOTTERS = Registry(
     "listen.wake",
     {
-        "auto": "anima.listening.spotting_asr:AsrSpotter",  # asr when Whisper is installed
+        "auto": "anima.listening.spotting:make_spotter",  # asr when Whisper is installed
         "asr": "anima.listening.spotting_asr:AsrSpotter",
         "keyphrase": "anima.listening.wake:KeyphraseSpotter",
     },

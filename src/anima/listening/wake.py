@@ -18,25 +18,18 @@ import logging
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from anima.errors import ConfigError
 from anima.listening.asr import import_pocketsphinx, normalize
 from anima.listening.audio import SAMPLE_RATE, Frame
 from anima.listening.sphinx_worker import SphinxWorker, still_running
+from anima.listening.spotting import WakeHit
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["KeyphraseSpotter", "WakeHit", "WakeTrigger"]
+
 _SAMPLES_PER_PS_FRAME = SAMPLE_RATE // 100  # pocketsphinx analyses 100 frames per second
-
-
-@dataclass(frozen=True, kw_only=True)
-class WakeHit:
-    """The wake phrase was heard."""
-
-    phrase: str
-    end_sample: int  # stream position (samples) where the phrase ended
-    detected_sample: int  # stream position of the end of the frame that reported it
 
 
 class KeyphraseSpotter:

@@ -116,6 +116,12 @@ def test_questions_are_answered_from_the_config_and_the_registry() -> None:
     assert "walk" not in can  # no humanoid in this registry
 
 
+@pytest.mark.parametrize("name", ["", "   ", "x" * 61])
+def test_agent_name_is_refused_when_it_is_no_name(name: str) -> None:
+    with pytest.raises(ConfigError, match=r"agent\.name must be 1 to 60 characters"):
+        AgentConfig(name=name)
+
+
 def test_phrases_follow_the_registry() -> None:
     reg = builtin_registry(animations=["nod"])
     planner = RulePlanner(reg)

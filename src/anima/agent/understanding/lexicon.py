@@ -19,8 +19,9 @@ EXTRAS = wordset(
     """
     please pls kindly can could would will you just now ok okay so alright robot hey hi
     for me us them everyone everybody him her i want like to a an the your my at give do
-    make show let go and then quick quickly really real try also too there here some mind
-    yes no yeah sure little bit again once more big nice good towards toward
+    make show let go and then really real try also too there here some get mind
+    yes no yeah sure little bit again once more big nice good towards toward face over side
+    everything all
     """
 )
 

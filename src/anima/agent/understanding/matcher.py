@@ -38,7 +38,7 @@ from anima.agent.understanding.lexicon import (
     SYNONYMS,
     TRAILING,
 )
-from anima.agent.understanding.modifiers import Amount, Modifiers
+from anima.agent.understanding.modifiers import Amount, Modifiers, Pace
 from anima.agent.understanding.senses import Sense, duration_param, senses
 from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens
 
@@ -229,6 +229,10 @@ def apply(sense: Sense, mods: Modifiers, *, heard: list[str] | None = None) -> C
     elif mods.amount is not None and dur is not None and dur.name not in values:
         values[dur.name] = _number(dur, _scaled(dur, mods.amount))
         why += f", {mods.amount.value} amount"
+    pace = _pace_param(act)
+    if mods.pace is not None and pace is not None and pace.name not in values:
+        values[pace.name] = _number(pace, _paced(pace, mods.pace))
+        why += f", {mods.pace.value}"
     try:
         checked = act.check_args(values)
     except ValueError:
@@ -249,6 +253,22 @@ def apply(sense: Sense, mods: Modifiers, *, heard: list[str] | None = None) -> C
     if count > 1:
         why += f" ×{count}"
     return Match((act.call_text(checked),) * count, why)
+
+
+def _pace_param(act: Action) -> Param | None:
+    """The parameter that says how fast (``speed``, ``rate``), when it has a default."""
+    for p in act.params:
+        if p.name in ("speed", "rate") and isinstance(p.default, int | float):
+            return p
+    return None
+
+
+def _paced(p: Param, pace: Pace) -> float:
+    """Half or one and a half times the default speed, within the bounds."""
+    value = float(p.default) * (0.5 if pace is Pace.SLOW else 1.5)
+    if p.bounds is not None:
+        value = min(max(value, p.bounds[0]), p.bounds[1])
+    return value
 
 
 def _seconds(act: Action, mods: Modifiers) -> float | None:

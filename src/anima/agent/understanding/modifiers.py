@@ -20,6 +20,11 @@ class Amount(StrEnum):
     LARGE = "large"  # "a lot", "far"
 
 
+class Pace(StrEnum):
+    SLOW = "slow"  # "slowly", "gently"
+    FAST = "fast"  # "quickly", "fast"
+
+
 @dataclass(frozen=True)
 class Modifiers:
     count: int | None = None  # "twice" → 2
@@ -28,6 +33,7 @@ class Modifiers:
     metres: float | None = None  # "one meter"
     degrees: float | None = None  # "90 degrees"
     amount: Amount | None = None
+    pace: Pace | None = None  # for a speed or rate parameter; ignored by an action without
 
     @property
     def measured(self) -> bool:
@@ -88,6 +94,14 @@ _FIXED: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = tuple(
         ("a lot", {"amount": Amount.LARGE}),
         ("a long way", {"amount": Amount.LARGE}),
         ("far", {"amount": Amount.LARGE}),
+        ("slowly", {"pace": Pace.SLOW}),
+        ("slow", {"pace": Pace.SLOW}),
+        ("gently", {"pace": Pace.SLOW}),
+        ("carefully", {"pace": Pace.SLOW}),
+        ("quickly", {"pace": Pace.FAST}),
+        ("quick", {"pace": Pace.FAST}),
+        ("fast", {"pace": Pace.FAST}),
+        ("faster", {"pace": Pace.FAST}),
     )
 )
 _BEFORE_MEASURE = ("for", "by", "about", "around", "roughly")  # "for two seconds", "by 90 degrees"

@@ -114,6 +114,14 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "cool",
         "awesome",
     ),
+    "listening": (
+        "are you listening",
+        "are you there",
+        "are you awake",
+        "are you on",
+        "can you hear me",
+        "do you hear me",
+    ),
     "maker": (
         "who made you",
         "who built you",
@@ -153,7 +161,7 @@ VERBS = wordset(
     eat drink sleep cry laugh whistle shout scream tell explain count show give hand take
     grab push pull move raise lower lift spin juggle hug kiss high five clap snap stomp
     hop skip do fold put set check play book send charge unlock lock water feed walk
-    follow come
+    follow come go
     """
 )
 _WANTS = ("i want", "i would like", "i need")
@@ -208,8 +216,8 @@ def topic(words: list[str], about: About) -> str | None:
     while kept and kept[0] in ("and", "oh", "well", "hey") and len(kept) > 1:
         kept = kept[1:]
     text = " ".join(kept)
-    if not text:
-        return "hello" if words else None  # just the robot's name: a greeting
+    if not text:  # just the robot's name (a greeting), or just "please"
+        return "hello" if words and set(words) <= own else None
     if text in _SENTENCES:
         return _SENTENCES[text]
     if len(text) < 10:  # too short to tell a misheard word from a different one
@@ -231,6 +239,8 @@ def answer(kind: str, about: About, registry: ActionRegistry) -> str:
         return "I'm doing well, thank you! What can I do for you?"
     if kind == "hello":
         return f"Hello! I'm {name}. I can {can}."
+    if kind == "listening":
+        return "Yes, I'm listening. What can I do for you?"
     if kind == "maker":
         return f"I'm {name}, a robot running on anima, made by people who like robots."
     if kind == "thanks":

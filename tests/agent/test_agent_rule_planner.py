@@ -146,6 +146,15 @@ def test_a_custom_wake_phrase_is_ignored_in_front() -> None:
     assert planner.plan("Hello Nadine, nod").actions == ["play_animation(name='nod')"]
 
 
+def test_again_repeats_the_last_plan_until_reset(planner: RulePlanner) -> None:
+    assert planner.plan("again").response == UNKNOWN  # nothing to repeat yet
+    assert planner.plan("nod twice").actions == ["play_animation(name='nod')"] * 2
+    assert planner.plan("stop").actions == ["stop()"]  # a stop is not what "again" repeats
+    assert planner.plan("do it again").actions == ["play_animation(name='nod')"] * 2
+    planner.reset()  # finish() ended the task
+    assert planner.plan("one more time").actions == []
+
+
 def test_feedback_reset_interrupt_close_are_harmless(planner: RulePlanner) -> None:
     assert planner.feedback("Robot feedback: Execution ['stop()'] completed") is None
     planner.reset()

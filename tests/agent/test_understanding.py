@@ -450,6 +450,39 @@ def test_users_own_actions_are_understood_from_the_registry(text: str, expected:
     parse_plan(reg, understood.actions)
 
 
+def test_a_short_docstring_names_an_action_without_parameters() -> None:
+    reg = builtin_registry(animations=["nod"])
+
+    @reg.action()
+    def greet_visitor(ctx: object) -> bool:
+        """Welcome a visitor with a bow and a hello."""
+        return True
+
+    @reg.action()
+    def tidy(ctx: object, seconds: float = 5.0) -> bool:
+        """Lean over and tidy up the desk for a while."""
+        return True
+
+    assert understand("please welcome the visitor", reg).actions == ["greet_visitor()"]
+    assert understand("greet the visitor", reg).actions == ["greet_visitor()"]  # its name
+    # with parameters, a docstring is not used: "lean" is no request to tidy
+    assert understand("lean over", reg).actions == []
+
+
+def test_do_it_again_repeats_the_last_plan() -> None:
+    assert understand("do it again", REGISTRY).kind == "not_understood"  # nothing before
+    again = understand("do it again", REGISTRY, previous=["play_animation(name='nod')"])
+    assert again.actions == ["play_animation(name='nod')"]
+    assert again.why == "again"
+
+
+def test_a_count_before_the_gesture_or_after_free_text() -> None:
+    assert understand("give me two nods", REGISTRY).actions == ["play_animation(name='nod')"] * 2
+    assert understand("say hello twice", REGISTRY).actions == ["say(text='hello')"] * 2
+    assert understand("say two words", REGISTRY).actions == ["say(text='two words')"]
+    assert understand("say hello 9 times", REGISTRY).kind == "refuse"
+
+
 def test_a_bound_of_the_users_action_is_said_not_broken() -> None:
     understood = understand("raise your left arm for 30 seconds", _user_registry())
     assert understood.kind == "refuse"

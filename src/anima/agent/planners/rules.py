@@ -32,12 +32,15 @@ class RulePlanner:
         self.about = About(name=name, wake_phrase=wake_phrase)
         self._actions: tuple[Action, ...] = tuple(registry)
         self._understander = Understander(registry, about=self.about)
+        self._last: list[str] = []  # the last plan, for "do it again"
 
     # ------------------------------------------------------------------ the protocol
     def plan(self, request: str) -> PlannerReply:
         understood = self.understanding(request)
         log.debug("understood %r as %s: %s", request[:80], understood.kind, understood.why)
         if understood.kind == "act":
+            if not set(understood.actions) <= {"stop()", "finish()"}:
+                self._last = understood.actions
             return PlannerReply(response=understood.response, actions=understood.actions)
         return PlannerReply(response=understood.response)
 
@@ -45,7 +48,8 @@ class RulePlanner:
         return None  # commands are one-shot: nothing to follow up
 
     def reset(self) -> None:
-        """Nothing to forget."""
+        """Forget the last plan ("do it again" has nothing to repeat)."""
+        self._last = []
 
     def interrupt(self) -> None:
         """Nothing in flight."""
@@ -56,7 +60,7 @@ class RulePlanner:
     # ------------------------------------------------------------------ understanding
     def understanding(self, request: str) -> Understanding:
         """The whole :class:`~anima.agent.understanding.Understanding` of ``request``."""
-        return self._compiled().understand(request)
+        return self._compiled().understand(request, previous=self._last)
 
     def understand(self, request: str) -> list[str] | None:
         """The action strings for ``request``, or None when it asks for no action."""

@@ -20,8 +20,11 @@ sense matched.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from anima.agent.actions import Action, ActionRegistry
 from anima.agent.understanding.aliases import Alias, aliases, choice_aliases
+from anima.agent.understanding.lexicon import AGAIN
 from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.result import NOT_UNDERSTOOD, About, Kind, Understanding
 from anima.agent.understanding.result import not_understood as _not_understood
@@ -51,7 +54,8 @@ class Understander:
         ignored = (self.about.wake_phrase, self.about.name, "hey " + self.about.name)
         self._matcher = Matcher(registry, ignored=ignored)
 
-    def understand(self, text: str) -> Understanding:
+    def understand(self, text: str, *, previous: Sequence[str] = ()) -> Understanding:
+        """``text`` understood; ``previous``: the plan of the last request ("do it again")."""
         if len(text) > MAX_CHARS:
             return _not_understood(f"{len(text)} characters: longer than a spoken request")
         heard = len(text.split())  # before stutters are dropped: "walk " * 100 is no stutter
@@ -62,6 +66,10 @@ class Understander:
         if not words:
             return _not_understood("no words")
         stripped = self._matcher.strip(words)
+        if tuple(stripped) in AGAIN:
+            if not previous:
+                return _not_understood("nothing to do again")
+            return Understanding(kind="act", actions=list(previous), why="again")
         asked = ability(self._addressed(words), lambda w: not self._matcher.unknown([w]))
         if asked is not None:
             has, verb = asked
@@ -106,7 +114,13 @@ _CACHE: dict[tuple[int, ...], tuple[tuple[Action, ...], About, Understander]] = 
 _CACHE_SIZE = 8
 
 
-def understand(text: str, registry: ActionRegistry, *, about: About | None = None) -> Understanding:
+def understand(
+    text: str,
+    registry: ActionRegistry,
+    *,
+    about: About | None = None,
+    previous: Sequence[str] = (),
+) -> Understanding:
     """``text`` understood against ``registry`` (interface item 5 of issue 13).
 
     The compiled registry is cached on its actions' identities (actions are immutable; adding
@@ -120,7 +134,7 @@ def understand(text: str, registry: ActionRegistry, *, about: About | None = Non
             _CACHE.pop(next(iter(_CACHE)))
         hit = (acts, about, Understander(registry, about=about))  # acts keep the ids alive
         _CACHE[key] = hit
-    return hit[2].understand(text)
+    return hit[2].understand(text, previous=previous)
 
 
 __all__ = [

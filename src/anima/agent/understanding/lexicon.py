@@ -106,6 +106,25 @@ CONDITIONS = frozenset(
     )
 )
 
+# Asking for the last request again (the rule planner remembers its last plan)
+AGAIN = frozenset(
+    tuple(p.split())
+    for p in (
+        "again",
+        "do it again",
+        "do that again",
+        "one more time",
+        "once more",
+        "repeat that",
+        "repeat",
+        "same again",
+        "do the same",
+        "do the same again",
+        "do it once more",
+        "encore",
+    )
+)
+
 # Who a gesture is for, said after it ("wave to the audience", "smile for the camera"): left
 # out when the command is not understood with them
 AUDIENCE = wordset(

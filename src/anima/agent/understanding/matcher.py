@@ -130,13 +130,21 @@ class Matcher:
             if m is None:
                 continue
             values: dict[str, object] = dict(pat.phrase.args)
+            count = 1
             try:
                 for slot in pat.phrase.slots:
-                    values[slot] = _slot_value(pat.action.param(slot), m.group(slot))
+                    heard = m.group(slot)
+                    if _is_free_text(pat.action.param(slot)):  # "say hello twice"
+                        count, words = modifiers.trailing_count(heard.split())
+                        heard = " ".join(words)
+                    values[slot] = _slot_value(pat.action.param(slot), heard)
                 call = pat.action.call_text(pat.action.check_args(values))
             except ValueError:
                 continue
-            return Match((call,), f"pattern {pat.phrase.text!r}")
+            if count > MAX_REPEAT:
+                return Limit(f"Sorry, I can't do that more than {MAX_REPEAT} times in a row.")
+            why = f"pattern {pat.phrase.text!r}" + (f" ×{count}" if count > 1 else "")
+            return Match((call,) * count, why)
         return self._by_words(toks)
 
     def _by_words(self, toks: list[str]) -> ClauseResult:
@@ -322,6 +330,10 @@ def _compile(act: Action, phrase: Phrase) -> re.Pattern[str]:
         name = word[1:-1]
         out.append(f"(?P<{name}>{_slot_pattern(act.param(name))})")
     return re.compile(r"\s+".join(out))
+
+
+def _is_free_text(param: Param) -> bool:
+    return param.kind is str and param.choices is None
 
 
 def _slot_pattern(param: Param) -> str:

@@ -114,7 +114,7 @@ def read(toks: list[str]) -> tuple[Modifiers, list[str]] | None:
     rest: list[str] = []
     i = 0
     while i < len(toks):
-        found = _measure(toks, i) or _fixed(toks, i)
+        found = _measure(toks, i) or _fixed(toks, i) or _how_many(toks, i)
         if found is None:
             rest.append(toks[i])
             i += 1
@@ -130,6 +130,33 @@ def read(toks: list[str]) -> tuple[Modifiers, list[str]] | None:
     while rest and rest[-1] in _BEFORE_MEASURE and out.measured:
         rest.pop()
     return out, rest
+
+
+def _how_many(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+    """ "give me two nods": a small whole number before a word that is no unit is a count."""
+    num = number_at(toks, i)
+    if num is None or i + num[1] >= len(toks):
+        return None
+    value, used = num
+    after = toks[i + used]
+    if not value.is_integer() or not 1 <= value <= 10 or after in UNITS or after in _TIMES:
+        return None
+    if number_at(toks, i + used) is not None or after in _PUNCTUATION:
+        return None
+    return {"count": int(value)}, used
+
+
+_PUNCTUATION = frozenset(",;.!?")
+
+
+def trailing_count(words: list[str]) -> tuple[int, list[str]]:
+    """ "hello twice" → (2, ["hello"]): a count at the end of free text ("say hello twice")."""
+    for n in (3, 2, 1):
+        if len(words) > n:
+            found = _fixed(words, len(words) - n) or _measure(words, len(words) - n)
+            if found is not None and found[1] == n and set(found[0]) == {"count"}:
+                return int(found[0]["count"]), words[:-n]
+    return 1, words
 
 
 def _fixed(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:

@@ -8,7 +8,9 @@ Senses come from, in this order of trust:
 2. each choice of a parameter, by its words (``LOOKUP_Waving`` → {wave}), so an animation the
    library has but no phrase names can still be asked for;
 3. an action callable without arguments, by its name's words (``walk_forward`` → {walk,
-   forward}), so a user's own action is understood from its name alone.
+   forward}), so a user's own action is understood from its name alone;
+4. an action without parameters, by the first clause of its docstring when that is short
+   ("Welcome a visitor with a bow." → {welcome, visitor}).
 
 Words that say nothing about the action ("a", "the", "your", "to") are not part of a sense.
 """
@@ -22,7 +24,12 @@ from dataclasses import dataclass
 from anima.agent.actions import Action, ActionRegistry
 from anima.agent.params import Param, Scalar, Value
 from anima.agent.phrases import Phrase
-from anima.agent.understanding.lexicon import EXTRA_PHRASES, GENERIC_NAME_WORDS, NAME_NOISE
+from anima.agent.understanding.lexicon import (
+    EXTRA_PHRASES,
+    EXTRAS,
+    GENERIC_NAME_WORDS,
+    NAME_NOISE,
+)
 from anima.agent.understanding.modifiers import UNITS
 from anima.agent.understanding.words import stem, tokens
 
@@ -30,6 +37,9 @@ _OPTIONAL = frozenset({"a", "an", "the", "your", "my", "to"})
 _SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 DURATION_PARAMS = ("seconds", "duration", "duration_s", "secs")
+MAX_DOC_WORDS = 3  # a docstring's first clause names the action only when it is this short
+# where a docstring's first clause ends: "Walk forward for a while, then stand still"
+_DOC_CLAUSE = re.compile(r"[,.;:(]| (?:and|or|for|while|then|until|when|with|from|so|to) ")
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class Sense:
     args: Mapping[str, Value]  # fixed by the phrase or the choice
     keys: frozenset[str]  # stems that must all be heard
     source: str  # where it comes from, for explanations: "phrase 'wave hello'"
-    rank: int  # 0 phrase, 1 choice, 2 name: the more deliberate wins a tie
+    rank: int  # 0 phrase, 1 choice, 2 name, 3 docstring: the more deliberate wins a tie
     said: str  # its words as a person says them: "walk forward"
 
 
@@ -65,7 +75,20 @@ def senses(registry: ActionRegistry) -> list[Sense]:
             if keys:
                 words = " ".join(name_words(act.name))
                 out.append(Sense(act, {}, keys, f"name {act.name!r}", 2, words))
+            # only without parameters: a docstring tells the deed, not what its defaults do
+            said = doc_words(act.summary) if not act.params else []
+            keys = frozenset(stem(w) for w in said)
+            if 0 < len(keys) <= MAX_DOC_WORDS:
+                out.append(Sense(act, {}, keys, f"docstring {' '.join(said)!r}", 3, " ".join(said)))
     return out
+
+
+def doc_words(summary: str) -> list[str]:
+    """The words of a docstring's first clause that name the deed: "Welcome a visitor with a
+    bow." → ["welcome", "visitor"]; [] when the clause is long (a description, not a name)."""
+    clause = _DOC_CLAUSE.split(summary, maxsplit=1)[0]
+    words = [w for w in tokens(clause) if w not in EXTRAS and w not in _OPTIONAL]
+    return words if len(words) <= MAX_DOC_WORDS else []
 
 
 def _generic() -> frozenset[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -102,10 +103,26 @@ def test_listen_and_ask_are_refused_without_an_agent(runtime: Runtime) -> None:
         runtime.execute(cmd.Listen())
 
 
+@pytest.fixture
+def sphinx_runtime() -> Iterator[Runtime]:
+    """The runtime with pocketsphinx's grammar (the whisper path is tested end to end by
+    tests/test_serve_audio_in.py): this test is about the conversation's wiring."""
+    config = dataclasses.replace(quiet_config(), listen=ListenConfig(asr="pocketsphinx"))
+    rt = Runtime(config, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    rt.start()
+    try:
+        yield rt
+    finally:
+        rt.stop(ease=False)
+
+
 def test_round_trip_from_synthesized_speech_to_motion(
-    runtime: Runtime, recorder: Recorder, tmp_path: Path
+    sphinx_runtime: Runtime, tmp_path: Path
 ) -> None:
     """anima's own TTS says "wave hello" into a WAV file; the agent hears it and waves."""
+    runtime = sphinx_runtime
+    recorder = Recorder()
+    runtime.events.subscribe(recorder)
     from anima.errors import SpeechError
     from anima.listening.sources import write_wav
     from anima.speech.base import Cancel

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -74,14 +73,7 @@ def _conversation(
 
 
 def _ask(conv: Conversation, text: str, confidence: float | None = None) -> None:
-    conv.hear(_Heard(t=0.0, text=text, final=True, confidence=confidence))
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Heard(Transcript):
-    """A final transcript with the recognizer's confidence (interface item 1)."""
-
-    confidence: float | None = None
+    conv.hear(Transcript(t=0.0, text=text, final=True, confidence=confidence))
 
 
 def _said(recorder: Recorder) -> list[str]:
@@ -276,6 +268,10 @@ def test_a_transcript_heard_with_low_confidence_is_not_acted_on(
         time.sleep(0.3)
         assert recorder.of("plan_started") == []
         _ask(conv, "nod", confidence=0.9)  # heard well: acted on
+        assert (
+            Conversation(runtime, registry, RulePlanner(registry), Executor(runtime)).min_confidence
+            == runtime.config.listen.min_confidence
+        )  # the default: from the config
         started = recorder.wait_for(lambda e: isinstance(e, PlanStarted), timeout=5)
         assert isinstance(started, PlanStarted)
         assert started.steps == ("play_animation(name='nod')",)

@@ -263,15 +263,14 @@ class Conversation:
             reason = f"{type(exc).__name__}: {exc}"
             self._notice(f"planner failed: {reason[:200]}")
             reply = apology(reason[:200])
+        answer.close()  # from here on, nothing late from the planner's request mixes in
         if reply is None or reply.interrupted or not self._current(generation):
-            answer.close()
             return None
         if reply.error is not None and (answer.planned or answer.spoke):
             # a stream that broke after its plan or words went out: those stand, no apology
             self._notice(f"the planner's reply broke off: {reply.error[:200]}")
         elif not reply.streamed:
             answer.take(reply.actions, reply.response)
-        answer.close()
         return answer
 
     def _say(self, generation: int, text: str) -> bool:

@@ -124,58 +124,69 @@ class Answer:
     # ------------------------------------------------------------------ the sink
     def actions(self, actions: list[str]) -> None:
         with self._lock:
-            if not self._open or self.planned:
-                return
-            self.planned = True
-            if not actions:
-                self._release()
-                return
-            try:
-                plan = parse_plan(self._registry, actions)
-            except PlanError as exc:
-                self.refused, self.state, self._held = exc, "refused", []
-                return
-            if not self._current():
-                return
-            stops = [step.index for step in plan.steps if step.name == "stop"]
-            self._release_after = max(stops) if stops else None
-            try:
-                self.task = self._executor.start(plan, preempt=True, on_step=self._step_done)
-            except AnimaError as exc:
-                self.not_started, self.state, self._held = exc, "refused", []
-                return
-            if not self._current():  # a wake came while it started
-                self.task.cancel("interrupted")
-                return
-            if self._release_after is None:
-                self._release()
+            if self._open:
+                self._actions(actions)
 
     def words(self, text: str) -> None:
         with self._lock:
-            if not self._open or self.state == "refused":
-                return
-            if self.state == "speaking":
-                self._say(text)
-            elif not self._held and not self._words.promise(text):
-                self._say(text)  # promises nothing: no plan can make it untrue
-            else:
-                self._held.append(text)
+            if self._open:
+                self._words_of(text)
 
     # ------------------------------------------------------------------ the caller
     def take(self, actions: list[str], response: str) -> None:
-        """A reply that was not streamed: its plan, then its words (one utterance)."""
-        self.actions(actions)
-        if response:
-            self.words(response)
+        """A reply that was not streamed (or an apology): its plan, then its words as one
+        utterance. Taken after :meth:`close`: nothing late from the planner mixes in."""
+        with self._lock:
+            self._actions(actions)
+            if response:
+                self._words_of(response)
 
     def close(self) -> None:
-        """The planner has returned: what is still held is dropped, late calls do nothing."""
+        """The planner has returned: late calls from its request's thread do nothing, and
+        words still held for a plan that never came are dropped."""
         with self._lock:
             self._open = False
             if self.state == "waiting" and not self.planned:
                 self._held = []
 
     # ------------------------------------------------------------------ inside
+    def _actions(self, actions: list[str]) -> None:
+        if self.planned:
+            return
+        self.planned = True
+        if not actions:
+            self._release()
+            return
+        try:
+            plan = parse_plan(self._registry, actions)
+        except PlanError as exc:
+            self.refused, self.state, self._held = exc, "refused", []
+            return
+        if not self._current():
+            return
+        stops = [step.index for step in plan.steps if step.name == "stop"]
+        self._release_after = max(stops) if stops else None
+        try:
+            self.task = self._executor.start(plan, preempt=True, on_step=self._step_done)
+        except AnimaError as exc:
+            self.not_started, self.state, self._held = exc, "refused", []
+            return
+        if not self._current():  # a wake came while it started
+            self.task.cancel("interrupted")
+            return
+        if self._release_after is None:
+            self._release()
+
+    def _words_of(self, text: str) -> None:
+        if self.state == "refused":
+            return
+        if self.state == "speaking":
+            self._say(text)
+        elif not self._held and not self._words.promise(text):
+            self._say(text)  # promises nothing: no plan can make it untrue
+        else:
+            self._held.append(text)
+
     def _step_done(self, step: StepResult) -> None:
         # on the plan's thread: the plan's own words wait for its last stop() to have run
         if self._release_after is not None and step.index == self._release_after:

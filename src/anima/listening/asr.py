@@ -1,4 +1,7 @@
-"""Speech to text, streaming: pocketsphinx with a command grammar or its full language model.
+"""Speech to text, streaming: the :class:`Recognizer` protocol, and pocketsphinx with a command
+grammar or its full language model — the small fallback. The default (``listen.asr: auto``) is
+Whisper (:mod:`anima.listening.whisper`), which hears any words; the registry
+(:mod:`anima.listening.registry`) makes the one configured.
 
 With a **grammar** (the default) the recognizer can only hear the command phrases it was given
 (the action registry's "wave", "look at me", …): a JSGF grammar is generated from them, after

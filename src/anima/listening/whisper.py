@@ -146,10 +146,14 @@ class WhisperAsr:
         wake_phrase: str = "",
         partials: bool = True,
         threads: int = 2,
+        beam_size: int = 1,
         model_path: str | Path | None = None,
     ) -> None:
         if not 1 <= threads <= 64:
             raise ConfigError(f"whisper: threads must be in [1, 64], got {threads!r}")
+        if not 1 <= beam_size <= 10:
+            raise ConfigError(f"whisper: beam_size must be in [1, 10], got {beam_size!r}")
+        self.beam_size = beam_size
         self.prompt = prompt_text(vocabulary, wake_phrase)
         self.partials = partials
         self.threads = threads
@@ -323,7 +327,7 @@ class WhisperAsr:
         budget = len(self._prefix) + MIN_TOKENS + round(TOKENS_PER_S * samples / SAMPLE_RATE)
         result = self._model.generate(
             self._ct2.StorageView.from_array(np.ascontiguousarray(window)),
-            [self._prefix], beam_size=1, max_length=budget, repetition_penalty=1.1,
+            [self._prefix], beam_size=self.beam_size, max_length=budget, repetition_penalty=1.1,
             no_repeat_ngram_size=3, return_scores=True, return_no_speech_prob=True,
         )[0]  # fmt: skip
         ids = [t for t in result.sequences_ids[0] if t < self._end_token]

@@ -29,7 +29,7 @@ from anima.bench.measure import percentile
 from anima.bench.turn_set import VOICES, Take, Voice, takes
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.turn import TurnDetector, make_turn
-from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector
+from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
 
 PARTIAL_LAG_S = 0.1  # words reach the detector this long after they were said
 DETECTORS = ("silence", "cues, no partials", "cues, partials")
@@ -106,10 +106,13 @@ class TurnBenchResult:
         ]
 
 
-def probabilities(audio: Frame) -> list[float]:
-    """Silero's speech probability of each whole frame of ``audio``."""
-    vad = SileroVad()
-    vad.load()
+def probabilities(audio: Frame, vad: Vad | None = None) -> list[float]:
+    """Silero's speech probability of each whole frame of ``audio`` (``vad``: a loaded Silero
+    to reuse; loading one costs more than a take)."""
+    if vad is None:
+        vad = SileroVad()
+        vad.load()
+    vad.reset()
     n = len(audio) // FRAME_SAMPLES
     return [vad.probability(audio[i * FRAME_SAMPLES : (i + 1) * FRAME_SAMPLES]) for i in range(n)]
 
@@ -176,13 +179,15 @@ def run_turn_bench(
     t0 = time.monotonic()
     per: dict[tuple[str, str], list[TurnOutcome]] = {}
     measured, complete = 0, True
+    vad = SileroVad()
+    vad.load()
     for voice in voices:
         for split in splits:
             if time.monotonic() - t0 > budget_s:
                 complete = False
                 break
             for one in takes((voice,), split=split, noises=noises):
-                probs = probabilities(one.audio)
+                probs = probabilities(one.audio, vad)
                 for name in detectors:
                     turn, partials = _detector(name)
                     outcome = run_take(one, turn, with_partials=partials, vad_probabilities=probs)

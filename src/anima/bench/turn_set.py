@@ -27,7 +27,7 @@ from anima.speech.base import Cancel, PhonemeMark, TTSEngine
 
 PAUSES_S = (0.5, 0.75, 1.0)  # pauses inside a sentence that must not end the turn
 LEAD_S = 0.5  # silence before the speech
-TRAIL_S = 2.0  # silence after it: room for the longest wait and the VAD's lag
+TRAIL_S = 1.6  # silence after it: room for the longest wait (1.2 s) and the VAD's lag
 _FADE_S = 0.005  # ramps either side of a cut, so the cut itself makes no click
 # pause symbols of both engines (eSpeak's "_", Piper's word spaces and punctuation)
 _NOT_PHONEME = frozenset({"_", "^", "$", " ", ",", ".", "?", "!", ";", ":", "-", "(", ")", "'"})
@@ -189,6 +189,15 @@ def pink_noise(n: int, seed: int) -> NDArray[np.float64]:
     return noise / rms if rms > 0 else noise
 
 
+@functools.cache
+def _sentence(voice: Voice, request: str) -> tuple[NDArray[np.float64], tuple[int, ...]]:
+    """The whole sentence at 16 kHz and its pause points there (resampled once: it is most of
+    a take's cost)."""
+    samples, rate, cuts = cut_points(voice, request)
+    audio = resample(samples, rate).astype(np.float64)
+    return audio, tuple(round(c * SAMPLE_RATE / rate) for c in cuts)
+
+
 def take(
     voice: Voice,
     request: str,
@@ -200,29 +209,28 @@ def take(
     seed: int = 13,
 ) -> Take:
     """``request`` spoken by ``voice``, with ``pause_s`` inserted at pause mark ``pause_at``."""
-    samples, rate, cuts = cut_points(voice, request)
+    sentence, cuts = _sentence(voice, request)
     parts = pieces(request)
-    bounds = [0, *cuts, len(samples)]
-    audio: list[NDArray[np.float64]] = [np.zeros(round(LEAD_S * rate))]
+    bounds = [0, *cuts, len(sentence)]
+    audio: list[NDArray[np.float64]] = [np.zeros(round(LEAD_S * SAMPLE_RATE))]
     segments: list[tuple[str, int]] = []
     length = len(audio[0])
     for k in range(len(parts)):
-        piece = samples[bounds[k] : bounds[k + 1]].astype(np.float64)
+        piece = sentence[bounds[k] : bounds[k + 1]].copy()
         paused = bool(pause_s) and k == pause_at
-        _faded(piece, rate, head=bool(pause_s) and k == pause_at + 1, tail=paused)
+        _faded(piece, SAMPLE_RATE, head=bool(pause_s) and k == pause_at + 1, tail=paused)
         audio.append(piece)
         length += len(piece)
         segments.append((" ".join(parts[: k + 1]), length))
         if paused:
-            audio.append(np.zeros(round(pause_s * rate)))
+            audio.append(np.zeros(round(pause_s * SAMPLE_RATE)))
             length += len(audio[-1])
-    audio.append(np.zeros(round(TRAIL_S * rate)))
-    speech = resample(np.concatenate(audio).astype(np.int16), rate).astype(np.float64)
-    scale = SAMPLE_RATE / rate
+    audio.append(np.zeros(round(TRAIL_S * SAMPLE_RATE)))
+    speech = np.concatenate(audio)
     loud = np.flatnonzero(np.abs(speech) > 0.02 * np.abs(speech).max())
     if noise_db is not None:
         level = float(np.sqrt(np.mean(speech[loud[0] : loud[-1]] ** 2)))
-        speech += pink_noise(len(speech), seed) * level * 10 ** (-noise_db / 20)
+        speech = speech + pink_noise(len(speech), seed) * level * 10 ** (-noise_db / 20)
     return Take(
         text=" ".join(parts),
         voice=voice.name,
@@ -230,7 +238,7 @@ def take(
         pause_s=pause_s,
         noise_db=noise_db,
         audio=np.clip(np.round(speech), -32768, 32767).astype(np.int16),
-        segments=tuple((words, round(end * scale)) for words, end in segments),
+        segments=tuple(segments),
         speech_end=int(loud[-1]) + 1,
     )
 

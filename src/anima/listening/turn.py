@@ -98,16 +98,20 @@ def make_turn(
     endpoint_s: float = 0.8,
     quick_s: float = QUICK_S,
     hold_s: float = HOLD_S,
+    speech_threshold: float = 0.35,
 ) -> TurnDetector:
     """A turn detector of ``kind`` (a name of ``registry.TURNS``) with these silences:
     ``silence`` waits ``endpoint_s``; ``cues`` (and ``auto``) ``quick_s``, ``hold_s``, or
-    ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn_cues`)."""
+    ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn_cues`), with
+    ``speech_threshold`` the VAD probability that counts as speech (``vad_end_threshold``)."""
     from anima.listening.registry import TURNS
 
     maker = TURNS.load(TURNS.check(kind))
     if maker is SilenceTurn:
         return SilenceTurn(endpoint_s)
-    made: TurnDetector = maker(quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s)
+    made: TurnDetector = maker(
+        quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s, speech_threshold=speech_threshold
+    )
     return made
 
 
@@ -116,4 +120,5 @@ def turn_for(config: ListenConfig) -> TurnDetector:
     return make_turn(
         config.turn, endpoint_s=config.endpoint_silence_s,
         quick_s=config.turn_quick_s, hold_s=config.turn_hold_s,
+        speech_threshold=config.vad_end_threshold,
     )  # fmt: skip

@@ -42,6 +42,7 @@ from anima.listening.audio import Frame
 from anima.listening.turn_prosody import Ending, ProsodyTracker
 from anima.listening.turn_text import TextCue, text_cue
 
+GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag at speech's end)
 FALL_ST = -3.0  # the speech's last voiced pitch this far (semitones) below its median: a fall
 
 
@@ -79,6 +80,7 @@ class CuesTurn:
         middle_s: float = 0.8,
         hold_s: float = 1.2,
         fall_st: float = FALL_ST,
+        speech_threshold: float = 0.35,
     ) -> None:
         for key, value in (("quick_s", quick_s), ("middle_s", middle_s), ("hold_s", hold_s)):
             if not (math.isfinite(value) and value > 0):
@@ -89,6 +91,8 @@ class CuesTurn:
         self.middle_s = middle_s
         self.hold_s = hold_s
         self.fall_st = fall_st
+        self.speech_threshold = speech_threshold
+        self._quiet = 0  # frames since the VAD last heard speech
         self._prosody = ProsodyTracker()
         self._text: str | None = None
         self._decision: Decision | None = None  # for the silence in progress; None: recompute
@@ -98,10 +102,18 @@ class CuesTurn:
 
     def reset(self) -> None:
         self._prosody.reset()
+        self._quiet = 0
         self._text = None
         self._decision = None
 
     def frame(self, frame: Frame, speech_prob: float) -> None:
+        # Into a pause, only its first frames are looked at (the voice's last fall may sound
+        # there before the VAD's silence); later ones would bring the next word's voiced onset
+        # into the tail before the VAD hears it, and judge a pause by one frame of its end.
+        self._quiet = 0 if speech_prob >= self.speech_threshold else self._quiet + 1
+        if self._quiet > GRACE_FRAMES:
+            self._prosody.skip()
+            return
         self._prosody.feed(frame)
         self._decision = None
 

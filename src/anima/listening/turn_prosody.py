@@ -89,12 +89,11 @@ class Ending:
     last_st: float  # the tail's last voiced pitch, semitones from the utterance's median
     low_st: float  # the tail's lowest voiced pitch, semitones from the median
     end_st: float  # the median of the tail's last three voiced pitches, semitones
-    slope_st_s: float  # the tail's pitch slope, semitones per second (negative: falling)
     level_drop_db: float  # loudest − last voiced frame of the tail (the voice fading)
 
     def describe(self) -> str:
         return (
-            f"pitch {self.last_st:+.1f} st (slope {self.slope_st_s:+.0f} st/s), "
+            f"pitch {self.end_st:+.1f} st (lowest {self.low_st:+.1f}), "
             f"level −{self.level_drop_db:.0f} dB over {self.voiced} voiced frames"
         )
 
@@ -136,13 +135,17 @@ class ProsodyTracker:
         return self._since_voiced * FRAME_S
 
     def feed(self, frame: Frame) -> None:
-        """One frame of the utterance (pauses too: they are unvoiced, so they do not count)."""
+        """One frame of the utterance (frames of a pause are unvoiced: they do not count)."""
         level = level_db(frame)
         self._loudest = max(self._loudest, level)
         f0, _ = pitch(frame) if level > self._loudest - VOICED_RANGE_DB else (None, 1.0)
         self._semitones.append(12 * math.log2(f0 / 100.0) if f0 is not None else math.nan)
         self._levels.append(level)
         self._since_voiced = 0 if f0 is not None else self._since_voiced + 1
+
+    def skip(self) -> None:
+        """A frame of a pause that is not looked at (it still counts as the voice's silence)."""
+        self._since_voiced += 1
 
     def ending(self) -> Ending | None:
         """The tail of the speech fed so far, or None when it has too few voiced frames."""
@@ -159,12 +162,10 @@ class ProsodyTracker:
             return None
         where += max(0, last + 1 - self._tail_frames)
         st = _smoothed(semitones[where] - median)
-        slope = float(np.polyfit(where * FRAME_S, st, 1)[0])
         return Ending(
             voiced=len(where),
             last_st=float(st[-1]),
             low_st=float(st.min()),
             end_st=float(np.median(st[-3:])),
-            slope_st_s=slope,
             level_drop_db=float(self._loudest - levels[last]),
         )

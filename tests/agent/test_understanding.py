@@ -483,6 +483,24 @@ def test_a_count_before_the_gesture_or_after_free_text() -> None:
     assert understand("say hello 9 times", REGISTRY).kind == "refuse"
 
 
+@pytest.mark.parametrize(
+    ("heard", "expected"),
+    [
+        # what Whisper tiny.en wrote for eSpeak NG's and Piper's "can you nod please" and
+        # "nod twice then smile", and for "cancel that"
+        ("Can you not please?", [NOD]),
+        ("Not twice than smile.", [NOD, NOD, SMILE]),
+        ("Cancel, note.", [STOP]),
+        ("tie a knot", []),  # a sound-alike only stands for a command word in a command
+        ("not now", []),  # a "not" that is no "nod" stays a "not"
+        ("not yet", []),
+        ("do not nod", []),
+    ],
+)
+def test_what_asr_writes_for_a_command(heard: str, expected: list[str]) -> None:
+    assert understand(heard, REGISTRY).actions == expected
+
+
 def test_a_bound_of_the_users_action_is_said_not_broken() -> None:
     understood = understand("raise your left arm for 30 seconds", _user_registry())
     assert understood.kind == "refuse"

@@ -137,7 +137,16 @@ AUDIENCE_LEAD = wordset("to for at towards toward")
 AUDIENCE_DETERMINERS = wordset("the my our your all these those this that")
 
 # One word for another, in requests as in phrases ("glance to the left")
-SYNONYMS = {"glance": "look", "gaze": "look", "peek": "look", "stare": "look"}
+# and words that sound like a command word (what ASR writes for it)
+SYNONYMS = {
+    "glance": "look",
+    "gaze": "look",
+    "peek": "look",
+    "stare": "look",
+    "knot": "nod",
+    "waive": "wave",
+    "bough": "bow",
+}
 
 # Phrases for actions whose module the understanding layer does not own (the humanoid's):
 # used when an action of that name is in the registry and the phrase fits its parameters.

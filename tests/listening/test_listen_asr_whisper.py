@@ -272,3 +272,14 @@ def test_the_listener_hears_with_whisper_by_config(
     assert [words(t.text) for t in finals] == [["what", "can", "you", "do"]]
     assert finals[0].confidence is not None
     assert finals[0].confidence >= MIN_CONFIDENCE
+
+
+def test_an_utterance_past_the_window_is_cut_and_said(
+    asr: WhisperAsr, piper: TTSEngine, say: Say, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whisper reads 30 s: the audio past 29 s is not heard, and the log says so."""
+    audio = np.concatenate([say(piper, "look at me"), np.zeros(31 * SAMPLE_RATE, np.int16)])
+    with caplog.at_level("WARNING", logger="anima.listening.whisper"):
+        heard = recognize(asr, audio)
+    assert words(heard) == ["look", "at", "me"]
+    assert "only the first 29 s" in caplog.text

@@ -173,6 +173,7 @@ class WhisperAsr:
         self._peak = 0.0  # the loudest frame's RMS so far
         self._samples = 0
         self._in_utterance = False
+        self._cut = False  # the utterance ran past MAX_AUDIO_S
         self._utterance = 0  # numbers utterances, so a decode of an old one is never reported
         self._quiet_run = 0  # quiet frames in a row at the end of the audio
         self._last_request = 0  # samples the last decode request covered
@@ -226,6 +227,7 @@ class WhisperAsr:
         self._utterance += 1
         self._audio, self._loud = [], []
         self._peak, self._samples, self._quiet_run, self._last_request = 0.0, 0, 0, 0
+        self._cut = False
         self._partial = ""
         self._in_utterance = True
         if self._worker is not None:
@@ -235,7 +237,8 @@ class WhisperAsr:
         if not self._in_utterance:
             self.start()
         if self._samples + len(frame) > MAX_AUDIO_S * SAMPLE_RATE:
-            return None  # past Whisper's window: the rest is not heard (logged at finish)
+            self._cut = True  # past Whisper's window: the rest is not heard (logged at finish)
+            return None
         self._audio.append(frame)
         self._samples += len(frame)
         level = float(np.sqrt(np.mean(np.square(frame, dtype=np.float64)))) if len(frame) else 0.0
@@ -265,7 +268,7 @@ class WhisperAsr:
         if not self._in_utterance:
             return ""
         self._in_utterance = False
-        if self._samples >= MAX_AUDIO_S * SAMPLE_RATE:
+        if self._cut:
             logger.warning("whisper: only the first %.0f s of the utterance are heard", MAX_AUDIO_S)
         decoded = self._reusable() or self._decode(self._joined())
         self.last = decoded

@@ -87,18 +87,22 @@ class Understander:
             return Understanding(kind="answer", response=response, why=f"question: {about}")
         if steps.limit is not None:
             return Understanding(kind="refuse", response=steps.limit.said, why="past a limit")
-        missed = list(steps.missed) if steps.missed is not None else stripped
-        missed = self._matcher.strip(missed)
-        if (is_request(stripped) or (missed != stripped and is_request(missed))) and (
-            self._matcher.unknown(missed)
-        ):
-            what = missed if missed != stripped and is_request(missed) else stripped
+        return self._refusal(stripped, steps.missed)
+
+    def _refusal(self, request: list[str], missed: tuple[str, ...] | None) -> Understanding:
+        """A refusal naming what was asked — the part not understood, when only a part was
+        ("wave and fly" → "I can't fly") — or "didn't catch that" when the words do not ask
+        for anything, or when every word is one the robot knows ("turn": it can, not so)."""
+        part = self._matcher.strip(list(missed)) if missed is not None else request
+        asks_part = part != request and is_request(part)
+        what = part if asks_part else request
+        if (asks_part or is_request(request)) and self._matcher.unknown(part):
             return Understanding(
                 kind="refuse",
                 response=refusal(what, self.registry),
                 why=f"no action for {' '.join(what)!r}",
             )
-        return _not_understood(f"nothing matches {' '.join(stripped)[:80]!r}")
+        return _not_understood(f"nothing matches {' '.join(request)[:80]!r}")
 
     def _addressed(self, words: list[str]) -> list[str]:
         """The words after "hey robot", the robot's name, "ok", "so"."""

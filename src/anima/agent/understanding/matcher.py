@@ -25,43 +25,21 @@ from anima.agent.actions import Action, ActionRegistry
 from anima.agent.params import Param, Value
 from anima.agent.phrases import Phrase
 from anima.agent.understanding import modifiers
+from anima.agent.understanding.apply import MAX_REPEAT, ClauseResult, Limit, Match, apply
+from anima.agent.understanding.cleaning import for_someone, misheard_nod, unconditional
 from anima.agent.understanding.lexicon import (
-    AUDIENCE,
-    AUDIENCE_DETERMINERS,
-    AUDIENCE_LEAD,
-    CONDITIONS,
     COURTESIES,
     EXTRA_PHRASES,
     EXTRAS,
     LEADING,
-    POINT_OF_VIEW,
     SYNONYMS,
     TRAILING,
 )
-from anima.agent.understanding.modifiers import Amount, Modifiers, Pace
-from anima.agent.understanding.senses import Sense, duration_param, senses
+from anima.agent.understanding.senses import senses
 from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens
 
-MAX_REPEAT = 5  # "nod 40 times" is refused: a count past this is not a gesture any more
-STEP_S = 1.0  # "three steps": about one step a second at the default walking speed
 FUZZY_MIN_LEN = 5  # shorter words are too easily another word ("bowl" is not "bow")
 FUZZY_SCORE = 88  # rapidfuzz ratio: a letter wrong in a long word, not a different word
-
-
-@dataclass(frozen=True)
-class Match:
-    actions: tuple[str, ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class Limit:
-    """Understood, but past what the action allows: said instead of done."""
-
-    said: str
-
-
-ClauseResult = Match | Limit | None
 
 
 @dataclass(frozen=True)
@@ -109,13 +87,13 @@ class Matcher:
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        plain = _unconditional([SYNONYMS.get(t, t) for t in toks])
+        plain = unconditional([SYNONYMS.get(t, t) for t in toks])
         toks = self.strip(plain)
         found = self._clause(toks)
-        if found is None and toks and _misheard_nod(self.strip(plain, trailing=False)):
+        if found is None and toks and misheard_nod(self.strip(plain, trailing=False)):
             found = self._clause(["nod", *toks[1:]])  # "can you not please": ASR's "nod"
-        if found is None and _for_someone(toks) < len(toks):
-            found = self._clause(toks[: _for_someone(toks)])  # "wave to the audience"
+        if found is None and for_someone(toks) < len(toks):
+            found = self._clause(toks[: for_someone(toks)])  # "wave to the audience"
         for courtesy in COURTESIES:  # "that's enough thanks"; but "say thank you" says it
             if found is None and len(toks) > len(courtesy) and toks[-len(courtesy) :] == courtesy:
                 found = self._clause(self.strip(toks[: -len(courtesy)]))
@@ -198,149 +176,6 @@ class Matcher:
             word, self._vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_SCORE
         )
         return word if found is None else str(found[0])
-
-
-# what may follow a "not" that is a misheard "nod" ("not twice", "not your head", "not please")
-_AFTER_NOD = frozenset(
-    tuple(w.split())
-    for w in (
-        "",
-        "twice",
-        "three times",
-        "two times",
-        "once",
-        "your head",
-        "yes",
-        "at me",
-        "for me",
-        "please",
-        "for me please",
-        "your head please",
-        "twice please",
-    )
-)
-
-
-def _misheard_nod(toks: list[str]) -> bool:
-    """ "not" first in a command is ASR's "nod" when what follows fits a nod (never "not now")."""
-    return bool(toks) and toks[0] == "not" and tuple(toks[1:]) in _AFTER_NOD
-
-
-def _for_someone(toks: list[str]) -> int:
-    """Where "to the audience", "for my friends" begins at the end of ``toks`` (else its
-    length)."""
-    for i in range(1, len(toks) - 1):
-        if toks[i] not in AUDIENCE_LEAD:
-            continue
-        rest = toks[i + 1 :]
-        while rest and rest[0] in AUDIENCE_DETERMINERS:
-            rest = rest[1:]
-        if rest and all(w in AUDIENCE for w in rest):
-            return i
-    return len(toks)
-
-
-def _unconditional(toks: list[str]) -> list[str]:
-    """ "shake your head if you disagree" → "shake your head": a condition on the robot's own
-    view is how people ask for a yes/no gesture; any other condition stays (not understood)."""
-    for i in range(1, len(toks)):
-        if toks[i] == "if" and tuple(toks[i + 1 :]) in CONDITIONS:
-            return toks[:i]
-    return toks
-
-
-def apply(sense: Sense, mods: Modifiers, *, heard: list[str] | None = None) -> ClauseResult:
-    """The sense's call with the modifiers as arguments, repeated ``count`` times; ``heard``:
-    the words that named it, repeated in a :class:`Limit` ("I can't walk forward for…")."""
-    act = sense.action
-    values: dict[str, object] = dict(sense.args)
-    why = sense.source
-    dur = duration_param(act)
-    if mods.measured:
-        if dur is None or dur.name in values:
-            return None  # "nod for two seconds": nothing to put it in
-        seconds = _seconds(act, mods)
-        if seconds is None:
-            return None
-        values[dur.name] = _number(dur, seconds)
-        why += f", {dur.name}={seconds:g}"
-    elif mods.amount is not None and dur is not None and dur.name not in values:
-        values[dur.name] = _number(dur, _scaled(dur, mods.amount))
-        why += f", {mods.amount.value} amount"
-    pace = _pace_param(act)
-    if mods.pace is not None and pace is not None and pace.name not in values:
-        values[pace.name] = _number(pace, _paced(pace, mods.pace))
-        why += f", {mods.pace.value}"
-    try:
-        checked = act.check_args(values)
-    except ValueError:
-        if mods.measured and dur is not None and dur.bounds is not None:
-            asked = values.get(dur.name)
-            low, high = dur.bounds
-            words = heard if heard is not None else sense.said.split()
-            what = " ".join(POINT_OF_VIEW.get(w, w) for w in words)
-            if isinstance(asked, int | float) and asked < low:
-                return Limit(f"Sorry, I can't {what} for less than {low:g} seconds.")
-            return Limit(f"Sorry, I can't {what} for more than {high:g} seconds.")
-        return None
-    count = mods.count or 1
-    if count > MAX_REPEAT:
-        return Limit(f"Sorry, I can't do that more than {MAX_REPEAT} times in a row.")
-    if not act.params or act.name in ("stop", "finish"):
-        count = 1  # "stop twice" is one stop
-    if count > 1:
-        why += f" ×{count}"
-    return Match((act.call_text(checked),) * count, why)
-
-
-def _pace_param(act: Action) -> Param | None:
-    """The parameter that says how fast (``speed``, ``rate``), when it has a default."""
-    for p in act.params:
-        if p.name in ("speed", "rate") and isinstance(p.default, int | float):
-            return p
-    return None
-
-
-def _paced(p: Param, pace: Pace) -> float:
-    """Half or one and a half times the default speed, within the bounds."""
-    value = float(p.default) * (0.5 if pace is Pace.SLOW else 1.5)
-    if p.bounds is not None:
-        value = min(max(value, p.bounds[0]), p.bounds[1])
-    return value
-
-
-def _seconds(act: Action, mods: Modifiers) -> float | None:
-    if mods.seconds is not None:
-        return mods.seconds
-    if mods.steps is not None:
-        return mods.steps * STEP_S
-    if mods.metres is not None:
-        speed = _default(act, "speed")
-        return None if not speed else mods.metres / speed
-    if mods.degrees is not None:
-        rate = _default(act, "rate")  # radians per second
-        return None if not rate else mods.degrees * 3.141592653589793 / 180 / rate
-    return None
-
-
-def _default(act: Action, name: str) -> float | None:
-    for p in act.params:
-        if p.name == name and not p.required and isinstance(p.default, int | float):
-            return float(p.default)
-    return None
-
-
-def _scaled(dur: Param, amount: Amount) -> float:
-    base = float(dur.default) if isinstance(dur.default, int | float) else 2.0
-    value = base / 2 if amount is Amount.SMALL else base * 2
-    if dur.bounds is not None:
-        value = min(max(value, dur.bounds[0]), dur.bounds[1])
-    return value
-
-
-def _number(p: Param, value: float) -> Value:
-    value = round(value, 2)
-    return int(value) if p.kind is int else value
 
 
 _SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")

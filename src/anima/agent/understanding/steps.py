@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from anima.agent.understanding.matcher import Limit, Match, Matcher
+from anima.agent.understanding.apply import Limit, Match
+from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.words import PUNCTUATION, wordset
 
 _JOINS = ("and then", "after that", "and", "then", "than", "also")  # "than": ASR's "then"

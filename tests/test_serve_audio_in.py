@@ -2,9 +2,11 @@
 file made here by anima's own TTS, and the robot does it — observed as an operator would, on
 the MQTT contract of a real Mosquitto (the agent's plan, its steps' status, the animation done).
 
-Piper speaks (pocketsphinx's keyphrase search hears Piper's "hey robot", not eSpeak's: see
-tests/listening/conftest.py). Piper's audio varies a little from run to run, so the request is
-said twice, far apart: the test needs the robot to have done it once, and nothing else.
+Piper speaks (the keyphrase spotter hears Piper's "hey robot" best: see
+tests/listening/conftest.py), in whole requests as people say them ("nod your head please":
+Whisper heard a lone "nod" as "Not"). Piper's audio varies a little from run to run, so the
+request is said twice, far apart: the test needs the robot to have done it, and nothing else (the
+humanoid's request once: a second wake would cancel its bring-up).
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ def _piper_wav(path: Path, texts: list[str], gap_s: float) -> None:
     write_wav(path, np.concatenate(parts))
 
 
+def _topics(prefix: str) -> list[str]:
+    """What the agent reports (not the state stream, so a failure lists what it heard)."""
+    return [f"{prefix}/agent/{t}" for t in ("asr", "plan", "action_status", "feedback/#")]
+
+
 def _plans(probe: MqttProbe, prefix: str) -> list[dict[str, object]]:
     return [m.json() for m in probe.messages(f"{prefix}/agent/plan")]
 
@@ -58,6 +65,7 @@ def _serve(tmp_path: Path, wav: Path, broker: Mosquitto, prefix: str, *more: str
         "ANIMA_MQTT__PREFIX": prefix,
         "ANIMA_WEB__ENABLED": "false",  # tests would share the dashboard's port
         "HF_HUB_OFFLINE": "1",  # nothing is downloaded at run time
+        "ANIMA_HUMANOID__SIM_PORT": "0",  # a free port for the simulated Adam, if there is one
     }
     args = ["--agent", "--audio-in", str(wav), "--broker", str(broker.address)]
     return ServeProcess([*args, "--audio-out", "null", *more], env=env, cwd=tmp_path)
@@ -65,9 +73,9 @@ def _serve(tmp_path: Path, wav: Path, broker: Mosquitto, prefix: str, *more: str
 
 def test_serve_hears_a_wav_file_and_the_robot_nods(tmp_path: Path) -> None:
     wav = tmp_path / "request.wav"
-    _piper_wav(wav, ["hey robot, nod", "hey robot, nod"], gap_s=4.0)
+    _piper_wav(wav, ["hey robot, nod your head please"] * 2, gap_s=4.0)
     prefix = "audioin"
-    with Mosquitto() as broker, MqttProbe(broker.address, subscribe=f"{prefix}/#") as probe:
+    with Mosquitto() as broker, MqttProbe(broker.address, subscribe=_topics(prefix)) as probe:
         server = _serve(tmp_path, wav, broker, prefix)
         try:
             server.wait_for(r"anima agent: rules planner, listening to wav", timeout=60)
@@ -88,7 +96,7 @@ def test_serve_hears_a_wav_file_and_the_robot_nods(tmp_path: Path) -> None:
             assert nodded["cut"] is False, nodded  # it nodded to the end
             heard = [m.json() for m in probe.messages(f"{prefix}/agent/asr")]
             assert any(h.get("wake") == "keyphrase" for h in heard), heard  # by the wake phrase
-            assert any(h.get("final") and h.get("text") == "nod" for h in heard), heard
+            assert any(h.get("final") and "nod" in str(h.get("text")).lower() for h in heard)
             assert json.loads(done.payload)["id"] in {p["id"] for p in started}
         finally:
             code = server.stop()
@@ -98,12 +106,14 @@ def test_serve_hears_a_wav_file_and_the_robot_nods(tmp_path: Path) -> None:
 
 
 def test_serve_audio_in_with_the_simulated_humanoid_walks(tmp_path: Path) -> None:
-    """'hey robot, walk forward' from a fresh start: the simulated Adam is brought up and walks
-    (issue 13's first defect: the agent had no humanoid actions, then could not bring it up)."""
+    """'hey robot, walk forward a bit' from a fresh start: the simulated Adam is brought up and
+    walks (issue 13's first defect: the agent had no humanoid actions, then could not bring it
+    up)."""
     wav = tmp_path / "walk.wav"
-    _piper_wav(wav, ["hey robot, walk forward", "hey robot, walk forward"], gap_s=12.0)
+    # once: a second wake would cancel a bring-up that a loaded machine makes slow
+    _piper_wav(wav, ["hey robot, walk forward a bit"], gap_s=25.0)
     prefix = "audioinwalk"
-    with Mosquitto() as broker, MqttProbe(broker.address, subscribe=f"{prefix}/#") as probe:
+    with Mosquitto() as broker, MqttProbe(broker.address, subscribe=_topics(prefix)) as probe:
         server = _serve(tmp_path, wav, broker, prefix, "--humanoid", "sim")
         try:
             server.wait_for(r"anima agent: rules planner, listening to wav", timeout=60)
@@ -115,12 +125,14 @@ def test_serve_audio_in_with_the_simulated_humanoid_walks(tmp_path: Path) -> Non
                 )  # fmt: skip
 
             status = probe.wait_for(f"{prefix}/agent/action_status", where=walked, timeout=60)
-            assert status.json()["status"] == "succeeded", status.json()
+            told = [m.json() for m in probe.messages(f"{prefix}/agent/action_status")]
+            assert status.json()["status"] == "succeeded", told
             started = [p for p in _plans(probe, prefix) if "steps" in p]
             assert started
             for plan in started:  # the bring-up, if planned, is its own steps
                 steps = [s for s in plan["steps"] if not str(s).startswith("set_gait")]
-                assert steps == ["walk_forward()"], started
+                assert len(steps) == 1, started
+                assert str(steps[0]).startswith("walk_forward("), started  # "a bit": any time
         finally:
             code = server.stop()
         output = "".join(server.lines)

@@ -121,11 +121,14 @@ def _children() -> set[int]:
 
 
 def test_stopping_the_listener_ends_the_workers_it_made() -> None:
+    from anima.listening.config import ListenConfig
     from anima.listening.listener import Listener
     from anima.listening.sources import PushSource
 
     before = _children()
-    listener = Listener(PushSource(), phrases=["wave", "nod"])
+    # pocketsphinx's parts run in worker processes (Whisper, the default, runs in this one)
+    config = ListenConfig(asr="pocketsphinx", wake="keyphrase")
+    listener = Listener(PushSource(), config=config, phrases=["wave", "nod"])
     listener.start()
     workers = _children() - before
     assert len(workers) == 2  # the command recognizer's and the wake spotter's

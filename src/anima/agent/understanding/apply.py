@@ -45,7 +45,9 @@ def apply(sense: Sense, mods: Modifiers, *, heard: list[str] | None = None) -> C
     values: dict[str, object] = dict(sense.args)
     why = sense.source
     dur = duration_param(act)
-    if mods.measured:
+    if mods.measured and dur is None and mods.roughly:
+        pass  # "look up for a second": a brief look is a look
+    elif mods.measured:
         if dur is None or dur.name in values:
             return None  # "nod for two seconds": nothing to put it in
         seconds = _seconds(act, mods)

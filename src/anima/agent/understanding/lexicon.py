@@ -21,7 +21,7 @@ EXTRAS = wordset(
     for me us them everyone everybody him her i want like to a an the your my at give do
     make show let go and then really real try also too there here some get mind
     yes no yeah sure little bit again once more big nice good towards toward face over side
-    everything all
+    everything all along
     """
 )
 
@@ -74,6 +74,28 @@ LEADING = (
     "lastly",
     "hold on",
     "hang on",
+    # the long ways of asking ("i was wondering if you could wave")
+    "i was wondering if you could",
+    "i wonder if you could",
+    "would it be possible for you to",
+    "is it possible for you to",
+    "would you be able to",
+    "do you think you could",
+    "why do not you",
+    "i would love to see you",
+    "i would like to see you",
+    "i want to see you",
+    "let me see you",
+    "can i see you",
+    "show me how you",
+    "show everyone how you",
+    "show us how you",
+    "how about",
+    "what about",
+    "maybe",
+    "perhaps",
+    "try to",
+    "try and",
 )
 TRAILING = ("please", "for me", "now", "robot", "right now")
 # Dropped at the end only when the rest is understood without them ("say thank you" says it)

@@ -34,6 +34,7 @@ class Modifiers:
     degrees: float | None = None  # "90 degrees"
     amount: Amount | None = None
     pace: Pace | None = None  # for a speed or rate parameter; ignored by an action without
+    roughly: bool = False  # the duration was "a second", "a moment": not a measure to keep
 
     @property
     def measured(self) -> bool:
@@ -76,8 +77,8 @@ _FIXED: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = tuple(
         ("twice", {"count": 2}),
         ("thrice", {"count": 3}),
         ("again", {}),
-        ("for a moment", {"seconds": 2.0}),
-        ("a moment", {"seconds": 2.0}),
+        ("for a moment", {"seconds": 2.0, "roughly": True}),
+        ("a moment", {"seconds": 2.0, "roughly": True}),
         ("for a while", {"amount": Amount.LARGE}),
         ("for a bit", {"amount": Amount.SMALL}),
         ("a couple of steps", {"steps": 2.0}),
@@ -185,7 +186,10 @@ def _measure(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
         return {"count": int(value)}, j + 1 - start
     if unit in UNITS:
         key, scale = UNITS[unit]
-        return {key: value * scale}, j + 1 - start
+        out: dict[str, Any] = {key: value * scale}
+        if toks[i] in ("a", "an") and key == "seconds":
+            out["roughly"] = True  # "look up for a second": a brief look, not a timed one
+        return out, j + 1 - start
     return None
 
 

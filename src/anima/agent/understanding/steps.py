@@ -1,6 +1,7 @@
 """A request of several commands: "nod twice then smile", "wave and say hello".
 
-The words are cut at "and", "then", "and then", "after that" and punctuation; a cut is kept
+The words are cut at "and", "then", "and then", "after that" and punctuation (and, when that
+is not understood, where a part's first word comes back: "look left look right"); a cut is kept
 only when every part is understood, so "say hello and goodbye" still says "hello and goodbye".
 The first command that leaves the rest understood wins (memoized: linear in practice). A part
 that is only a direction (and an amount) borrows the verb before it ("look left and right",
@@ -66,8 +67,31 @@ def segments(toks: list[str]) -> list[Segment]:
     return out
 
 
+def at_repeats(segs: list[Segment]) -> list[Segment]:
+    """ "look left look right" → "look left", "look right": a part cut again where its first
+    word comes back (tried when the request is not understood as it was cut)."""
+    out: list[Segment] = []
+    for seg in segs:
+        words, sep = list(seg.words), seg.sep
+        cut = [j for j in range(1, len(words)) if words[j] == words[0]]
+        for start, end in zip([0, *cut], [*cut, len(words)], strict=True):
+            out.append(Segment(sep, tuple(words[start:end])))
+            sep = ()
+    return out
+
+
 def understand_steps(matcher: Matcher, toks: list[str]) -> Steps:
-    segs = segments(toks)
+    steps = _understand(matcher, segments(toks))
+    if steps.match is None:
+        again = at_repeats(segments(toks))
+        if len(again) > len(segments(toks)):
+            recut = _understand(matcher, again)
+            if recut.match is not None:
+                return recut
+    return steps
+
+
+def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
     limits: list[Limit] = []
     memo: dict[tuple[int, str], tuple[Match, ...] | None] = {}
 

@@ -9,11 +9,11 @@ from the package, never downloaded. ~75 MB on disk; loading takes ~0.4 s plus ~0
 was said. Here the encoder reads only the utterance and :data:`PAD_S` of silence
 (:mod:`~anima.listening.whisper_features`), and the rest of the 30 s is the encoding of silence
 computed once at :meth:`WhisperAsr.load`: the decoder sees what it was trained on (speech, then
-silence up to 30 s) for ~1/10 of the cost. Measured against the encoder's output of the short
-window alone, this took word error on TTS-spoken commands from 27 % to 19 % (eSpeak NG) and from
-19 % to 11 % (Piper) at the same cost. The decoder is greedy, bounded to a few tokens per second
-of audio, with a repetition penalty and no repeated 3-grams (a window cut short otherwise loops:
-"walk forward a bit, walk forward a bit, …").
+silence up to 30 s) for ~1/5 of the cost. Measured against the encoder's output of the short
+window alone (no prompt), this took word error on TTS-spoken commands from 27 % to 19 %
+(eSpeak NG) and from 19 % to 11 % (Piper) at about the same cost. The decoder is greedy,
+bounded to a few tokens per second of audio, with a repetition penalty and no repeated 3-grams
+(a window cut short otherwise loops: "walk forward a bit, walk forward a bit, …").
 
 **Vocabulary.** The command phrases and the wake phrase go into Whisper's previous-text prompt,
 which biases the decoder towards their words ("nod", "wave", "robot") without restricting it to
@@ -25,12 +25,13 @@ them (see :func:`prompt_text`).
 (no-speech > 0.6 and average log-probability < −1, its own rule), the text is dropped.
 
 **Partials and the motion loop.** CTranslate2 releases the GIL while it encodes and decodes
-(measured: a 1 ms sleep loop beside a decode kept its gaps ≤ 5 ms), so decoding runs in this
-process. :meth:`WhisperAsr.feed` never decodes: every :data:`PARTIAL_EVERY_S` of new speech, and
-when the speech pauses, it hands the audio so far to a decoding thread and returns the newest
-partial the thread has finished. :meth:`WhisperAsr.finish` reuses the decode started at the
-pause when nothing but quiet came after it (the endpoint silence has given it time to finish),
-otherwise decodes the whole utterance itself.
+(measured: decoding back to back beside ``anima bench loop``, the loop kept 100 Hz without a
+missed tick), so decoding runs in this process. :meth:`WhisperAsr.feed` never decodes: every
+:data:`PARTIAL_EVERY_S` of new speech, and when the speech pauses, it hands the audio so far to
+a decoding thread and returns the newest partial the thread has finished.
+:meth:`WhisperAsr.finish` reuses the decode started at the pause when nothing but quiet came
+after it (the end-of-turn silence has given it time to finish), otherwise decodes the whole
+utterance itself.
 """
 
 from __future__ import annotations
@@ -164,9 +165,8 @@ class WhisperAsr:
         self._ct2: Any = None  # the ctranslate2 module
         self._tokenizer: Any = None  # tokenizers.Tokenizer
         self._silence: NDArray[np.float32] | None = None  # encoder output of 30 s of silence
-        self._prefix: list[
-            int
-        ] = []  # <|startofprev|> prompt <|startoftranscript|> <|notimestamps|>
+        # the decoder's first tokens: <|startofprev|> prompt <|startoftranscript|> <|notimestamps|>
+        self._prefix: list[int] = []
         self._end_token = -1
         self._audio: list[Frame] = []  # the utterance's frames
         self._loud: list[float] = []  # each frame's RMS level

@@ -41,6 +41,7 @@ from anima.agent.executor import Executor, adds_nothing
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.reply import ActionWords, Answer, failure_speech
+from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
 
@@ -140,13 +141,18 @@ class Conversation:
 
     def _glance(self) -> None:
         """Look at the person: a look-at, which the gaze controller ignores while a head
-        animation plays or a gaze posture is latched; skipped while any move plays or waits."""
+        animation plays or a gaze posture is latched, or a blink when the robot already looks
+        there; skipped while any move plays or waits."""
         engine = self.runtime.engine
         state = engine.state()
         if engine.estopped or state.move is not None or state.queued:
             return
         try:
-            self.runtime.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
+            looked = self.runtime.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
+            if looked is not LookAtResult.MOVED:
+                # already looking there (or the gaze is held): a blink shows it heard instead
+                blink = self.runtime.behaviour.config.blink_animation
+                self.runtime.execute(cmd.PlayAnimation(name=blink))
         except AnimaError as exc:  # an acknowledgement that cannot be made is not an error
             log.debug("no wake glance: %s", exc)
 

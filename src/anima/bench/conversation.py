@@ -16,8 +16,9 @@ clock and is timed there. The trial ends when the robot has been idle for a mome
 round, or at a deadline. What the robot did is judged from its events
 (:mod:`anima.bench.conversation_judge`).
 
-False wakes are counted apart: a second listener with the same configuration hears the dev
-requests, without the wake phrase, spoken one after another (a bounded number of audio seconds).
+False wakes are counted apart, on the configured spotter alone (``anima bench wake``'s
+``count_wakes``): the dev requests without the wake phrase, and that bench's near misses, spoken
+one after another (a bounded number of audio seconds).
 
 By default each request is spoken once, the voice/noise/mode condition rotating over the
 requests (``design="rotate"``); ``design="full"`` speaks every request in every condition. The
@@ -115,7 +116,7 @@ class ConversationBenchResult:
     trials: tuple[Trial, ...]
     figures: dict[str, dict[str, Figures]]  # split → group ("overall", "voice=…") → figures
     false_wakes: FalseWakes | None
-    loop_rate_hz: float
+    loop_rate_hz: float  # ticks per second over the trials (not the start-up)
     loop_missed: int  # missed ticks of the 100 Hz loop over the trials
     load_before: tuple[float, float, float]  # os.getloadavg() at the start and at the end
     load_after: tuple[float, float, float]
@@ -395,34 +396,32 @@ def _false_wakes(
     config: AnimaConfig,
     *,
     speaker: Speaker,
-    phrases: Sequence[str],
     texts: Sequence[str],
     voices: Sequence[str],
     seconds: float,
 ) -> FalseWakes:
-    """Wakes heard in ``seconds`` of speech (``texts`` in turn by ``voices``) that never says
-    the wake phrase, by a listener configured as the robot's (``phrases``: its grammar)."""
-    wakes: list[WakeDetected] = []
-    source = PushSource()
-    listener = Listener(source, config=config.listen, phrases=phrases, on_wake=wakes.append)
-    framer = Framer()
-    pushed = 0
-    listener.start()
+    """Wakes the configured spotter reports over ``seconds`` of speech that never says the
+    wake phrase: ``texts`` and ``anima bench wake``'s near misses ("hey Robert"), each voice in
+    turn, half a second apart — counted by that bench's own :func:`count_wakes`."""
+    from anima.bench.wake import NEAR_MISSES, count_wakes
+    from anima.listening.spotting import make_spotter
+
+    talk: list[Samples] = []
+    n = 0
+    lines = [*texts, *NEAR_MISSES]
+    for text, voice in zip(itertools.cycle(lines), itertools.cycle(voices), strict=False):
+        if n >= seconds * SAMPLE_RATE or len(talk) >= 4 * len(lines) * len(voices):
+            break
+        talk += [speaker.say(voice, text), np.zeros(SAMPLE_RATE // 2, np.int16)]
+        n += len(talk[-2]) + len(talk[-1])
+    spotter = make_spotter(config.listen)
+    spotter.load()
     try:
-        for text, voice in zip(itertools.cycle(texts), itertools.cycle(voices), strict=False):
-            if pushed >= seconds * SAMPLE_RATE:
-                break
-            audio = np.concatenate([speaker.say(voice, text), np.zeros(SAMPLE_RATE // 2, np.int16)])
-            for frame in framer.feed(audio):
-                source.push(frame)
-                listener.sync(10.0)
-            pushed += len(audio)
+        wakes = count_wakes(spotter, np.concatenate(talk))
     finally:
-        listener.stop()
-    audio_s = pushed / SAMPLE_RATE
-    return FalseWakes(
-        audio_s=audio_s, wakes=len(wakes), per_hour=len(wakes) * 3600 / max(audio_s, 1e-9)
-    )
+        spotter.close()
+    audio_s = n / SAMPLE_RATE
+    return FalseWakes(audio_s=audio_s, wakes=wakes, per_hour=wakes * 3600 / max(audio_s, 1e-9))
 
 
 def bench_config(base: AnimaConfig | None) -> AnimaConfig:
@@ -473,23 +472,22 @@ def run_conversation_bench(
                 progress(trial)
         stats = bench.runtime.engine.stats()
         engines = _engines(bench)
-        phrases = registry.grammar_phrases()
     finally:
         bench.stop()
     false_wakes = None
     left = o.max_seconds - (time.monotonic() - t_start)
-    if o.false_wake_s > 0 and "dev" in requests and left > 5:
-        texts = [r.text for r in requests["dev"]]
+    if o.false_wake_s > 0 and left > 5:
+        texts = [r.text for reqs in requests.values() for r in reqs]
         seconds = min(o.false_wake_s, 4 * left)  # fed faster than real time
         false_wakes = _false_wakes(
-            config, speaker=speaker, phrases=phrases, texts=texts, voices=o.voices, seconds=seconds
+            config, speaker=speaker, texts=texts, voices=o.voices, seconds=seconds
         )
     return ConversationBenchResult(
         engines=engines,
         trials=tuple(trials),
         figures=grouped(trials),
         false_wakes=false_wakes,
-        loop_rate_hz=stats.rate_hz,
+        loop_rate_hz=(stats.ticks - stats0.ticks) / max(stats.elapsed_s - stats0.elapsed_s, 1e-9),
         loop_missed=stats.missed - stats0.missed,
         load_before=load_before,
         load_after=os.getloadavg(),

@@ -1,7 +1,7 @@
 """The conversation bench's figures: one record per trial, and the figures of any group of them.
 
 Word error is the word-level edit distance between what was said (the request's text) and the
-final transcript, over the words said (numbers written as digits count as their words).
+final transcript, over the words said, as :func:`anima.bench.asr.word_errors` counts it.
 Latencies are from the moment the person stopped speaking (the last loud sample of the request)
 to the first audio the robot's speech service wrote to its sink, and to the first motion (a
 gesture started in the engine, or the start of a step that moves: gaze, walking).
@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from anima.bench.conversation_judge import words
-
 TARGETS = {
     "intent_accuracy": 0.90,  # the robot did what was meant
     "first_audio_p50_ms": 500.0,  # end of the person's speech → first robot audio
@@ -25,8 +23,6 @@ TARGETS = {
     "false_wakes_per_hour": 1.0,
     "word_error_rate": 0.10,
 }
-_DIGITS = dict(enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven",
-                          "eight", "nine", "ten"]))  # fmt: skip  # "2" and "two": one word said
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,18 +77,10 @@ class Figures:
 
 
 def word_errors(reference: str, hypothesis: str) -> int:
-    """Word-level Levenshtein distance (substitutions + insertions + deletions)."""
-    ref, hyp = _normal(reference), _normal(hypothesis)
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1]
+    """Word-level edit distance, counted as ``anima bench asr`` counts it (one definition)."""
+    from anima.bench.asr import word_errors as counted
 
-
-def _normal(text: str) -> list[str]:
-    return [_DIGITS.get(int(w), w) if w.isdigit() and int(w) <= 10 else w for w in words(text)]
+    return counted(reference, hypothesis)[0]
 
 
 def spread(values: Iterable[float | None]) -> Spread:

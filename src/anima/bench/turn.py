@@ -8,7 +8,9 @@ frame to a :class:`~anima.listening.vad.SpeechDetector` on Silero VAD, with each
 - ``cues, no partials``: VAD and pitch only (a recognizer that gives no partials, as Whisper);
 - ``cues, partials``: also the words heard so far, given ``PARTIAL_LAG_S`` after each piece of
   the sentence ends (an ideal streaming recognizer, as pocketsphinx's ~30 ms partials are on
-  the words it hears right).
+  the words it hears right);
+- ``cues, late partials``: the same words ``LATE_LAG_S`` later (Whisper decodes ~0.1 s into a
+  pause, and a decode takes 0.1–0.5 s here).
 
 Figures, per detector and voice (and in total, per split): **delay** from the last loud sample
 to the frame that ends the turn (audio time, so machine load does not change it; p50/p95 over
@@ -32,7 +34,8 @@ from anima.listening.turn import TurnDetector, make_turn
 from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
 
 PARTIAL_LAG_S = 0.1  # words reach the detector this long after they were said
-DETECTORS = ("silence", "cues, no partials", "cues, partials")
+LATE_LAG_S = 0.4  # … from a recognizer that decodes at pauses (Whisper: ~0.1 s + a decode)
+DETECTORS = ("silence", "cues, no partials", "cues, partials", "cues, late partials")
 
 
 class _Replay:
@@ -123,13 +126,14 @@ def run_take(
     *,
     with_partials: bool,
     vad_probabilities: Sequence[float] | None = None,
+    partial_lag_s: float = PARTIAL_LAG_S,
 ) -> TurnOutcome:
     """Feed ``take`` to a SpeechDetector consulting ``turn``; the first end after a start."""
     probs = probabilities(take.audio) if vad_probabilities is None else vad_probabilities
     detector = SpeechDetector(_Replay(probs), turn=turn)
     detector.reset()
     words = list(take.segments) if with_partials else []
-    lag = round(PARTIAL_LAG_S * SAMPLE_RATE)
+    lag = round(partial_lag_s * SAMPLE_RATE)
     started, ended_at = False, None
     for i in range(len(probs)):
         position = (i + 1) * FRAME_SAMPLES  # where this frame ends
@@ -149,10 +153,12 @@ def run_take(
     )  # fmt: skip
 
 
-def _detector(name: str) -> tuple[TurnDetector | None, bool]:
+def _detector(name: str) -> tuple[TurnDetector | None, bool, float]:
+    """The turn detector a row of the figures measures, whether it gets partials, their lag."""
     if name == "silence":
-        return None, False
-    return make_turn("cues"), name == "cues, partials"
+        return None, False, 0.0
+    lag = LATE_LAG_S if name == "cues, late partials" else PARTIAL_LAG_S
+    return make_turn("cues"), name != "cues, no partials", lag
 
 
 def figures(detector: str, group: str, outcomes: Iterable[TurnOutcome]) -> TurnFigures:
@@ -189,8 +195,11 @@ def run_turn_bench(
             for one in takes((voice,), split=split, noises=noises):
                 probs = probabilities(one.audio, vad)
                 for name in detectors:
-                    turn, partials = _detector(name)
-                    outcome = run_take(one, turn, with_partials=partials, vad_probabilities=probs)
+                    turn, partials, lag = _detector(name)
+                    outcome = run_take(
+                        one, turn, with_partials=partials, vad_probabilities=probs,
+                        partial_lag_s=lag,
+                    )  # fmt: skip
                     per.setdefault((name, voice.name), []).append(outcome)
                 measured += 1
             if progress is not None:

@@ -3,8 +3,9 @@
 Three measured cues, each cheap and explainable:
 
 - **words** (:mod:`~anima.listening.turn_text`): the ASR's partial ends on a word that promises
-  more ("and", "the", "to", "um", "could you") → *open*; other words → *complete*; no partial
-  → nothing known (a recognizer without partials, or none yet).
+  more ("and", "the", "to", "um", "could you") → *open*; other words → *complete*; no partial,
+  or one older than the last ~0.2 s of speech → nothing known (a recognizer without partials,
+  none yet, or one that decodes only at pauses and has not caught up).
 - **pitch** (:mod:`~anima.listening.turn_prosody`): the last voiced frames fell to the bottom of
   the utterance's register, as a finished statement does → *falling*.
 - **silence**: how long the VAD has heard nothing.
@@ -43,6 +44,7 @@ from anima.listening.turn_prosody import Ending, ProsodyTracker
 from anima.listening.turn_text import TextCue, text_cue
 
 GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag at speech's end)
+STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
 FALL_ST = -3.0  # the speech's last voiced pitch this far (semitones) below its median: a fall
 
 
@@ -93,6 +95,7 @@ class CuesTurn:
         self.fall_st = fall_st
         self.speech_threshold = speech_threshold
         self._quiet = 0  # frames since the VAD last heard speech
+        self._spoken_since_text = 0  # speech frames since the last partial
         self._prosody = ProsodyTracker()
         self._text: str | None = None
         self._decision: Decision | None = None  # for the silence in progress; None: recompute
@@ -103,6 +106,7 @@ class CuesTurn:
     def reset(self) -> None:
         self._prosody.reset()
         self._quiet = 0
+        self._spoken_since_text = 0
         self._text = None
         self._decision = None
 
@@ -111,6 +115,8 @@ class CuesTurn:
         # there before the VAD's silence); later ones would bring the next word's voiced onset
         # into the tail before the VAD hears it, and judge a pause by one frame of its end.
         self._quiet = 0 if speech_prob >= self.speech_threshold else self._quiet + 1
+        if not self._quiet:
+            self._spoken_since_text += 1
         if self._quiet > GRACE_FRAMES:
             self._prosody.skip()
             return
@@ -119,12 +125,15 @@ class CuesTurn:
 
     def partial(self, text: str) -> None:
         self._text = text
+        self._spoken_since_text = 0
         self._decision = None
 
     def decide(self) -> Decision:
         """The silence the turn needs, given what has been heard so far."""
         if self._decision is None:
-            words = text_cue(self._text)
+            # words from before the last stretch of speech do not say how it ended
+            stale = self._spoken_since_text > STALE_FRAMES
+            words = TextCue.NONE if stale else text_cue(self._text)
             ending = self._prosody.ending()
             falling = is_falling(ending, self.fall_st)
             if words is TextCue.OPEN:

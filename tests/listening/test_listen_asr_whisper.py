@@ -283,3 +283,26 @@ def test_an_utterance_past_the_window_is_cut_and_said(
         heard = recognize(asr, audio)
     assert words(heard) == ["look", "at", "me"]
     assert "only the first 29 s" in caplog.text
+
+
+def test_feed_never_decodes_on_the_callers_thread(
+    asr: WhisperAsr, piper: TTSEngine, say: Say, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listener's thread only hands audio over while frames come; the decoding thread
+    decodes (the final may decode on the caller's thread, when no partial can serve)."""
+    decoding_threads: list[str] = []
+    decode = asr._decode
+
+    def recorded(audio: Frame) -> object:
+        decoding_threads.append(threading.current_thread().name)
+        return decode(audio)
+
+    monkeypatch.setattr(asr, "_decode", recorded)
+    asr.start()
+    for frame in frames_of(say(piper, "could you wave at me and then say hello")):
+        asr.feed(frame)
+        time.sleep(0.005)
+    fed = list(decoding_threads)
+    asr.cancel()
+    assert fed, "no partial decode was started"
+    assert set(fed) == {"anima-whisper"}

@@ -301,3 +301,42 @@ def test_bad_detector_arguments_are_refused() -> None:
         SilenceTurn(math.inf)
     with pytest.raises(ConfigError, match=r"listen\.turn must be one of"):
         make_turn("smart")
+
+
+def test_a_partial_from_before_the_last_words_says_nothing() -> None:
+    """A recognizer that decodes only at pauses may still hold "… and" when the sentence has
+    gone on and ended: words older than ~0.2 s of speech do not hold the turn."""
+    audio, end = speech_then_silence([120, 125, 118, 120, 110, 85])
+    turn = CuesTurn()
+    ended = run_cues(turn, audio, {2: "walk forward and"})  # then ~0.8 s more speech
+    assert ended is not None
+    assert (ended - end) / SAMPLE_RATE < 0.4
+    assert "words none" in turn.reason
+
+
+def test_the_recorder_ends_a_round_when_its_turn_detector_says() -> None:
+    """Models out, fakes in: the recorder forwards each partial, the turn detector's silence
+    (longer after "… and") decides the round, and the end of speech is dated by the VAD."""
+    from anima.listening.recorder import Final, Partial, Recorder
+    from anima.testing.listening import FakeRecognizer, FakeTurn, FakeVad
+
+    turn = FakeTurn(silence_s=0.3, by_text={"walk forward and": 1.0})
+    assert isinstance(turn, TurnDetector)
+    detector = SpeechDetector(FakeVad(level=1000), start_frames=1, turn=turn)
+    recorder = Recorder(
+        ListenConfig(wake_word=False), FakeRecognizer(["walk forward and"], frames_per_word=3),
+        detector,
+    )  # fmt: skip
+    loud = np.full(FRAME_SAMPLES, 5000, np.int16)
+    quiet = np.zeros(FRAME_SAMPLES, np.int16)
+    out = recorder.wake()
+    for frame in [loud] * 10 + [quiet] * 60:
+        out += recorder.feed(frame)
+    partials = [o.text for o in out if isinstance(o, Partial)]
+    assert partials == ["walk", "walk forward", "walk forward and"]
+    assert turn.partials == partials
+    assert [o.text for o in out if isinstance(o, Final)] == ["walk forward and"]
+    ended_after = turn.asked[-1]
+    assert ended_after == pytest.approx(1.0, abs=FRAME_S)  # not 0.3 s: the words said wait
+    rounds = [o.round for o in out if hasattr(o, "round")]
+    assert rounds[-1].speech_end_position == 10 * FRAME_SAMPLES  # the last loud frame's end

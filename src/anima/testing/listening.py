@@ -8,6 +8,7 @@ holds) and records what it was given, so a test can check what reached it.
   partials are the text's first words, one more every ``frames_per_word`` frames.
 - :class:`FakeVad`: speech where a frame is louder than a level (digital silence is never speech).
 - :class:`FakeSource`: delivers given audio as 16 kHz frames, on the caller's thread, then ends.
+- :class:`FakeTurn`: ends the turn after a fixed silence, or one per partial text it is told.
 """
 
 from __future__ import annotations
@@ -153,3 +154,42 @@ class FakeSource:
 
     def stop(self, timeout: float = 1.0) -> None:
         self.stopped += 1
+
+
+class FakeTurn:
+    """A :class:`~anima.listening.turn.TurnDetector` that ends the turn after ``silence_s`` of
+    silence, or after ``by_text[text]`` when the last partial was ``text``; it records the
+    partials and the silences it was asked about."""
+
+    name = "fake"
+
+    def __init__(self, silence_s: float = 0.8, by_text: dict[str, float] | None = None) -> None:
+        self.silence_s = silence_s
+        self.by_text = dict(by_text or {})
+        self.partials: list[str] = []  # every partial, across utterances
+        self.asked: list[float] = []  # the silences ended() was asked about, this utterance
+        self.frames = 0  # frames of this utterance
+        self.resets = 0
+        self.loaded = False
+        self._text = ""  # the last partial of this utterance
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def reset(self) -> None:
+        self.resets += 1
+        self.frames = 0
+        self.asked.clear()
+        self._text = ""
+
+    def frame(self, frame: Frame, speech_prob: float) -> None:
+        self.frames += 1
+
+    def partial(self, text: str) -> None:
+        self.partials.append(text)
+        self._text = text
+
+    def ended(self, silence_s: float) -> bool:
+        self.asked.append(silence_s)
+        need = self.by_text.get(self._text, self.silence_s)
+        return silence_s >= need - 1e-9

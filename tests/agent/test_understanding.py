@@ -533,6 +533,9 @@ def test_a_count_before_the_gesture_or_after_free_text() -> None:
         ("Can you not please?", [NOD]),
         ("Not twice than smile.", [NOD, NOD, SMILE]),
         ("Cancel, note.", [STOP]),
+        ("Turn left 90°.", ["turn(direction='left', seconds=3.14)"]),
+        ("Walk forward 3 ft.", ["walk_forward(seconds=3.05)"]),
+        ("Hey, Robot, wave!", [WAVE]),
         ("tie a knot", []),  # a sound-alike only stands for a command word in a command
         ("not now", []),  # a "not" that is no "nod" stays a "not"
         ("not yet", []),

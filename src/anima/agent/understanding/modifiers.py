@@ -60,6 +60,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "m": ("metres", 1.0),
     "foot": ("metres", 0.3048),
     "feet": ("metres", 0.3048),
+    "ft": ("metres", 0.3048),
     "degree": ("degrees", 1.0),
     "degrees": ("degrees", 1.0),
 }

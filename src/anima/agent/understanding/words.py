@@ -67,7 +67,7 @@ PUNCTUATION = frozenset(",;.!?")
 
 def tokens(text: str) -> list[str]:
     """Lower-case tokens with contractions spelled out, hesitations and stutters dropped."""
-    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("°", " degrees ")
     out: list[str] = []
     for raw in _TOKEN.findall(text):
         for tok in CONTRACTIONS.get(raw, raw).split():

@@ -250,7 +250,9 @@ class WhisperAsr:
         if worker is None:
             return None
         new = self._samples - self._last_request
-        paused = self._quiet_run == PAUSE_FRAMES and new > PAUSE_FRAMES * FRAME_SAMPLES
+        # a pause: asked again on each quiet frame while the thread is busy (with a partial),
+        # so the final's decode starts as soon as it can; after it, only quiet is new
+        paused = self._quiet_run >= PAUSE_FRAMES
         due = paused or new >= PARTIAL_EVERY_S * SAMPLE_RATE
         if (
             due

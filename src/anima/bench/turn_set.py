@@ -15,7 +15,7 @@ signal-to-noise ratio against the speech's own level, from a fixed seed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -243,6 +243,31 @@ def take(
     )
 
 
+def iter_takes(
+    voices: tuple[Voice, ...] = VOICES,
+    *,
+    split: str = "dev",
+    pauses: tuple[float, ...] = PAUSES_S,
+    noises: tuple[float | None, ...] = (None, 20.0),
+) -> Iterator[Take]:
+    """Every take of ``split``, made as it is asked for, request by request with the voices
+    taking turns (a run cut short by a time budget has measured every voice alike)."""
+    requests = {"dev": DEV, "heldout": HELDOUT}[split]
+    for i, request in enumerate(requests):
+        marks = len(pieces(request)) - 1
+        for noise in noises:
+            seed = 1000 * i + 7
+            for voice in voices:
+                yield take(voice, request, split=split, noise_db=noise, seed=seed)
+            for j, pause in enumerate(pauses if marks else ()):
+                at = j % marks  # with several marks, the pauses take turns at them
+                for voice in voices:
+                    yield take(
+                        voice, request, split=split, pause_s=pause, pause_at=at,
+                        noise_db=noise, seed=seed + j + 1,
+                    )  # fmt: skip
+
+
 def takes(
     voices: tuple[Voice, ...] = VOICES,
     *,
@@ -251,25 +276,4 @@ def takes(
     noises: tuple[float | None, ...] = (None, 20.0),
 ) -> list[Take]:
     """Every take of ``split``: each request straight, and each paused one at each pause."""
-    requests = {"dev": DEV, "heldout": HELDOUT}[split]
-    out = []
-    for voice in voices:
-        for noise in noises:
-            for i, request in enumerate(requests):
-                seed = 1000 * i + 7
-                out.append(take(voice, request, split=split, noise_db=noise, seed=seed))
-                marks = len(pieces(request)) - 1
-                for j, pause in enumerate(pauses if marks else ()):
-                    at = j % marks  # with several marks, the pauses take turns at them
-                    out.append(
-                        take(
-                            voice,
-                            request,
-                            split=split,
-                            pause_s=pause,
-                            pause_at=at,
-                            noise_db=noise,
-                            seed=seed + j + 1,
-                        )
-                    )
-    return out
+    return list(iter_takes(voices, split=split, pauses=pauses, noises=noises))

@@ -20,6 +20,7 @@ from anima.agent.understanding import (
     Understander,
     Understanding,
     aliases,
+    asr_phrases,
     choice_aliases,
     understand,
 )
@@ -646,6 +647,18 @@ def test_choice_aliases_are_one_friendly_name_per_choice() -> None:
     assert sorted(animations.values()) == sorted(SHIPPED_GESTURES)  # each choice once
     assert names["look_at_target"]["name"]["look at me"] == "Posture_LookAtInterviewer"
     assert names["turn"]["direction"] == {"turn left": "left", "turn right": "right"}
+
+
+def test_asr_phrases_put_the_most_asked_for_first() -> None:
+    phrases = asr_phrases(REGISTRY)
+    assert phrases[:5] == ["wave", "nod", "shake your head", "bow", "smile"]
+    assert phrases.index("look up") < phrases.index("say hello") < phrases.index("walk forward")
+    assert "say" in phrases  # "say {text}" keeps its fixed word
+    assert not any("{" in p for p in phrases)
+    assert len(phrases) == len(set(phrases))
+    # the rarer single words are understood but not offered to the ASR
+    assert "abort" not in phrases
+    assert understand("abort", REGISTRY).actions == [STOP]
 
 
 def test_choice_aliases_fall_back_to_the_choice_words() -> None:

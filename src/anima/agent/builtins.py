@@ -82,7 +82,6 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         Phrase("take a bow", name="bow"),
         Phrase("bow down", name="bow"),
         Phrase("smile", name="smile"),
-        Phrase("grin", name="smile"),
         Phrase("look happy", name="smile"),
         Phrase("be happy", name="smile"),
         Phrase("put on a smile", name="smile"),
@@ -97,10 +96,8 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         Phrase("show me you're thinking", name="think"),
         Phrase("point right", name="point_right"),
         Phrase("point to the right", name="point_right"),
-        Phrase("point", name="point_right"),
         Phrase("shake hands", name="shakehand_TwoArgGesture"),
         Phrase("shake my hand", name="shakehand_TwoArgGesture"),
-        Phrase("handshake", name="shakehand_TwoArgGesture"),
         Phrase("blink", name="blink"),
     )
 )
@@ -222,15 +219,11 @@ def wait(ctx: ActionContext, seconds: float) -> ActionResult:
         "stop what you're doing",
         "stop doing that",
         "never mind",
-        "nevermind",
         "cancel",
         "cancel that",
         "forget it",
         "forget about it",
-        "abort",
-        "enough",
         "that's enough",
-        "quiet",
         "shut up",
     )
 )

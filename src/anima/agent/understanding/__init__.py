@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from anima.agent.actions import Action, ActionRegistry
-from anima.agent.understanding.aliases import Alias, aliases, choice_aliases
+from anima.agent.understanding.aliases import Alias, aliases, asr_phrases, choice_aliases
 from anima.agent.understanding.lexicon import AGAIN
 from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.result import NOT_UNDERSTOOD, About, Kind, Understanding
@@ -149,6 +149,7 @@ __all__ = [
     "Understander",
     "Understanding",
     "aliases",
+    "asr_phrases",
     "choice_aliases",
     "understand",
 ]

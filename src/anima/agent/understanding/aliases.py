@@ -83,3 +83,27 @@ def _friendly(act: Action, param: str, choices: tuple[Scalar, ...]) -> dict[str,
     for choice in choices:
         give(choice, [str(choice)])
     return out
+
+
+# the order in which kinds of action are worth biasing an ASR towards: what people ask most
+_FIRST = ("play_animation", "look_at", "look_at_target", "say", "stop", "walk_forward", "turn")
+
+
+def asr_phrases(registry: ActionRegistry) -> list[str]:
+    """One phrase per different call, the most asked-for first (gestures, gaze, speech, stop,
+    walking), a slot's fixed words kept ("say", "walk forward"): a short vocabulary to bias an
+    open-vocabulary ASR with (Whisper's prompt holds ~25 words; the grammar's alphabetical list
+    would fill it with "abort, blink, bow…")."""
+    acts = sorted(registry, key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else 99)
+    out: list[str] = []
+    for act in acts:
+        seen: set[tuple[tuple[str, object], ...]] = set()
+        for ph in act.phrases:
+            key = tuple(sorted(ph.args.items(), key=lambda kv: kv[0]))
+            if key in seen:
+                continue
+            seen.add(key)
+            text = " ".join(w for w in ph.text.split() if not w.startswith("{"))
+            if text and text not in out:
+                out.append(text)
+    return out

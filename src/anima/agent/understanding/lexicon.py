@@ -170,9 +170,17 @@ SYNONYMS = {
     "bough": "bow",
 }
 
-# Phrases for actions whose module the understanding layer does not own (the humanoid's):
-# used when an action of that name is in the registry and the phrase fits its parameters.
+# Phrases understood but kept out of the actions' own phrases, which are also the ASR's
+# vocabulary: single words there crowd the few that fit Whisper's prompt ("wave", "walk"), so
+# rarer ones live here; and phrases for the humanoid's actions, whose module this layer does
+# not own. Used when an action of that name is in the registry and the phrase fits it.
 EXTRA_PHRASES: dict[str, tuple[Phrase, ...]] = {
+    "play_animation": (
+        Phrase("grin", name="smile"),
+        Phrase("point", name="point_right"),
+        Phrase("handshake", name="shakehand_TwoArgGesture"),
+    ),
+    "stop": (Phrase("nevermind"), Phrase("abort"), Phrase("enough"), Phrase("quiet")),
     "walk_forward": (
         Phrase("move forward"),
         Phrase("step forward"),

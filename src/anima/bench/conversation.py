@@ -70,10 +70,17 @@ from anima.speech.sinks import NullSink
 
 Mode = Literal["wake", "ptt"]
 PRE_GESTURE = "LOOKUP_Waving"  # what the robot is doing when a stop request is spoken (4.6 s)
-MOVING_STEPS = frozenset({"look_at", "look_at_target", "walk_forward", "walk_backward", "turn",
-                          "stand_motion", "posture", "set_gait"})  # fmt: skip
+# steps that move the robot: their start is its first motion (the engine or the humanoid takes the
+# command at once). Not MoveStarted: idle life (a full blink now and then) and the wake's glance
+# start moves of their own.
+MOVING_STEPS = frozenset(
+    {"play_animation", "look_at", "look_at_target", "walk_forward", "walk_backward", "turn",
+     "stand_motion", "posture", "set_gait"}
+)  # fmt: skip
 WAKE_GAP_S = 0.35  # the pause people leave after "hey robot"
-WAKE_WAIT_S = 2.0  # no wake this long after the request: the phrase was missed
+WAKE_WAIT_S = 4.0  # no wake this long after the request: the phrase was missed (a spotter on
+# the ASR reports it when the speech stretch ends and is decoded: late on a loaded machine)
+DRAIN_S = 20.0  # at most this much silence pushed to end a round left over from a trial
 STALL_S = 2.5  # nothing at all this long after the request: fast-forward the listener's wait
 SETTLE_S = 0.8  # idle this long after the round: the trial is over
 TRIAL_S = 10.0  # at most this long after the person stopped speaking
@@ -356,6 +363,20 @@ class _Bench:
             self.runtime.speech.stop_speaking()
 
     def _settle(self) -> None:
+        """Before a trial: no round left over (a trial cut at its deadline while the listener
+        still recorded babble would hand its transcript to the next), nothing moving or said."""
+        assert self.listener is not None
+        assert self.conversation is not None
+        if self.listener.recording:
+            silence = np.zeros(FRAME_SAMPLES, np.int16)
+            for _ in range(round(DRAIN_S / FRAME_S)):
+                if not self.listener.recording:
+                    break
+                self.push_fast(silence)
+            self.listener.sync(10.0)
+            self.runtime.events.flush(1.0)
+            time.sleep(0.2)  # the conversation's worker takes the transcript, if any
+            self.conversation.interrupt(WakeDetected(t=time.monotonic(), source="bench"))
         self.runtime.engine.wait_until_idle(6.0)
         deadline = time.monotonic() + 6.0
         while self.runtime.speaking and time.monotonic() < deadline:
@@ -383,8 +404,6 @@ class _Bench:
                     motion.append(t)
             elif isinstance(e, SpeechStarted) and t >= t_end:
                 seen.spoken.append(e.text)
-            elif isinstance(e, MoveStarted) and e.name != PRE_GESTURE and t >= t_end:
-                motion.append(t)
             elif isinstance(e, MoveFinished) and e.name == PRE_GESTURE and e.cut and t >= t_end:
                 seen.pre_cut = True
         onsets = [t for t in self.sink.onsets if t >= t_end]

@@ -34,6 +34,7 @@ OPEN_PAIRS = frozenset(
     }
 )  # fmt: skip
 _WORD = re.compile(r"[a-z0-9']+")
+TAIL_CHARS = 80  # only the end of a partial is read: 15 s of speech is ~250 characters
 
 
 class TextCue(Enum):
@@ -48,7 +49,10 @@ def words(text: str) -> list[str]:
 
 def text_cue(text: str | None) -> TextCue:
     """What the partial ``text`` says about the turn (see the module docstring)."""
-    heard = words(text or "")
+    text = text or ""
+    heard = words(text[-TAIL_CHARS:])
+    if len(text) > TAIL_CHARS:
+        heard = heard[1:] or heard  # the first word of the tail may be cut in half
     if not heard:
         return TextCue.NONE
     if heard[-1] in OPEN_ENDINGS or tuple(heard[-2:]) in OPEN_PAIRS or heard == ["please"]:

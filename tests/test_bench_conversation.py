@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,33 @@ def test_a_set_with_an_unknown_action_is_refused_naming_the_entry(
     )
     with pytest.raises(ConfigError, match=r"entry 1.*expect_kind must be one of answer"):
         load_requests(registry, "dev", tmp_path)
+
+
+def test_a_fifo_or_a_device_is_refused_not_read(tmp_path: Path, registry: ActionRegistry) -> None:
+    os.mkfifo(tmp_path / "requests.yaml")  # nobody writes to it: reading would block forever
+    with pytest.raises(ConfigError, match=r"requests.yaml: cannot read the evaluation set"):
+        load_requests(registry, "dev", tmp_path)
+    (tmp_path / "heldout.yaml").symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match=r"heldout.yaml: cannot read the evaluation set"):
+        load_requests(registry, "heldout", tmp_path)
+
+
+def test_trials_cover_every_condition_and_weave_the_splits() -> None:
+    from anima.bench.conversation import BenchOptions, plan_trials
+
+    def reqs(split: str, n: int) -> list[Request]:
+        return [Request(text=f"{split} {i}", category="gesture", split=split, kind="stop")  # type: ignore[arg-type]
+                for i in range(n)]  # fmt: skip
+
+    o = BenchOptions(voices=("a", "b"), noises=("clean", "white-25"), modes=("wake", "ptt"))
+    trials = plan_trials({"dev": reqs("dev", 16), "heldout": reqs("heldout", 8)}, o)
+    assert len(trials) == 24
+    dev = [c for r, c in trials if r.split == "dev"]
+    assert len(set(dev)) == 8  # 16 requests, 8 conditions: each twice
+    first = {r.split for r, _ in trials[:6]}
+    assert first == {"dev", "heldout"}  # a run cut short still has both
+    full = plan_trials({"dev": reqs("dev", 3)}, dataclasses.replace(o, design="full"))
+    assert len(full) == 3 * 8
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from typing import Literal, get_args
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.plan import parse_plan
+from anima.config.files import FileRefusedError, read_text
 from anima.config.yaml_text import load_yaml
 from anima.errors import ConfigError, PlanError
 
@@ -25,6 +26,7 @@ Split = Literal["dev", "heldout"]
 KINDS: tuple[str, ...] = get_args(Kind)
 SPLIT_FILES: dict[str, str] = {"dev": "requests.yaml", "heldout": "heldout.yaml"}
 MAX_ENTRIES = 2000  # a set is read whole: refuse an absurd file
+MAX_BYTES = 1_000_000  # … and its size
 _KEYS = {"text", "category", "expect", "expect_kind", "expect_words"}
 
 
@@ -55,10 +57,14 @@ def load_requests(
 ) -> list[Request]:
     """The requests of one split, every expected plan validated against ``registry``."""
     path = (directory or default_set_dir()) / SPLIT_FILES[split]
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the evaluation set: {exc}") from None
+    try:  # a regular UTF-8 file of bounded size: a FIFO or /dev/zero is refused, not read
+        text = read_text(path, MAX_BYTES)
+    except FileRefusedError as exc:
+        raise ConfigError(f"{path}: cannot read the evaluation set: {exc.reason}") from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read the evaluation set: {exc.strerror or exc}"
+        ) from None
     data, _ = load_yaml(text, str(path))
     entries = data.get("requests") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:

@@ -50,3 +50,11 @@ def test_partials_reach_the_turn_detector(listen: Any, espeak: Any, say: Any) ->
     _round_delay_s(h, say(espeak, "look at me"))
     assert h.heard.partials
     assert seen == h.heard.partials  # each partial the listener reported, in order
+
+
+def test_the_turn_silences_of_the_config_reach_the_listener(listen: Any) -> None:
+    h = listen(turn="cues", turn_quick_s=0.3, turn_hold_s=2.0, endpoint_silence_s=0.6, **SMALL)
+    turn = h.listener._recorder.detector.turn
+    assert (turn.name, turn.quick_s, turn.hold_s, turn.middle_s) == ("cues", 0.3, 2.0, 0.6)
+    h = listen(turn="silence", endpoint_silence_s=0.6, **SMALL)
+    assert h.listener._recorder.detector.turn.end_s == 0.6

@@ -42,7 +42,7 @@ from anima.listening.recorder import (
 from anima.listening.registry import make_recognizer
 from anima.listening.sources import AudioSource
 from anima.listening.spotting import Spotter, make_spotter
-from anima.listening.turn import make_turn
+from anima.listening.turn import turn_for
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
 from anima.listening.wake import WakeTrigger
 
@@ -164,7 +164,7 @@ class Listener:
         if self.spotter is not None:
             self.spotter.load()
         cfg = self.config
-        turn = make_turn(cfg.turn, endpoint_s=cfg.endpoint_silence_s)
+        turn = turn_for(cfg)  # listen.turn with its silences (turn_quick_s, turn_hold_s)
         turn.load()
         detector = SpeechDetector(
             self._vad, start_threshold=cfg.vad_start_threshold,

@@ -407,3 +407,38 @@ def test_the_glance_never_fights_a_commanded_move(runtime: Runtime, recorder: Re
         assert getattr(done, "cut", None) is False  # the wave played to its end
     finally:
         conv.stop()
+
+
+class GateLog:
+    """A stand-in for the listener that records how the conversation gates it."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.gates: list[tuple[bool, int]] = []  # (gated, end_speak events seen by then)
+
+    def start(self) -> None:
+        """Nothing to start."""
+
+    def stop(self) -> None:
+        """Nothing to stop."""
+
+    def gate(self, on: bool) -> None:
+        self.gates.append((on, len(self.recorder.of("end_speak"))))
+
+
+def test_the_listener_stays_gated_between_the_sentences_of_a_streamed_reply(
+    runtime: Runtime, recorder: Recorder, server: ScriptedOpenAIServer
+) -> None:
+    server.push(Scripted.stream_text("One. ", "Two. ", "Three.", gap_s=0.05))
+    conv = _conversation(runtime, server)
+    ears = GateLog(recorder)  # the recorder subscribed first: it sees each event first
+    conv.listener = ears  # type: ignore[assignment]
+    try:
+        _ask(conv, "count")
+        assert eventually(lambda: len(recorder.of("end_speak")) == 3, timeout=10)
+        assert eventually(lambda: ears.gates and ears.gates[-1][0] is False, timeout=2)
+        opened = [ended for gated, ended in ears.gates if not gated]
+        assert opened[0] == 3  # opened only once the last sentence had ended
+        assert ears.gates[0][0] is True
+    finally:
+        conv.stop()

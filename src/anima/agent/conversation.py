@@ -172,8 +172,11 @@ class Conversation:
             self._requests.put((generation, transcript.text.strip(), caught))
 
     def _on_speech(self, event: Event) -> None:
+        # A start gates (it is published before its utterance is queued, so `speaking` may
+        # not show it yet; its end follows in order). A streamed reply is several utterances:
+        # the end of one with the next waiting keeps the gate; the end of the last opens it.
         if self.listener is not None:
-            self.listener.gate(isinstance(event, SpeechStarted) and self.runtime.speaking)
+            self.listener.gate(isinstance(event, SpeechStarted) or self.runtime.speaking)
 
     # ------------------------------------------------------------------ the dialogue
     def _current(self, generation: int) -> bool:

@@ -169,3 +169,19 @@ def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
         # (another robot's "hey robot" in front is now just words the understanding skips)
     finally:
         conv.planner.close()
+
+
+def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
+    runtime: Runtime,
+) -> None:
+    from anima.agent.conversation import _hears_whisper, _vocabulary
+    from anima.agent.vocabulary import runtime_registry
+
+    registry = runtime_registry(runtime)
+    words = _vocabulary(registry)
+    assert "wait seconds" in words  # "wait {seconds} seconds" by its fixed words
+    assert "say" in words
+    assert not any("{" in w for w in words)
+    assert set(registry.grammar_phrases()) <= set(words)
+    assert _hears_whisper(ListenConfig(asr="whisper"))
+    assert not _hears_whisper(ListenConfig(asr="pocketsphinx"))

@@ -46,6 +46,7 @@ from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
 
 if TYPE_CHECKING:
+    from anima.listening.config import ListenConfig
     from anima.listening.listener import Listener
     from anima.listening.sources import AudioSource
     from anima.runtime import Runtime
@@ -335,19 +336,37 @@ def build_conversation(runtime: Runtime, *, audio_in: str | None = None) -> Conv
         from anima.listening.listener import Listener
 
         listen = runtime.config.listen
-        if cfg.planner != "rules" and getattr(listen, "asr", "pocketsphinx") != "whisper":
+        whisper = _hears_whisper(listen)
+        if cfg.planner != "rules" and not whisper:
             # pocketsphinx's open-vocabulary model for an LLM (a grammar would force every
             # request into a known phrase); asr_mode means nothing to whisper, open already
             listen = dataclasses.replace(listen, asr_mode="lm")
         conversation.listener = Listener(
             source,
             config=listen,
-            phrases=registry.grammar_phrases(),
+            phrases=_vocabulary(registry) if whisper else registry.grammar_phrases(),
             hub=runtime.events,
             on_wake=conversation.interrupt,
             on_final=conversation.hear,
         )
     return conversation
+
+
+def _hears_whisper(listen: ListenConfig) -> bool:
+    """Whether the listener's recognizer will be Whisper (``auto``: when it is installed)."""
+    from anima.listening.registry import whisper_installed
+
+    return listen.asr == "whisper" or (listen.asr == "auto" and whisper_installed())
+
+
+def _vocabulary(registry: ActionRegistry) -> list[str]:
+    """Whisper's bias: every phrase, a slotted one by its fixed words ("walk forward {seconds}
+    seconds" → "walk forward seconds"); a grammar (pocketsphinx) takes only slot-free ones."""
+    texts = {
+        " ".join(w for w in phrase.text.split() if not w.startswith("{"))
+        for phrase, _ in registry.phrases()
+    }
+    return sorted(t for t in texts if t)
 
 
 def _source(audio_in: str) -> AudioSource | None:

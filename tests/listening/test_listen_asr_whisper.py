@@ -11,13 +11,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from anima.bench.asr import CHATTER, babble, mix, recognize, word_errors, words
-from anima.errors import MissingDependencyError
+from anima.errors import MissingDependencyError, SpeechError
 from anima.events import Transcript
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
@@ -225,7 +226,7 @@ def test_a_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
                 WhisperAsr().load()
 
 
-def test_the_model_comes_from_the_package_never_a_hub(tmp_path: object) -> None:
+def test_the_model_comes_from_the_package_never_a_hub(tmp_path: Path) -> None:
     """In a fresh interpreter with the hub offline, its client unimportable and sockets
     refused, the model loads and hears (faster-whisper, which downloads, is never imported)."""
     code = """
@@ -306,3 +307,29 @@ def test_feed_never_decodes_on_the_callers_thread(
     asr.cancel()
     assert fed, "no partial decode was started"
     assert set(fed) == {"anima-whisper"}
+
+
+def test_a_directory_without_a_model_is_named(tmp_path: Path) -> None:
+    with pytest.raises(SpeechError, match=r"whisper: no CTranslate2 model in .*model\.bin"):
+        WhisperAsr(model_path=tmp_path).load()
+
+
+def test_a_corrupt_model_is_one_clear_error(tmp_path: Path) -> None:
+    from anima.listening.whisper import bundled_model
+
+    (tmp_path / "model.bin").write_bytes(b"\x00not a model" * 100)
+    (tmp_path / "tokenizer.json").write_text((bundled_model() / "tokenizer.json").read_text())
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(SpeechError, match="whisper: cannot load the model in"):
+        WhisperAsr(model_path=tmp_path).load()
+
+
+def test_full_scale_clipping_and_odd_frames_do_not_break_it(asr: WhisperAsr) -> None:
+    square = np.where(np.arange(SAMPLE_RATE) % 40 < 20, 32767, -32768).astype(np.int16)
+    asr.start()
+    asr.feed(square[:100])  # a short frame (a source's last one)
+    for frame in frames_of(square):
+        asr.feed(frame)
+    text = asr.finish()
+    assert isinstance(text, str)
+    assert asr.confidence is None or 0.0 <= asr.confidence <= 1.0

@@ -55,6 +55,12 @@ def test_a_huge_count_is_refused_not_repeated() -> None:
     assert understood.response == "Sorry, I can't do that more than 5 times in a row."
 
 
+def test_free_text_is_said_as_heard() -> None:
+    # "waive" may stand for "wave" in a command, never inside what is to be said
+    assert understand("say we waive the fee", REGISTRY).actions == ["say(text='we waive the fee')"]
+    assert understand("waive at me", REGISTRY).actions == ["play_animation(name='LOOKUP_Waving')"]
+
+
 @pytest.mark.parametrize(
     "text",
     [

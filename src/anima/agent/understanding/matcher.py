@@ -87,7 +87,7 @@ class Matcher:
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        plain = unconditional([SYNONYMS.get(t, t) for t in toks])
+        plain = unconditional(toks)
         toks = self.strip(plain)
         found = self._clause(toks)
         if found is None and toks and misheard_nod(self.strip(plain, trailing=False)):
@@ -134,7 +134,8 @@ class Matcher:
         if read is None:
             return None
         mods, rest = read
-        content = frozenset(self._known(stem(t)) for t in rest)
+        # sound-alikes and synonyms only here: free text ("say {text}") is said as heard
+        content = frozenset(self._known(stem(SYNONYMS.get(t, t))) for t in rest)
         if not content:
             return None
         fits = [s for s in self._senses if s.keys <= content and content - s.keys <= self._extras]

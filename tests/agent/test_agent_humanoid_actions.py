@@ -245,43 +245,39 @@ def test_walk_forward_from_a_fresh_start_brings_the_simulated_adam_up(
     assert server.adam.motion[0] == "Greeting"
 
 
-def test_bring_up_never_clears_an_emergency_stop(
-    runtime: Runtime, adam: tuple[object, object, Ticking]
+@pytest.mark.parametrize(
+    ("whose", "said"),
+    [
+        ("robot", "the robot is in emergency stop (drive errors latched"),
+        ("runtime", "the robot is in emergency stop"),
+    ],
+)
+def test_bring_up_never_undoes_an_emergency_stop(
+    runtime: Runtime, adam: tuple[object, object, Ticking], whose: str, said: str
 ) -> None:
-    from anima.humanoid.server import AdamServer
-
-    server, robot, _ = adam
-    assert isinstance(server, AdamServer)
-    assert isinstance(robot, Recording)
-    robot.client.set_mode("Start")  # type: ignore[attr-defined]
-    robot.client.set_mode("Stop")  # type: ignore[attr-defined]  # the robot's emergency stop
-    assert server.adam.errors
-    reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
-    result = Executor(runtime).run(parse_plan(reg, ["walk_forward(seconds=0.2)"]), timeout=30)
-    step = result.steps[0]
-    assert step.status is StepStatus.FAILED
-    assert step.message.startswith("the robot is in emergency stop (drive errors latched")
-    assert robot.modes == []
-    assert server.adam.mode == "Stop"
-    assert server.adam.errors
-
-
-def test_the_runtimes_emergency_stop_refuses_the_bring_up(
-    runtime: Runtime, adam: tuple[object, object, Ticking]
-) -> None:
+    """The robot's own (drive errors latched: only an operator clears them) or the runtime's:
+    nothing is sent, and the step says why."""
     from anima import commands as cmd
     from anima.humanoid.server import AdamServer
 
     server, robot, _ = adam
     assert isinstance(server, AdamServer)
     assert isinstance(robot, Recording)
-    runtime.execute(cmd.EmergencyStop())
+    if whose == "robot":
+        robot.client.set_mode("Start")  # type: ignore[attr-defined]
+        robot.client.set_mode("Stop")  # type: ignore[attr-defined]
+        assert server.adam.errors
+    else:
+        runtime.execute(cmd.EmergencyStop())
     reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
-    result = Executor(runtime).run(parse_plan(reg, ["turn('left', seconds=0.2)"]), timeout=30)
-    assert result.steps[0].status is StepStatus.FAILED
-    assert result.steps[0].message == "the robot is in emergency stop"
+    for plan in (["walk_forward(seconds=0.2)"], ["turn('left', seconds=0.2)"]):
+        result = Executor(runtime).run(parse_plan(reg, plan), timeout=30)
+        step = result.steps[0]
+        assert step.status is StepStatus.FAILED
+        assert step.message.startswith(said)
     assert robot.modes == []
     assert server.adam.mode == "Stop"
+    assert server.adam.errors == (whose == "robot")
 
 
 def test_a_cancel_during_the_bring_up_ends_it_at_once(

@@ -56,6 +56,10 @@ def test_a_huge_count_is_refused_not_repeated() -> None:
 
 
 def test_free_text_is_said_as_heard() -> None:
+    # stutters are dropped from commands, never from what is to be said
+    assert understand("say bye bye", REGISTRY).actions == ["say(text='bye bye')"]
+    assert understand("can you can you say ha ha ha", REGISTRY).actions == ["say(text='ha ha ha')"]
+    assert understand("nod nod", REGISTRY).actions == ["play_animation(name='nod')"]
     # "waive" may stand for "wave" in a command, never inside what is to be said
     assert understand("say we waive the fee", REGISTRY).actions == ["say(text='we waive the fee')"]
     assert understand("waive at me", REGISTRY).actions == ["play_animation(name='LOOKUP_Waving')"]

@@ -37,7 +37,7 @@ from anima.agent.understanding.talk import (
     refusal,
     topic,
 )
-from anima.agent.understanding.words import PUNCTUATION, tokens
+from anima.agent.understanding.words import PUNCTUATION, tokens, unstutter
 
 MAX_CHARS = 1000  # a spoken request; a longer text is not one (and would be slow to cut up)
 MAX_WORDS = 60
@@ -61,8 +61,8 @@ class Understander:
         heard = len(text.split())  # before stutters are dropped: "walk " * 100 is no stutter
         if heard > MAX_WORDS:
             return _not_understood(f"{heard} words: longer than a spoken request")
-        toks = tokens(text)
-        words = [t for t in toks if t not in PUNCTUATION]
+        toks = tokens(text, stutters=True)  # the matcher drops them, but not from free text
+        words = unstutter([t for t in toks if t not in PUNCTUATION])
         if not words:
             return _not_understood("no words")
         stripped = self._matcher.strip(words)

@@ -36,7 +36,7 @@ from anima.agent.understanding.lexicon import (
     TRAILING,
 )
 from anima.agent.understanding.senses import senses
-from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens
+from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens, unstutter
 
 FUZZY_MIN_LEN = 5  # shorter words are too easily another word ("bowl" is not "bow")
 FUZZY_SCORE = 88  # rapidfuzz ratio: a letter wrong in a long word, not a different word
@@ -87,9 +87,10 @@ class Matcher:
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        plain = unconditional(toks)
+        said = self.strip(toks)  # as heard, for free text ("say bye bye")
+        plain = unconditional(unstutter(toks))
         toks = self.strip(plain)
-        found = self._clause(toks)
+        found = self._clause(toks, said)
         if found is None and toks and misheard_nod(self.strip(plain, trailing=False)):
             found = self._clause(["nod", *toks[1:]])  # "can you not please": ASR's "nod"
         if found is None and for_someone(toks) < len(toks):
@@ -99,7 +100,8 @@ class Matcher:
                 found = self._clause(self.strip(toks[: -len(courtesy)]))
         return found
 
-    def _clause(self, toks: list[str]) -> ClauseResult:
+    def _clause(self, toks: list[str], said: list[str] | None = None) -> ClauseResult:
+        """``toks`` matched; ``said``: the same words with their stutters, for free text."""
         if not toks:
             return None
         text = " ".join(toks)
@@ -107,8 +109,9 @@ class Matcher:
         if hit is not None:
             act, ph = hit
             return Match((act.call_text(act.check_args(ph.args)),), f"phrase {ph.text!r}")
+        heard_text = " ".join(said) if said is not None else text
         for pat in self._patterns:
-            m = pat.regex.fullmatch(text)
+            m = pat.regex.fullmatch(heard_text) or pat.regex.fullmatch(text)
             if m is None:
                 continue
             values: dict[str, object] = dict(pat.phrase.args)

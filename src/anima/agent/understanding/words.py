@@ -65,8 +65,9 @@ DISFLUENCIES = wordset(
 PUNCTUATION = frozenset(",;.!?")
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-case tokens with contractions spelled out, hesitations and stutters dropped."""
+def tokens(text: str, *, stutters: bool = False) -> list[str]:
+    """Lower-case tokens with contractions spelled out, hesitations and (unless ``stutters``)
+    stutters dropped. Free text keeps its stutters: "say bye bye" says "bye bye"."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("°", " degrees ")
     out: list[str] = []
     for raw in _TOKEN.findall(text):
@@ -74,10 +75,10 @@ def tokens(text: str) -> list[str]:
             if tok in DISFLUENCIES:
                 continue
             out.append(tok)
-    return _unstutter(out)
+    return out if stutters else unstutter(out)
 
 
-def _unstutter(toks: list[str]) -> list[str]:
+def unstutter(toks: list[str]) -> list[str]:
     """ "can you can you wave" → "can you wave": an immediate repeat of one or two words."""
     out: list[str] = []
     for tok in toks:

@@ -442,3 +442,22 @@ def test_the_listener_stays_gated_between_the_sentences_of_a_streamed_reply(
         assert ears.gates[0][0] is True
     finally:
         conv.stop()
+
+
+def test_what_might_promise_an_action_waits_for_the_plan(runtime: Runtime) -> None:
+    from anima.agent.reply import ActionWords
+
+    words = ActionWords(runtime_registry(runtime))
+    for promise in (
+        "Let me dance!",
+        "Sure.",
+        "I'll nod.",
+        "I can do that.",
+        "Waving now!",
+        "Okay, looking left.",
+        "Here goes.",
+        "Yes, of course.",
+    ):
+        assert words.promise(promise), promise
+    for chat in ("I'm fine, thank you.", "Hello there!", "My name is Anima.", "It is sunny."):
+        assert not words.promise(chat), chat

@@ -51,12 +51,26 @@ _PROMISES = (
     "happy to",
     "coming up",
     "no problem",
+    "i can",
+    "can do",
+    "will do",
+    "on it",
+    "i'd",
+    "i would",
+    "love to",
+    "my pleasure",
+    "alright",
+    "all right",
+    "yes",
 )
-# first words of phrases too common in chit-chat to mark a promise ("that's", "do", "be")
+# words of phrases and names too common in chit-chat to mark a promise ("that's", "thank")
 _COMMON = frozenset(
     (
         *("a", "an", "the", "be", "do", "get", "go", "take", "that", "that's", "we", "we're"),
-        *("end", "hold", "start", "repeat", "say", "introduce"),
+        *("end", "hold", "start", "repeat", "say", "introduce", "thank", "tell", "never"),
+        *("forget", "make", "put", "show", "shut", "act", "cancel", "face", "eyes", "head"),
+        *("animation", "target", "play", "set", "motion", "gait", "lookup", "posture"),
+        *("default", "hello", "hi", "goodbye", "name", "fine", "well"),
     )
 )
 _WORD = re.compile(r"[a-z']+")

@@ -324,25 +324,36 @@ def test_through_adam_client_to_the_simulated_adam(
     assert gait["x_speed"].target == 0.0  # told to stand still before the task ended
 
 
-def test_the_agent_of_a_runtime_with_the_sim_humanoid_walks_from_a_fresh_start() -> None:
-    """`anima serve --agent --humanoid sim`: the agent's registry (built before start) reaches
-    the runtime's simulated Adam, on its real clock (the 7 s bring-up, Start → Walk)."""
+def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() -> None:
+    """`anima serve --agent --humanoid sim`, then "walk forward a bit": the agent (built before
+    the runtime starts, as serve does) plans it with the rule planner and walks the runtime's
+    simulated Adam from its fresh start, on its real clock (the 7 s bring-up, Start → Walk)."""
     pytest.importorskip("grpc")
-    from anima.agent.vocabulary import runtime_registry
+    from anima import commands as cmd
+    from anima.agent.conversation import build_conversation
     from anima.config import HumanoidConfig
+    from anima.events import PlanFinished
 
     from .conftest import quiet_config
 
     config = dataclasses.replace(quiet_config(), humanoid=HumanoidConfig(type="sim", sim_port=0))
     rt = Runtime(config, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
-    registry = runtime_registry(rt)  # before start, as serve builds the agent
+    conv = build_conversation(rt, audio_in="none")  # before start, as serve builds the agent
+    rec = Recorder()
+    rt.events.subscribe(rec)
     rt.start()
+    rt.agent = conv
+    conv.start()
     try:
-        plan = parse_plan(registry, ["walk_forward(seconds=0.2)"])
-        result = Executor(rt).run(plan, timeout=40)
-        assert result.outcome == "succeeded", result.steps[0].message
+        rt.execute(cmd.Ask(text="walk forward a bit"))
+        done = rec.wait_for(lambda e: isinstance(e, PlanFinished), timeout=40)
+        assert isinstance(done, PlanFinished)
+        assert done.outcome == "succeeded", done.feedback
+        started = rec.of("plan_started")[0]
+        assert getattr(started, "steps", ())[0].startswith("walk_forward(")
         assert rt.humanoid is not None
         assert rt.humanoid.client is not None
         assert rt.humanoid.client.state().fsm_name == "Walk"
     finally:
+        conv.stop()
         rt.stop(ease=False)

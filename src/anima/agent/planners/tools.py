@@ -6,8 +6,9 @@ direction for ``look_at``, compact schemas; and the way back to the registry's c
   accepted. :meth:`FriendlyTools.call` maps a friendly value back before the plan is validated.
 - ``look_at`` takes ``direction`` ("left", "up", "down right", …) as well as metres; a direction
   becomes the point its phrase looks at ("look left" → 1 m ahead, 0.6 m left).
-- Schemas are compact: the first sentence of each description, no per-parameter description
-  where an enum already says it, no ``additionalProperties`` (every token is read each request).
+- Schemas are compact: the first sentence of each description, the first clause of each
+  parameter's (none where an enum already says it), no ``additionalProperties`` and no empty
+  ``required`` (every token is read with each request).
 
 Everything is still checked by :func:`~anima.agent.plan.parse_plan` afterwards: a friendly name
 only widens what the model may write, never what the robot may do.
@@ -110,16 +111,27 @@ class FriendlyTools:
             if names and "enum" in spec:
                 spec["enum"] = list(names)  # the friendly names (the real ones still work)
                 spec.pop("description", None)
+            elif "description" in spec:
+                spec["description"] = _first_clause(spec["description"])
+        if not schema.get("required"):
+            schema.pop("required", None)
         if name == "look_at" and {"x", "y", "z"} <= set(properties):
             properties["direction"] = {"type": "string", "enum": list(DIRECTIONS)}
             function["description"] += " Give a direction, or x, y, z in metres."
-            schema["required"] = []
+            schema.pop("required", None)
         return tool
 
 
+def _first_clause(text: str) -> str:
+    """"metres to the robot's left (negative: right)" stays; "the words to speak, in the
+    robot's language" → "the words to speak"."""
+    return text.split(", ", 1)[0].split("; ", 1)[0]
+
+
 def _first_sentence(text: str) -> str:
-    head, dot, _ = text.partition(". ")
-    return head + (dot.strip() if dot else "")
+    """Up to the first full stop or semicolon: what the action does, not how."""
+    head = text.partition(". ")[0].partition("; ")[0].rstrip(".")
+    return head + "." if head else ""
 
 
 def _choice_aliases(registry: ActionRegistry) -> dict[str, dict[str, dict[str, Any]]]:

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from anima.errors import AnimaError
 from anima.listening import ListenConfig, Listener, PushSource, RecordingStart, RoundReport
+from anima.listening.asr import normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, resample
 from anima.speech.base import Cancel, TTSEngine
 
@@ -44,7 +45,7 @@ class Spread:
 class ListenBenchResult:
     voice: str  # the TTS engine that spoke
     rounds: int  # commands spoken after a manual wake
-    correct: int  # of those, transcribed exactly
+    correct: int  # of those, transcribed exactly (case and punctuation aside)
     wake_to_recording_ms: Spread  # wake() → recording started (wall)
     spoken_wakes: int  # "hey robot, <command>" said
     spoken_wake_hits: int  # of those, heard by the spotter
@@ -171,7 +172,7 @@ def run_listen_bench(repeats: int = 2, voice: str = "auto") -> ListenBenchResult
         for command in COMMANDS:
             run.push(_speak(engine, f"hey robot, {command}"))
             run.silence(1.5)
-        spoken_reports = [r for r in seen.reports if r.round.wake_source == "keyphrase"]
+        spoken_reports = [r for r in seen.reports if r.round.wake_source not in ("manual", "")]
     finally:
         listener.stop()
 
@@ -182,7 +183,7 @@ def run_listen_bench(repeats: int = 2, voice: str = "auto") -> ListenBenchResult
         r = report.round
         if r.outcome != "final" or r.endpoint_position is None:
             continue
-        correct += r.text == command
+        correct += normalize(r.text) == command  # Whisper writes "Wave."
         wall = report.decided_t - (report.decided_arrival_t or report.decided_t)
         decide_ms.append(wall * 1e3)
         ends_ms.append(((r.endpoint_position - end) / SAMPLE_RATE + wall) * 1e3)

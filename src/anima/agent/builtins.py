@@ -92,6 +92,7 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         Phrase("think", name="think"),
         Phrase("look thoughtful", name="think"),
         Phrase("think about it", name="think"),
+        Phrase("think about that", name="think"),
         Phrase("look like you're thinking", name="think"),
         Phrase("show me you're thinking", name="think"),
         Phrase("point right", name="point_right"),
@@ -169,6 +170,7 @@ def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
         Phrase("look ahead", name="LOOKUPPostureDefault"),
         Phrase("look straight ahead", name="LOOKUPPostureDefault"),
         Phrase("look forward", name="LOOKUPPostureDefault"),
+        Phrase("stop looking at me", name="LOOKUPPostureDefault"),
         Phrase("look straight", name="LOOKUPPostureDefault"),
         Phrase("look away", name="LOOKUPPostureDefault"),
     )

@@ -21,7 +21,7 @@ EXTRAS = wordset(
     for me us them everyone everybody him her i want like to a an the your my at give do
     make show let go and then really real try also too there here some get mind
     yes no yeah sure little bit again once more big nice good towards toward face over side
-    everything all along
+    everything all along pose
     """
 )
 
@@ -155,7 +155,7 @@ AUDIENCE = wordset(
     visitors friend friends class room family folks guys mom dad
     """
 )
-AUDIENCE_LEAD = wordset("to for at towards toward")
+AUDIENCE_LEAD = wordset("to for at towards toward with")
 AUDIENCE_DETERMINERS = wordset("the my our your all these those this that")
 
 # One word for another, in requests as in phrases ("glance to the left")
@@ -190,6 +190,8 @@ EXTRA_PHRASES: dict[str, tuple[Phrase, ...]] = {
         Phrase("walk straight"),
     ),
     "walk_backward": (
+        Phrase("go backward"),
+        Phrase("go backwards"),
         Phrase("move back"),
         Phrase("move backward"),
         Phrase("back up"),

@@ -87,7 +87,9 @@ class Matcher:
 
     def clause(self, toks: list[str]) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
-        said = self.strip(toks)  # as heard, for free text ("say bye bye")
+        said = self.strip(toks, trailing=False)  # as heard, for free text ("say bye bye")
+        if said[-1:] == ["please"]:  # but "say my name is anima" keeps the robot's name
+            said = said[:-1]
         plain = unconditional(unstutter(toks))
         toks = self.strip(plain)
         found = self._clause(toks, said)

@@ -7,7 +7,8 @@ The first command that leaves the rest understood wins (memoized: linear in prac
 that is only a direction (and an amount) borrows the verb before it ("look left and right",
 "turn left then right a bit").
 
-Anything before a ``stop()`` would be stopped at once: "wait, stop!" is just ``stop()``; and a
+Anything before a ``stop()`` would be stopped at once: "wait, stop!" is just ``stop()`` (but
+"walk forward for five seconds, then stop" is two steps); and a
 stop among words not understood ("cancel, note" as ASR may hear "cancel that") is still a stop.
 """
 
@@ -93,9 +94,11 @@ def understand_steps(matcher: Matcher, toks: list[str]) -> Steps:
 
 def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
     limits: list[Limit] = []
-    memo: dict[tuple[int, str], tuple[Match, ...] | None] = {}
+    memo: dict[tuple[int, str], tuple[tuple[tuple[str, ...], Match], ...] | None] = {}
 
-    def best(start: int, verb: str) -> tuple[Match, ...] | None:
+    def best(start: int, verb: str) -> tuple[tuple[tuple[str, ...], Match], ...] | None:
+        """(joining words, match) for segs[start:]; the shortest first command that leaves
+        the rest understood."""
         if start == len(segs):
             return ()
         key = (start, verb)
@@ -116,17 +119,18 @@ def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
                 continue
             rest = best(end, _verb(matcher, words) or verb)
             if rest is not None:
-                memo[key] = (found, *rest)
+                memo[key] = ((segs[start].sep, found), *rest)
                 break
         return memo[key]
 
     parts = best(0, "") if segs else None
     if parts is not None:
-        actions = [a for m in parts for a in m.actions]
-        if STOP in actions:
-            last = len(actions) - 1 - actions[::-1].index(STOP)
-            actions = actions[last:]
-        return Steps(Match(tuple(actions), "; ".join(m.why for m in parts)), None, None)
+        actions: list[str] = []
+        for sep, m in parts:
+            if m.actions == (STOP,) and not _LATER & set(sep):
+                actions = []  # "wave, no wait, stop!": what came before would be stopped
+            actions.extend(m.actions)
+        return Steps(Match(tuple(actions), "; ".join(m.why for _, m in parts)), None, None)
     missed = None
     stop = False
     for seg in segs:
@@ -140,6 +144,7 @@ def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
     return Steps(None, limits[0] if limits else None, missed)
 
 
+_LATER = frozenset({"then", "than", "after"})  # "walk for 5 seconds then stop": a step, in turn
 _DIRECTIONS = wordset("left right up down forward forwards backward backwards back around")
 _ALONG = wordset("to the your my a bit little more again slightly")
 

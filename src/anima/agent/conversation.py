@@ -360,13 +360,12 @@ def _hears_whisper(listen: ListenConfig) -> bool:
 
 
 def _vocabulary(registry: ActionRegistry) -> list[str]:
-    """Whisper's bias: every phrase, a slotted one by its fixed words ("walk forward {seconds}
-    seconds" → "walk forward seconds"); a grammar (pocketsphinx) takes only slot-free ones."""
-    texts = {
-        " ".join(w for w in phrase.text.split() if not w.startswith("{"))
-        for phrase, _ in registry.phrases()
-    }
-    return sorted(t for t in texts if t)
+    """Whisper's bias: one phrase per call, the most asked-for first, a slotted one by its
+    fixed words ("say", "walk forward"; the understanding's ``asr_phrases``): Whisper's
+    prompt holds ~25 words, which the grammar's alphabetical list would fill with rare ones."""
+    from anima.agent.understanding import asr_phrases
+
+    return asr_phrases(registry)
 
 
 def _source(audio_in: str) -> AudioSource | None:

@@ -195,3 +195,35 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     assert overall.intent_accuracy == 0.5
     assert r.loop_rate_hz > 90
     json.dumps(dataclasses.asdict(r))  # what --json prints
+
+
+def test_text_trials_each_start_from_the_same_robot(tmp_path: Path) -> None:
+    """Understanding alone (``--modes text``), and every trial from the same start: 'look to
+    your left' right after 'look at the camera' failed ('a gaze target is latched') before the
+    bench released the held gaze posture between trials."""
+    from anima.bench.conversation import BenchOptions, plan_trials, run_conversation_bench
+
+    (tmp_path / "requests.yaml").write_text(
+        "requests:\n"
+        "  - {text: look at the camera, category: gaze,"
+        " expect: [\"look_at_target(name='Posture_LookAtZoom')\"]}\n"
+        "  - {text: look to your left, category: gaze, expect: ['look_at(x=1.0, y=0.6, z=0.0)']}\n"
+    )
+    base = BenchOptions(modes=("text",), splits=("dev",), set_dir=tmp_path, false_wake_s=0.0,
+                        voices=("espeak-us",), max_seconds=60.0)  # fmt: skip
+    requests = {"dev": [
+        Request(text="look at the camera", category="gaze", split="dev", kind="stop"),
+        Request(text="look to your left", category="gaze", split="dev", kind="stop"),
+    ]}  # fmt: skip
+    seed = next(  # an order with the camera first
+        s for s in range(50)
+        if plan_trials(requests, dataclasses.replace(base, seed=s))[0][0].text.endswith("camera")
+    )  # fmt: skip
+    r = run_conversation_bench(dataclasses.replace(base, seed=seed))
+    assert [t.text for t in r.trials] == ["look at the camera", "look to your left"]
+    for trial in r.trials:
+        assert trial.correct, trial
+        assert trial.mode == "text"
+        assert trial.woke is None
+        assert trial.words == 0  # no word error without speech
+        assert trial.first_motion_ms is not None

@@ -68,7 +68,8 @@ from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Framer
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 
-Mode = Literal["wake", "ptt"]
+Mode = Literal["wake", "ptt", "text"]  # text: the request's words as cmd.Ask (no audio)
+TEXT = "text"  # the voice and room of a text trial
 PRE_GESTURE = "LOOKUP_Waving"  # what the robot is doing when a stop request is spoken (4.6 s)
 # steps that move the robot: their start is its first motion (the engine or the humanoid takes the
 # command at once). Not MoveStarted: idle life (a full blink now and then) and the wake's glance
@@ -161,10 +162,14 @@ class _Log:
 
 
 def _conditions(o: BenchOptions) -> list[Condition]:
-    return [
+    audio = [m for m in o.modes if m != "text"]
+    out = [
         Condition(voice=v, noise=n, mode=m)
-        for v, n, m in itertools.product(o.voices, o.noises, o.modes)
+        for v, n, m in itertools.product(o.voices, o.noises, audio)
     ]
+    if "text" in o.modes:  # one condition: no voice, no room
+        out.append(Condition(voice=TEXT, noise=TEXT, mode="text"))
+    return out
 
 
 def plan_trials(
@@ -267,9 +272,14 @@ class _Bench:
         return fast
 
     # ------------------------------------------------------------------ one trial
-    def trial(self, request: Request, cond: Condition, room: Room, wake_audio: Samples) -> Trial:
+    def trial(
+        self, request: Request, cond: Condition, room: Room, wake_audio: Samples | None
+    ) -> Trial:
         began = time.monotonic()
         self._settle()
+        if cond.mode == "text":
+            return self._text_trial(request, cond, room, began)
+        assert wake_audio is not None
         command = self.speaker.say(cond.voice, request.text)
         room.level_for(command)
         t0 = time.monotonic()
@@ -294,17 +304,46 @@ class _Bench:
             stalled=lambda: self._stalled(t_end),
             deadline=t_end + limit,
         )  # fmt: skip
+        return self._finish(request, cond, t0=t0, t_end=t_end, fast=fast, began=began)
+
+    def _text_trial(self, request: Request, cond: Condition, room: Room, began: float) -> Trial:
+        """The request's words straight to the agent (``cmd.Ask``): understanding alone."""
+        t0 = time.monotonic()
+        if request.kind == "stop":
+            self._pre_gesture(t0)
+        t_end = time.monotonic()
+        self.runtime.execute(cmd.Ask(text=request.text))
+        limit = HUMANOID_TRIAL_S if request.humanoid else TRIAL_S
+        fast = self.push_paced(
+            np.zeros(0, np.int16), room,
+            until=lambda: self._over(t0, t_end, cond.mode, request),
+            stalled=lambda: False, deadline=t_end + limit,
+        )  # fmt: skip
+        return self._finish(request, cond, t0=t0, t_end=t_end, fast=fast, began=began)
+
+    def _finish(
+        self,
+        request: Request,
+        cond: Condition,
+        *,
+        t0: float,
+        t_end: float,
+        fast: bool,
+        began: float,
+    ) -> Trial:
         self._abandon()
         seen, audio_t, motion_t, heard = self._observe(t0, t_end, cond.mode, request)
         assert self.conversation is not None
         verdict = judge(request, seen, self.conversation.registry)
+        spoken = cond.mode != "text"  # a text trial has no word error
         return Trial(
             text=request.text, category=request.category, split=request.split,
             voice=cond.voice, noise=cond.noise, mode=cond.mode,
             correct=verdict.correct, outcome=verdict.outcome, detail=verdict.detail,
             kind=request.kind, woke=seen.woke if cond.mode == "wake" else None,
-            transcript=heard, word_errors=word_errors(request.text, heard),
-            words=len(request.text.split()),
+            transcript=heard if spoken else request.text,
+            word_errors=word_errors(request.text, heard) if spoken else 0,
+            words=len(request.text.split()) if spoken else 0,
             first_audio_ms=None if audio_t is None or fast else (audio_t - t_end) * 1e3,
             first_motion_ms=None if motion_t is None or fast else (motion_t - t_end) * 1e3,
             fast_forwarded=fast,
@@ -333,7 +372,7 @@ class _Bench:
             return request.kind != "stop" or not self._pre_moving(events)
         if not events:
             return False
-        round_over = any(
+        round_over = mode == "text" or any(
             isinstance(e, ListenTimeout) or (isinstance(e, Transcript) and e.final)
             for _, e in events
         )
@@ -364,7 +403,8 @@ class _Bench:
 
     def _settle(self) -> None:
         """Before a trial: no round left over (a trial cut at its deadline while the listener
-        still recorded babble would hand its transcript to the next), nothing moving or said."""
+        still recorded babble would hand its transcript to the next), no gaze posture held,
+        nothing moving or said."""
         assert self.listener is not None
         assert self.conversation is not None
         if self.listener.recording:
@@ -377,6 +417,10 @@ class _Bench:
             self.runtime.events.flush(1.0)
             time.sleep(0.2)  # the conversation's worker takes the transcript, if any
             self.conversation.interrupt(WakeDetected(t=time.monotonic(), source="bench"))
+        behaviour = self.runtime.behaviour
+        if behaviour.latched_target is not None:  # each trial from the same start: a gaze
+            # posture held from the last one would refuse the next look_at ("latched")
+            self.runtime.execute(cmd.LookAtTarget(name=behaviour.config.default_posture))
         self.runtime.engine.wait_until_idle(6.0)
         deadline = time.monotonic() + 6.0
         while self.runtime.speaking and time.monotonic() < deadline:
@@ -387,7 +431,7 @@ class _Bench:
         self, t0: float, t_end: float, mode: Mode, request: Request
     ) -> tuple[Observed, float | None, float | None, str]:
         self.runtime.events.flush(1.0)
-        seen = Observed(woke=mode == "ptt")
+        seen = Observed(woke=mode != "wake")  # heard by the spotter, in wake mode
         motion: list[float] = []
         heard: list[str] = []
         for t, e in self.log.since(t0):
@@ -478,6 +522,7 @@ def run_conversation_bench(
         requests = {s: _select(load_requests(registry, s, o.set_dir), o) for s in o.splits}
         plan = plan_trials(requests, o)
         rooms = {n: Room(n, speaker) for n in o.noises}
+        rooms[TEXT] = Room("clean", speaker)  # the microphone hears a quiet room meanwhile
         wake_audio = {v: speaker.say(v, config.listen.wake_phrase) for v in o.voices}
         stats0 = bench.runtime.engine.stats()
         reserve = min(30.0, o.false_wake_s / 2)  # left for the false-wake run
@@ -485,7 +530,7 @@ def run_conversation_bench(
             if time.monotonic() - t_start > o.max_seconds - reserve:
                 skipped += 1
                 continue
-            trial = bench.trial(request, cond, rooms[cond.noise], wake_audio[cond.voice])
+            trial = bench.trial(request, cond, rooms[cond.noise], wake_audio.get(cond.voice))
             trials.append(trial)
             if progress is not None:
                 progress(trial)

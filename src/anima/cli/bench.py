@@ -394,7 +394,11 @@ def bench_conversation(
         str, typer.Option(help="Comma-separated rooms (clean, white-25, babble-15, fan-15).")
     ] = "clean,white-25,babble-15",
     modes: Annotated[
-        str, typer.Option(help='wake ("hey robot, …"), ptt (push-to-talk).')
+        str,
+        typer.Option(
+            help='wake ("hey robot, …"), ptt (push-to-talk), text (the words as `ask`: '
+            "understanding alone)."
+        ),
     ] = "wake,ptt",
     split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
     category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
@@ -430,7 +434,7 @@ def bench_conversation(
     options = BenchOptions(
         voices=_names(voices, list(VOICES), "voice"),
         noises=_names(noises, list(NOISES), "noise"),
-        modes=_names(modes, ["wake", "ptt"], "mode"),  # type: ignore[arg-type]
+        modes=_names(modes, ["wake", "ptt", "text"], "mode"),  # type: ignore[arg-type]
         splits=splits[split],  # type: ignore[arg-type]
         categories=tuple(c.strip() for c in category.split(",") if c.strip()),
         limit=limit,

@@ -19,8 +19,8 @@ from anima.listening.recorder import (
     RoundEnded,
     Woke,
 )
+from anima.listening.spotting import Spotter, WakeHit
 from anima.listening.vad import SpeechDetector
-from anima.listening.wake import WakeHit
 
 LOUD = np.full(FRAME_SAMPLES, 5000, dtype=np.int16)
 QUIET = np.zeros(FRAME_SAMPLES, dtype=np.int16)
@@ -73,10 +73,20 @@ class ScriptedRecognizer:
 
 
 class FixedSpotter:
-    """Reports the wake phrase at stream position ``at``, ending at ``end``."""
+    """A :class:`~anima.listening.spotting.Spotter` that reports the wake phrase at stream
+    position ``at``, ending at ``end``."""
+
+    name = "fixed"
+    phrase = "hey robot"
 
     def __init__(self, at: int, end: int) -> None:
         self.at, self.end = at, end
+
+    def load(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
 
     def feed(self, frame: Any, position: int) -> WakeHit | None:
         if position <= self.at < position + len(frame):
@@ -84,7 +94,7 @@ class FixedSpotter:
         return None
 
 
-def make(text: str = "wave", spotter: Any = None, **config: Any) -> tuple[Recorder, Any]:
+def make(text: str = "wave", spotter: Spotter | None = None, **config: Any) -> tuple[Recorder, Any]:
     cfg = ListenConfig(**config)
     recognizer = ScriptedRecognizer(text)
     detector = SpeechDetector(
@@ -282,3 +292,84 @@ def test_positions_stay_those_of_the_stream_across_a_gate() -> None:
     (ended,) = [o for o in out if isinstance(o, RoundEnded)]
     assert ended.round.speech_start_position == 55 * FRAME_SAMPLES
     assert ended.round.speech_end_position == 65 * FRAME_SAMPLES
+
+
+def test_a_wake_heard_while_gated_records_the_command_after_it() -> None:
+    """Issue 13: with wake_while_gated, "hey robot … stop" said over the robot lost its "stop":
+    the frames after the phrase were dropped until the conversation's gate(False) (~0.3 s
+    later) and the hold after it. Now the phrase lifts the gate and the command is recorded
+    from the phrase's end, whenever the gate(False) comes."""
+    end, at = 10 * FRAME_SAMPLES, 12 * FRAME_SAMPLES
+    recorder, recognizer = make(
+        spotter=FixedSpotter(at=at, end=end), wake_while_gated=True, ungate_hold_s=0.2
+    )
+    recorder.gate(True)  # the robot is speaking
+    out = feed(recorder, QUIET, 10)  # the robot's voice (cancelled by the AEC) and the phrase
+    out += feed(recorder, LOUD, 3)  # the phrase is reported in the 3rd frame of the command
+    assert [type(o) for o in out][:2] == [Woke, RecordingStarted]
+    out += feed(recorder, LOUD, 7)  # "stop", 10 frames in all, while the gate is still on
+    recorder.gate(False)  # the conversation stopped the robot's speech: ~0.3 s after the wake
+    out += feed(recorder, QUIET, 26)
+    (ended,) = [o for o in out if isinstance(o, RoundEnded)]
+    assert ended.round.start_position == end
+    assert ended.round.speech_start_position == end  # the command from its first sample
+    assert ended.round.speech_end_position == 20 * FRAME_SAMPLES
+    assert sum(int(np.abs(f).max() > 1000) for f in recognizer.frames) == 10  # all of it
+    assert [o.text for o in out if isinstance(o, Final)] == ["wave"]
+
+
+def test_a_gated_manual_wake_records_no_gated_audio() -> None:
+    """Only a wake phrase lifts the gate: a key pressed while the robot speaks waits for it."""
+    recorder, recognizer = make(wake_while_gated=True, pre_buffer_s=0.3)
+    recorder.gate(True)
+    feed(recorder, LOUD, 10)  # the robot's voice
+    recorder.wake("keyboard")
+    assert feed(recorder, LOUD, 10) == []
+    assert recognizer.frames == []
+    assert recorder.gated
+
+
+def test_the_final_carries_the_recognizers_confidence() -> None:
+    from anima.testing.listening import FakeRecognizer
+
+    cfg = ListenConfig()
+    for given in (0.25, None):
+        recognizer = FakeRecognizer(["nod twice"], confidence=given)
+        detector = SpeechDetector(LoudVad(), end_s=cfg.endpoint_silence_s)
+        recorder = Recorder(cfg, recognizer, detector)
+        recorder.wake()
+        out = feed(recorder, LOUD, 20) + feed(recorder, QUIET, 30)
+        (final,) = [o for o in out if isinstance(o, Final)]
+        assert (final.text, final.confidence) == ("nod twice", given)
+
+
+def test_partials_reach_the_speech_detector() -> None:
+    """The turn detector judges the end of the turn on the words so far (interface item 3)."""
+
+    class Turn:
+        name = "spy"
+
+        def __init__(self) -> None:
+            self.partials: list[str] = []
+
+        def load(self) -> None: ...
+
+        def reset(self) -> None: ...
+
+        def frame(self, frame: Any, speech_prob: float) -> None: ...
+
+        def partial(self, text: str) -> None:
+            self.partials.append(text)
+
+        def ended(self, silence_s: float) -> bool:
+            return silence_s >= 0.5
+
+    cfg = ListenConfig()
+    turn = Turn()
+    recognizer = ScriptedRecognizer()
+    recorder = Recorder(cfg, recognizer, SpeechDetector(LoudVad(), turn=turn))
+    recorder.wake()
+    out = feed(recorder, LOUD, 3) + feed(recorder, QUIET, 20)
+    partials = [o.text for o in out if isinstance(o, Partial)]
+    assert partials
+    assert turn.partials == partials

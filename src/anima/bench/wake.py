@@ -122,7 +122,7 @@ def count_wakes(spotter: Spotter, audio: Samples) -> int:
     return hits
 
 
-def _padded(samples: Samples, before_s: float, after_s: float, noise: tuple[str, float]) -> Samples:
+def padded(samples: Samples, before_s: float, after_s: float, noise: tuple[str, float]) -> Samples:
     audio = np.concatenate([
         np.zeros(round(before_s * SAMPLE_RATE), np.int16), samples,
         np.zeros(round(after_s * SAMPLE_RATE), np.int16),
@@ -198,7 +198,7 @@ def run_wake_bench(
         if time.monotonic() - started > max_s / 2:
             result.cut_short = True
             break
-        audio = _padded(speak(voice, text), 0.6, 1.2, noise)
+        audio = padded(speak(voice, text), 0.6, 1.2, noise)
         heard = count_wakes(spotter, audio)
         for table, key in ((result.hits, voice.name), (result.per_noise, noise[0])):
             table.setdefault(key, [0, 0])
@@ -212,7 +212,7 @@ def run_wake_bench(
             result.cut_short = True
             break
         noise = noises[i % len(noises)]
-        audio = _padded(speak(voice, sentence), 0.4, 0.6 + 0.1 * (i % 5), noise)
+        audio = padded(speak(voice, sentence), 0.4, 0.6 + 0.1 * (i % 5), noise)
         result.talk_s += len(audio) / SAMPLE_RATE
         if count_wakes(spotter, audio):
             result.false_wakes += 1
@@ -222,7 +222,7 @@ def run_wake_bench(
         if time.monotonic() - started > max_s:
             result.cut_short = True
             break
-        audio = _padded(speak(voice, sentence), 0.4, 0.8, noises[i % len(noises)])
+        audio = padded(speak(voice, sentence), 0.4, 0.8, noises[i % len(noises)])
         woke = count_wakes(spotter, audio) > 0
         result.near_misses[0] += woke
         result.near_misses[1] += 1

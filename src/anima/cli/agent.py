@@ -15,6 +15,7 @@ from anima.errors import AnimaError, CommandRefusedError
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.config import AnimaConfig
+    from anima.humanoid.spec import RobotState
 
 app = typer.Typer(
     help="The agent's actions: what planners may ask the robot to do.", no_args_is_help=True
@@ -25,6 +26,9 @@ class _NotConnected:
     """Stands in for the humanoid when actions are only listed: never called."""
 
     def _refuse(self) -> str:
+        raise CommandRefusedError("listing only: no humanoid is connected")
+
+    def state(self) -> RobotState:
         raise CommandRefusedError("listing only: no humanoid is connected")
 
     def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str:

@@ -123,8 +123,8 @@ class FriendlyTools:
 
 
 def _first_clause(text: str) -> str:
-    """"metres to the robot's left (negative: right)" stays; "the words to speak, in the
-    robot's language" → "the words to speak"."""
+    """The description up to its first comma or semicolon ("the words to speak, in the
+    robot's language" → "the words to speak"; "metres up (negative: down)" stays)."""
     return text.split(", ", 1)[0].split("; ", 1)[0]
 
 

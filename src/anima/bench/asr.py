@@ -178,6 +178,8 @@ class AsrBenchResult:
     load_s: dict[str, float]
     rss_added_mb: dict[str, float]
     latency_ms: dict[str, list[float]]  # recognizer → end of audio → final, per utterance
+    reused: dict[str, int]  # recognizer → finals that were the pause's decode (Whisper)
+    decode_ms: list[float]  # Whisper: one decode of each latency utterance (the machine's speed)
     utterance_s: float  # mean length of the latency utterances
     tail_s: float
     confidence_right: list[float]  # Whisper on requests it got right (clean or noisy)
@@ -232,7 +234,7 @@ def run_asr_bench(
     talkers = [speak(found[i % len(found)], t) for i, t in enumerate(CHATTER)]
     result = AsrBenchResult(
         noise_db=noise_db, voices=[v.name for v in found], wer={}, load_s={}, rss_added_mb={},
-        latency_ms={}, utterance_s=0.0, tail_s=tail_s, confidence_right=[],
+        latency_ms={}, reused={}, decode_ms=[], utterance_s=0.0, tail_s=tail_s, confidence_right=[],
         confidence_wrong=[], confidence_noise=[], skipped=[],
     )  # fmt: skip
     recordings: dict[tuple[str, str, str], Frame] = {}
@@ -246,6 +248,8 @@ def run_asr_bench(
             recordings[v.name, "babble", text] = mix(clean, noise, noise_db)
     long_audio = [speak(found[i % len(found)], t) for i, t in enumerate(LONG_REQUESTS)]
     result.utterance_s = float(np.mean([len(a) for a in long_audio])) / SAMPLE_RATE
+    from anima.listening.whisper import WhisperAsr
+
     makers = _recognizers(recognizers, requests)
     each_s = (max_s - (time.monotonic() - began)) / max(1, len(makers))  # a share per recognizer
     for name, make in makers.items():
@@ -261,10 +265,15 @@ def run_asr_bench(
             _word_error(result, name, recognizer, recordings, began=began, max_s=0.7 * max_s)
             if name == "whisper":
                 _confidence(result, recognizer, recordings, talkers, rng)
-            result.latency_ms[name] = _latency(
+            result.latency_ms[name], result.reused[name] = _latency(
                 recognizer, long_audio, trials=latency_trials, tail_s=tail_s, began=began,
                 max_s=max_s, skipped=result.skipped,
             )  # fmt: skip
+            if isinstance(recognizer, WhisperAsr):
+                for audio in long_audio:
+                    t0 = time.perf_counter()
+                    recognizer.transcribe(audio)
+                    result.decode_ms.append((time.perf_counter() - t0) * 1000)
         finally:
             close = getattr(recognizer, "close", None)
             if close is not None:
@@ -325,9 +334,10 @@ def _latency(
     began: float,
     max_s: float,
     skipped: list[str],
-) -> list[float]:
-    """End of the fed audio → final text, each utterance fed in real time then ``tail_s``."""
-    out = []
+) -> tuple[list[float], int]:
+    """End of the fed audio → final text, each utterance fed in real time then ``tail_s``; and
+    how many finals were a decode started before the end (Whisper's pause)."""
+    out, reused = [], 0
     for trial in range(trials):
         if time.monotonic() - began > max_s:
             skipped.append(f"{recognizer.name} latency trials {trial + 1}-{trials}")
@@ -344,7 +354,9 @@ def _latency(
         t0 = time.perf_counter()
         recognizer.finish()
         out.append((time.perf_counter() - t0) * 1000)
-    return out
+        last = getattr(recognizer, "last", None)
+        reused += last is not None and last.samples < len(audio)
+    return out, reused
 
 
 def spread(values: Sequence[float]) -> str:
@@ -365,7 +377,10 @@ def report_lines(r: AsrBenchResult) -> list[str]:
         f"final after the end of turn ({r.utterance_s:.1f} s requests, {r.tail_s:g} s tail):"
     )
     for name, values in r.latency_ms.items():
-        lines.append(f"  {name:21} {spread(values)} (n={len(values)})")
+        reused = f", {r.reused[name]} the pause's decode" if name == "whisper" else ""
+        lines.append(f"  {name:21} {spread(values)} (n={len(values)}{reused})")
+    if r.decode_ms:
+        lines.append(f"  (one whisper decode of such a request: {spread(r.decode_ms)})")
     lines.append("load and memory:")
     for name, seconds in r.load_s.items():
         lines.append(f"  {name:21} {seconds:.2f} s, +{r.rss_added_mb[name]:.0f} MB resident")

@@ -11,6 +11,7 @@ import importlib.util
 import os
 from typing import Any
 
+import numpy as np
 import pytest
 
 from anima.bench.wake import Voice, count_wakes, speak
@@ -175,3 +176,14 @@ def test_a_wake_over_the_robots_voice_keeps_the_command(listen: Any, piper: Any,
     assert h.rounds_done(1)
     assert [w.source for w in h.heard.wakes] == ["keyphrase"]
     assert h.heard.finals == ["stop"]
+
+
+def test_the_fake_spotter_is_a_spotter() -> None:
+    from anima.testing.listening import FakeSpotter
+
+    fake = FakeSpotter(at=[1000], before=300)
+    assert isinstance(fake, Spotter)
+    frame = np.zeros(512, np.int16)
+    hits = [fake.feed(frame, p) for p in range(0, 2048, 512)]
+    assert [h.end_sample if h else None for h in hits] == [None, 700, None, None]
+    assert fake.fed == 4

@@ -9,6 +9,7 @@ holds) and records what it was given, so a test can check what reached it.
 - :class:`FakeVad`: speech where a frame is louder than a level (digital silence is never speech).
 - :class:`FakeSource`: delivers given audio as 16 kHz frames, on the caller's thread, then ends.
 - :class:`FakeTurn`: ends the turn after a fixed silence, or one per partial text it is told.
+- :class:`FakeSpotter`: hears the wake phrase at given stream positions.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from numpy.typing import NDArray
 from anima.errors import EngineStateError
 from anima.listening.audio import FRAME_SAMPLES, Frame, Framer
 from anima.listening.sources import FrameSink
+from anima.listening.spotting import WakeHit
 
 
 class FakeRecognizer:
@@ -193,3 +195,36 @@ class FakeTurn:
         self.asked.append(silence_s)
         need = self.by_text.get(self._text, self.silence_s)
         return silence_s >= need - 1e-9
+
+
+class FakeSpotter:
+    """A :class:`~anima.listening.spotting.Spotter` that hears the phrase at each stream
+    position in ``at`` (reported by the frame holding it), the phrase ending ``before`` samples
+    earlier; ``fed`` counts the frames it was given."""
+
+    name = "fake"
+
+    def __init__(self, at: Iterable[int] = (), *, before: int = 0, phrase: str = "hey robot"):
+        self.at = sorted(at)
+        self.before = before
+        self.phrase = phrase
+        self.fed = 0
+        self.loaded = False
+        self.resets = 0
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def reset(self) -> None:
+        self.resets += 1
+
+    def close(self) -> None:
+        self.loaded = False
+
+    def feed(self, frame: Frame, position: int) -> WakeHit | None:
+        self.fed += 1
+        for at in self.at:
+            if position <= at < position + len(frame):
+                end = max(0, at - self.before)
+                return WakeHit(phrase=self.phrase, end_sample=end, detected_sample=at)
+        return None

@@ -308,9 +308,12 @@ class Conversation:
         return self.runtime.engine.clock.now()
 
 
-def build_conversation(runtime: Runtime, *, audio_in: str | None = None) -> Conversation:
+def build_conversation(
+    runtime: Runtime, *, audio_in: str | AudioSource | None = None
+) -> Conversation:
     """The configured agent for ``runtime``: registry, planner, executor, and a listener on
-    ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path)."""
+    ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path; or a source
+    object, e.g. a PushSource a benchmark feeds)."""
     from anima.agent.planners import create_planner
     from anima.agent.vocabulary import runtime_registry
 
@@ -368,9 +371,11 @@ def _vocabulary(registry: ActionRegistry) -> list[str]:
     return asr_phrases(registry)
 
 
-def _source(audio_in: str) -> AudioSource | None:
+def _source(audio_in: str | AudioSource) -> AudioSource | None:
     from anima.listening.sources import MicrophoneSource, RawPcmSource, WavSource
 
+    if not isinstance(audio_in, str):
+        return audio_in
     if audio_in == "none":
         return None
     if audio_in == "stdin":

@@ -214,14 +214,8 @@ class _Bench:
     def start(self) -> None:
         rt = self.runtime
         rt.events.subscribe(self.log.add)
-        conversation = build_conversation(rt, audio_in="none")
-        listen = rt.config.listen
-        if rt.config.agent.planner != "rules":  # as build_conversation does for a file or mic
-            listen = dataclasses.replace(listen, asr_mode="lm")
-        self.listener = conversation.listener = Listener(
-            self.source, config=listen, phrases=conversation.registry.grammar_phrases(),
-            hub=rt.events, on_wake=conversation.interrupt, on_final=conversation.hear,
-        )  # fmt: skip
+        conversation = build_conversation(rt, audio_in=self.source)  # the agent's own wiring
+        self.listener = conversation.listener
         rt.start()
         rt.agent = self.conversation = conversation
         conversation.start()

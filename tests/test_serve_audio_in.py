@@ -95,7 +95,7 @@ def test_serve_hears_a_wav_file_and_the_robot_nods(tmp_path: Path) -> None:
             ).json()
             assert nodded["cut"] is False, nodded  # it nodded to the end
             heard = [m.json() for m in probe.messages(f"{prefix}/agent/asr")]
-            assert any(h.get("wake") == "keyphrase" for h in heard), heard  # by the wake phrase
+            assert any(h.get("wake") not in (None, "manual") for h in heard), heard  # by the phrase
             assert any(h.get("final") and "nod" in str(h.get("text")).lower() for h in heard)
             assert json.loads(done.payload)["id"] in {p["id"] for p in started}
         finally:

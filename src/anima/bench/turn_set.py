@@ -49,6 +49,10 @@ DEV = (  # tuned on
     "stop",
     "what can you do",
     "look to your left",
+    "nod",
+    "look at me",
+    "say hello",
+    "walk forward",
 )
 HELDOUT = (  # measured only: never tuned on
     "wave to the people | on your left",
@@ -59,7 +63,7 @@ HELDOUT = (  # measured only: never tuned on
     "turn around | slowly",
     "walk back | for three seconds",
     "shake your head | twice",
-    "nod",
+    "bow",
     "sit down",
     "what is your name",
     "turn left a little",

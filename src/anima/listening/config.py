@@ -14,8 +14,8 @@ from anima.listening.asr import ASR_MODES
 from anima.listening.registry import RECOGNIZERS, SPOTTERS, TURNS, VADS
 
 # measured (anima bench asr, docs/listening.md): Whisper's confidence on requests it heard right,
-# clean or in noise, was ≥ 0.27; on noise or babble alone ≤ 0.16
-MIN_CONFIDENCE = 0.25
+# clean or in noise, was ≥ 0.21 (4 runs); on noise or babble alone ≤ 0.16
+MIN_CONFIDENCE = 0.2
 MAX_PHRASE = 100  # characters of the wake phrase (a few dictionary words)
 MAX_START_FRAMES = 100  # 32 ms frames: over 3 s of speech before it counts is a typo
 MAX_MIN_CHARS = 1000  # a transcript floor past this would discard every request

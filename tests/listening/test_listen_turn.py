@@ -14,7 +14,7 @@ from anima.errors import ConfigError
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.config import ListenConfig
 from anima.listening.turn import SilenceTurn, TurnDetector, make_turn, turn_for
-from anima.listening.turn_cues import CuesTurn
+from anima.listening.turn_cues import CuesTurn, Fall
 from anima.listening.turn_prosody import ProsodyTracker, pitch
 from anima.listening.turn_text import TextCue, text_cue
 from anima.listening.vad import SpeechChange, SpeechDetector
@@ -222,13 +222,25 @@ def test_cues_end_quickly_after_a_fall_and_hold_otherwise() -> None:
     ended = run_cues(turn, audio)
     assert ended is not None
     assert 0.25 <= (ended - end) / SAMPLE_RATE <= 0.25 + 2 * FRAME_S
-    assert "falling" in turn.reason
+    assert "falls to the bottom" in turn.reason
     assert "0.25 s" in turn.reason
 
     audio, end = speech_then_silence([120, 125, 118, 120, 118, 121])  # the pitch holds
     ended = run_cues(CuesTurn(quick_s=0.25, middle_s=0.8, hold_s=1.2), audio)
     assert ended is not None
     assert 1.2 <= (ended - end) / SAMPLE_RATE <= 1.2 + 2 * FRAME_S
+
+
+def test_one_accent_falling_from_its_top_ends_at_the_endpoint() -> None:
+    """A one-word request is all one fall: its median sits inside it, so its end is not far
+    below the median, but far below its top — the old endpoint, not the hold."""
+    audio, end = speech_then_silence([130, 125, 118, 110, 102, 95])
+    turn = CuesTurn(quick_s=0.25, middle_s=0.8, hold_s=1.2)
+    ended = run_cues(turn, audio)
+    assert ended is not None
+    assert 0.8 <= (ended - end) / SAMPLE_RATE <= 0.8 + 2 * FRAME_S
+    assert turn.decide().fall is Fall.TOP
+    assert "falls from the top" in turn.reason
 
 
 def test_words_that_promise_more_hold_even_a_falling_voice() -> None:
@@ -262,7 +274,7 @@ def test_a_new_utterance_forgets_the_last_one() -> None:
         turn.frame(frame, 0.9)
     turn.reset()
     assert turn.decide().words is TextCue.NONE
-    assert turn.decide().falling is None
+    assert turn.decide().fall is Fall.UNKNOWN
 
 
 def test_config_names_and_silences() -> None:

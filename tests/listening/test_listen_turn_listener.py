@@ -33,8 +33,8 @@ def _round_delay_s(h: Any, speech: np.ndarray) -> float:
 def test_the_configured_turn_ends_the_round(
     listen: Any, espeak: Any, say: Any, turn: str, bounds: tuple[float, float]
 ) -> None:
-    """ "say hello" falls to the bottom of eSpeak's register at its end; ("look at me" falls on
-    "look" and stays low, which the cues read as not falling: it waits the hold, 1.2 s)."""
+    """ "say hello" falls to the bottom of eSpeak's register at its end ("look at me" falls on
+    "look" and stays low: a fall from its top, which waits the endpoint, 0.8 s)."""
     h = listen(turn=turn, **SMALL)
     delay = _round_delay_s(h, say(espeak, "say hello"))
     assert len(h.heard.finals) == 1  # (what pocketsphinx heard is not the point here)

@@ -6,29 +6,33 @@ Three measured cues, each cheap and explainable:
   more ("and", "the", "to", "um", "could you") → *open*; other words → *complete*; no partial,
   or one older than the last ~0.2 s of speech → nothing known (a recognizer without partials,
   none yet, or one that decodes only at pauses and has not caught up).
-- **pitch** (:mod:`~anima.listening.turn_prosody`): the last voiced frames fell to the bottom of
-  the utterance's register, as a finished statement does → *falling*.
+- **pitch** (:mod:`~anima.listening.turn_prosody`): the last voiced frames fell to the bottom
+  of the utterance's register (≤ −3 st from its median), as a finished request does → *falls
+  to the bottom*; only from its top (≤ −3.2 st below its 80th percentile, the one accent of a
+  short request such as "nod" or "look at me") → *falls from the top*.
 - **silence**: how long the VAD has heard nothing.
 
 The rule, checked as the silence grows:
 
-========================  ==================  ==========================================
-words                     pitch               the turn ends after
-========================  ==================  ==========================================
-open                      any                 ``hold_s`` of silence (1.2 s)
-complete or none          falling             ``quick_s`` (0.25 s) since the last voiced
-                                              frame, once the VAD hears silence too
-complete or none          not falling         ``hold_s``
-complete or none          too little voicing  ``middle_s`` (``endpoint_silence_s``, 0.8 s)
-========================  ==================  ==========================================
+========================  ====================  ==========================================
+words                     pitch                 the turn ends after
+========================  ====================  ==========================================
+open                      any                   ``hold_s`` of silence (1.2 s)
+complete or none          falls to the bottom   ``quick_s`` (0.25 s) since the last voiced
+                                                frame, once the VAD hears silence too
+complete or none          falls from the top    ``middle_s`` (``endpoint_silence_s``, 0.8 s)
+complete or none          does not fall         ``hold_s``
+complete or none          too little voicing    ``middle_s``
+========================  ====================  ==========================================
 
 Why these rows (measured on the turn-taking set, :mod:`anima.bench.turn`): a pause inside a
 sentence often follows words that could end a request ("walk forward … for two seconds"), so
-complete words alone cannot end a turn early — ending "complete, not falling" after 0.8 s cut
-20 % of the paused takes, after 1.0 s 7.5 %, after 1.2 s none on the eSpeak voices. What tells
-the end apart is the final fall: eSpeak's voices end requests 3–6 semitones below their median
-pitch and pause mid-sentence within 3. The quick end counts from the last voiced frame because
-Silero VAD reports silence ~0.1 s after the voice stops.
+complete words alone cannot end a turn early — on the dev set, a hold of 1.0 s instead of 1.2 s
+cut 6–8 % of the takes, 0.9 s 19–21 %. What tells the end apart is the fall: eSpeak's voices end
+requests 3–6 semitones below their median pitch and pause mid-sentence within 3. A one-word
+request is all one accent, so its median sits in its own fall: from its top it ends at the old
+endpoint (0.8 s), not the hold. The quick end counts from the last voiced frame because Silero
+VAD reports silence ~0.1 s after the voice stops.
 
 :attr:`CuesTurn.reason` says which row applied last, for logs and benchmarks.
 """
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 
 from anima.errors import ConfigError
 from anima.listening.audio import Frame
@@ -45,6 +50,7 @@ from anima.listening.turn_text import TextCue, text_cue
 
 GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag at speech's end)
 STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
+TOP_FALL_ST = -3.2  # … or this far below its 80th percentile (a short request's one accent)
 FALL_ST = -3.0  # the speech's last voiced pitch this far (semitones) below its median: a fall
 
 
@@ -54,20 +60,33 @@ class Decision:
 
     silence_s: float
     words: TextCue
-    falling: bool | None  # None: too little voiced speech to judge
+    fall: Fall
     ending: Ending | None
 
     def describe(self) -> str:
         pitch = "unknown" if self.ending is None else self.ending.describe()
-        fall = {True: "falling", False: "not falling", None: "no pitch"}[self.falling]
+        fall = self.fall.value
         return f"words {self.words.value}, {fall} ({pitch}): {self.silence_s:.2f} s"
 
 
-def is_falling(ending: Ending | None, fall_st: float = FALL_ST) -> bool | None:
-    """Whether ``ending`` is a final fall (None when there is too little to tell)."""
+class Fall(Enum):
+    """How the voice ended, against the utterance's own register."""
+
+    BOTTOM = "falls to the bottom"  # ≤ FALL_ST below the median: a finished request
+    TOP = "falls from the top"  # only ≤ TOP_FALL_ST below the 80th percentile: one accent
+    NONE = "does not fall"
+    UNKNOWN = "no pitch"  # too little voice to tell
+
+
+def fall_of(ending: Ending | None, fall_st: float = FALL_ST) -> Fall:
+    """How ``ending`` falls (see :class:`Fall`)."""
     if ending is None:
-        return None
-    return ending.end_st <= fall_st
+        return Fall.UNKNOWN
+    if ending.end_st <= fall_st:
+        return Fall.BOTTOM
+    if ending.end_st - ending.top_st <= TOP_FALL_ST:
+        return Fall.TOP
+    return Fall.NONE
 
 
 class CuesTurn:
@@ -135,21 +154,21 @@ class CuesTurn:
             stale = self._spoken_since_text > STALE_FRAMES
             words = TextCue.NONE if stale else text_cue(self._text)
             ending = self._prosody.ending()
-            falling = is_falling(ending, self.fall_st)
+            fall = fall_of(ending, self.fall_st)
             if words is TextCue.OPEN:
                 need = self.hold_s
-            elif falling is None:
-                need = self.middle_s
-            elif falling:
+            elif fall is Fall.BOTTOM:
                 need = self.quick_s
-            else:
+            elif fall is Fall.NONE:
                 need = self.hold_s
-            self._decision = Decision(silence_s=need, words=words, falling=falling, ending=ending)
+            else:  # a short request's fall from its one accent, or too little voice to tell
+                need = self.middle_s
+            self._decision = Decision(silence_s=need, words=words, fall=fall, ending=ending)
         return self._decision
 
     def ended(self, silence_s: float) -> bool:
         decision = self.decide()
-        if decision.falling and decision.words is not TextCue.OPEN:
+        if decision.fall is Fall.BOTTOM and decision.words is not TextCue.OPEN:
             # the voice's own silence: the VAD's lags it by ~0.1 s, which the quick end saves
             silence_s = max(silence_s, self._prosody.since_voiced_s)
         return silence_s >= decision.silence_s - 1e-9

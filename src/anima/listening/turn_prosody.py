@@ -89,11 +89,12 @@ class Ending:
     last_st: float  # the tail's last voiced pitch, semitones from the utterance's median
     low_st: float  # the tail's lowest voiced pitch, semitones from the median
     end_st: float  # the median of the tail's last three voiced pitches, semitones
+    top_st: float  # the utterance's 80th percentile pitch, semitones from its median
     level_drop_db: float  # loudest − last voiced frame of the tail (the voice fading)
 
     def describe(self) -> str:
         return (
-            f"pitch {self.end_st:+.1f} st (lowest {self.low_st:+.1f}), "
+            f"pitch {self.end_st:+.1f} st ({self.end_st - self.top_st:+.1f} from the top), "
             f"level −{self.level_drop_db:.0f} dB over {self.voiced} voiced frames"
         )
 
@@ -162,10 +163,12 @@ class ProsodyTracker:
             return None
         where += max(0, last + 1 - self._tail_frames)
         st = _smoothed(semitones[where] - median)
+        top = float(np.percentile(_smoothed(semitones[voiced] - median), 80))
         return Ending(
             voiced=len(where),
             last_st=float(st[-1]),
             low_st=float(st.min()),
             end_st=float(np.median(st[-3:])),
+            top_st=top,
             level_drop_db=float(self._loudest - levels[last]),
         )

@@ -163,4 +163,7 @@ def _quiet_after(samples: Frame, end: int) -> int:
         return min(end, len(samples))
     window = samples[begin:stop].astype(np.float64) ** 2
     energy = np.convolve(window, np.ones(2 * step), mode="valid")[::step]
+    at_end = energy[min(len(energy) - 1, (end - begin) // step)]
+    if energy.min() >= 0.5 * at_end:  # no quieter place near: the alignment's end stands
+        return min(end, len(samples))
     return begin + int(np.argmin(energy)) * step + step

@@ -1,0 +1,111 @@
+"""The ASR spotter's stretches, exact to the frame: a fake VAD (loud = speech) and a scripted
+reader, so what is read, when, and where the phrase is said to end are checked precisely —
+and that a long stretch of speech or noise costs one reading, not one per frame."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from anima.errors import ConfigError
+from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
+from anima.listening.spotting_asr import PRE_S, AsrSpotter
+from anima.listening.spotting_whisper import PhraseScore
+from anima.testing.listening import FakeVad
+
+LOUD = np.full(FRAME_SAMPLES, 5000, dtype=np.int16)
+QUIET = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+
+
+@pytest.fixture(autouse=True)
+def _listen_extra() -> None:
+    """Overrides the folder's: these tests need no model."""
+
+
+class ScriptedReader:
+    """Says the phrase is there with ``probability``, ending ``end_s`` into the stretch."""
+
+    name = "scripted"
+
+    def __init__(self, probability: float = 0.9, end_s: float = 0.4) -> None:
+        self.probability, self.end_s = probability, end_s
+        self.read: list[Any] = []
+
+    def load(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def score(self, audio: Any) -> PhraseScore:
+        self.read.append(audio)
+        return PhraseScore(self.probability, self.end_s, (self.probability,))
+
+
+def run(spotter: AsrSpotter, frames: list[Any], start: int = 0) -> list[Any]:
+    hits = []
+    for i, frame in enumerate(frames):
+        hit = spotter.feed(frame, start + i * FRAME_SAMPLES)
+        if hit is not None:
+            hits.append((i, hit))
+    return hits
+
+
+def test_a_stretch_is_read_once_when_it_ends() -> None:
+    reader = ScriptedReader(end_s=0.4)
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    gap = 10  # frames of silence that end a stretch: ceil(0.3 s / 32 ms)
+    hits = run(spotter, [QUIET] * 20 + [LOUD] * 25 + [QUIET] * (gap + 5))
+    ((index, hit),) = hits
+    assert index == 20 + 25 + gap - 1  # reported by the frame that ends the stretch
+    (audio,) = reader.read
+    kept_before = len(audio) - (25 + gap) * FRAME_SAMPLES  # the audio before the onset
+    assert 0 < kept_before <= PRE_S * SAMPLE_RATE + FRAME_SAMPLES
+    start = 20 * FRAME_SAMPLES - kept_before  # where the stretch begins in the stream
+    # the end: the alignment's 0.4 s (flat loud "speech" has no quieter place near it)
+    assert hit.end_sample == start + round(0.4 * SAMPLE_RATE)
+    assert hit.detected_sample == (index + 1) * FRAME_SAMPLES
+    assert hit.confidence == 0.9
+
+
+def test_the_phrase_ends_at_the_pause_after_the_aligned_end() -> None:
+    """The alignment puts the end up to ~0.2 s early: the quietest 20 ms within 0.25 s after
+    it is taken, so the phrase's last sound does not begin the command."""
+    pause = 35 * FRAME_SAMPLES  # "hey robot" · "wave": one quiet frame between
+    start = 20 * FRAME_SAMPLES - 6 * FRAME_SAMPLES  # PRE_S keeps 6 whole frames before onset
+    reader = ScriptedReader(end_s=(pause - start) / SAMPLE_RATE - 0.15)  # 0.15 s early
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    speech = [LOUD] * 15 + [QUIET] + [LOUD] * 10 + [QUIET] * 12
+    ((_, hit),) = run(spotter, [QUIET] * 20 + speech)
+    assert len(reader.read[0]) == (6 + len(speech) - 2) * FRAME_SAMPLES  # the stretch's start
+    assert pause <= hit.end_sample <= pause + FRAME_SAMPLES
+
+
+def test_a_long_stretch_costs_one_reading_of_its_first_two_seconds() -> None:
+    reader = ScriptedReader(probability=0.1)  # not the phrase
+    spotter = AsrSpotter(reader=reader, vad=FakeVad(), window_s=2.0)
+    assert run(spotter, [LOUD] * 600) == []  # ~19 s of speech (or noise the VAD takes for it)
+    (audio,) = reader.read
+    assert len(audio) <= 2 * SAMPLE_RATE + FRAME_SAMPLES
+
+
+def test_each_stretch_is_read_and_a_gap_in_the_stream_starts_afresh() -> None:
+    reader = ScriptedReader(probability=0.2)
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    one = [LOUD] * 10 + [QUIET] * 12
+    run(spotter, one + one)
+    assert len(reader.read) == 2
+    run(spotter, [LOUD] * 10, start=10**6)  # audio was not fed between (a gate)
+    run(spotter, [QUIET] * 12, start=10**6 + 10 * FRAME_SAMPLES)
+    assert len(reader.read) == 3
+    assert len(reader.read[2]) == 10 * FRAME_SAMPLES + 10 * FRAME_SAMPLES  # nothing from before
+
+
+def test_below_the_probability_nothing_wakes() -> None:
+    spotter = AsrSpotter(reader=ScriptedReader(probability=0.49), vad=FakeVad())
+    assert run(spotter, [LOUD] * 20 + [QUIET] * 12) == []
+
+
+def test_a_phrase_without_words_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"listen\.wake_phrase"):
+        AsrSpotter("?!  ...")

@@ -85,7 +85,9 @@ class Feedback:
         """The voice agent: ``…/agent/asr``, ``…/agent/plan``, ``…/agent/action_status``."""
         p = self.topics.prefix
         if isinstance(event, Transcript):
-            self._publish(f"{p}/agent/asr", payload(text=event.text, final=event.final))
+            # confidence: Whisper's (0–1); pocketsphinx gives none, and the field is left out
+            sure = {} if event.confidence is None else {"confidence": round(event.confidence, 3)}
+            self._publish(f"{p}/agent/asr", payload(text=event.text, final=event.final, **sure))
         elif isinstance(event, WakeDetected):
             self._publish(f"{p}/agent/asr", payload(wake=event.source, phrase=event.phrase))
         elif isinstance(event, ListenTimeout):

@@ -50,8 +50,17 @@ from anima.listening.turn_text import TextCue, text_cue
 
 GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag at speech's end)
 STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
-TOP_FALL_ST = -3.2  # … or this far below its 80th percentile (a short request's one accent)
 FALL_ST = -3.0  # the speech's last voiced pitch this far (semitones) below its median: a fall
+TOP_FALL_ST = -3.2  # … or this far below its 80th percentile (a short request's one accent)
+
+
+class Fall(Enum):
+    """How the voice ended, against the utterance's own register."""
+
+    BOTTOM = "falls to the bottom"  # ≤ FALL_ST below the median: a finished request
+    TOP = "falls from the top"  # only ≤ TOP_FALL_ST below the 80th percentile: one accent
+    NONE = "does not fall"
+    UNKNOWN = "no pitch"  # too little voice to tell
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,17 +74,7 @@ class Decision:
 
     def describe(self) -> str:
         pitch = "unknown" if self.ending is None else self.ending.describe()
-        fall = self.fall.value
-        return f"words {self.words.value}, {fall} ({pitch}): {self.silence_s:.2f} s"
-
-
-class Fall(Enum):
-    """How the voice ended, against the utterance's own register."""
-
-    BOTTOM = "falls to the bottom"  # ≤ FALL_ST below the median: a finished request
-    TOP = "falls from the top"  # only ≤ TOP_FALL_ST below the 80th percentile: one accent
-    NONE = "does not fall"
-    UNKNOWN = "no pitch"  # too little voice to tell
+        return f"words {self.words.value}, {self.fall.value} ({pitch}): {self.silence_s:.2f} s"
 
 
 def fall_of(ending: Ending | None, fall_st: float = FALL_ST) -> Fall:

@@ -19,7 +19,8 @@ def _asr_payloads(*events: Transcript) -> list[dict[str, Any]]:
     hub = EventHub()
     feedback.subscribe(hub)
     for event in events:
-        hub.publish(event)  # handlers run in publish()
+        hub.publish(event)
+    assert hub.flush()  # no dispatcher thread: delivered here
     return [json.loads(body) for topic, body in sent if topic == "robot/agent/asr"]
 
 

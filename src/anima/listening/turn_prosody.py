@@ -86,8 +86,6 @@ class Ending:
     """How the speech before the current silence ended, relative to the utterance."""
 
     voiced: int  # voiced frames in the tail (too few: nothing can be said)
-    last_st: float  # the tail's last voiced pitch, semitones from the utterance's median
-    low_st: float  # the tail's lowest voiced pitch, semitones from the median
     end_st: float  # the median of the tail's last three voiced pitches, semitones
     top_st: float  # the utterance's 80th percentile pitch, semitones from its median
     level_drop_db: float  # loudest − last voiced frame of the tail (the voice fading)
@@ -166,8 +164,6 @@ class ProsodyTracker:
         top = float(np.percentile(_smoothed(semitones[voiced] - median), 80))
         return Ending(
             voiced=len(where),
-            last_st=float(st[-1]),
-            low_st=float(st.min()),
             end_st=float(np.median(st[-3:])),
             top_st=top,
             level_drop_db=float(self._loudest - levels[last]),

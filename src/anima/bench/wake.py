@@ -6,8 +6,9 @@ eSpeak NG en-US and en-GB at several rates and pitches, and Piper's joe voice at
 low "fan" rumble (brown noise). A **hit** is one wake within the spoken utterance ("hey robot",
 alone or with a command after it) fed to the spotter between stretches of silence.
 
-**False wakes** are counted on a conversation that never says the phrase (everyday sentences,
-some about robots or their commands), each sentence once per voice with pauses between them; the
+**False wakes** are counted on a conversation that never says the phrase (:data:`HELDOUT_TALK`,
+everyday sentences, some about robots or their commands, a few that sound like the phrase; none
+was used to fit the spotter's model), each sentence once per voice with pauses between them; the
 figure is per hour of that audio. **Near misses** ("hey Robert", "a robot", "hey rowboat", "hey
 Rob, ...") are counted apart: how many of them woke it.
 
@@ -50,6 +51,20 @@ CONVERSATION = (
     "Can you look at me when I talk to you?", "Nod if you understand.",
     "Tell me a story about a dragon.", "What time is it in Tokyo?",
     "We should buy some bread and milk.", "I love the sound of the ocean.",
+)  # fmt: skip
+# never used to fit the spotter's model (CONVERSATION and NEAR_MISSES were): the default talk,
+# ordinary sentences and a few written to sound like the phrase ("Hey, rope it to the post")
+HELDOUT_TALK = (
+    "I left my umbrella on the train this morning.", "Do you want tea or coffee?",
+    "The kids are playing football in the garden.", "Can we move the meeting to Thursday?",
+    "My phone battery is almost dead.", "There is a robotics fair downtown next week.",
+    "He programmed the robot arm to pick up cups.", "Hey, did you hear that noise?",
+    "Robots can't climb stairs very well.", "Hey everyone, dinner is ready.",
+    "Turn the music down a little.", "Look, the cat is sleeping on the sofa again.",
+    "We need to wave goodbye to grandma.", "Could you nod at the camera for the photo?",
+    "A robust plan needs a backup.", "Hey Bob, have you seen Robin?",
+    "Rowing a boat is hard work.", "Hey, rope it to the post.",
+    "The library opens at nine.", "Say hello to your sister for me.",
 )  # fmt: skip
 
 
@@ -183,7 +198,7 @@ def run_wake_bench(
     voices: Sequence[Voice] | None = None,
     texts: Sequence[str] = WAKE_TEXTS,
     noises: Sequence[tuple[str, float]] = NOISES,
-    talk: Sequence[str] = CONVERSATION,
+    talk: Sequence[str] = HELDOUT_TALK,
     near: Sequence[str] = NEAR_MISSES,
     max_s: float = 170.0,
 ) -> WakeBenchResult:

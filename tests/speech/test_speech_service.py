@@ -365,3 +365,30 @@ def test_a_stop_gives_its_reason_even_when_the_worker_ends_the_utterance_first(
     assert rig.wait_ended(1)
     assert [e.reason for e in rig.ended()] == ["stopped"]
     assert not rig.speech.speaking
+
+
+class _SlowLoading(ScriptedEngine):
+    """An engine whose voice takes longer to load than stop() used to wait (2 s)."""
+
+    def __init__(self, load_s: float) -> None:
+        super().__init__()
+        self.load_s = load_s
+        self.loading = threading.Event()
+        self.loaded = threading.Event()
+
+    def load(self) -> None:
+        self.loading.set()
+        time.sleep(self.load_s)
+        self.loaded.set()
+
+
+def test_stop_waits_for_engines_still_loading() -> None:
+    # a thread left inside an engine's native code when the interpreter exits aborts the
+    # process ("terminate called without an active exception"): `anima serve` got SIGINT while
+    # a loaded machine took more than 2 s to load Piper, and exited -6 instead of 0
+    engine = _SlowLoading(load_s=2.5)
+    rig = Rig(engine)
+    rig.start()
+    assert engine.loading.wait(10.0)
+    rig.stop()
+    assert engine.loaded.is_set()  # stop() returned only once the load had

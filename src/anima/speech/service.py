@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 
 LIPS, SWAY = "lips", "sway"
 _LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
+# stop() waits this long for engines still loading: a thread left inside Piper's onnxruntime
+# or eSpeak when the interpreter exits aborts the process ("terminate called without an active
+# exception", exit -6) — seen when a signal came while a loaded machine took > 2 s to load Piper
+LOAD_WAIT_S = 30.0
 
 
 @dataclass
@@ -97,6 +101,7 @@ class SpeechService:
         self._running = False
         self._threads: list[threading.Thread] = []
         self._ids = itertools.count(1)
+        self._loaded = threading.Event()  # set once _load_engines has returned
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -116,6 +121,8 @@ class SpeechService:
             self._running = False
             self._cond.notify_all()
         self.stop_speaking(reason)
+        if self._threads and not self._loaded.wait(LOAD_WAIT_S):
+            log.warning("speech: the engines still load after %.0f s; stopping anyway", LOAD_WAIT_S)
         for th in self._threads:
             th.join(2.0)
         self._threads = []
@@ -222,7 +229,10 @@ class SpeechService:
         gc.freeze()  # the voices' objects live as long as the process (see Runtime.start)
 
     def _work(self) -> None:
-        self._load_engines()
+        try:
+            self._load_engines()
+        finally:
+            self._loaded.set()
         while (u := self._next()) is not None:
             try:
                 self._synthesize(u)

@@ -109,3 +109,19 @@ def test_below_the_probability_nothing_wakes() -> None:
 def test_a_phrase_without_words_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"listen\.wake_phrase"):
         AsrSpotter("?!  ...")
+
+
+def test_the_model_fit_separates_what_it_is_given() -> None:
+    """bench/wake_fit.py's logistic regression (how WEIGHTS were made): on 8 features where the
+    positives' last-word logs are high, it puts them above 0.5 and the rest below."""
+    from anima.bench.wake_fit import fit
+
+    rng = np.random.default_rng(0)
+    positives = rng.normal(-0.5, 0.3, (40, 8))
+    negatives = rng.normal(-6.0, 1.0, (60, 8))
+    x = np.r_[positives, negatives]
+    y = np.r_[np.ones(40), np.zeros(60)]
+    weights, bias = fit(x, y)
+    p = 1 / (1 + np.exp(-(x @ weights + bias)))
+    assert (p[:40] > 0.5).all()
+    assert (p[40:] < 0.5).all()

@@ -54,6 +54,7 @@ class PhraseScore:
     probability: float  # the logistic model's (0-1); 0 when the first reading left no chance
     end_s: float  # where the phrase's last token ends (seconds from the stretch's start)
     words: tuple[float, ...] = ()  # the first reading's word probabilities (for logs)
+    features: tuple[float, ...] = ()  # what the model read (fewer when the first was hopeless)
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,11 @@ class WhisperReader:
     def close(self) -> None:
         self._model = None
 
-    def score(self, audio: NDArray[np.float32]) -> PhraseScore:
+    def score(self, audio: NDArray[np.float32], *, every: bool = False) -> PhraseScore:
         """How likely ``audio`` begins with the phrase, and where the phrase ends (the first
-        reading's alignment of the decoder's cross-attention, as Whisper's word timestamps)."""
+        reading's alignment of the decoder's cross-attention, as Whisper's word timestamps).
+        ``every``: all four readings even when the first leaves no chance (to fit the model:
+        :mod:`anima.bench.wake_fit`)."""
         import ctranslate2
 
         from anima.listening.whisper_features import log_mel
@@ -116,11 +119,13 @@ class WhisperReader:
             words = _word_probabilities(found.text_token_probs, reading.word_starts)
             if i == 0:
                 end_s, first_words = _end(found.alignments, len(reading.tokens)), words
-                if words[0] < HOPELESS[0] or words[-1] < HOPELESS[1]:
-                    return PhraseScore(0.0, end_s, words)
             logs += [math.log(words[0] + _EPS), math.log(words[-1] + _EPS)]
+            if i == 0 and not every and (words[0] < HOPELESS[0] or words[-1] < HOPELESS[1]):
+                return PhraseScore(0.0, end_s, words, tuple(logs))
         z = BIAS + sum(w * x for w, x in zip(WEIGHTS, logs, strict=True))
-        return PhraseScore(1.0 / (1.0 + math.exp(-z)), end_s, first_words)
+        hopeless = first_words[0] < HOPELESS[0] or first_words[-1] < HOPELESS[1]
+        probability = 0.0 if hopeless else 1.0 / (1.0 + math.exp(-z))
+        return PhraseScore(probability, end_s, first_words, tuple(logs))
 
 
 def _readings(tokenizer: Any, phrase: str) -> list[_Reading]:

@@ -35,7 +35,7 @@ LONGEST = {
 class ListenConfig:
     wake_word: bool = True  # spot the wake phrase in the audio (False: only wake() and triggers)
     wake: str = "auto"  # the spotter: auto | asr | keyphrase (registry.SPOTTERS)
-    wake_phrase: str = "hey robot"  # words of pocketsphinx's dictionary
+    wake_phrase: str = "hey robot"  # or the robot's name; keyphrase needs dictionary words
     wake_threshold: float = 1e-30  # keyphrase detection threshold: lower hears more, misfires more
     wake_while_gated: bool = False  # spot the wake phrase while gated (barge-in; needs an AEC)
     asr: str = "auto"  # auto | whisper | pocketsphinx (auto: Whisper, else pocketsphinx + notice)

@@ -142,14 +142,21 @@ def play_animation(ctx: ActionContext, name: str) -> ActionResult:
     bounds={"x": REACH_M, "y": REACH_M, "z": REACH_M},
 )
 def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
-    """Turn the head and eyes towards a point; the gaze keeps following it smoothly.
+    """Turn the head and eyes towards a point; the gaze keeps following it smoothly (a held
+    gaze posture is released first).
 
     Args:
         x: metres forward from the head
         y: metres to the robot's left (negative: right)
         z: metres up (negative: down)
     """
-    result = ctx.runtime.execute(cmd.LookAt(x=x, y=y, z=z))
+    rt = ctx.runtime
+    if rt.behaviour.latched_target is not None:
+        # a person who asks the robot to look somewhere means it: a held gaze posture ("look
+        # at the camera") would make the runtime ignore the look-at, so release it first (the
+        # runtime's own end_look_at; an estop refuses it, and that refusal is the step's)
+        rt.execute(cmd.EndLookAt())
+    result = rt.execute(cmd.LookAt(x=x, y=y, z=z))
     if result is None or result in (LookAtResult.MOVED, LookAtResult.DEAD_ZONE):
         return True
     return (False, f"look_at {result.value}")

@@ -457,3 +457,42 @@ def bench_conversation(
         return
     for line in report_lines(r, detail=detail):
         typer.echo(line)
+
+
+@app.command("wake")
+def bench_wake(
+    spotter: Annotated[
+        str, typer.Option(help="asr (Whisper) or keyphrase (pocketsphinx).")
+    ] = "asr",
+    max_seconds: Annotated[
+        float, typer.Option(min=10.0, help="Stop adding work past this (the hits and the talk).")
+    ] = 170.0,
+    talk_minutes: Annotated[
+        float,
+        typer.Option(min=0.0, help="Then this many minutes of talk nobody tuned on (0: none)."),
+    ] = 0.0,
+) -> None:
+    """Wake hit rate over voices, speeds and noise; false wakes on held-out talk and near misses;
+    with --talk-minutes, false wakes per hour over the standard library's docstrings, spoken."""
+    if spotter not in ("asr", "keyphrase"):
+        raise typer.BadParameter("--spotter: asr or keyphrase")
+    from anima.bench.wake import main as wake_main
+    from anima.bench.wake_talk import main as talk_main
+
+    wake_main(max_s=max_seconds, kind=spotter)
+    if talk_minutes > 0:
+        talk_main(minutes=talk_minutes, max_s=max(60.0, talk_minutes * 30), kind=spotter)
+
+
+@app.command("turn")
+def bench_turn(
+    budget_seconds: Annotated[
+        float, typer.Option(min=10.0, help="About this long in all.")
+    ] = 170.0,
+) -> None:
+    """End of turn on the turn-taking set (pauses cut into whole sentences, dev and held-out):
+    delay after the last word (p50/p95) and cut-off rate per detector, voice and noise."""
+    from anima.bench.turn import run_turn_bench
+
+    for line in run_turn_bench(budget_s=budget_seconds).lines():
+        typer.echo(line)

@@ -1,0 +1,32 @@
+"""`anima bench wake` and `anima bench turn`: the commands run their benchmarks and print figures
+(small budgets: the figures themselves are the benchmarks' business)."""
+
+from __future__ import annotations
+
+import re
+
+from typer.testing import CliRunner
+
+from anima.cli import app
+
+
+def test_bench_wake_prints_hits_and_an_hours_rate_of_false_wakes() -> None:
+    args = ["bench", "wake", "--spotter", "keyphrase", "--max-seconds", "10"]
+    result = CliRunner().invoke(app, [*args, "--talk-minutes", "0.2"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"wake spotter keyphrase: [\d.]+% hits over \d+ utterances", result.output)
+    assert re.search(r"false wakes \(keyphrase\): \d+ in 0\.[2-9] min of talk", result.output)
+
+
+def test_bench_wake_refuses_an_unknown_spotter() -> None:
+    result = CliRunner().invoke(app, ["bench", "wake", "--spotter", "porcupine"])
+    assert result.exit_code == 2
+    assert "asr or keyphrase" in result.output
+
+
+def test_bench_turn_prints_delay_and_cut_offs_per_detector() -> None:
+    result = CliRunner().invoke(app, ["bench", "turn", "--budget-seconds", "10"])
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        r"silence\s+\S+\s+delay p50\s+\d+ ms p95\s+\d+ ms\s+cut \d+/\d+", result.output
+    )

@@ -19,7 +19,7 @@ test: bootstrap
 	$(BIN)/ruff format --check src tests benchmarks examples scripts
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/mypy --strict src
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15  # the slowest tests, to keep make test under 15 minutes
 
 bench: bootstrap
 	$(BIN)/anima bench loop --seconds 10

@@ -586,6 +586,17 @@ def test_a_count_before_the_gesture_or_after_free_text() -> None:
         ("not now", []),  # a "not" that is no "nod" stays a "not"
         ("not yet", []),
         ("do not nod", []),
+        # a lone spoken "nod", as Whisper writes it: a whole request of one "not" means
+        # nothing else to a robot (a "not" that negates something stays one)
+        ("Not.", [NOD]),
+        ("Not", [NOD]),
+        ("Nod.", [NOD]),
+        ("Knot.", [NOD]),
+        ("Not, please.", [NOD]),
+        ("Please not.", [NOD]),
+        ("Can you not?", [NOD]),
+        ("Not that.", []),
+        ("I'm not.", []),
     ],
 )
 def test_what_asr_writes_for_a_command(heard: str, expected: list[str]) -> None:

@@ -98,3 +98,101 @@ def test_hysteresis_ignores_clicks_and_short_pauses() -> None:
     assert run([0.9] + [0.4] * 30, start_frames=1, end_s=0.1) == [(0, SpeechChange.STARTED)]
     with pytest.raises(ConfigError):
         SpeechDetector(Scripted([]), start_threshold=0.3, end_threshold=0.5)
+
+
+# --- the level gate: babble is "speech" to Silero, but not the person's ---------------------
+
+BABBLE_TALK = (
+    "the quick brown fox jumps over the lazy dog and keeps running far away",
+    "please tell me about the weather tomorrow in the city of london",
+    "we will meet at the station at noon and then take the train",
+    "she sells sea shells by the sea shore every summer",
+)
+
+
+def in_babble(espeak: Any, say: Any, speech: Any, db: float, after_s: float) -> tuple[Any, int]:
+    """``speech`` with ``after_s`` of nothing after it, in four-talker babble (reversed eSpeak
+    speech, as the conversation bench's babble-15 room) ``db`` below it; and where it ends."""
+    from anima.bench.asr import babble, speech_rms
+
+    talkers = [say(espeak, text)[::-1] for text in BABBLE_TALK]
+    padded = np.concatenate([speech, np.zeros(round(after_s * 16000), np.int16)])
+    noise = babble(talkers, len(padded), np.random.default_rng(13))
+    noise *= speech_rms(speech) * 10 ** (db / 20) / float(np.sqrt(np.mean(noise**2)))
+    out = np.clip(np.round(padded + noise), -32768, 32767).astype(np.int16)
+    return out, len(speech)
+
+
+def end_after(detector: SpeechDetector, audio: Any, speech_end: int) -> float | None:
+    """Audio seconds from ``speech_end`` to the frame that ends the turn (None: never)."""
+    detector.reset()
+    for i, frame in enumerate(frames(audio)):
+        if detector.feed(frame) is SpeechChange.ENDED:
+            return ((i + 1) * FRAME_SAMPLES - speech_end) / 16000
+    return None
+
+
+@pytest.mark.parametrize("text", ["walk forward for two seconds", "look to your left and then nod"])
+def test_a_turn_ends_in_babble_15_db_below_the_speaker(espeak: Any, say: Any, text: str) -> None:
+    from anima.listening.turn import make_turn
+
+    vad = SileroVad()
+    vad.load()
+    audio, speech_end = in_babble(espeak, say, say(espeak, text), -15.0, after_s=8.0)
+    # the cause: Silero hears the babble as speech, so without the gate no silence begins
+    ungated = SpeechDetector(vad, turn=make_turn("cues", level_gate_db=None))
+    assert end_after(ungated, audio, speech_end) is None
+    gated = SpeechDetector(vad, turn=make_turn("cues"))  # the default: 12 dB
+    assert gated.level_gate_db == 12.0
+    delay = end_after(gated, audio, speech_end)
+    assert delay is not None
+    assert 0.0 < delay < 2.0  # after the last word, within the hold + the VAD's lag
+
+
+def test_the_gate_is_relative_so_a_quiet_speaker_is_not_cut(espeak: Any, say: Any) -> None:
+    from anima.listening.turn import make_turn
+
+    vad = SileroVad()
+    vad.load()
+    speech = say(espeak, "walk forward for two seconds")
+    quiet = (speech.astype(np.float64) * 10 ** (-30 / 20)).astype(np.int16)  # 30 dB softer
+    audio = np.concatenate([quiet, np.zeros(32000, np.int16)])
+    delays = [
+        end_after(SpeechDetector(vad, turn=make_turn("cues", level_gate_db=g)), audio, len(quiet))
+        for g in (None, 12.0)
+    ]
+    assert delays[0] is not None
+    assert delays[1] is not None
+    assert delays[1] > 0  # not before the last word
+    assert abs(delays[1] - delays[0]) <= 0.2  # in a quiet room the gate changes (almost) nothing
+
+
+def test_the_gate_belongs_to_the_turn_detector_and_is_checked() -> None:
+    from anima.listening.turn import SilenceTurn, make_turn
+
+    assert SpeechDetector(Scripted([]), turn=SilenceTurn(0.8)).level_gate_db is None
+    assert SpeechDetector(Scripted([])).level_gate_db is None  # a fixed end_s: as before
+    assert (
+        SpeechDetector(Scripted([]), turn=make_turn("cues", level_gate_db=9.0)).level_gate_db == 9.0
+    )
+    assert SpeechDetector(Scripted([]), level_gate_db=6.0).level_gate_db == 6.0
+    for bad in (0.0, -3.0, float("nan")):
+        with pytest.raises(ConfigError, match="level gate"):
+            SpeechDetector(Scripted([]), level_gate_db=bad)
+        with pytest.raises(ConfigError, match="level_gate_db"):
+            make_turn("cues", level_gate_db=bad)
+
+
+def test_frames_well_below_the_speech_level_count_as_silence() -> None:
+    # scripted: Silero says "speech" throughout; the level drops 20 dB after 20 frames
+    rng = np.random.default_rng(3)
+    loud = [(rng.standard_normal(FRAME_SAMPLES) * 3000).astype(np.int16) for _ in range(20)]
+    room = [(f // 10).astype(np.int16) for f in loud] * 3  # 20 dB below
+    detector = SpeechDetector(Scripted([0.9] * 80), end_s=0.32, level_gate_db=12.0)
+    changes = [(i, detector.feed(f)) for i, f in enumerate(loud + room)]
+    ended = [i for i, c in changes if c is SpeechChange.ENDED]
+    # 3 frames of smoothing fade the loud frames out, then 10 frames (0.32 s) of "silence"
+    assert ended
+    assert 20 + 10 <= ended[0] <= 20 + 10 + 3
+    plain = SpeechDetector(Scripted([0.9] * 80), end_s=0.32)
+    assert all(plain.feed(f) is not SpeechChange.ENDED for f in loud + room)

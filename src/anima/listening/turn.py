@@ -99,19 +99,23 @@ def make_turn(
     quick_s: float = QUICK_S,
     hold_s: float = HOLD_S,
     speech_threshold: float = 0.35,
+    level_gate_db: float | None = 12.0,
 ) -> TurnDetector:
     """A turn detector of ``kind`` (a name of ``registry.TURNS``) with these silences:
     ``silence`` waits ``endpoint_s``; ``cues`` (and ``auto``) ``quick_s``, ``hold_s``, or
     ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn_cues`), with
-    ``speech_threshold`` the VAD probability that counts as speech (``vad_end_threshold``)."""
+    ``speech_threshold`` the VAD probability that counts as speech (``vad_end_threshold``) and
+    ``level_gate_db`` how far below the speech's level a frame is the room's, not the person's
+    (``None``: no gate; ``silence`` has none, so its behaviour is the one before)."""
     from anima.listening.registry import TURNS
 
     maker = TURNS.load(TURNS.check(kind))
     if maker is SilenceTurn:
         return SilenceTurn(endpoint_s)
     made: TurnDetector = maker(
-        quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s, speech_threshold=speech_threshold
-    )
+        quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s, speech_threshold=speech_threshold,
+        level_gate_db=level_gate_db,
+    )  # fmt: skip
     return made
 
 

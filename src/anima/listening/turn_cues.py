@@ -52,6 +52,7 @@ GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag a
 STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
 FALL_ST = -3.0  # the speech's last voiced pitch this far (semitones) below its median: a fall
 TOP_FALL_ST = -3.2  # … or this far below its 80th percentile (a short request's one accent)
+LEVEL_GATE_DB = 12.0  # frames this far below the utterance's speech level are the room's
 
 
 class Fall(Enum):
@@ -101,6 +102,7 @@ class CuesTurn:
         hold_s: float = 1.2,
         fall_st: float = FALL_ST,
         speech_threshold: float = 0.35,
+        level_gate_db: float | None = LEVEL_GATE_DB,
     ) -> None:
         for key, value in (("quick_s", quick_s), ("middle_s", middle_s), ("hold_s", hold_s)):
             if not (math.isfinite(value) and value > 0):
@@ -112,6 +114,10 @@ class CuesTurn:
         self.hold_s = hold_s
         self.fall_st = fall_st
         self.speech_threshold = speech_threshold
+        # SpeechDetector takes frames this far below the speech's level for silence (babble)
+        if level_gate_db is not None and not (math.isfinite(level_gate_db) and level_gate_db > 0):
+            raise ConfigError(f"turn: level_gate_db must be > 0 dB, got {level_gate_db!r}")
+        self.level_gate_db = level_gate_db
         self._quiet = 0  # frames since the VAD last heard speech
         self._spoken_since_text = 0  # speech frames since the last partial
         self._prosody = ProsodyTracker()

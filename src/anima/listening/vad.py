@@ -101,8 +101,7 @@ class EnergyVad:
         self._floor = None
 
     def probability(self, frame: Frame) -> float:
-        rms = math.sqrt(float(np.mean(np.square(frame, dtype=np.float64)))) if len(frame) else 0.0
-        level = 20 * math.log10(max(rms, 1e-5) / 32768.0)
+        level = frame_db(frame)
         floor = level if self._floor is None else self._floor + self.rise_db_per_s * FRAME_S
         self._floor = floor = min(level, floor)
         threshold = max(floor + self.margin_db, self.min_level_db)
@@ -131,6 +130,17 @@ def load_vad(kind: str = "auto") -> Vad:
     return silero
 
 
+GATE_MIN_FRAMES = 8  # confidently voiced frames (~0.26 s) before an utterance has a level
+GATE_PERCENTILE = 90.0  # of their levels: the voice's, not the room's between its words
+GATE_SMOOTH_FRAMES = 3  # a frame's level: the mean power of the last three (~0.1 s)
+
+
+def frame_db(frame: Frame) -> float:
+    """The frame's RMS level in dBFS (−100 for digital silence)."""
+    rms = math.sqrt(float(np.mean(np.square(frame, dtype=np.float64)))) if len(frame) else 0.0
+    return 20 * math.log10(max(rms, 1e-5) / 32768.0)
+
+
 class SpeechChange(Enum):
     STARTED = "started"
     ENDED = "ended"
@@ -152,9 +162,15 @@ class SpeechDetector:
         start_frames: int = 2,
         end_s: float = 0.8,
         turn: TurnDetector | None = None,
+        level_gate_db: float | None = None,
     ) -> None:
         if not 0 < end_threshold <= start_threshold < 1:
             raise ConfigError("VAD thresholds must satisfy 0 < end ≤ start < 1")
+        # the level gate is the turn detector's (CuesTurn: LEVEL_GATE_DB; SilenceTurn: none)
+        gate = getattr(turn, "level_gate_db", None) if level_gate_db is None else level_gate_db
+        if gate is not None and not (math.isfinite(gate) and gate > 0):
+            raise ConfigError(f"VAD level gate must be > 0 dB, got {gate!r}")
+        self.level_gate_db: float | None = gate
         self.vad = vad
         self.turn = turn
         self.start_threshold = start_threshold
@@ -165,6 +181,9 @@ class SpeechDetector:
         self.probability = 0.0  # of the last frame
         self._run = 0  # consecutive frames counting towards the next change
         self._ended_after = self._end_frames  # silent frames that ended the last utterance
+        self._levels: list[float] = []  # dBFS of this utterance's confidently voiced frames
+        self._speech_db: float | None = None  # their GATE_PERCENTILE, from GATE_MIN_FRAMES on
+        self._recent: list[float] = []  # the power of the last frames
 
     @property
     def end_frames(self) -> int:
@@ -179,6 +198,34 @@ class SpeechDetector:
         self.in_speech = False
         self.probability = 0.0
         self._run = 0
+        self._forget_level()
+
+    def _forget_level(self) -> None:
+        self._levels.clear()
+        self._recent.clear()
+        self._speech_db = None
+
+    def _gated(self, frame: Frame, p: float) -> float:
+        """``p``, or 0 when the frame is ``level_gate_db`` below this utterance's speech level:
+        in babble Silero calls the room speech, so without this no silence would ever start
+        (the person stopped; what remains is the room, well below their voice). The level is a
+        high percentile of the confidently voiced frames (the voice, not the room between its
+        words); each frame's is the mean power of the last GATE_SMOOTH_FRAMES (one loud
+        syllable of babble does not restart the silence)."""
+        gate = self.level_gate_db
+        if gate is None:
+            return p
+        power = float(np.mean(np.square(frame, dtype=np.float64))) if len(frame) else 0.0
+        self._recent = [*self._recent[1 - GATE_SMOOTH_FRAMES :], power]
+        level = 10 * math.log10(max(sum(self._recent) / len(self._recent), 1e-10) / 32768.0**2)
+        if self._speech_db is not None and level < self._speech_db - gate:
+            return 0.0
+        if p >= self.start_threshold:
+            self._levels.append(level)
+            n = len(self._levels)
+            if n >= GATE_MIN_FRAMES and (n <= 64 or n % 8 == 0):
+                self._speech_db = float(np.percentile(self._levels, GATE_PERCENTILE))
+        return p
 
     def partial(self, text: str) -> None:
         """The ASR's latest partial text, for the turn detector (nothing without one)."""
@@ -193,11 +240,14 @@ class SpeechDetector:
             self._run = self._run + 1 if p >= self.start_threshold else 0
             if self._run >= self.start_frames:
                 self.in_speech, self._run = True, 0
+                self._forget_level()
+                p = self._gated(frame, p)
                 if turn is not None:
                     turn.reset()  # partials of an utterance that ended on nothing go too
                     turn.frame(frame, p)
                 return SpeechChange.STARTED
             return None
+        p = self._gated(frame, p)
         self._run = self._run + 1 if p < self.end_threshold else 0
         if turn is not None:
             turn.frame(frame, p)

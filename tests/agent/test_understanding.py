@@ -597,6 +597,11 @@ def test_a_count_before_the_gesture_or_after_free_text() -> None:
         ("Can you not?", [NOD]),
         ("Not that.", []),
         ("I'm not.", []),
+        # "three" heard as "free" before a unit or "times" (nowhere else: "say free hugs")
+        ("Wait for free seconds.", ["wait(seconds=3.0)"]),
+        ("Nod free times.", [NOD, NOD, NOD]),
+        ("say free hugs", ["say(text='free hugs')"]),
+        ("wave for free", []),
     ],
 )
 def test_what_asr_writes_for_a_command(heard: str, expected: list[str]) -> None:

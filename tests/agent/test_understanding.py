@@ -602,6 +602,13 @@ def test_a_count_before_the_gesture_or_after_free_text() -> None:
         ("Nod free times.", [NOD, NOD, NOD]),
         ("say free hugs", ["say(text='free hugs')"]),
         ("wave for free", []),
+        # eSpeak NG's "shake your head if you disagree" and "look like you're thinking"
+        ("Shake your hand if you disagree.", ["play_animation(name='shake')"]),
+        ("Nod your hand if you agree.", [NOD]),
+        ("shake my hand if you agree", ["play_animation(name='shakehand_TwoArgGesture')"]),
+        ("shake my hand if you like", ["play_animation(name='shakehand_TwoArgGesture')"]),
+        ("Look like you're sinking.", ["play_animation(name='think')"]),
+        ("say I am sinking", ["say(text='i am sinking')"]),
     ],
 )
 def test_what_asr_writes_for_a_command(heard: str, expected: list[str]) -> None:

@@ -55,5 +55,24 @@ def unconditional(toks: list[str]) -> list[str]:
     view is how people ask for a yes/no gesture; any other condition stays (not understood)."""
     for i in range(1, len(toks)):
         if toks[i] == "if" and tuple(toks[i + 1 :]) in CONDITIONS:
-            return toks[:i]
+            head = toks[:i]
+            if tuple(toks[i + 1 :]) in _ANSWERS:  # a yes or a no: "shake your hand" is ASR's
+                for j in range(1, len(head)):  # "head" (but "shake my hand if you agree" is one)
+                    if head[j - 1 : j + 1] == ["your", "hand"]:
+                        head[j] = "head"
+            return head
     return toks
+
+
+# conditions only a nod or a head shake answers ("shake my hand if you like" is a handshake)
+_ANSWERS = frozenset(
+    tuple(c.split())
+    for c in (
+        "you agree",
+        "you disagree",
+        "you do not agree",
+        "you understand",
+        "you understood",
+        "you do not understand",
+    )
+)

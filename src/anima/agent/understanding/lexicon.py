@@ -166,6 +166,7 @@ SYNONYMS = {
     "peek": "look",
     "stare": "look",
     "knot": "nod",
+    "sinking": "thinking",  # eSpeak NG's "th" as Whisper hears it ("look like you're sinking")
     "waive": "wave",
     "bough": "bow",
 }

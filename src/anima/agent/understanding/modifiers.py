@@ -203,6 +203,6 @@ def _number(toks: list[str], i: int) -> tuple[float, int] | None:
             return (1.0, 1)
         if toks[i] in ("to", "too") and i > 0 and toks[i - 1] in _BEFORE_MEASURE:
             return (2.0, 1)  # ASR's "for to seconds"
-    if toks[i] == "free" and i + 1 < len(toks) and (toks[i + 1] in UNITS or toks[i + 1] in _TIMES):
+    if i + 1 < len(toks) and toks[i] == "free" and (toks[i + 1] in UNITS or toks[i + 1] in _TIMES):
         return (3.0, 1)  # ASR's "for free seconds", "free times": nothing else is free there
     return None

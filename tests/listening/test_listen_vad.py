@@ -10,7 +10,15 @@ import pytest
 
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.audio import FRAME_SAMPLES, Framer
-from anima.listening.vad import EnergyVad, SileroVad, SpeechChange, SpeechDetector, load_vad
+from anima.listening.vad import (
+    GATE_LAG_FRAMES,
+    GATE_SMOOTH_FRAMES,
+    EnergyVad,
+    SileroVad,
+    SpeechChange,
+    SpeechDetector,
+    load_vad,
+)
 
 
 def frames(samples: Any) -> list[Any]:
@@ -191,8 +199,9 @@ def test_frames_well_below_the_speech_level_count_as_silence() -> None:
     detector = SpeechDetector(Scripted([0.9] * 80), end_s=0.32, level_gate_db=12.0)
     changes = [(i, detector.feed(f)) for i, f in enumerate(loud + room)]
     ended = [i for i, c in changes if c is SpeechChange.ENDED]
-    # 3 frames of smoothing fade the loud frames out, then 10 frames (0.32 s) of "silence"
+    # smoothing fades the loud frames out, the gate waits its lag, then 10 frames (0.32 s)
     assert ended
-    assert 20 + 10 <= ended[0] <= 20 + 10 + 3
+    lag = GATE_LAG_FRAMES + GATE_SMOOTH_FRAMES
+    assert 20 + 10 + GATE_LAG_FRAMES <= ended[0] <= 20 + 10 + lag
     plain = SpeechDetector(Scripted([0.9] * 80), end_s=0.32)
     assert all(plain.feed(f) is not SpeechChange.ENDED for f in loud + room)

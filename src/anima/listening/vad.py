@@ -132,6 +132,7 @@ def load_vad(kind: str = "auto") -> Vad:
 
 GATE_MIN_FRAMES = 8  # confidently voiced frames (~0.26 s) before an utterance has a level
 GATE_PERCENTILE = 90.0  # of their levels: the voice's, not the room's between its words
+GATE_LAG_FRAMES = 6  # frames (~0.2 s) below the gate before it says silence (no more clean cuts)
 GATE_SMOOTH_FRAMES = 3  # a frame's level: the mean power of the last three (~0.1 s)
 
 
@@ -184,6 +185,7 @@ class SpeechDetector:
         self._levels: list[float] = []  # dBFS of this utterance's confidently voiced frames
         self._speech_db: float | None = None  # their GATE_PERCENTILE, from GATE_MIN_FRAMES on
         self._recent: list[float] = []  # the power of the last frames
+        self._below = 0  # consecutive frames below the gate
 
     @property
     def end_frames(self) -> int:
@@ -203,6 +205,7 @@ class SpeechDetector:
     def _forget_level(self) -> None:
         self._levels.clear()
         self._recent.clear()
+        self._below = 0
         self._speech_db = None
 
     def _gated(self, frame: Frame, p: float) -> float:
@@ -219,7 +222,10 @@ class SpeechDetector:
         self._recent = [*self._recent[1 - GATE_SMOOTH_FRAMES :], power]
         level = 10 * math.log10(max(sum(self._recent) / len(self._recent), 1e-10) / 32768.0**2)
         if self._speech_db is not None and level < self._speech_db - gate:
-            return 0.0
+            # as late as Silero's own silence would come: the cues' waits were measured with it
+            self._below += 1
+            return 0.0 if self._below > GATE_LAG_FRAMES else p
+        self._below = 0
         if p >= self.start_threshold:
             self._levels.append(level)
             n = len(self._levels)

@@ -604,6 +604,7 @@ def test_a_count_before_the_gesture_or_after_free_text() -> None:
         ("wave for free", []),
         # eSpeak NG's "shake your head if you disagree" and "look like you're thinking"
         ("Shake your hand if you disagree.", ["play_animation(name='shake')"]),
+        ("Shake your hands if you disagree.", ["play_animation(name='shake')"]),
         ("Nod your hand if you agree.", [NOD]),
         ("shake my hand if you agree", ["play_animation(name='shakehand_TwoArgGesture')"]),
         ("shake my hand if you like", ["play_animation(name='shakehand_TwoArgGesture')"]),

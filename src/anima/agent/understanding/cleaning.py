@@ -58,7 +58,7 @@ def unconditional(toks: list[str]) -> list[str]:
             head = toks[:i]
             if tuple(toks[i + 1 :]) in _ANSWERS:  # a yes or a no: "shake your hand" is ASR's
                 for j in range(1, len(head)):  # "head" (but "shake my hand if you agree" is one)
-                    if head[j - 1 : j + 1] == ["your", "hand"]:
+                    if head[j - 1] == "your" and head[j] in ("hand", "hands"):
                         head[j] = "head"
             return head
     return toks

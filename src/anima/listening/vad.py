@@ -186,6 +186,9 @@ class SpeechDetector:
         self._speech_db: float | None = None  # their GATE_PERCENTILE, from GATE_MIN_FRAMES on
         self._recent: list[float] = []  # the power of the last frames
         self._below = 0  # consecutive frames below the gate
+        self._gate_run = 0  # consecutive frames silent or gated: the gate's own run
+        # the gate ends a turn after the turn detector's hold (the longest it waits), at least
+        self._hold_frames = max(self._end_frames, silence_frames(getattr(turn, "hold_s", 0.0)))
 
     @property
     def end_frames(self) -> int:
@@ -200,6 +203,7 @@ class SpeechDetector:
         self.in_speech = False
         self.probability = 0.0
         self._run = 0
+        self._gate_run = 0
         self._forget_level()
 
     def _forget_level(self) -> None:
@@ -245,7 +249,7 @@ class SpeechDetector:
         if not self.in_speech:
             self._run = self._run + 1 if p >= self.start_threshold else 0
             if self._run >= self.start_frames:
-                self.in_speech, self._run = True, 0
+                self.in_speech, self._run, self._gate_run = True, 0, 0
                 self._forget_level()
                 p = self._gated(frame, p)
                 if turn is not None:
@@ -253,15 +257,23 @@ class SpeechDetector:
                     turn.frame(frame, p)
                 return SpeechChange.STARTED
             return None
-        p = self._gated(frame, p)
+        # the level gate only ever ends a turn after the hold: a run of frames the VAD calls
+        # speech but that lie far below the voice (the room) — never a quick end, and the turn
+        # detector judges the VAD's own silences (gating its cues cut soft endings, "ste-ps",
+        # and 1 s pauses: held-out clean cuts 4.9 % → 9 %)
+        gated = self._gated(frame, p)
         self._run = self._run + 1 if p < self.end_threshold else 0
+        self._gate_run = self._gate_run + 1 if gated < self.end_threshold else 0
         if turn is not None:
             turn.frame(frame, p)
             over = self._run > 0 and turn.ended(self._run * FRAME_S)
         else:
             over = self._run >= self._end_frames
+        run = self._run
+        if not over and self.level_gate_db is not None and self._gate_run >= self._hold_frames:
+            over, run = True, self._gate_run
         if over:
-            self._ended_after, self.in_speech, self._run = self._run, False, 0
+            self._ended_after, self.in_speech, self._run, self._gate_run = run, False, 0, 0
             return SpeechChange.ENDED
         return None
 

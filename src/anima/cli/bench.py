@@ -465,7 +465,7 @@ def bench_wake(
         str, typer.Option(help="asr (Whisper) or keyphrase (pocketsphinx).")
     ] = "asr",
     max_seconds: Annotated[
-        float, typer.Option(min=10.0, help="Stop adding work past this (the hits and the talk).")
+        float, typer.Option(min=1.0, help="Stop adding work past this (the hits and the talk).")
     ] = 170.0,
     talk_minutes: Annotated[
         float,
@@ -486,9 +486,7 @@ def bench_wake(
 
 @app.command("turn")
 def bench_turn(
-    budget_seconds: Annotated[
-        float, typer.Option(min=10.0, help="About this long in all.")
-    ] = 170.0,
+    budget_seconds: Annotated[float, typer.Option(min=1.0, help="About this long in all.")] = 170.0,
 ) -> None:
     """End of turn on the turn-taking set (pauses cut into whole sentences, dev and held-out):
     delay after the last word (p50/p95) and cut-off rate per detector, voice and noise."""

@@ -1,0 +1,166 @@
+"""`anima bench asr | conversation | wake | turn`: the listening and conversation benchmarks,
+registered on `anima bench` by :func:`register` (kept apart from the motion and door benches)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from anima.cli.common import ConfigOpt, fail
+from anima.errors import AnimaError
+
+
+def register(app: typer.Typer) -> None:
+    """Add the listening benchmarks to ``app`` (`anima bench`)."""
+    app.command("asr")(bench_asr)
+    app.command("conversation")(bench_conversation)
+    app.command("wake")(bench_wake)
+    app.command("turn")(bench_turn)
+
+
+def _names(value: str, known: Sequence[str], what: str) -> tuple[str, ...]:
+    """A comma-separated list of names, each one of ``known`` (a usage error otherwise)."""
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise typer.BadParameter(
+            f"unknown {what} {', '.join(bad)[:80]!r}; known: {', '.join(known)}"
+        )
+    return names
+
+
+def bench_asr(
+    recognizers: Annotated[
+        str, typer.Option(help="Comma-separated: whisper, pocketsphinx-grammar, pocketsphinx-lm.")
+    ] = "whisper,pocketsphinx-grammar,pocketsphinx-lm",
+    max_seconds: Annotated[
+        float, typer.Option(min=10.0, help="Stop adding work past this.")
+    ] = 170.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Word error (clean, white noise, babble), confidence, final latency, load and memory of
+    the speech recognizers on TTS-spoken requests."""
+    from anima.bench.asr import RECOGNIZERS, report_lines, run_asr_bench
+
+    names = _names(recognizers, list(RECOGNIZERS), "recognizer")
+    r = run_asr_bench(recognizers=names, max_s=max_seconds)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for line in report_lines(r):
+        typer.echo(line)
+
+
+def bench_conversation(
+    voices: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated voices (espeak-us, espeak-gb-fast, espeak-us-slow, piper-joe)."
+        ),
+    ] = "espeak-us,espeak-gb-fast,espeak-us-slow,piper-joe",
+    noises: Annotated[
+        str, typer.Option(help="Comma-separated rooms (clean, white-25, babble-15, fan-15).")
+    ] = "clean,white-25,babble-15",
+    modes: Annotated[
+        str,
+        typer.Option(
+            help='wake ("hey robot, …"), ptt (push-to-talk), text (the words as `ask`: '
+            "understanding alone)."
+        ),
+    ] = "wake,ptt",
+    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
+    category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most this many requests per split.")
+    ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full", help="Every request in every condition (default: conditions rotate)."
+        ),
+    ] = False,
+    max_seconds: Annotated[
+        float, typer.Option(min=10.0, max=3600.0, help="No trial starts after this many seconds.")
+    ] = 240.0,
+    false_wake_s: Annotated[
+        float, typer.Option(min=0.0, max=3600.0, help="Audio seconds of non-wake speech (0: skip).")
+    ] = 60.0,
+    config: ConfigOpt = None,
+    detail: Annotated[bool, typer.Option("--detail", help="Also print every trial.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Requests spoken as people say them (several voices, rooms, wake or push-to-talk) to the
+    real agent on the simulated robot: intent accuracy, wake, word error, refusals, latency."""
+    from anima.bench.conversation import BenchOptions, run_conversation_bench
+    from anima.bench.conversation_audio import NOISES, VOICES
+    from anima.bench.conversation_report import report_lines
+    from anima.config import load_config
+
+    splits = {"both": ("dev", "heldout"), "dev": ("dev",), "heldout": ("heldout",)}
+    if split not in splits:
+        raise typer.BadParameter(f"--split must be dev, heldout or both, got {split[:40]!r}")
+    options = BenchOptions(
+        voices=_names(voices, list(VOICES), "voice"),
+        noises=_names(noises, list(NOISES), "noise"),
+        modes=_names(modes, ["wake", "ptt", "text"], "mode"),  # type: ignore[arg-type]
+        splits=splits[split],  # type: ignore[arg-type]
+        categories=tuple(c.strip() for c in category.split(",") if c.strip()),
+        limit=limit,
+        design="full" if full else "rotate",
+        max_seconds=max_seconds,
+        false_wake_s=false_wake_s,
+        config=None,
+    )
+    if config is not None:
+        try:
+            options = dataclasses.replace(options, config=load_config(config))
+        except AnimaError as exc:
+            raise fail(exc) from None
+    try:
+        r = run_conversation_bench(options)
+    except AnimaError as exc:  # a missing voice, a bad evaluation set: one line, exit 2
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for line in report_lines(r, detail=detail):
+        typer.echo(line)
+
+
+def bench_wake(
+    spotter: Annotated[
+        str, typer.Option(help="asr (Whisper) or keyphrase (pocketsphinx).")
+    ] = "asr",
+    max_seconds: Annotated[
+        float, typer.Option(min=1.0, help="Stop adding work past this (the hits and the talk).")
+    ] = 170.0,
+    talk_minutes: Annotated[
+        float,
+        typer.Option(min=0.0, help="Then this many minutes of talk nobody tuned on (0: none)."),
+    ] = 0.0,
+) -> None:
+    """Wake hit rate over voices, speeds and noise; false wakes on held-out talk and near misses;
+    with --talk-minutes, false wakes per hour over the standard library's docstrings, spoken."""
+    if spotter not in ("asr", "keyphrase"):
+        raise typer.BadParameter("--spotter: asr or keyphrase")
+    from anima.bench.wake import main as wake_main
+    from anima.bench.wake_talk import main as talk_main
+
+    wake_main(max_s=max_seconds, kind=spotter)
+    if talk_minutes > 0:
+        talk_main(minutes=talk_minutes, max_s=max(60.0, talk_minutes * 30), kind=spotter)
+
+
+def bench_turn(
+    budget_seconds: Annotated[float, typer.Option(min=1.0, help="About this long in all.")] = 170.0,
+) -> None:
+    """End of turn on the turn-taking set (pauses cut into whole sentences, dev and held-out):
+    delay after the last word (p50/p95) and cut-off rate per detector, voice and noise."""
+    from anima.bench.turn import run_turn_bench
+
+    for line in run_turn_bench(budget_s=budget_seconds).lines():
+        typer.echo(line)

@@ -4,6 +4,7 @@ and a condition on the robot's own view."""
 from __future__ import annotations
 
 from anima.agent.understanding.lexicon import (
+    ANSWERS,
     AUDIENCE,
     AUDIENCE_DETERMINERS,
     AUDIENCE_LEAD,
@@ -56,23 +57,9 @@ def unconditional(toks: list[str]) -> list[str]:
     for i in range(1, len(toks)):
         if toks[i] == "if" and tuple(toks[i + 1 :]) in CONDITIONS:
             head = toks[:i]
-            if tuple(toks[i + 1 :]) in _ANSWERS:  # a yes or a no: "shake your hand" is ASR's
+            if tuple(toks[i + 1 :]) in ANSWERS:  # a yes or a no: "shake your hand" is ASR's
                 for j in range(1, len(head)):  # "head" (but "shake my hand if you agree" is one)
                     if head[j - 1] == "your" and head[j] in ("hand", "hands"):
                         head[j] = "head"
             return head
     return toks
-
-
-# conditions only a nod or a head shake answers ("shake my hand if you like" is a handshake)
-_ANSWERS = frozenset(
-    tuple(c.split())
-    for c in (
-        "you agree",
-        "you disagree",
-        "you do not agree",
-        "you understand",
-        "you understood",
-        "you do not understand",
-    )
-)

@@ -100,8 +100,8 @@ LEADING = (
 TRAILING = ("please", "for me", "now", "robot", "right now")
 # Dropped at the end only when the rest is understood without them ("say thank you" says it)
 COURTESIES = (["thanks"], ["thank", "you"], ["thanks", "a", "lot"], ["thank", "you", "robot"])
-# "nod if you agree": a condition on the robot's own view, which a gesture answers
-CONDITIONS = frozenset(
+# conditions only a nod or a head shake answers ("shake my hand if you like" is a handshake)
+ANSWERS = frozenset(
     tuple(c.split())
     for c in (
         "you agree",
@@ -110,6 +110,12 @@ CONDITIONS = frozenset(
         "you understand",
         "you understood",
         "you do not understand",
+    )
+)
+# "nod if you agree": a condition on the robot's own view, which a gesture answers
+CONDITIONS = ANSWERS | frozenset(
+    tuple(c.split())
+    for c in (
         "you like",
         "you like it",
         "you can",

@@ -148,18 +148,21 @@ def test_the_wake_threshold_reaches_pocketsphinx(piper: Any, say: Any) -> None:
     """Issue 13: listen.wake_threshold was never passed to pocketsphinx. pocketsphinx reads
     ``kws_threshold`` from the decoder's config when a keyphrase search is added, so the
     spotter's worker must create its decoder with it: a threshold of 1e-80 hears the phrase in
-    "hey Robert, how are you" (a false alarm that proves the value arrived), the default 1e-30
-    does not. Before the fix the value was dropped and both behaved as pocketsphinx's default
-    (1e-30)."""
+    "hey Robert, how are you" (a false alarm that proves the value arrived), a strict 1e-10 does
+    not. Before the fix the value was dropped and both behaved as pocketsphinx's default (1e-30).
+
+    Piper's synthesis is not bit-exact from run to run or machine to machine: measured over
+    repeated syntheses here, the phrase's score sits between 1e-50 and 1e-30 (a CI run once heard
+    it at 1e-30 too), so the two thresholds here stay far from it on either side."""
     near = padded(say(piper, "hey Robert, how are you?"))
     results = {}
-    for threshold in (1e-80, 1e-30):
+    for threshold in (1e-80, 1e-10):
         spotter = KeyphraseSpotter(threshold=threshold)
         try:
             results[threshold] = wakes(spotter, near)
         finally:
             spotter.close()
-    assert results == {1e-80: 1, 1e-30: 0}
+    assert results == {1e-80: 1, 1e-10: 0}
 
 
 def test_a_wake_over_the_robots_voice_keeps_the_command(listen: Any, piper: Any, say: Any) -> None:

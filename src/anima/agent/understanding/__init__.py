@@ -85,6 +85,9 @@ class Understander:
         if about is not None:
             response = answer(about, self.about, self.registry)
             return Understanding(kind="answer", response=response, why=f"question: {about}")
+        alike = understand_steps(self._matcher, toks, sounds=True)  # as ASR may mishear it
+        if alike.match is not None:
+            return Understanding(kind="act", actions=list(alike.match.actions), why=alike.match.why)
         if steps.limit is not None:
             return Understanding(kind="refuse", response=steps.limit.said, why="past a limit")
         return self._refusal(stripped, steps.missed)

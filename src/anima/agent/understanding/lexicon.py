@@ -187,7 +187,21 @@ EXTRA_PHRASES: dict[str, tuple[Phrase, ...]] = {
         Phrase("point", name="point_right"),
         Phrase("handshake", name="shakehand_TwoArgGesture"),
     ),
-    "stop": (Phrase("nevermind"), Phrase("abort"), Phrase("enough"), Phrase("quiet")),
+    "stop": (
+        Phrase("nevermind"),
+        Phrase("abort"),
+        Phrase("enough"),
+        Phrase("quiet"),
+        # what people say to end what the robot is doing (Whisper hears "that's enough" so)
+        Phrase("that's it"),
+        Phrase("that will do"),
+        Phrase("okay that's enough"),
+        Phrase("enough now"),
+        Phrase("you can stop"),
+        Phrase("you can stop now"),
+        Phrase("please stop"),
+        Phrase("stop now"),
+    ),
     "walk_forward": (
         Phrase("move forward"),
         Phrase("step forward"),

@@ -36,6 +36,7 @@ from anima.agent.understanding.lexicon import (
     TRAILING,
 )
 from anima.agent.understanding.senses import senses
+from anima.agent.understanding.soundalike import SoundAlikes
 from anima.agent.understanding.words import NUMBER_PATTERN, number_at, stem, tokens, unstutter
 
 FUZZY_MIN_LEN = 5  # shorter words are too easily another word ("bowl" is not "bow")
@@ -64,6 +65,18 @@ class Matcher:
         # the most literal words first: "walk forward {seconds} seconds" before "say {text}"
         self._patterns.sort(key=lambda p: -len(_SLOT.sub("", p.phrase.text).split()))
         self._senses = senses(registry)
+        self._sounds = SoundAlikes(registry)
+        # the words a command begins with: free text ("say {text}") stops before one that
+        # follows "and"/"then" ("say hi and give me a nod" is two requests, not one sentence)
+        self._starts = frozenset(
+            w
+            for w in (
+                *(k.split()[0] for k in self._literal),
+                *(_first_word(p) for p in self._patterns),
+                *_STARTS,
+            )
+            if w and w not in _NOT_STARTS
+        )
         self._vocabulary = sorted({k for s in self._senses for k in s.keys})
         self._extras = frozenset(stem(w) for w in EXTRAS)
         lead = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *LEADING]
@@ -85,8 +98,9 @@ class Matcher:
                     toks, changed = toks[: -len(trail)], True
         return toks
 
-    def clause(self, toks: list[str]) -> ClauseResult:
-        """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None."""
+    def clause(self, toks: list[str], *, sounds: bool = False) -> ClauseResult:
+        """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None;
+        ``sounds``: a phrase it sounds like is taken too (:mod:`.soundalike`)."""
         said = self.strip(toks, trailing=False)  # as heard, for free text ("say bye bye")
         if said[-1:] == ["please"]:  # but "say my name is anima" keeps the robot's name
             said = said[:-1]
@@ -95,11 +109,15 @@ class Matcher:
         found = self._clause(toks, said)
         if found is None and toks and misheard_nod(self.strip(plain, trailing=False)):
             found = self._clause(["nod", *toks[1:]])  # "can you not please": ASR's "nod"
-        if found is None and for_someone(toks) < len(toks):
-            found = self._clause(toks[: for_someone(toks)])  # "wave to the audience"
+        if for_someone(toks) < len(toks):  # "wave to the audience"
+            found = _seen(found or self._clause(toks[: for_someone(toks)]))
         for courtesy in COURTESIES:  # "that's enough thanks"; but "say thank you" says it
             if found is None and len(toks) > len(courtesy) and toks[-len(courtesy) :] == courtesy:
                 found = self._clause(self.strip(toks[: -len(courtesy)]))
+        if found is None and sounds and toks:
+            alike = self._sounds.find(toks)
+            if alike is not None:
+                found = Match((alike.call,), f"sounds like {alike.phrase!r} ({alike.score:.0f})")
         return found
 
     def _clause(self, toks: list[str], said: list[str] | None = None) -> ClauseResult:
@@ -122,6 +140,8 @@ class Matcher:
                 for slot in pat.phrase.slots:
                     heard = m.group(slot)
                     if _is_free_text(pat.action.param(slot)):  # "say hello twice"
+                        if self._swallows(heard.split()):
+                            raise ValueError("another request follows")
                         count, words = modifiers.trailing_count(heard.split())
                         heard = " ".join(words)
                     values[slot] = _slot_value(pat.action.param(slot), heard)
@@ -163,6 +183,12 @@ class Matcher:
             return limits[0]
         return None  # nothing fits the modifiers, or two different calls: ambiguous
 
+    def _swallows(self, words: list[str]) -> bool:
+        """Free text that goes on into another command: "hi and give me a nod"."""
+        return any(
+            words[i] in _JOINS and words[i + 1] in self._starts for i in range(len(words) - 1)
+        )
+
     def unknown(self, words: list[str]) -> list[str]:
         """The words that neither name an action nor may surround one ("coffee" in "make me
         a coffee"): a request with none of them is not understood rather than refused — the
@@ -185,6 +211,24 @@ class Matcher:
 
 
 _SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+_JOINS = frozenset({"and", "then", "than"})
+_STARTS = ("give", "let", "try", "can", "could", "please")  # how requests begin, besides verbs
+# first words of phrases that begin sentences of any kind ("i", "it"): no command follows them
+_NOT_STARTS = frozenset({"i", "it", "you", "we", "the", "a", "an", "that", "this"})
+# a pause or a stop is for no one: "could you wait at me" is a misheard "wave at me"
+_UNSEEN = frozenset({"wait", "stop", "finish", "stop_walking"})
+
+
+def _seen(found: ClauseResult) -> ClauseResult:
+    """``found`` unless it is only pauses or stops (which have no audience)."""
+    if isinstance(found, Match) and all(a.split("(", 1)[0] in _UNSEEN for a in found.actions):
+        return None
+    return found
+
+
+def _first_word(pattern: _Pattern) -> str:
+    first = pattern.phrase.text.split()[0]
+    return "" if _SLOT.fullmatch(first) else " ".join(tokens(first)[:1])
 
 
 def _fitting(act: Action, phrases: tuple[Phrase, ...]) -> list[Phrase]:

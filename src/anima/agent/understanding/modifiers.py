@@ -65,6 +65,8 @@ UNITS: dict[str, tuple[str, float]] = {
     "degrees": ("degrees", 1.0),
 }
 _TIMES = ("times", "time")
+# "to seconds" can only be ASR's "two seconds" (and "wait to second" its "two seconds" too)
+_PLURAL_UNITS = frozenset({"seconds", "second", "steps", "meters", "metres"})
 
 # whole word sequences, longest first where one is the start of another
 _FIXED: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = tuple(
@@ -201,8 +203,12 @@ def _number(toks: list[str], i: int) -> tuple[float, int] | None:
     if i + 1 < len(toks) and toks[i + 1] in UNITS:
         if toks[i] in ("a", "an", "one"):  # "a second", "a meter"
             return (1.0, 1)
-        if toks[i] in ("to", "too") and i > 0 and toks[i - 1] in _BEFORE_MEASURE:
-            return (2.0, 1)  # ASR's "for to seconds"
+        if toks[i] in ("to", "too") and (
+            (i > 0 and toks[i - 1] in _BEFORE_MEASURE) or toks[i + 1] in _PLURAL_UNITS
+        ):
+            return (2.0, 1)  # ASR's "for to seconds", "wait to seconds"
+    if i + 1 < len(toks) and toks[i] in ("to", "too") and toks[i + 1] in _TIMES:
+        return (2.0, 1)  # "nod to times": nothing else goes to times
     if i + 1 < len(toks) and toks[i] == "free" and (toks[i + 1] in UNITS or toks[i + 1] in _TIMES):
         return (3.0, 1)  # ASR's "for free seconds", "free times": nothing else is free there
     return None

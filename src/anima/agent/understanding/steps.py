@@ -31,6 +31,13 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class _Part:
+    sep: tuple[str, ...]  # the joining words before it (none: only punctuation)
+    words: int  # how many words it was
+    match: Match
+
+
+@dataclass(frozen=True)
 class Steps:
     """The outcome for a whole request."""
 
@@ -81,24 +88,26 @@ def at_repeats(segs: list[Segment]) -> list[Segment]:
     return out
 
 
-def understand_steps(matcher: Matcher, toks: list[str]) -> Steps:
-    steps = _understand(matcher, segments(toks))
+def understand_steps(matcher: Matcher, toks: list[str], *, sounds: bool = False) -> Steps:
+    """The request's steps; ``sounds``: a part may be a phrase it sounds like
+    (:mod:`.soundalike`), asked only once the words as heard are not understood."""
+    steps = _understand(matcher, segments(toks), sounds)
     if steps.match is None:
         again = at_repeats(segments(toks))
         if len(again) > len(segments(toks)):
-            recut = _understand(matcher, again)
+            recut = _understand(matcher, again, sounds)
             if recut.match is not None:
                 return recut
     return steps
 
 
-def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
+def _understand(matcher: Matcher, segs: list[Segment], sounds: bool) -> Steps:
     limits: list[Limit] = []
-    memo: dict[tuple[int, str], tuple[tuple[tuple[str, ...], Match], ...] | None] = {}
+    memo: dict[tuple[int, str], tuple[_Part, ...] | None] = {}
 
-    def best(start: int, verb: str) -> tuple[tuple[tuple[str, ...], Match], ...] | None:
-        """(joining words, match) for segs[start:]; the shortest first command that leaves
-        the rest understood."""
+    def best(start: int, verb: str) -> tuple[_Part, ...] | None:
+        """The parts of segs[start:]; the shortest first command that leaves the rest
+        understood."""
         if start == len(segs):
             return ()
         key = (start, verb)
@@ -109,9 +118,9 @@ def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
             words = list(segs[start].words)
             for seg in segs[start + 1 : end]:
                 words.extend([*seg.sep, *seg.words])
-            found = matcher.clause(words)
+            found = matcher.clause(words, sounds=sounds)
             if found is None and verb and start > 0 and _only_direction(words):
-                found = matcher.clause([verb, *words])  # "look left and right"
+                found = matcher.clause([verb, *words], sounds=sounds)  # "look left and right"
             if isinstance(found, Limit):
                 limits.append(found)
                 continue
@@ -119,22 +128,26 @@ def _understand(matcher: Matcher, segs: list[Segment]) -> Steps:
                 continue
             rest = best(end, _verb(matcher, words) or verb)
             if rest is not None:
-                memo[key] = ((segs[start].sep, found), *rest)
+                memo[key] = (_Part(segs[start].sep, len(words), found), *rest)
                 break
         return memo[key]
 
     parts = best(0, "") if segs else None
     if parts is not None:
         actions: list[str] = []
-        for sep, m in parts:
-            if m.actions == (STOP,) and not _LATER & set(sep):
+        stopped = False
+        for part in parts:
+            if stopped and not part.sep and part.words == 1:
+                continue  # "stop, nod.": ASR's "stop that" (a stop's object, not a step)
+            stopped = part.match.actions == (STOP,)
+            if stopped and not _LATER & set(part.sep):
                 actions = []  # "wave, no wait, stop!": what came before would be stopped
-            actions.extend(m.actions)
-        return Steps(Match(tuple(actions), "; ".join(m.why for _, m in parts)), None, None)
+            actions.extend(part.match.actions)
+        return Steps(Match(tuple(actions), "; ".join(p.match.why for p in parts)), None, None)
     missed = None
     stop = False
     for seg in segs:
-        found = matcher.clause(list(seg.words))
+        found = matcher.clause(list(seg.words), sounds=sounds)
         if isinstance(found, Match) and found.actions == (STOP,):
             stop = True
         elif found is None and missed is None:

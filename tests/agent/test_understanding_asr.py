@@ -194,3 +194,34 @@ def test_the_understander_compiles_the_sound_alikes_once(registry: ActionRegistr
     understander = Understander(registry)
     assert understander.understand("Can you take a blow?").actions == [BOW]
     assert understander.understand("Can you take a blow?").actions == [BOW]
+
+
+# ------------------------------------------------------------------ what the decoder adds
+def test_a_clause_said_again_after_a_comma_is_done_once(registry: ActionRegistry) -> None:
+    """Whisper's decoder starting over: "look down, look down" looked down twice."""
+    assert plan("Look down, look down.", registry) == ["look_at(x=1.0, y=0.0, z=-0.4)"]
+    assert plan("look left, then look left", registry) == [LEFT, LEFT]  # joined: said twice
+
+
+def test_the_prompt_run_on_after_the_request_is_dropped(registry: ActionRegistry) -> None:
+    """ "let's shake hands" heard as "Let's shake hands, look up, lo": the decoder went on
+    through its prompt ("…, shake hands, look up, look down.") until its budget cut a word."""
+    assert plan("Let's shake hands, look up, lo", registry) == [
+        "play_animation(name='shakehand_TwoArgGesture')"
+    ]
+
+
+def test_phrases_of_the_prompt_said_on_purpose_stay_steps(registry: ActionRegistry) -> None:
+    up = "look_at(x=1.0, y=0.0, z=0.5)"
+    assert plan("Let's shake hands, look up.", registry)[-1] == up  # no cut word: said
+    assert plan("nod, wave", registry) == [NOD, WAVE]
+
+
+@pytest.mark.parametrize("heard", ["Stop moving clean.", "Okay, stop down.", "Stop the music."])
+def test_a_request_that_begins_with_a_stop_is_a_stop(heard: str, registry: ActionRegistry) -> None:
+    assert plan(heard, registry) == [STOP]
+
+
+@pytest.mark.parametrize("heard", ["Don't stop.", "Please do not stop."])
+def test_a_stop_turned_around_is_no_stop(heard: str, registry: ActionRegistry) -> None:
+    assert understand(heard, registry).kind != "act"

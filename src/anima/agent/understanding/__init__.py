@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from anima.agent.actions import Action, ActionRegistry
 from anima.agent.understanding.aliases import Alias, aliases, asr_phrases, choice_aliases
+from anima.agent.understanding.cleaning import unrepeated, without_echo
 from anima.agent.understanding.lexicon import AGAIN
 from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.result import NOT_UNDERSTOOD, About, Kind, Understanding
@@ -53,6 +54,9 @@ class Understander:
         self.about = about or About()
         ignored = (self.about.wake_phrase, self.about.name, "hey " + self.about.name)
         self._matcher = Matcher(registry, ignored=ignored)
+        # Whisper's prompt lists these, the shortest first (anima.listening.whisper.prompt_text)
+        prompt = sorted(asr_phrases(registry), key=lambda p: len(p.split()))
+        self._prompt = [tuple(tokens(p)) for p in prompt]
 
     def understand(self, text: str, *, previous: Sequence[str] = ()) -> Understanding:
         """``text`` understood; ``previous``: the plan of the last request ("do it again")."""
@@ -62,6 +66,7 @@ class Understander:
         if heard > MAX_WORDS:
             return _not_understood(f"{heard} words: longer than a spoken request")
         toks = tokens(text, stutters=True)  # the matcher drops them, but not from free text
+        toks = without_echo(unrepeated(toks), self._prompt)  # what Whisper's decoder added
         words = unstutter([t for t in toks if t not in PUNCTUATION])
         if not words:
             return _not_understood("no words")

@@ -1,5 +1,6 @@
 """Cleaning a command before it is matched: what ASR writes for "nod", who a gesture is for,
-and a condition on the robot's own view."""
+a condition on the robot's own view, and what Whisper's decoder adds (a clause said twice, its
+prompt run on after the request)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from anima.agent.understanding.lexicon import (
     AUDIENCE_LEAD,
     CONDITIONS,
 )
+from anima.agent.understanding.words import PUNCTUATION
 
 # what may follow a "not" that is a misheard "nod" ("not twice", "not your head", "not please")
 _AFTER_NOD = frozenset(
@@ -63,3 +65,58 @@ def unconditional(toks: list[str]) -> list[str]:
                         head[j] = "head"
             return head
     return toks
+
+
+def unrepeated(toks: list[str]) -> list[str]:
+    """ "look down, look down, at the floor" → "look down, at the floor": a clause said again
+    right after itself, across a comma, is Whisper's decoder starting over (a person who wants
+    it twice says "twice" or "and again"); the words' own stutters are :func:`unstutter`'s."""
+    out: list[str] = []
+    last: list[str] = []
+    clause: list[str] = []
+    for tok in [*toks, ","]:
+        if tok not in PUNCTUATION:
+            clause.append(tok)
+            continue
+        if clause and clause != last:
+            out.extend(clause)
+        if clause:
+            last = clause
+        if clause or (out and out[-1] not in PUNCTUATION):
+            out.append(tok)
+        clause = []
+    return out[:-1]
+
+
+def without_echo(toks: list[str], vocabulary: list[tuple[str, ...]]) -> list[str]:
+    """ "let's shake hands, look up, lo" → "let's shake hands": Whisper ran past the request
+    into its prompt's list of phrases (``vocabulary``, in the prompt's order) and was cut off
+    mid-word. Only a run that ends in such a cut word is dropped — each clause of it the next
+    phrase of the prompt, the last a phrase's beginning that is no word of the vocabulary —
+    so "nod, wave" said on purpose stays two steps."""
+    clauses = _clauses(toks)
+    if len(clauses) < 3 or not vocabulary:
+        return toks
+    known = {w for phrase in vocabulary for w in phrase}
+    cut = " ".join(clauses[-1])
+    if not cut or cut.split()[-1] in known:
+        return toks
+    nexts = [i for i, p in enumerate(vocabulary) if " ".join(p).startswith(cut)]
+    for start in nexts:
+        k, i = len(clauses) - 1, start
+        while k > 1 and i > 0 and tuple(clauses[k - 1]) == vocabulary[i - 1]:
+            k, i = k - 1, i - 1
+        if k < len(clauses) - 1:  # at least one whole phrase of the prompt before the cut
+            return [t for c in clauses[:k] for t in [*c, ","]][:-1]
+    return toks
+
+
+def _clauses(toks: list[str]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for tok in toks:
+        if tok in PUNCTUATION:
+            if out[-1]:
+                out.append([])
+        else:
+            out[-1].append(tok)
+    return out if out[-1] else out[:-1]

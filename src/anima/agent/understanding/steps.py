@@ -8,8 +8,10 @@ that is only a direction (and an amount) borrows the verb before it ("look left 
 "turn left then right a bit").
 
 Anything before a ``stop()`` would be stopped at once: "wait, stop!" is just ``stop()`` (but
-"walk forward for five seconds, then stop" is two steps); and a
-stop among words not understood ("cancel, note" as ASR may hear "cancel that") is still a stop.
+"walk forward for five seconds, then stop" is two steps); a word after "stop," with only the
+comma between is what was stopped ("okay, stop, nod." as Whisper hears "okay stop that"); and a
+stop among words not understood, or at the start of a part not understood ("cancel, note",
+"stop moving clean"), is still a stop.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def _understand(matcher: Matcher, segs: list[Segment], sounds: bool) -> Steps:
     stop = False
     for seg in segs:
         found = matcher.clause(list(seg.words), sounds=sounds)
-        if isinstance(found, Match) and found.actions == (STOP,):
+        if (isinstance(found, Match) and found.actions == (STOP,)) or _stops(matcher, seg.words):
             stop = True
         elif found is None and missed is None:
             missed = seg.words
@@ -157,9 +159,20 @@ def _understand(matcher: Matcher, segs: list[Segment], sounds: bool) -> Steps:
     return Steps(None, limits[0] if limits else None, missed)
 
 
+_LONGEST_STOP = 4  # words of the longest stop phrase looked for at a part's start
 _LATER = frozenset({"then", "than", "after"})  # "walk for 5 seconds then stop": a step, in turn
 _DIRECTIONS = wordset("left right up down forward forwards backward backwards back around")
 _ALONG = wordset("to the your my a bit little more again slightly")
+
+
+def _stops(matcher: Matcher, words: tuple[str, ...]) -> bool:
+    """ "stop moving clean", "okay stop down": a part that begins with a stop, whatever ASR
+    made of the rest (only asked when the request is not understood as a whole)."""
+    for k in range(1, min(len(words), _LONGEST_STOP + 1)):
+        found = matcher.clause(list(words[:k]))
+        if isinstance(found, Match) and found.actions == (STOP,):
+            return True
+    return False
 
 
 def _only_direction(words: list[str]) -> bool:

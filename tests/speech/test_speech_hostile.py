@@ -32,14 +32,6 @@ CLAUSE_20K = " ".join(itertools.islice(itertools.cycle(WORDS), 5000))[:20_000]
 
 
 @pytest.fixture(scope="module")
-def piper() -> PiperEngine:
-    pytest.importorskip("piper", reason="piper-tts is not installed (pip install 'anima[speech]')")
-    engine = PiperEngine()
-    engine.load()
-    return engine
-
-
-@pytest.fixture(scope="module")
 def espeak() -> EspeakEngine:
     engine = EspeakEngine()
     try:

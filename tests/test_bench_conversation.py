@@ -18,6 +18,7 @@ import pytest
 from anima.agent.actions import ActionRegistry
 from anima.bench.conversation_figures import figures, word_errors
 from anima.bench.conversation_judge import Observed, judge, plan_matches, speech_kind
+from anima.bench.conversation_report import report_lines
 from anima.bench.conversation_set import Request, default_set_dir, load_requests
 from anima.config import AnimaConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
@@ -171,6 +172,7 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
         "  # deliberately wrong: the robot will shake its head, which is not a nod\n"
         "  - {text: shake your head, category: gesture,"
         " expect: [\"play_animation(name='nod')\"]}\n"
+        "  - {text: say goodbye, category: speech, expect: [\"say(text='Goodbye!')\"]}\n"
     )
     # pocketsphinx's grammar hears eSpeak's "nod your head" exactly: the subject is the harness
     config = AnimaConfig(listen=ListenConfig(asr="pocketsphinx"))
@@ -180,7 +182,7 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     )  # fmt: skip
     r = run_conversation_bench(options)
     by_text = {t.text: t for t in r.trials}
-    assert set(by_text) == {"nod your head", "shake your head"}
+    assert set(by_text) == {"nod your head", "shake your head", "say goodbye"}
     right, wrong = by_text["nod your head"], by_text["shake your head"]
     assert right.transcript == "nod your head"
     assert right.word_errors == 0
@@ -190,9 +192,22 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     assert not wrong.correct, wrong
     assert wrong.outcome == "wrong_action"
     assert "play_animation(name='shake')" in wrong.detail
+    spoken = by_text["say goodbye"]
+    assert spoken.correct, spoken
+    assert spoken.first_audio_ms is not None
+    stages = dataclasses.asdict(spoken.stages)
+    assert all(v is not None and v >= 0 for v in stages.values()), stages
+    # the stages split the first audio exactly: each from the moment before, the last the onset
+    assert sum(stages.values()) == pytest.approx(spoken.first_audio_ms, abs=0.01)
+    assert right.stages.turn_end is not None
+    assert right.stages.speak is None
     overall = r.figures["dev"]["overall"]
     assert overall == figures(r.trials)
-    assert overall.intent_accuracy == 0.5
+    assert overall.intent_accuracy == pytest.approx(2 / 3)
+    assert overall.stages["chunk"].n == 1
+    report = "\n".join(report_lines(r))
+    assert "end of turn" in report
+    assert "1st chunk" in report
     assert r.loop_rate_hz > 90
     json.dumps(dataclasses.asdict(r))  # what --json prints
 

@@ -21,12 +21,18 @@ stop."). A final transcript whose confidence is under ``listen.min_confidence`` 
 "Sorry, I didn't catch that." and not planned. When all steps succeeded with nothing to report
 the planner is told without a second request (``acknowledge``).
 
+The replies the robot gives without a planner's say — "Sorry, I didn't catch that.", and what
+the rule planner answers to each kind of question about itself (its name, what it can do, which
+also ends every refusal) — are synthesized at start-up (:meth:`SpeechService.prepare`), so they
+play without waiting for the voice.
+
 A wake is acknowledged at once with a glance at the person (``agent.acknowledge_wake``): a
 look-at through the runtime, only while no move plays, so it never fights a commanded move.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import queue
@@ -38,6 +44,7 @@ from typing import TYPE_CHECKING
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor, adds_nothing
+from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.reply import ActionWords, Answer, failure_speech
@@ -47,7 +54,7 @@ from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, 
 
 if TYPE_CHECKING:
     from anima.listening.config import ListenConfig
-    from anima.listening.listener import Listener
+    from anima.listening.listener import Listener, RoundReport
     from anima.listening.sources import AudioSource
     from anima.runtime import Runtime
 
@@ -56,6 +63,7 @@ log = logging.getLogger(__name__)
 NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
 GLANCE = (1.0, 0.0, 0.12)  # the wake's acknowledgement: look at the person, a little up (m)
 PlannerCall = Callable[..., PlannerReply | None]
+TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
 
 
 class Conversation:
@@ -86,13 +94,15 @@ class Conversation:
         self.acknowledge_wake = acknowledge_wake
         self._words = ActionWords(registry)
         self._streams = bool(getattr(planner, "streaming", False))
-        # (generation, text, heard well enough to act on)
-        self._requests: queue.SimpleQueue[tuple[int, str, bool] | None] = queue.SimpleQueue()
+        # (generation, text, heard well enough to act on, the transcript's time)
+        self._requests: queue.SimpleQueue[tuple[int, str, bool, float] | None] = queue.SimpleQueue()
         self._generation = 0  # bumped by every wake: work of an older generation is dropped
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._unsubscribe: list[object] = []
         self.turns = 0
+        # when each recent turn was heard and planned (anima bench conversation's stages)
+        self.timings: collections.deque[TurnTiming] = collections.deque(maxlen=TIMINGS)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -102,6 +112,9 @@ class Conversation:
         ]
         self._thread = threading.Thread(target=self._work, name="anima-agent", daemon=True)
         self._thread.start()
+        speech = self.runtime.speech
+        if speech is not None:
+            speech.prepare(self.canned(), self._locale)
         if self.listener is not None:
             self.listener.start()
 
@@ -117,6 +130,27 @@ class Conversation:
         for unsubscribe in self._unsubscribe:
             unsubscribe()  # type: ignore[operator]
         self.planner.close()
+
+    def canned(self) -> list[str]:
+        """What the robot says often in the same words: "Sorry, I didn't catch that." and the
+        planner's fixed answers, when it can say them without being asked (the rule planner:
+        one question of each kind its understanding answers). An LLM is never asked."""
+        texts = [NOT_CAUGHT]
+        understanding = getattr(self.planner, "understanding", None)
+        if not callable(understanding):
+            return texts
+        from anima.agent.understanding.talk import QUESTIONS
+
+        for phrases in QUESTIONS.values():
+            try:
+                understood = understanding(phrases[0])
+            except Exception:  # a planner that cannot answer now answers later
+                log.debug("no canned answer to %r", phrases[0], exc_info=True)
+                continue
+            response = getattr(understood, "response", "")
+            if getattr(understood, "kind", "") == "answer" and response not in texts:
+                texts.append(speakable(response))
+        return texts
 
     # ------------------------------------------------------------------ inputs
     def wake(self, source: str = "manual") -> None:
@@ -170,7 +204,7 @@ class Conversation:
                     f"not acted on: heard {transcript.text.strip()[:60]!r} with confidence "
                     f"{confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
                 )
-            self._requests.put((generation, transcript.text.strip(), caught))
+            self._requests.put((generation, transcript.text.strip(), caught, transcript.t))
 
     def _on_speech(self, event: Event) -> None:
         # A start gates (it is published before its utterance is queued, so `speaking` may
@@ -186,22 +220,23 @@ class Conversation:
 
     def _work(self) -> None:
         while (item := self._requests.get()) is not None:
-            generation, text, caught = item
+            generation, text, caught, heard_t = item
             if not self._current(generation):
                 continue
             try:
                 if caught:
-                    self._turn(generation, text)
+                    self._turn(generation, text, heard_t)
                 else:
                     self.turns += 1
+                    self.timings.append(TurnTiming(heard_t=heard_t, planned_t=self._now()))
                     self._say(generation, NOT_CAUGHT)
             except Exception as exc:  # one bad turn must not end the conversation
                 log.exception("agent turn failed")
                 self._notice(f"agent turn failed: {exc!r}")
 
-    def _turn(self, generation: int, text: str) -> None:
+    def _turn(self, generation: int, text: str, heard_t: float) -> None:
         self.turns += 1
-        answer = self._ask(generation, self.planner.plan, text)
+        answer = self._ask(generation, self.planner.plan, text, heard_t=heard_t)
         rounds = 0
         said_refusal = said_failure = False  # each said at most once per turn
         while answer is not None and self._current(generation):
@@ -254,17 +289,21 @@ class Conversation:
         if callable(acknowledge):
             acknowledge(summary)
 
-    def _ask(self, generation: int, call: PlannerCall, text: str) -> Answer | None:
+    def _ask(
+        self, generation: int, call: PlannerCall, text: str, *, heard_t: float | None = None
+    ) -> Answer | None:
         """A planner call, its reply taken by an :class:`Answer` (as it streams, when the
         planner streams); None when the turn is over (interrupted, or nothing came back). A
         planner that raises (its bug, not its server's) is apologized for like a server
-        failure, so the person hears something and the next turn works."""
+        failure, so the person hears something and the next turn works. ``heard_t``: the
+        turn's transcript time, noted in :attr:`timings` with the planner's answer's."""
         answer = Answer(
             self.registry,
             self.executor,
             self._words,
             speak=lambda words: self._say(generation, words),
             current=lambda: self._current(generation),
+            now=self._now,
         )
         try:
             reply = call(text, answer) if self._streams else call(text)
@@ -274,6 +313,9 @@ class Conversation:
             self._notice(f"planner failed: {reason[:200]}")
             reply = apology(reason[:200])
         answer.close()  # from here on, nothing late from the planner's request mixes in
+        if heard_t is not None:
+            planned = answer.first_t if answer.first_t is not None else self._now()
+            self.timings.append(TurnTiming(heard_t=heard_t, planned_t=planned))
         if reply is None or reply.interrupted or not self._current(generation):
             return None
         if reply.error is not None and (answer.planned or answer.spoke):
@@ -309,11 +351,15 @@ class Conversation:
 
 
 def build_conversation(
-    runtime: Runtime, *, audio_in: str | AudioSource | None = None
+    runtime: Runtime,
+    *,
+    audio_in: str | AudioSource | None = None,
+    on_round: Callable[[RoundReport], None] | None = None,
 ) -> Conversation:
     """The configured agent for ``runtime``: registry, planner, executor, and a listener on
     ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path; or a source
-    object, e.g. a PushSource a benchmark feeds)."""
+    object, e.g. a PushSource a benchmark feeds). ``on_round`` gets the listener's report of
+    each round (its stream positions and times: when the end of turn was decided)."""
     from anima.agent.planners import create_planner
     from anima.agent.vocabulary import runtime_registry
 
@@ -351,6 +397,7 @@ def build_conversation(
             hub=runtime.events,
             on_wake=conversation.interrupt,
             on_final=conversation.hear,
+            on_round=on_round,
         )
     return conversation
 

@@ -1,4 +1,10 @@
-"""How fast an interrupt holds the motion: cancel → the tick that holds → the plan has ended.
+"""Agent latencies: how fast an interrupt holds the motion, and when each turn was planned.
+
+:class:`TurnTiming` is what the conversation notes of each turn for ``anima bench
+conversation``'s stage breakdown (final transcript → the planner's answer); the listener's and
+the speech service's moments come from their own events and the sink.
+
+The interrupt: cancel → the tick that holds → the plan has ended.
 
 For ``anima bench agent`` (the issue's target: ≤ 10 ms p99, against the seed's 100–200 ms of
 polling). Each trial starts a plan whose first step is a long gesture, cancels it once the
@@ -26,6 +32,14 @@ from anima.events import Event, MoveFinished, MoveStarted
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnTiming:
+    """One turn's agent-side moments (engine clock seconds)."""
+
+    heard_t: float  # the final transcript's own time (its Transcript event's ``t``)
+    planned_t: float  # the planner answered (a streamed reply: its first plan or words)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -117,12 +117,15 @@ class Answer:
         *,
         speak: Callable[[str], bool],
         current: Callable[[], bool],
+        now: Callable[[], float] | None = None,
     ) -> None:
         self._registry = registry
         self._executor = executor
         self._words = words
         self._speak = speak
         self._current = current
+        self._now = now
+        self.first_t: float | None = None  # ``now()`` when the plan or words first came
         self._lock = threading.RLock()
         self._held: list[str] = []
         self._open = True  # False once closed: late calls do nothing
@@ -139,11 +142,13 @@ class Answer:
     def actions(self, actions: list[str]) -> None:
         with self._lock:
             if self._open:
+                self._arrived()
                 self._actions(actions)
 
     def words(self, text: str) -> None:
         with self._lock:
             if self._open:
+                self._arrived()
                 self._words_of(text)
 
     # ------------------------------------------------------------------ the caller
@@ -151,6 +156,7 @@ class Answer:
         """A reply that was not streamed (or an apology): its plan, then its words as one
         utterance. Taken after :meth:`close`: nothing late from the planner mixes in."""
         with self._lock:
+            self._arrived()
             self._actions(actions)
             if response:
                 self._words_of(response)
@@ -164,6 +170,10 @@ class Answer:
                 self._held = []
 
     # ------------------------------------------------------------------ inside
+    def _arrived(self) -> None:
+        if self.first_t is None and self._now is not None:
+            self.first_t = self._now()
+
     def _actions(self, actions: list[str]) -> None:
         if self.planned:
             return

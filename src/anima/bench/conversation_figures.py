@@ -3,12 +3,18 @@
 Word error is the word-level edit distance between what was said (the request's text) and the
 final transcript, over the words said, as :func:`anima.bench.asr.word_errors` counts it.
 Latencies are from the moment the person stopped speaking (the last loud sample of the request)
-to the first audio the robot's speech service wrote to its sink, and to the first motion (a
-gesture started in the engine, or the start of a step that moves: gaze, walking).
+to the first audible sample the robot's speech service played (the sink's first sample above
+:data:`~anima.bench.conversation_trial.AUDIBLE`, on its playback clock), and to the first motion
+(a gesture started in the engine, or the start of a step that moves: gaze, walking).
+
+:class:`Stages` splits the first audio into the moments between (each from the one before):
+the listener's end of turn, the final transcript, the planner's answer, the speech request
+(``start_speak``), the first synthesized chunk reaching the sink, and its first audible sample.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -23,6 +29,29 @@ TARGETS = {
     "false_wakes_per_hour": 1.0,
     "word_error_rate": 0.10,
 }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stages:
+    """Where a trial's first audio went, in ms, each from the moment before (None: it did not
+    happen, or a moment before it did not)."""
+
+    turn_end: float | None = None  # person stops → the listener decided the turn was over
+    transcript: float | None = None  # → its final transcript (the ASR's finish)
+    plan: float | None = None  # → the planner's answer (queue hop to the agent + planning)
+    speak: float | None = None  # → the first speech request (start_speak)
+    chunk: float | None = None  # → the first synthesized audio at the sink
+    onset: float | None = None  # → its first audible sample (leading silence, a stall)
+
+
+STAGE_LABELS = {
+    "turn_end": "end of turn",
+    "transcript": "transcript",
+    "plan": "plan",
+    "speak": "speak",
+    "chunk": "1st chunk",
+    "onset": "audible",
+}  # a Stages field → its column in the report
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +77,7 @@ class Trial:
     seconds: float  # wall time the trial took
     fast_forwarded: bool = False  # nothing happened for a while: the rest fed faster than real
     # time (its latencies are left out: they would not be wall-clock figures)
+    stages: Stages = field(default_factory=Stages)  # where the first audio's time went
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +104,7 @@ class Figures:
     first_audio_ms: Spread
     first_motion_ms: Spread
     outcomes: dict[str, int] = field(default_factory=dict)
+    stages: dict[str, Spread] = field(default_factory=dict)  # a Stages field → its spread
 
 
 def word_errors(reference: str, hypothesis: str) -> int:
@@ -113,6 +144,10 @@ def figures(trials: Sequence[Trial]) -> Figures:
         first_audio_ms=spread(t.first_audio_ms for t in trials),
         first_motion_ms=spread(t.first_motion_ms for t in trials),
         outcomes=dict(Counter(t.outcome for t in trials).most_common()),
+        stages={
+            f.name: spread(getattr(t.stages, f.name) for t in trials)
+            for f in dataclasses.fields(Stages)
+        },
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from anima.bench.conversation import ConversationBenchResult
-from anima.bench.conversation_figures import TARGETS, Figures, Spread
+from anima.bench.conversation_figures import STAGE_LABELS, TARGETS, Figures, Spread
 
 _HEAD = (
     f"{'group':24} {'n':>4} {'intent':>7} {'wake':>7} {'WER':>6} {'OOV ref':>8} "
@@ -29,6 +29,21 @@ def _row(name: str, f: Figures) -> str:
     )
 
 
+_STAGE_GROUPS = ("overall", "noise=", "mode=")  # the groups whose stages are printed
+_STAGE_HEAD = f"{'stages p50/p95 ms':24} " + " ".join(f"{v:>11}" for v in STAGE_LABELS.values())
+
+
+def _stage_rows(groups: dict[str, Figures]) -> list[str]:
+    """Where the first audio's time went, per stage (each from the moment before), for the
+    split overall and per noise and mode."""
+    rows = [_STAGE_HEAD]
+    for name, f in groups.items():
+        if name == "overall" or name.startswith(_STAGE_GROUPS[1:]):
+            cells = [_ms(f.stages[k]) if k in f.stages else "—" for k in STAGE_LABELS]
+            rows.append(f"{name:24} " + " ".join(f"{c:>11}" for c in cells))
+    return rows
+
+
 def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[str]:
     """The report: engines, per split the overall and per-group figures, false wakes, the loop,
     the targets; ``detail``: every trial's verdict too."""
@@ -43,6 +58,7 @@ def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[st
         lines += [_row(name, f) for name, f in groups.items()]
         outcomes = groups["overall"].outcomes
         lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.items()))
+        lines += ["", *_stage_rows(groups)]
     lines.append("")
     fw = r.false_wakes
     if fw is None:

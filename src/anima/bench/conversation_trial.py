@@ -4,7 +4,10 @@ the robot did about it (:class:`Harness`).
 The request is pushed frame by frame as fast as the listener takes it, waiting for each (so the
 listener is never behind, as with a microphone); from the moment the person stops speaking the
 rest — the trailing audio and the room's noise — is pushed in real time, so everything after it
-(endpoint, recognition, planning, speech, motion) runs on the wall clock and is timed there. The
+(endpoint, recognition, planning, speech, motion) runs on the wall clock and is timed there,
+stage by stage (:class:`~anima.bench.conversation_figures.Stages`: the listener's round report,
+the transcript, the conversation's :attr:`~anima.agent.conversation.Conversation.timings`, the
+speech request, the sink's first chunk and its first audible sample). The
 trial ends when the robot has been idle for a moment after the round, or at a deadline; nothing
 at all happening for a while fast-forwards the listener's wait. Each trial starts from the same
 robot: no round left recording, no gaze posture held, nothing moving or said.
@@ -24,7 +27,7 @@ import numpy as np
 from anima import commands as cmd
 from anima.agent.conversation import Conversation, build_conversation
 from anima.bench.conversation_audio import Room, Samples, Speaker, last_loud
-from anima.bench.conversation_figures import Trial, word_errors
+from anima.bench.conversation_figures import Stages, Trial, word_errors
 from anima.bench.conversation_judge import Observed, judge
 from anima.bench.conversation_set import Request
 from anima.config import AnimaConfig
@@ -43,9 +46,10 @@ from anima.events import (
     Transcript,
     WakeDetected,
 )
-from anima.listening import Listener, PushSource
+from anima.listening import Listener, PushSource, RoundReport
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Framer
 from anima.runtime import Runtime
+from anima.speech.base import Samples as Pcm
 from anima.speech.sinks import NullSink
 
 Mode = Literal["wake", "ptt", "text"]  # text: the request's words as cmd.Ask (no audio)
@@ -66,6 +70,7 @@ STALL_S = 2.5  # nothing at all this long after the request: fast-forward the li
 SETTLE_S = 0.8  # idle this long after the round: the trial is over
 TRIAL_S = 10.0  # at most this long after the person stopped speaking
 HUMANOID_TRIAL_S = 20.0  # … for humanoid requests (bring-up: Start → Zero → Stand → Walk)
+AUDIBLE = 328  # |sample| above this (−40 dBFS) is the robot's voice, not a clause's silence
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,16 +80,49 @@ class Condition:
     mode: Mode
 
 
+@dataclass
+class Onset:
+    """One utterance at the sink: when its first audio came, and when its first audible sample
+    played (monotonic seconds; None while only silence has come)."""
+
+    started: float
+    audible: float | None = None
+
+
 class StampedSink(NullSink):
-    """A null sink that notes when each utterance's audio began (monotonic seconds)."""
+    """A null sink that notes when each utterance's audio began and became audible."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.onsets: list[float] = []
+        self._stamp_lock = threading.Lock()
+        self.onsets: list[Onset] = []
+        self._stamp_rate = 22050
+        self._stamped = 0  # samples written so far in the current utterance
 
     def start(self, sample_rate: int) -> None:
-        self.onsets.append(time.monotonic())
+        with self._stamp_lock:
+            self.onsets.append(Onset(started=time.monotonic()))
+            self._stamp_rate, self._stamped = sample_rate, 0
         super().start(sample_rate)
+
+    def write(self, samples: Pcm) -> None:
+        now = time.monotonic()
+        with self._stamp_lock:
+            onset = self.onsets[-1] if self.onsets else None
+            if onset is not None and onset.audible is None:
+                loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > AUDIBLE)
+                if loud.size:
+                    k = int(loud[0])  # plays k samples into this write, or later if behind
+                    onset.audible = max(
+                        onset.started + (self._stamped + k) / self._stamp_rate,
+                        now + k / self._stamp_rate,
+                    )
+            self._stamped += len(samples)
+        super().write(samples)
+
+    def since(self, t: float) -> list[Onset]:
+        with self._stamp_lock:
+            return [o for o in self.onsets if o.started >= t]
 
 
 class EventLog:
@@ -103,6 +141,22 @@ class EventLog:
             return [(t, e) for t, e in self.events if t >= t0]
 
 
+class RoundLog:
+    """The listener's round reports (when each round's end was decided)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.rounds: list[RoundReport] = []
+
+    def add(self, report: RoundReport) -> None:
+        with self._lock:
+            self.rounds.append(report)
+
+    def finals_since(self, t0: float) -> list[RoundReport]:
+        with self._lock:
+            return [r for r in self.rounds if r.decided_t >= t0 and r.round.outcome == "final"]
+
+
 class Harness:
     """The runtime, the conversation and the listener for one run; trials one at a time."""
 
@@ -110,6 +164,7 @@ class Harness:
         self.speaker = speaker
         self.sink = StampedSink()
         self.log = EventLog()
+        self.round_log = RoundLog()
         self.source = PushSource()
         self.framer = Framer()
         self.runtime = Runtime(config, driver=SimDriver(), audio_sink=self.sink)
@@ -119,7 +174,9 @@ class Harness:
     def start(self) -> None:
         rt = self.runtime
         rt.events.subscribe(self.log.add)
-        conversation = build_conversation(rt, audio_in=self.source)  # the agent's own wiring
+        conversation = build_conversation(  # the agent's own wiring
+            rt, audio_in=self.source, on_round=self.round_log.add
+        )
         self.listener = conversation.listener
         rt.start()
         rt.agent = self.conversation = conversation
@@ -232,6 +289,7 @@ class Harness:
     ) -> Trial:
         self._abandon()
         seen, audio_t, motion_t, heard = self._observe(t0, t_end, cond.mode, request)
+        stages = Stages() if fast else self._stages(t0, t_end)
         assert self.conversation is not None
         verdict = judge(request, seen, self.conversation.registry)
         spoken = cond.mode != "text"  # a text trial has no word error
@@ -247,6 +305,7 @@ class Harness:
             first_motion_ms=None if motion_t is None or fast else (motion_t - t_end) * 1e3,
             fast_forwarded=fast,
             seconds=time.monotonic() - began,
+            stages=stages,
         )  # fmt: skip
 
     def _pre_gesture(self, t0: float) -> None:
@@ -349,6 +408,35 @@ class Harness:
                 seen.spoken.append(e.text)
             elif isinstance(e, MoveFinished) and e.name == PRE_GESTURE and e.cut and t >= t_end:
                 seen.pre_cut = True
-        onsets = [t for t in self.sink.onsets if t >= t_end]
+        onsets = [o.audible for o in self.sink.since(t_end) if o.audible is not None]
         first_audio = min(onsets) if onsets else None
         return seen, first_audio, min(motion) if motion else None, " ".join(heard)
+
+    def _stages(self, t0: float, t_end: float) -> Stages:
+        """The moments between the person stopping and the first audible reply (see
+        :class:`Stages`), each the first one after the moment before."""
+        events = self.log.since(t0)
+        heard = next((t for t, e in events if isinstance(e, Transcript) and e.final), None)
+        turn = next((r.decided_arrival_t for r in self.round_log.finals_since(t0)), None)
+        assert self.conversation is not None
+        planned = next(
+            (x.planned_t for x in list(self.conversation.timings)
+             if heard is not None and abs(x.heard_t - heard) < 1e-9),
+            None,
+        )  # fmt: skip
+        spoke = next(
+            (t for t, e in events if isinstance(e, SpeechStarted) and t >= (planned or t_end)),
+            None,
+        )
+        onset = next(iter(self.sink.since(spoke)), None) if spoke is not None else None
+        moments = [
+            t_end, turn, heard, planned, spoke,
+            onset.started if onset else None, onset.audible if onset else None,
+        ]  # fmt: skip
+        gaps: list[float | None] = []
+        for before, after in itertools.pairwise(moments):
+            gaps.append(None if before is None or after is None else (after - before) * 1e3)
+        return Stages(
+            turn_end=gaps[0], transcript=gaps[1], plan=gaps[2], speak=gaps[3], chunk=gaps[4],
+            onset=gaps[5],
+        )  # fmt: skip

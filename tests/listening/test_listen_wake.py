@@ -20,7 +20,7 @@ from anima.events import Transcript
 from anima.listening.asr import normalize
 from anima.listening.config import ListenConfig
 from anima.listening.spotting import Spotter, make_spotter
-from anima.listening.spotting_asr import AsrSpotter
+from anima.listening.spotting_asr import AsrSpotter, opening_is_phrase
 from anima.listening.wake import KeyphraseSpotter
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -98,6 +98,31 @@ def test_near_misses_do_not_wake(spotter: AsrSpotter, voices: Any) -> None:
             "hey Rob, it's time.", "hey there.", "the robot waved at me.")  # fmt: skip
     woke = [(v.name, t) for v in voices for t in near if wakes(spotter, padded(speak(v, t)))]
     assert woke == []
+
+
+@needs_whisper
+def test_the_second_look_hears_the_phrase_and_not_its_near_misses(
+    spotter: AsrSpotter, voices: Any
+) -> None:
+    """The grey zone's free reading (issue 13: Piper's "hey robot" in faint white noise scored
+    0.1-0.5 and 0 of 6 woke the robot in the conversation bench's white-25 room). Read without a
+    prompt, the eSpeak voices' phrase opens the reading and the near misses do not: with the
+    phrase as a prompt, "hey Robert, how are you" was read "Hey robot. How are you" by two of
+    them. (Piper is left out: its synthesis differs from run to run.)"""
+    reader = spotter.reader
+    espeak = [v for v in voices if v.name.startswith("espeak")]
+
+    def heard(voice: Voice, text: str) -> str:
+        audio = padded(speak(voice, text)).astype(np.float32) / 32768.0
+        return reader.opening(audio[: 2 * 16000 + round(0.6 * 16000)])
+
+    opened = {v.name: heard(v, "hey robot") for v in espeak}
+    assert all(opening_is_phrase(h, "hey robot") for h in opened.values()), opened
+    near = {(v.name, t): heard(v, t) for v in espeak for t in NEAR_SECOND_LOOK}
+    assert not any(opening_is_phrase(h, "hey robot") for h in near.values()), near
+
+
+NEAR_SECOND_LOOK = ("hey Robert, how are you?", "a robot is standing in the hall.")
 
 
 @needs_whisper

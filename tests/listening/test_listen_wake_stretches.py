@@ -11,7 +11,7 @@ import pytest
 
 from anima.errors import ConfigError
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
-from anima.listening.spotting_asr import PRE_S, AsrSpotter
+from anima.listening.spotting_asr import PRE_S, AsrSpotter, opening_is_phrase
 from anima.listening.spotting_whisper import PhraseScore
 from anima.testing.listening import FakeVad
 
@@ -29,9 +29,10 @@ class ScriptedReader:
 
     name = "scripted"
 
-    def __init__(self, probability: float = 0.9, end_s: float = 0.4) -> None:
-        self.probability, self.end_s = probability, end_s
+    def __init__(self, probability: float = 0.9, end_s: float = 0.4, heard: str = "") -> None:
+        self.probability, self.end_s, self.heard = probability, end_s, heard
         self.read: list[Any] = []
+        self.opened: list[Any] = []
 
     def load(self) -> None: ...
 
@@ -40,6 +41,10 @@ class ScriptedReader:
     def score(self, audio: Any) -> PhraseScore:
         self.read.append(audio)
         return PhraseScore(self.probability, self.end_s, (self.probability,))
+
+    def opening(self, audio: Any) -> str:
+        self.opened.append(audio)
+        return self.heard
 
 
 def run(spotter: AsrSpotter, frames: list[Any], start: int = 0) -> list[Any]:
@@ -104,6 +109,52 @@ def test_each_stretch_is_read_and_a_gap_in_the_stream_starts_afresh() -> None:
 def test_below_the_probability_nothing_wakes() -> None:
     spotter = AsrSpotter(reader=ScriptedReader(probability=0.49), vad=FakeVad())
     assert run(spotter, [LOUD] * 20 + [QUIET] * 12) == []
+
+
+@pytest.mark.parametrize(
+    ("probability", "heard", "wakes", "looked"),
+    [
+        (0.3, "A robot.", True, True),  # Piper's "hey robot", heard freely
+        (0.3, "Hey Robert, how are you?", False, True),  # a near miss stays one
+        (0.3, "A robotic arm.", False, True),
+        (0.05, "A robot.", False, False),  # below the grey zone: no second look at all
+        (0.6, "", True, False),  # above it: the score alone wakes
+    ],
+)
+def test_the_grey_zone_gets_a_second_look(
+    probability: float, heard: str, wakes: bool, looked: bool
+) -> None:
+    reader = ScriptedReader(probability=probability, heard=heard)
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    hits = run(spotter, [QUIET] * 5 + [LOUD] * 20 + [QUIET] * 12)
+    assert bool(hits) is wakes
+    assert bool(reader.opened) is looked
+    if looked:  # the very audio that was scored (so its encoding is reused)
+        assert reader.opened[0] is reader.read[0]
+
+
+@pytest.mark.parametrize(
+    ("heard", "phrase", "expected"),
+    [
+        ("A robot.", "hey robot", True),
+        ("K robot", "hey robot", True),
+        ("Hey, robot!", "hey robot", True),
+        ("Hey Robert.", "hey robot", False),
+        ("Hero bot", "hey robot", False),
+        ("robot", "hey robot", False),  # too few words
+        ("Hello robot", "hey robot", False),  # a long word in place of "hey"
+        ("Anima.", "anima", True),
+        ("Animal.", "anima", False),
+        ("A nima", "anima", False),  # a one-word phrase must be heard as itself
+        ("", "hey robot", False),
+        ("A robot is standing in the hall.", "hey robot", False),  # the phrase must stand alone
+        ("The robot waved at me.", "hey robot", False),
+        ("A robot, wave.", "hey robot", True),  # a command in the same breath
+        ("A robot", "hey robot", True),
+    ],
+)
+def test_which_free_readings_open_with_the_phrase(heard: str, phrase: str, expected: bool) -> None:
+    assert opening_is_phrase(heard, phrase) is expected
 
 
 def test_a_phrase_without_words_is_refused() -> None:

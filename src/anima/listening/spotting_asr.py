@@ -2,22 +2,27 @@
 
 :class:`AsrSpotter` runs its own VAD on every frame. When a stretch of speech ends (``gap_s`` of
 silence) or has lasted ``window_s``, a :class:`Reader` (Whisper tiny.en,
-:class:`~anima.listening.spotting_whisper.WhisperReader`) reads its opening words; the stretch
-wakes the robot when they are the phrase (:func:`~anima.listening.spotting.match_phrase`, fuzzy,
-after at most one filler such as "okay"), the phrase's words are clear (mean token probability
-≥ ``min_probability``) and Whisper does not think it heard noise (``max_no_speech``). Each
-stretch is read once: the rest of a long one costs nothing.
+:class:`~anima.listening.spotting_whisper.WhisperReader`) scores the phrase at its start: the
+probability of the phrase's words forced at the opening of the transcript, read four ways and
+combined by a logistic model. The stretch wakes the robot when that is at least
+``min_probability``. Between ``second_look`` and ``min_probability`` (the grey zone, where
+Piper's joe in faint white noise fell) the stretch's first words are read freely once more, and
+it wakes when they are the phrase standing alone (:func:`opening_is_phrase`: "A robot." for
+"hey robot", never "hey Robert" or "a robot is standing…"). Each stretch is read once: the
+rest of a long one costs nothing.
 
 The hit says where the phrase ended (the alignment of Whisper's words on the audio), so the
 recorder records from there: "hey robot, wave" in one breath becomes the request "wave".
 Stretches are read on the caller's thread; a reading of 2 s takes ~100-200 ms (CTranslate2
-releases the GIL), so the recorder's frames wait in the listener's queue meanwhile.
+releases the GIL), so the recorder's frames wait in the listener's queue meanwhile; a second
+look adds one greedy decode (~30-60 ms: the encoding is reused).
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import re
 from typing import Protocol
 
 import numpy as np
@@ -37,6 +42,11 @@ SEEK_S = 0.25  # how far past the aligned end of the phrase its real end is look
 # the reader's probability that wakes (its logistic model's): 0.5 gave 175 of 180 wake
 # utterances and 7 of 210 near misses over 15 voices and 3 noises; 0.6 gave 171 and 6
 MIN_PROBABILITY = 0.5
+# below MIN_PROBABILITY but at least this, the stretch gets a second look: a free reading of its
+# first words (:func:`opening_is_phrase`). Piper's joe in faint white noise scored 0.1-0.5
+SECOND_LOOK = 0.1
+_SPOKEN = re.compile(r"[\w']+|[^\w\s']")  # a free reading's words and punctuation marks
+_BREAKS = frozenset(".,!?;:")
 
 
 class Reader(Protocol):
@@ -49,6 +59,29 @@ class Reader(Protocol):
     def close(self) -> None: ...
 
     def score(self, audio: NDArray[np.float32]) -> PhraseScore: ...
+
+    def opening(self, audio: NDArray[np.float32]) -> str:
+        """The stretch's first words as heard freely (nothing forced)."""
+        ...
+
+
+def opening_is_phrase(heard: str, phrase: str) -> bool:
+    """The second look's rule: the free reading's words at the phrase's places end with the
+    phrase's last word, exactly, each word before it is the phrase's own or a word of at most
+    three letters, and the phrase stands alone: the reading ends there or breaks (a comma, a
+    full stop). Piper's "hey robot" is heard as "A robot.", eSpeak's as "K robot, wave";
+    "hey Robert", "a robot is standing in the hall" and "the robot waved" are not the phrase,
+    and a one-word phrase must be heard as itself."""
+    want = phrase.split()
+    tokens = _SPOKEN.findall(heard.lower())
+    words = [i for i, t in enumerate(tokens) if t[0].isalnum() or t[0] == "'"]
+    if len(words) < len(want):
+        return False
+    got = [normalize(tokens[i]) for i in words[: len(want)]]
+    after = words[len(want) - 1] + 1
+    if got[-1] != want[-1] or (after < len(tokens) and tokens[after] not in _BREAKS):
+        return False
+    return all(g == w or len(g) <= 3 for g, w in zip(got, want[:-1], strict=False))
 
 
 class AsrSpotter:
@@ -65,6 +98,7 @@ class AsrSpotter:
         window_s: float = 2.0,
         gap_s: float = 0.3,
         min_probability: float = MIN_PROBABILITY,
+        second_look: float = SECOND_LOOK,
     ) -> None:
         self.phrase = normalize(phrase)
         if not self.phrase:
@@ -74,6 +108,8 @@ class AsrSpotter:
         self.window = round(window_s * SAMPLE_RATE)
         self.gap_s = gap_s
         self.min_probability = min_probability
+        self.second_look = second_look
+        self.second_looks = 0  # free readings made (for benchmarks)
         self.readings = 0  # stretches read so far (for benchmarks: the cost is per reading)
         self.last: PhraseScore | None = None  # the last score (for logs and benchmarks)
         self._detector: SpeechDetector | None = None
@@ -140,16 +176,27 @@ class AsrSpotter:
     def _decide(self, samples: Frame, detected: int) -> WakeHit | None:
         """Score the phrase on the stretch's first ``window_s``; a hit when it is there."""
         clip = samples[: self.window]
-        score = self.reader.score(clip.astype(np.float32) / 32768.0)
+        audio = clip.astype(np.float32) / 32768.0
+        score = self.reader.score(audio)
         self.readings += 1
         self.last = score
-        if score.probability < self.min_probability:
+        if score.probability < self.min_probability and not self._looks_again(audio, score):
             return None
         end = self._start + _quiet_after(clip, round(score.end_s * SAMPLE_RATE))
         return WakeHit(
             phrase=self.phrase, end_sample=min(end, detected), detected_sample=detected,
             confidence=score.probability,
         )  # fmt: skip
+
+    def _looks_again(self, audio: NDArray[np.float32], score: PhraseScore) -> bool:
+        """In the grey zone, the phrase is there when the free reading opens with it."""
+        if not self.second_look <= score.probability < self.min_probability:
+            return False
+        self.second_looks += 1
+        heard = self.reader.opening(audio)  # the encoding of score() is reused
+        found = opening_is_phrase(heard, self.phrase)
+        logger.debug("wake: second look at %.2f heard %r: %s", score.probability, heard, found)
+        return found
 
 
 def _quiet_after(samples: Frame, end: int) -> int:

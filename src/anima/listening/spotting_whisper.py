@@ -26,12 +26,14 @@ import logging
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from anima.errors import ConfigError, MissingDependencyError, SpeechError
+from anima.listening.whisper_features import encoded_silence, full_window, log_mel
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +46,7 @@ BIAS = 4.518
 HOPELESS = (0.005, 0.01)  # the first reading's first and last word below these: no wake
 _EPS = 1e-4  # added before the logarithm: a probability of 0 is a very low score, not -inf
 _NOT_SPOKEN = re.compile(r"[^\w' -]+")  # punctuation: the prompt adds its own full stop
+OPENING_EXTRA_TOKENS = 4  # a free reading of the opening: the phrase's tokens and these
 TOKENS_PER_S = 50  # the encoder's output frames per second (the alignment's time unit)
 
 
@@ -74,7 +77,10 @@ class WhisperReader:
         self.phrase = " ".join(_NOT_SPOKEN.sub(" ", phrase).split())  # its case is kept: names
         self.threads = threads
         self._model: Any = None
+        self._tokenizer: Any = None
         self._readings: list[_Reading] = []
+        self._encoded: tuple[NDArray[np.float32], Any] | None = None  # the last score's audio
+        self._silence: NDArray[np.float32] | None = None  # 30 s of silence, encoded
 
     def load(self) -> None:
         if self._model is not None:
@@ -94,24 +100,23 @@ class WhisperReader:
         except (RuntimeError, OSError, ValueError) as exc:
             raise SpeechError(f"wake spotter: cannot load Whisper from {path}: {exc}") from exc
         self._readings = _readings(tokenizer, self.phrase)
-        self._model = model
+        self._model, self._tokenizer = model, tokenizer
+        self._silence = encoded_silence(str(Path(path).resolve()), self._encode)
 
     def close(self) -> None:
-        self._model = None
+        self._model = self._encoded = None
 
     def score(self, audio: NDArray[np.float32], *, every: bool = False) -> PhraseScore:
         """How likely ``audio`` begins with the phrase, and where the phrase ends (the first
         reading's alignment of the decoder's cross-attention, as Whisper's word timestamps).
         ``every``: all four readings even when the first leaves no chance (to fit the model:
         :mod:`anima.bench.wake_fit`)."""
-        import ctranslate2
-
-        from anima.listening.whisper_features import log_mel
 
         self.load()
         features = log_mel(audio, pad_s=PAD_S)
         frames = features.shape[1]
-        encoded = self._model.encode(ctranslate2.StorageView.from_array(features[None]))
+        encoded = self._encode(features)
+        self._encoded = (audio, encoded)
         logs: list[float] = []
         end_s, first_words = 0.0, tuple[float, ...]()
         for i, reading in enumerate(self._readings):
@@ -126,6 +131,32 @@ class WhisperReader:
         hopeless = first_words[0] < HOPELESS[0] or first_words[-1] < HOPELESS[1]
         probability = 0.0 if hopeless else 1.0 / (1.0 + math.exp(-z))
         return PhraseScore(probability, end_s, first_words, tuple(logs))
+
+    def _encode(self, features: NDArray[np.float32]) -> Any:
+        import ctranslate2
+
+        view = ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None]))
+        return self._model.encode(view, to_cpu=True)
+
+    def opening(self, audio: NDArray[np.float32]) -> str:
+        """The first words Whisper hears in ``audio`` when nothing is forced: greedy, no prompt,
+        a few tokens more than the phrase has (reuses the encoding when ``audio`` is the last
+        scored)."""
+        import ctranslate2
+
+        self.load()
+        if self._encoded is not None and self._encoded[0] is audio:
+            encoded = self._encoded[1]
+        else:
+            encoded = self._encode(log_mel(audio, pad_s=PAD_S))
+        assert self._silence is not None
+        window = ctranslate2.StorageView.from_array(full_window(encoded, self._silence))
+        begin = self._readings[2].start  # the reading with no prompt: a prompt makes it hear
+        # the phrase in near misses too ("hey Robert, how are you" read as "Hey robot. How…")
+        budget = len(begin) + len(self._readings[0].tokens) + OPENING_EXTRA_TOKENS
+        found = self._model.generate(window, [begin], beam_size=1, max_length=budget)[0]
+        eot = _token_id(self._tokenizer, "<|endoftext|>")
+        return str(self._tokenizer.decode([t for t in found.sequences_ids[0] if t < eot]))
 
 
 def _readings(tokenizer: Any, phrase: str) -> list[_Reading]:

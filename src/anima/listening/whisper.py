@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 from anima.errors import ConfigError, MissingDependencyError, SpeechError
 from anima.listening.asr import normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
-from anima.listening.whisper_features import log_mel
+from anima.listening.whisper_features import encoded_silence, full_window, log_mel
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +68,6 @@ PAUSE_FRAMES = 3  # quiet frames (96 ms) after speech that start a decode for th
 NO_SPEECH = 0.6  # Whisper's rule: no-speech above this and …
 NO_SPEECH_LOGPROB = -1.0  # … average log-probability below this: the window has no speech
 STOP_TIMEOUT_S = 5.0  # close(): the longest a decode in progress is waited for
-
-
-_SILENCE: dict[str, NDArray[np.float32]] = {}  # model directory → encoder output of 30 s silence
-_SILENCE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,12 +203,7 @@ class WhisperAsr:
         self._ct2, self._model, self._tokenizer = ct2, model, tokenizer
         self._prefix = self._prompt_tokens()
         self._end_token = self._special("<|endoftext|>")
-        with _SILENCE_LOCK:  # the same for every instance of a model: encoded once per process
-            key = str(path.resolve())
-            if key not in _SILENCE:
-                silence = log_mel(np.zeros(0, np.float32), pad_s=30.0)
-                _SILENCE[key] = np.asarray(self._encode(silence))
-            self._silence = _SILENCE[key]
+        self._silence = encoded_silence(str(path.resolve()), self._encode)
         self._worker = _DecodeThread(self) if self.partials else None
 
     def _special(self, token: str) -> int:
@@ -334,12 +325,11 @@ class WhisperAsr:
             return Decoded(text="", confidence=0.0, avg_logprob=-math.inf, no_speech=1.0,
                            samples=samples)  # fmt: skip
         assert self._silence is not None
-        encoded = np.asarray(self._encode(log_mel(levels, pad_s=PAD_S)))
         # the short window's encoding, then silence's up to 30 s (see the module docstring)
-        window = np.concatenate([encoded, self._silence[:, encoded.shape[1] :]], axis=1)
+        window = full_window(self._encode(log_mel(levels, pad_s=PAD_S)), self._silence)
         budget = len(self._prefix) + MIN_TOKENS + round(TOKENS_PER_S * samples / SAMPLE_RATE)
         result = self._model.generate(
-            self._ct2.StorageView.from_array(np.ascontiguousarray(window)),
+            self._ct2.StorageView.from_array(window),
             [self._prefix], beam_size=self.beam_size, max_length=budget, repetition_penalty=1.1,
             no_repeat_ngram_size=3, return_scores=True, return_no_speech_prob=True,
         )[0]  # fmt: skip

@@ -15,7 +15,10 @@ it, the decoder invents a continuation).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,3 +73,24 @@ def log_mel(audio: NDArray[np.float32], *, pad_s: float = 1.0) -> NDArray[np.flo
     log_spec = np.log10(np.maximum(mel_filters() @ power, 1e-10))
     log_spec = np.maximum(log_spec, log_spec.max() - 8.0)
     return np.ascontiguousarray((log_spec + 4.0) / 4.0, dtype=np.float32)
+
+
+_SILENCE: dict[str, NDArray[np.float32]] = {}  # model directory → encoder output of 30 s silence
+_SILENCE_LOCK = threading.Lock()
+
+
+def encoded_silence(model_dir: str, encode: Callable[[NDArray[np.float32]], Any]) -> Any:
+    """The encoder's output for 30 s of digital silence, computed once per model and process
+    (the recognizer and the wake spotter share tiny.en's): the rest of a short window."""
+    with _SILENCE_LOCK:
+        if model_dir not in _SILENCE:
+            features = log_mel(np.zeros(0, np.float32), pad_s=30.0)
+            _SILENCE[model_dir] = np.asarray(encode(features))
+        return _SILENCE[model_dir]
+
+
+def full_window(encoded: Any, silence: NDArray[np.float32]) -> NDArray[np.float32]:
+    """A short window's encoding followed by silence's up to 30 s: what the decoder was trained
+    to read (given only the short window it invents words; see whisper.py)."""
+    head = np.asarray(encoded)
+    return np.ascontiguousarray(np.concatenate([head, silence[:, head.shape[1] :]], axis=1))

@@ -225,3 +225,23 @@ def test_a_request_that_begins_with_a_stop_is_a_stop(heard: str, registry: Actio
 @pytest.mark.parametrize("heard", ["Don't stop.", "Please do not stop."])
 def test_a_stop_turned_around_is_no_stop(heard: str, registry: ActionRegistry) -> None:
     assert understand(heard, registry).kind != "act"
+
+
+# ------------------------------------------------------------------ a misheard verb
+def test_a_misheard_verb_is_read_when_the_rest_makes_one_command(registry: ActionRegistry) -> None:
+    assert plan("Work forward for two seconds.", registry) == ["walk_forward(seconds=2.0)"]
+    assert "'work' heard for 'walk'" in understand("Work forward for two seconds.", registry).why
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "Wake at me.",  # "wave at me" or "walk at me": a guess between two, not taken
+        "Smell the roses.",  # "smile the roses" is no command either
+        "Bake me a cake.",  # no verb of the robot's is a letter or two from "bake"
+        "Walk the dog.",
+        "Bling.",  # one word alone is never re-read
+    ],
+)
+def test_a_verb_is_not_re_read_into_a_guess(heard: str, registry: ActionRegistry) -> None:
+    assert understand(heard, registry).kind != "act", heard

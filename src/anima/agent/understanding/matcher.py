@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Levenshtein
 
 from anima.agent.actions import Action, ActionRegistry
 from anima.agent.params import Param, Value
@@ -77,6 +78,7 @@ class Matcher:
             )
             if w and w not in _NOT_STARTS
         )
+        self._verbs = sorted(self._starts - EXTRAS_WORDS)  # the verbs among them
         self._vocabulary = sorted({k for s in self._senses for k in s.keys})
         self._extras = frozenset(stem(w) for w in EXTRAS)
         lead = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *LEADING]
@@ -118,7 +120,27 @@ class Matcher:
             alike = self._sounds.find(toks)
             if alike is not None:
                 found = Match((alike.call,), f"sounds like {alike.phrase!r} ({alike.score:.0f})")
+        if found is None and sounds and len(toks) >= 2:
+            found = self._misheard_verb(toks)
         return found
+
+    def _misheard_verb(self, toks: list[str]) -> ClauseResult:
+        """ "work forward for two seconds" → walk: the first word heard as another of the same
+        first letter and a letter or two apart, when the rest, as heard, makes a command with
+        exactly one of the verbs it could be (one word alone is never re-read)."""
+        first, rest = toks[0], toks[1:]
+        most = 1 if len(first) <= 3 else 2
+        found: dict[tuple[str, ...], Match] = {}
+        for verb in self._verbs:
+            if verb[0] != first[0] or verb == first or Levenshtein.distance(verb, first) > most:
+                continue
+            match = self._clause([verb, *rest])
+            if isinstance(match, Match):
+                found.setdefault(
+                    match.actions,
+                    Match(match.actions, f"{first!r} heard for {verb!r}: {match.why}"),
+                )
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def _clause(self, toks: list[str], said: list[str] | None = None) -> ClauseResult:
         """``toks`` matched; ``said``: the same words with their stutters, for free text."""
@@ -212,6 +234,7 @@ class Matcher:
 
 _SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _JOINS = frozenset({"and", "then", "than"})
+EXTRAS_WORDS = frozenset(EXTRAS) | {"thank", "tell", "be", "put", "end", "head", "eyes"}
 _STARTS = ("give", "let", "try", "can", "could", "please")  # how requests begin, besides verbs
 # first words of phrases that begin sentences of any kind ("i", "it"): no command follows them
 _NOT_STARTS = frozenset({"i", "it", "you", "we", "the", "a", "an", "that", "this"})

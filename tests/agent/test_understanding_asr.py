@@ -245,3 +245,23 @@ def test_a_misheard_verb_is_read_when_the_rest_makes_one_command(registry: Actio
 )
 def test_a_verb_is_not_re_read_into_a_guess(heard: str, registry: ActionRegistry) -> None:
     assert understand(heard, registry).kind != "act", heard
+
+
+@pytest.mark.parametrize(
+    ("heard", "expected"),
+    [
+        ("Blink, twice and smile.", ["play_animation(name='blink')"] * 2 + [SMILE]),
+        ("nod, twice, then smile.", [NOD, NOD, SMILE]),
+        ("Nod, three times.", [NOD] * 3),
+    ],
+)
+def test_a_count_after_a_comma_is_the_command_before_it(
+    heard: str, expected: list[str], registry: ActionRegistry
+) -> None:
+    """Whisper writes a pause as a comma: "blink, twice and smile" smiled twice."""
+    assert plan(heard, registry) == expected
+
+
+def test_a_stop_is_never_guessed_from_a_misheard_verb(registry: ActionRegistry) -> None:
+    """ "nod three times" heard as "Hard 3 times" was read as "halt 3 times"."""
+    assert understand("Hard 3 times and then say yes.", registry).kind != "act"

@@ -134,7 +134,7 @@ class Matcher:
         for verb in self._verbs:
             if verb[0] != first[0] or verb == first or Levenshtein.distance(verb, first) > most:
                 continue
-            match = self._clause([verb, *rest])
+            match = _seen(self._clause([verb, *rest]))  # a stop is never guessed at
             if isinstance(match, Match):
                 found.setdefault(
                     match.actions,

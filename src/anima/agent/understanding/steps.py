@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from anima.agent.understanding import modifiers
 from anima.agent.understanding.apply import Limit, Match
 from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.words import PUNCTUATION, wordset
@@ -77,6 +78,20 @@ def segments(toks: list[str]) -> list[Segment]:
     return out
 
 
+def counted(segs: list[Segment]) -> list[Segment]:
+    """ "blink, twice and smile" → "blink twice", "smile": a count alone after a comma is
+    the command's before it (Whisper writes a pause as a comma), not the next one's."""
+    out: list[Segment] = []
+    for seg in segs:
+        read = modifiers.read(list(seg.words))
+        alone = read is not None and not read[1] and read[0].count is not None
+        if out and not seg.sep and alone:
+            out[-1] = Segment(out[-1].sep, (*out[-1].words, *seg.words))
+        else:
+            out.append(seg)
+    return out
+
+
 def at_repeats(segs: list[Segment]) -> list[Segment]:
     """ "look left look right" → "look left", "look right": a part cut again where its first
     word comes back (tried when the request is not understood as it was cut)."""
@@ -93,10 +108,11 @@ def at_repeats(segs: list[Segment]) -> list[Segment]:
 def understand_steps(matcher: Matcher, toks: list[str], *, sounds: bool = False) -> Steps:
     """The request's steps; ``sounds``: a part may be a phrase it sounds like
     (:mod:`.soundalike`), asked only once the words as heard are not understood."""
-    steps = _understand(matcher, segments(toks), sounds)
+    segs = counted(segments(toks))
+    steps = _understand(matcher, segs, sounds)
     if steps.match is None:
-        again = at_repeats(segments(toks))
-        if len(again) > len(segments(toks)):
+        again = at_repeats(segs)
+        if len(again) > len(segs):
             recut = _understand(matcher, again, sounds)
             if recut.match is not None:
                 return recut

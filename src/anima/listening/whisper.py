@@ -39,7 +39,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +51,7 @@ from anima.errors import ConfigError, MissingDependencyError, SpeechError
 from anima.listening.asr import normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.whisper_features import encoded_silence, full_window, log_mel
+from anima.listening.whisper_thread import STOP_TIMEOUT_S, DecodeThread
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,6 @@ FLOOR_DBFS = -60.0  # an utterance never louder than this is silence: not decode
 PAUSE_FRAMES = 3  # quiet frames (96 ms) after speech that start a decode for the final
 NO_SPEECH = 0.6  # Whisper's rule: no-speech above this and …
 NO_SPEECH_LOGPROB = -1.0  # … average log-probability below this: the window has no speech
-STOP_TIMEOUT_S = 5.0  # close(): the longest a decode in progress is waited for
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,7 +177,7 @@ class WhisperAsr:
         self._quiet_run = 0  # quiet frames in a row at the end of the audio
         self._last_request = 0  # samples the last decode request covered
         self._partial = ""  # the last partial returned
-        self._worker: _DecodeThread | None = None
+        self._worker: DecodeThread[Decoded] | None = None
 
     @property
     def loaded(self) -> bool:
@@ -204,7 +203,9 @@ class WhisperAsr:
         self._prefix = self._prompt_tokens()
         self._end_token = self._special("<|endoftext|>")
         self._silence = encoded_silence(str(path.resolve()), self._encode)
-        self._worker = _DecodeThread(self) if self.partials else None
+        # _decode is looked up at each decode, not bound here: a test may wrap it after load
+        decode = lambda audio: self._decode(audio)  # noqa: E731, PLW0108
+        self._worker = DecodeThread(decode) if self.partials else None
 
     def _special(self, token: str) -> int:
         ident = self._tokenizer.token_to_id(token)
@@ -343,83 +344,6 @@ class WhisperAsr:
         confidence = math.exp(avg) * (1.0 - no_speech) if ids else 0.0
         return Decoded(text=text, confidence=confidence, avg_logprob=avg, no_speech=no_speech,
                        samples=samples)  # fmt: skip
-
-
-class _DecodeThread:
-    """The partial decodes: one request slot (the newest wins), one result per utterance."""
-
-    def __init__(self, asr: WhisperAsr) -> None:
-        self._asr = asr
-        self._changed = threading.Condition()
-        self._pending: tuple[int, Frame] | None = None
-        self._busy: tuple[int, int] | None = None  # (utterance, samples) being decoded
-        self._done: tuple[int, Decoded] | None = None
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="anima-whisper", daemon=True)
-        self._thread.start()
-
-    def request(self, utterance: int, audio: Frame) -> bool:
-        """Decode ``audio`` unless a decode is running (then False: asked again later)."""
-        with self._changed:
-            if self._busy is not None or self._stopping:
-                return False
-            self._pending = (utterance, audio)
-            self._busy = (utterance, len(audio))
-            self._changed.notify_all()
-            return True
-
-    def result(self, utterance: int) -> Decoded | None:
-        """The newest finished decode of ``utterance``, if any."""
-        with self._changed:
-            done = self._done
-        return done[1] if done is not None and done[0] == utterance else None
-
-    def wait(self, utterance: int, samples: int) -> Decoded | None:
-        """The decode of ``utterance``'s first ``samples``, waiting while it runs."""
-        with self._changed:
-            self._changed.wait_for(
-                lambda: self._busy != (utterance, samples) or self._stopping, STOP_TIMEOUT_S
-            )
-            done = self._done
-        if done is None or done[0] != utterance or done[1].samples != samples:
-            return None
-        return done[1]
-
-    def forget(self) -> None:
-        """A new utterance: drop a request not yet taken and the last result."""
-        with self._changed:
-            if self._pending is not None:
-                self._pending = None
-                self._busy = None
-            self._done = None
-
-    def stop(self, timeout: float) -> None:
-        with self._changed:
-            self._stopping = True
-            self._pending = None
-            self._changed.notify_all()
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            logger.warning("whisper: the decoding thread did not stop within %.1f s", timeout)
-
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._pending is not None or self._stopping)
-                if self._stopping:
-                    return
-                assert self._pending is not None
-                (utterance, audio), self._pending = self._pending, None
-            try:
-                decoded: Decoded | None = self._asr._decode(audio)
-            except Exception:  # a failed partial must not end the thread; the final decodes again
-                logger.exception("whisper: a partial decode failed")
-                decoded = None
-            with self._changed:
-                if decoded is not None:
-                    self._done = (utterance, decoded)
-                self._busy = None
-                self._changed.notify_all()
 
 
 def _ratio(db: float) -> float:

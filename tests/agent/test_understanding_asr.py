@@ -265,3 +265,18 @@ def test_a_count_after_a_comma_is_the_command_before_it(
 def test_a_stop_is_never_guessed_from_a_misheard_verb(registry: ActionRegistry) -> None:
     """ "nod three times" heard as "Hard 3 times" was read as "halt 3 times"."""
     assert understand("Hard 3 times and then say yes.", registry).kind != "act"
+
+
+def test_a_known_word_is_never_re_read_as_another_verb(registry: ActionRegistry) -> None:
+    """ "nod, wait two seconds, then wave" heard as "nod, wave to second and wave." walked
+    for two seconds ("wave to second" re-read as "walk to second")."""
+    assert understand("nod, wave to second and wave.", registry).kind != "act"
+
+
+def test_a_misheard_word_for_look_is_read_as_look(registry: ActionRegistry) -> None:
+    assert plan("Peak to the left.", registry) == [LEFT]  # "peek", a word for look
+
+
+@pytest.mark.parametrize("heard", ["First wave, thin bow.", "First wave, en-bow."])
+def test_then_as_whisper_writes_it_joins_steps(heard: str, registry: ActionRegistry) -> None:
+    assert plan(heard, registry) == [WAVE, BOW]

@@ -78,7 +78,8 @@ class Matcher:
             )
             if w and w not in _NOT_STARTS
         )
-        self._verbs = sorted(self._starts - EXTRAS_WORDS)  # the verbs among them
+        # the verbs among them, and the words read as one ("peek": look)
+        self._verbs = sorted((self._starts | set(SYNONYMS)) - EXTRAS_WORDS)
         self._vocabulary = sorted({k for s in self._senses for k in s.keys})
         self._extras = frozenset(stem(w) for w in EXTRAS)
         lead = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *LEADING]
@@ -129,6 +130,8 @@ class Matcher:
         first letter and a letter or two apart, when the rest, as heard, makes a command with
         exactly one of the verbs it could be (one word alone is never re-read)."""
         first, rest = toks[0], toks[1:]
+        if first in self._verbs or stem(first) in self._vocabulary:
+            return None  # a word the robot knows is meant as said ("wave to second")
         most = 1 if len(first) <= 3 else 2
         found: dict[tuple[str, ...], Match] = {}
         for verb in self._verbs:

@@ -23,7 +23,9 @@ from anima.agent.understanding.apply import Limit, Match
 from anima.agent.understanding.matcher import Matcher
 from anima.agent.understanding.words import PUNCTUATION, wordset
 
-_JOINS = ("and then", "after that", "and", "then", "than", "also")  # "than": ASR's "then"
+# "than", "thin", "en" (of "en-bow"): how Whisper writes "then"; a cut is kept only when
+# every part is understood, so a join word that meant something else costs nothing
+_JOINS = ("and then", "after that", "and", "then", "than", "thin", "en", "also")
 STOP = "stop()"
 
 

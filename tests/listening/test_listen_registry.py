@@ -107,6 +107,23 @@ def test_auto_is_whisper_when_installed() -> None:
     assert notices == []
 
 
+def test_the_beam_reaches_whisper() -> None:
+    pytest.importorskip("ctranslate2")
+    from anima.listening.whisper import WhisperAsr
+
+    assert ListenConfig().asr_beam == 3
+    for beam in (1, 3, 5):
+        made = make_recognizer(ListenConfig(asr="whisper", asr_beam=beam), phrases=["wave"])
+        assert isinstance(made, WhisperAsr)
+        assert made.beam_size == beam
+
+
+@pytest.mark.parametrize("value", [0, 11, -1, 2.5, True, 10**40])
+def test_a_beam_outside_its_range_is_refused(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"listen\.asr_beam must be an integer in \[1, 10\]"):
+        ListenConfig(asr_beam=value)  # type: ignore[arg-type]
+
+
 def test_auto_falls_back_to_pocketsphinx_with_a_notice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ctranslate2", None)  # as if not installed
     assert not whisper_installed()

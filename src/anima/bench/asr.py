@@ -67,7 +67,8 @@ CHATTER = (
     "she practised the piano for an hour every evening after dinner",
 )
 CONDITIONS = ("clean", "white", "babble")
-RECOGNIZERS = ("whisper", "pocketsphinx-grammar", "pocketsphinx-lm")
+# whisper: as anima runs it (listen.asr_beam's default beam); whisper-greedy: a beam of 1
+RECOGNIZERS = ("whisper", "whisper-greedy", "pocketsphinx-grammar", "pocketsphinx-lm")
 _DIGITS = {"0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five"}
 
 
@@ -197,6 +198,9 @@ def _recognizers(
     phrases = vocabulary()
     makers: dict[str, Callable[[], Recognizer]] = {
         "whisper": lambda: WhisperAsr(vocabulary=phrases, wake_phrase="hey robot"),
+        "whisper-greedy": lambda: WhisperAsr(
+            vocabulary=phrases, wake_phrase="hey robot", beam_size=1
+        ),
         # the grammar must hold the requests to hear them at all: its best case
         "pocketsphinx-grammar": lambda: PocketsphinxAsr(
             phrases=[*phrases, *requests], mode="grammar"

@@ -35,7 +35,10 @@ def _names(value: str, known: Sequence[str], what: str) -> tuple[str, ...]:
 
 def bench_asr(
     recognizers: Annotated[
-        str, typer.Option(help="Comma-separated: whisper, pocketsphinx-grammar, pocketsphinx-lm.")
+        str,
+        typer.Option(
+            help="Comma-separated: whisper, whisper-greedy, pocketsphinx-grammar, pocketsphinx-lm."
+        ),
     ] = "whisper,pocketsphinx-grammar,pocketsphinx-lm",
     max_seconds: Annotated[
         float, typer.Option(min=10.0, help="Stop adding work past this.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from anima.errors import ConfigError
 from anima.listening.asr import ASR_MODES
@@ -18,6 +19,7 @@ from anima.listening.registry import RECOGNIZERS, SPOTTERS, TURNS, VADS
 MIN_CONFIDENCE = 0.2
 MAX_PHRASE = 100  # characters of the wake phrase (a few dictionary words)
 MAX_START_FRAMES = 100  # 32 ms frames: over 3 s of speech before it counts is a typo
+MAX_BEAM = 10  # Whisper's beam: wider costs time and hears no better
 MAX_MIN_CHARS = 1000  # a transcript floor past this would discard every request
 # the longest sane value of each timeout, in seconds of audio (past it, a typo, not a wish);
 # max_utterance_s also bounds the audio one utterance holds (16 kHz × 2 bytes × 120 s ≈ 4 MB)
@@ -40,12 +42,18 @@ class ListenConfig:
     wake_while_gated: bool = False  # spot the wake phrase while gated (barge-in; needs an AEC)
     asr: str = "auto"  # auto | whisper | pocketsphinx (auto: Whisper, else pocketsphinx + notice)
     asr_mode: str = "grammar"  # pocketsphinx only: grammar (the command phrases) | lm (any words)
+    # Whisper only: the decoder's beam (1: greedy). 3 heard eSpeak's en-us with about half the
+    # word errors of greedy decoding, for ~1.5× the decode time (docs/listening.md)
+    asr_beam: int = 3
     # transcripts less sure than this (0-1) are not acted on: "Sorry, I didn't catch that."
     min_confidence: float = MIN_CONFIDENCE
     vad: str = "auto"  # auto | silero | energy (auto: Silero, else energy with a warning)
     turn: str = "auto"  # end of turn: auto | silence | cues (registry.TURNS)
     turn_quick_s: float = 0.25  # cues: the silence after a complete request whose pitch falls
     turn_hold_s: float = 1.2  # cues: after "and", "the", "um"… or a voice that does not fall
+    # cues: a silence only the level gate hears (babble, which the VAD calls speech) ends the
+    # turn after turn_hold_s ("hold"), or after turn_quick_s when the voice fell ("cues")
+    turn_gate: Literal["hold", "cues"] = "cues"
     vad_start_threshold: float = 0.5  # speech probability that starts speech
     vad_end_threshold: float = 0.35  # below this the frame counts as silence
     vad_start_frames: int = 2  # consecutive speech frames (32 ms each) before speech starts
@@ -71,6 +79,11 @@ class ListenConfig:
         ):
             raise ConfigError(
                 f"listen.min_confidence must be in [0, 1], got {_shown(self.min_confidence)}"
+            )
+        beam = self.asr_beam
+        if isinstance(beam, bool) or not (isinstance(beam, int) and 1 <= beam <= MAX_BEAM):
+            raise ConfigError(
+                f"listen.asr_beam must be an integer in [1, {MAX_BEAM}], got {_shown(beam)}"
             )
         if not self.wake_phrase.strip():
             raise ConfigError("listen.wake_phrase must not be empty")
@@ -103,12 +116,21 @@ class ListenConfig:
                 f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "
                 f"({self.turn_hold_s:g} s)"
             )
+        if self.turn_gate not in ("hold", "cues"):
+            raise ConfigError(
+                f"listen.turn_gate must be hold or cues, got {_shown_text(self.turn_gate)}"
+            )
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
         if not 0 <= self.min_chars <= MAX_MIN_CHARS:
             raise ConfigError(
                 f"listen.min_chars must be in [0, {MAX_MIN_CHARS}], got {_shown(self.min_chars)}"
             )
+
+
+def _shown_text(value: object) -> str:
+    """A value for an error line, at most 40 characters of it."""
+    return repr(value)[:40]
 
 
 def _shown(value: float) -> str:

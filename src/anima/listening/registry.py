@@ -130,7 +130,9 @@ def make_recognizer(
     if name == "whisper":
         from anima.listening.whisper import WhisperAsr
 
-        return WhisperAsr(vocabulary=phrases, wake_phrase=config.wake_phrase)
+        return WhisperAsr(
+            vocabulary=phrases, wake_phrase=config.wake_phrase, beam_size=config.asr_beam
+        )
     from anima.listening.asr import PocketsphinxAsr
 
     return PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)

@@ -241,6 +241,8 @@ def test_a_misheard_verb_is_read_when_the_rest_makes_one_command(registry: Actio
         "Bake me a cake.",  # no verb of the robot's is a letter or two from "bake"
         "Walk the dog.",
         "Bling.",  # one word alone is never re-read
+        "Can you give me a way?",  # "give" is a word the robot knows: never "gaze me a way"
+        "Save alone.",  # free text takes any words: "say alone" would be a guess said aloud
     ],
 )
 def test_a_verb_is_not_re_read_into_a_guess(heard: str, registry: ActionRegistry) -> None:

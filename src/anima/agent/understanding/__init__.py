@@ -9,9 +9,14 @@
    own actions alike;
 2. **questions and courtesies** about the robot: its name, what it can do, "how are you",
    "hello", "thank you" — answered from :class:`About` and the registry (:mod:`.talk`);
-3. **a refusal** naming what was asked and a few things it can do, when the words ask for
+3. **as misheard**: only when neither reads it, each part may be a phrase of the registry it
+   sounds like, or begin with a verb misheard ("take a blow" → bow; :mod:`.soundalike`);
+4. **a refusal** naming what was asked and a few things it can do, when the words ask for
    something it has no action for ("make me a coffee");
-4. otherwise **not understood**: "Sorry, I didn't catch that." Nothing is acted on a guess.
+5. otherwise **not understood**: "Sorry, I didn't catch that." Nothing is acted on a guess.
+
+Before all this, what Whisper's decoder adds is taken off: a clause it said twice, and its
+prompt's list run on after the request (:mod:`.cleaning`).
 
 Everything is plain data and set operations on word stems: a request takes well under a
 millisecond, needs no network and no model, and :attr:`Understanding.why` says which phrase or

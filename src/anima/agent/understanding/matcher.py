@@ -78,8 +78,10 @@ class Matcher:
             )
             if w and w not in _NOT_STARTS
         )
-        # the verbs among them, and the words read as one ("peek": look)
-        self._verbs = sorted((self._starts | set(SYNONYMS)) - EXTRAS_WORDS)
+        # the verbs among them, and the words read as one ("peek": look); not those of free
+        # text: "save alone" is no "say alone"
+        said = {_first_word(p) for p in self._patterns if _is_free_text_phrase(p)}
+        self._verbs = sorted((self._starts | set(SYNONYMS)) - EXTRAS_WORDS - said)
         self._vocabulary = sorted({k for s in self._senses for k in s.keys})
         self._extras = frozenset(stem(w) for w in EXTRAS)
         lead = [*(" ".join(tokens(w)) for w in ignored if w.strip()), *LEADING]
@@ -130,8 +132,12 @@ class Matcher:
         first letter and a letter or two apart, when the rest, as heard, makes a command with
         exactly one of the verbs it could be (one word alone is never re-read)."""
         first, rest = toks[0], toks[1:]
-        if first in self._verbs or stem(first) in self._vocabulary:
-            return None  # a word the robot knows is meant as said ("wave to second")
+        if (
+            first in self._verbs
+            or first in EXTRAS_WORDS
+            or self._known(stem(first)) in ({*self._vocabulary, *self._extras})
+        ):
+            return None  # a word the robot knows is meant as said ("wave to second", "give")
         most = 1 if len(first) <= 3 else 2
         found: dict[tuple[str, ...], Match] = {}
         for verb in self._verbs:
@@ -250,6 +256,10 @@ def _seen(found: ClauseResult) -> ClauseResult:
     if isinstance(found, Match) and all(a.split("(", 1)[0] in _UNSEEN for a in found.actions):
         return None
     return found
+
+
+def _is_free_text_phrase(pattern: _Pattern) -> bool:
+    return any(_is_free_text(pattern.action.param(slot)) for slot in pattern.phrase.slots)
 
 
 def _first_word(pattern: _Pattern) -> str:

@@ -67,6 +67,7 @@ class Matcher:
         self._patterns.sort(key=lambda p: -len(_SLOT.sub("", p.phrase.text).split()))
         self._senses = senses(registry)
         self._sounds = SoundAlikes(registry)
+        self._seen: dict[tuple[tuple[str, ...], bool], ClauseResult] = {}
         # the words a command begins with: free text ("say {text}") stops before one that
         # follows "and"/"then" ("say hi and give me a nod" is two requests, not one sentence)
         self._starts = frozenset(
@@ -106,6 +107,26 @@ class Matcher:
     def clause(self, toks: list[str], *, sounds: bool = False) -> ClauseResult:
         """One command's plan strings (a :class:`Match`), a :class:`Limit`, or None;
         ``sounds``: a phrase it sounds like is taken too (:mod:`.soundalike`)."""
+        # a request's steps try the same words again and again (each cut, each pass): the
+        # answer depends on the words alone, so it is kept (bounded: cleared when full)
+        key = (tuple(toks), sounds)
+        if key not in self._seen:
+            if len(self._seen) >= _CACHE_SIZE:
+                self._seen.clear()
+            self._seen[key] = self._clause_of(toks, sounds)
+        return self._seen[key]
+
+    def _clause_of(self, toks: list[str], sounds: bool) -> ClauseResult:
+        if sounds:  # as heard first (kept from the first pass), then as misheard
+            found = self.clause(toks)
+            kept = self.strip(unconditional(unstutter(toks)))
+            if found is None and kept:
+                alike = self._sounds.find(kept)
+                if alike is not None:
+                    return Match((alike.call,), f"sounds like {alike.phrase!r} ({alike.score:.0f})")
+            if found is None and len(kept) >= 2:
+                found = self._misheard_verb(kept)
+            return found
         said = self.strip(toks, trailing=False)  # as heard, for free text ("say bye bye")
         if said[-1:] == ["please"]:  # but "say my name is anima" keeps the robot's name
             said = said[:-1]
@@ -119,12 +140,6 @@ class Matcher:
         for courtesy in COURTESIES:  # "that's enough thanks"; but "say thank you" says it
             if found is None and len(toks) > len(courtesy) and toks[-len(courtesy) :] == courtesy:
                 found = self._clause(self.strip(toks[: -len(courtesy)]))
-        if found is None and sounds and toks:
-            alike = self._sounds.find(toks)
-            if alike is not None:
-                found = Match((alike.call,), f"sounds like {alike.phrase!r} ({alike.score:.0f})")
-        if found is None and sounds and len(toks) >= 2:
-            found = self._misheard_verb(toks)
         return found
 
     def _misheard_verb(self, toks: list[str]) -> ClauseResult:
@@ -242,6 +257,7 @@ class Matcher:
 
 
 _SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+_CACHE_SIZE = 4096  # clauses kept: a request of MAX_WORDS words tries at most ~1,800
 _JOINS = frozenset({"and", "then", "than"})
 EXTRAS_WORDS = frozenset(EXTRAS) | {"thank", "tell", "be", "put", "end", "head", "eyes"}
 _STARTS = ("give", "let", "try", "can", "could", "please")  # how requests begin, besides verbs

@@ -85,7 +85,7 @@ def counted(segs: list[Segment]) -> list[Segment]:
     the command's before it (Whisper writes a pause as a comma), not the next one's."""
     out: list[Segment] = []
     for seg in segs:
-        read = modifiers.read(list(seg.words))
+        read = modifiers.read(list(seg.words)) if len(seg.words) <= _LONGEST_COUNT else None
         alone = read is not None and not read[1] and read[0].count is not None
         if out and not seg.sep and alone:
             out[-1] = Segment(out[-1].sep, (*out[-1].words, *seg.words))
@@ -177,6 +177,7 @@ def _understand(matcher: Matcher, segs: list[Segment], sounds: bool) -> Steps:
     return Steps(None, limits[0] if limits else None, missed)
 
 
+_LONGEST_COUNT = 4  # words of the longest count ("a couple of times")
 _LONGEST_STOP = 4  # words of the longest stop phrase looked for at a part's start
 _LATER = frozenset({"then", "than", "after"})  # "walk for 5 seconds then stop": a step, in turn
 _DIRECTIONS = wordset("left right up down forward forwards backward backwards back around")

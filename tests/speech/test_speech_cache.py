@@ -15,6 +15,7 @@ import pytest
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark
 from anima.speech.cache import ClauseCache, shifted
 from anima.speech.piper import PiperEngine, split_clauses
+from anima.speech.service import AUDIBLE, LEAD_KEEP_S, _moved
 
 
 def _chunk(n: int, marks: tuple[int, ...] = (0,)) -> AudioChunk:
@@ -184,8 +185,26 @@ def test_the_service_prepares_when_idle_and_plays_the_same_audio(piper: PiperEng
         played = np.concatenate(sink.kept)
         kept = piper.cache.get(piper.voice_id, "Okay.")
         assert kept is not None
-        assert np.array_equal(played, np.concatenate([c.samples for c in kept]))
+        audio = np.concatenate([c.samples for c in kept])
+        loud = int(np.flatnonzero(np.abs(audio.astype(np.int32)) > AUDIBLE)[0])
+        assert loud > 0.02 * 22050  # Piper starts a clause with its own silence …
+        lead = loud - round(LEAD_KEEP_S * 22050)
+        assert np.array_equal(played, audio[lead:])  # … which is not played: the rest is
     finally:
         speech.stop()
         motion.stop()
         hub.stop()
+
+
+def test_a_dropped_leading_silence_moves_every_mark_with_it() -> None:
+    chunk = AudioChunk(
+        np.arange(100, dtype=np.int16), 22050, phonemes=(PhonemeMark("^", 0), PhonemeMark("a", 60))
+    )
+    first = _moved(chunk, 40, cut=True)
+    assert np.array_equal(first.samples, chunk.samples[40:])
+    assert [(m.phoneme, m.offset) for m in first.phonemes] == [("^", 0), ("a", 20)]
+    later = _moved(
+        AudioChunk(chunk.samples, 22050, phonemes=(PhonemeMark("b", 300),)), 40, cut=False
+    )
+    assert np.array_equal(later.samples, chunk.samples)  # only the first chunk loses samples
+    assert later.phonemes[0].offset == 260

@@ -12,6 +12,9 @@ each utterance's end is published once whoever ends it first (the stop or the wo
 waits to be said, into an engine's cache (an engine with a ``prepare(text, locale)``: Piper's
 :class:`~anima.speech.cache.ClauseCache`); nothing is played or published for them.
 
+The silence an engine puts before an utterance's first sound is dropped (all but
+:data:`LEAD_KEEP_S`; every mark moves with it), so the voice starts as soon as it can.
+
 ``speak()`` is the one way text reaches an engine, so it enforces what every path must: at most
 :data:`~anima.commands.MAX_SPEECH_TEXT` characters, and nothing while the emergency stop is on.
 """
@@ -35,7 +38,7 @@ from anima.commands import MAX_SPEECH_TEXT
 from anima.errors import CommandRefusedError, EStopActiveError, InvalidCommandError, SpeechError
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
 from anima.motion.engine import MotionEngine
-from anima.speech.base import AudioSink, Cancel, TTSEngine
+from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
 from anima.speech.sway import ZERO, Sway, SwayGenerator
 from anima.speech.visemes import LipTrack
 
@@ -47,6 +50,10 @@ _LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
 # or eSpeak when the interpreter exits aborts the process ("terminate called without an active
 # exception", exit -6) — seen when a signal came while a loaded machine took > 2 s to load Piper
 LOAD_WAIT_S = 30.0
+# the silence an engine puts before an utterance's first sound (Piper: 30–70 ms at the start of
+# each clause) is dropped down to this much, so the voice starts as soon as it can
+LEAD_KEEP_S = 0.005
+AUDIBLE = 328  # |sample| above this (−40 dBFS) is sound, not an engine's silence
 MAX_PREPARED = 64  # texts waiting to be prepared (more are dropped: the cache is bounded anyway)
 
 
@@ -312,9 +319,13 @@ class SpeechService:
         pb: _Playback | None = None
         sway: SwayGenerator | None = None
         pending = np.zeros(0, dtype=np.int16)
-        for chunk in engine.synthesize(u.text, u.locale, u.cancel):
+        trim = 0  # leading silence dropped from the first chunk (every mark moves with it)
+        for made in engine.synthesize(u.text, u.locale, u.cancel):
             if u.cancel.is_set:
                 return
+            if pb is None:
+                trim = _leading_silence(made)
+            chunk = _moved(made, trim, cut=pb is None) if trim else made
             if pb is None:
                 self.sink.start(chunk.sample_rate)
                 pb = _Playback(u, chunk.sample_rate, LipTrack(chunk.sample_rate))
@@ -375,3 +386,24 @@ class SpeechService:
                 return
             u.ended = True
             self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))
+
+
+def _leading_silence(chunk: AudioChunk) -> int:
+    """Samples of ``chunk``'s leading silence that can go (all but LEAD_KEEP_S of it); 0 when
+    the chunk is silent throughout (nothing is known of where the sound starts)."""
+    loud = np.flatnonzero(np.abs(chunk.samples.astype(np.int32)) > AUDIBLE)
+    if not loud.size:
+        return 0
+    return max(0, int(loud[0]) - round(LEAD_KEEP_S * chunk.sample_rate))
+
+
+def _moved(chunk: AudioChunk, trim: int, *, cut: bool) -> AudioChunk:
+    """``chunk`` of an utterance whose first ``trim`` samples were dropped: its marks moved
+    back (one inside the dropped part starts at 0), and, ``cut``, its own first samples gone
+    (the first chunk, where they are)."""
+    return AudioChunk(
+        chunk.samples[trim:] if cut else chunk.samples,
+        chunk.sample_rate,
+        phonemes=tuple(PhonemeMark(m.phoneme, max(0, m.offset - trim)) for m in chunk.phonemes),
+        visemes=tuple(VisemeMark(m.viseme, max(0, m.offset - trim)) for m in chunk.visemes),
+    )

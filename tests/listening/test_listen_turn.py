@@ -286,6 +286,13 @@ def test_config_names_and_silences() -> None:
     silence = make_turn("silence", endpoint_s=0.6)  # 18.75 frames: it ends on the 19th
     assert silence.ended(19 * FRAME_S)
     assert not silence.ended(18 * FRAME_S)
+    # listen.turn_gate reaches the detector (and SpeechDetector reads it from there)
+    assert cues.gate_cues  # the default: cues
+    held = turn_for(ListenConfig(turn_gate="hold"))
+    assert isinstance(held, CuesTurn)
+    assert not held.gate_cues
+    assert not SpeechDetector(Scripted([]), turn=held).gate_cues
+    assert SpeechDetector(Scripted([]), turn=cues).gate_cues
 
 
 @pytest.mark.parametrize(
@@ -296,6 +303,10 @@ def test_config_names_and_silences() -> None:
         ({"turn_hold_s": math.nan}, "listen.turn_hold_s must be in (0, 10] seconds, got nan"),
         ({"turn_hold_s": 11.0}, "listen.turn_hold_s must be in (0, 10] seconds, got 11.0"),
         ({"turn_quick_s": 1.5}, "listen.turn_quick_s (1.5 s) must be ≤ turn_hold_s (1.2 s)"),
+        (
+            {"turn_gate": "fast" * 30},
+            "listen.turn_gate must be hold or cues, got 'fastfastfastfastfastfastfastfastfastfas",
+        ),
     ],
 )
 def test_bad_turn_config_is_refused_by_key(config: dict[str, object], message: str) -> None:

@@ -227,3 +227,58 @@ def test_the_gate_ends_a_turn_only_after_the_hold() -> None:
     room_from = len(loud + soft + loud)
     assert ended  # the room's run ends the turn, after the hold and the gate's own wait
     assert room_from + hold <= ended[0] <= room_from + hold + GATE_LAG_FRAMES + GATE_SMOOTH_FRAMES
+
+
+def test_in_babble_a_falling_end_ends_the_turn_quick_not_after_the_hold(
+    espeak: Any, say: Any
+) -> None:
+    # listen.turn_gate: cues — the silence only the gate hears (Silero calls the babble speech)
+    # ends the turn as the voice's own fall says, judged on the speech before the level fell;
+    # `hold` waits turn_hold_s whatever the voice did (babble p50 1.4 s on the turn set)
+    from anima.listening.turn import make_turn
+
+    vad = SileroVad()
+    vad.load()
+    text = "walk forward for two seconds"  # eSpeak's voice falls to the bottom at its end
+    audio, speech_end = in_babble(espeak, say, say(espeak, text), -15.0, after_s=4.0)
+    held = end_after(SpeechDetector(vad, turn=make_turn("cues", gate="hold")), audio, speech_end)
+    quick = end_after(SpeechDetector(vad, turn=make_turn("cues", gate="cues")), audio, speech_end)
+    assert held is not None
+    assert quick is not None
+    assert held > 1.2  # the hold, after the gate's lag
+    assert 0.0 < quick < 0.8  # after the last word, and well before the hold
+
+
+def test_the_gates_cues_wait_while_the_vad_hears_silence_itself() -> None:
+    # scripted: loud frames, then 20 dB below them; the turn's cues said "quick" as the level
+    # fell. While the VAD still calls the frames speech, the gate's quick end applies; once the
+    # VAD hears the silence itself, the turn detector's own rule does (no second, earlier end)
+    rng = np.random.default_rng(5)
+    loud = [(rng.standard_normal(FRAME_SAMPLES) * 3000).astype(np.int16) for _ in range(20)]
+    room = [(f // 10).astype(np.int16) for f in loud]
+
+    class Falling:
+        name, hold_s, level_gate_db, gate_cues = "falling", 1.2, 12.0, True
+
+        def load(self) -> None: ...
+        def reset(self) -> None: ...
+        def frame(self, frame: Any, speech_prob: float) -> None: ...
+        def partial(self, text: str) -> None: ...
+        def ended(self, silence_s: float) -> bool:
+            return silence_s >= 1.2
+
+        def gated_need_s(self) -> float:
+            return 0.25
+
+    def first_end(probs: list[float]) -> int | None:
+        detector = SpeechDetector(Scripted(probs), turn=Falling())
+        for i, f in enumerate(loud + room):
+            if detector.feed(f) is SpeechChange.ENDED:
+                return i
+        return None
+
+    babble = first_end([0.9] * 40)  # the VAD hears speech throughout: the gate's cue ends it
+    assert babble is not None
+    assert 20 + 8 <= babble <= 20 + 8 + GATE_SMOOTH_FRAMES  # 0.25 s (8 frames) after the fall
+    silent = first_end([0.9] * 20 + [0.1] * 20)  # the VAD hears the silence: its rule, 1.2 s
+    assert silent is None  # not within the 20 frames of room

@@ -100,13 +100,16 @@ def make_turn(
     hold_s: float = HOLD_S,
     speech_threshold: float = 0.35,
     level_gate_db: float | None = 12.0,
+    gate: str = "cues",
 ) -> TurnDetector:
     """A turn detector of ``kind`` (a name of ``registry.TURNS``) with these silences:
     ``silence`` waits ``endpoint_s``; ``cues`` (and ``auto``) ``quick_s``, ``hold_s``, or
     ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn_cues`), with
     ``speech_threshold`` the VAD probability that counts as speech (``vad_end_threshold``) and
     ``level_gate_db`` how far below the speech's level a frame is the room's, not the person's
-    (``None``: no gate; ``silence`` has none, so its behaviour is the one before)."""
+    (``None``: no gate; ``silence`` has none, so its behaviour is the one before), and ``gate``
+    how a silence only the gate hears ends the turn (``listen.turn_gate``: ``hold`` waits
+    ``hold_s``, ``cues`` ends it ``quick_s`` after a fall, as the VAD's silences)."""
     from anima.listening.registry import TURNS
 
     maker = TURNS.load(TURNS.check(kind))
@@ -114,7 +117,7 @@ def make_turn(
         return SilenceTurn(endpoint_s)
     made: TurnDetector = maker(
         quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s, speech_threshold=speech_threshold,
-        level_gate_db=level_gate_db,
+        level_gate_db=level_gate_db, gate_cues=gate == "cues",
     )  # fmt: skip
     return made
 
@@ -124,5 +127,5 @@ def turn_for(config: ListenConfig) -> TurnDetector:
     return make_turn(
         config.turn, endpoint_s=config.endpoint_silence_s,
         quick_s=config.turn_quick_s, hold_s=config.turn_hold_s,
-        speech_threshold=config.vad_end_threshold,
+        speech_threshold=config.vad_end_threshold, gate=config.turn_gate,
     )  # fmt: skip

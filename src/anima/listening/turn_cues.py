@@ -56,6 +56,7 @@ GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag a
 STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
 FALL_ST = -3.0  # the speech's last voiced pitch this far (semitones) below its median: a fall
 TOP_FALL_ST = -3.2  # … or this far below its 80th percentile (a short request's one accent)
+GATE_FALL_ST = -3.0  # … the fall a quick end needs when only the level gate hears the silence
 LEVEL_GATE_DB = 12.0  # frames this far below the utterance's speech level are the room's
 
 
@@ -107,6 +108,7 @@ class CuesTurn:
         fall_st: float = FALL_ST,
         speech_threshold: float = 0.35,
         level_gate_db: float | None = LEVEL_GATE_DB,
+        gate_cues: bool = True,
     ) -> None:
         for key, value in (("quick_s", quick_s), ("middle_s", middle_s), ("hold_s", hold_s)):
             if not (math.isfinite(value) and value > 0):
@@ -117,11 +119,13 @@ class CuesTurn:
         self.middle_s = middle_s
         self.hold_s = hold_s
         self.fall_st = fall_st
+        self.gate_fall_st = GATE_FALL_ST  # the fall that ends a silence only the gate hears
         self.speech_threshold = speech_threshold
         # SpeechDetector takes frames this far below the speech's level for silence (babble)
         if level_gate_db is not None and not (math.isfinite(level_gate_db) and level_gate_db > 0):
             raise ConfigError(f"turn: level_gate_db must be > 0 dB, got {level_gate_db!r}")
         self.level_gate_db = level_gate_db
+        self.gate_cues = gate_cues  # SpeechDetector asks gated_need_s (listen.turn_gate: cues)
         self._quiet = 0  # frames since the VAD last heard speech
         self._spoken_since_text = 0  # speech frames since the last partial
         self._prosody = ProsodyTracker()
@@ -181,6 +185,16 @@ class CuesTurn:
             # the voice's own silence: the VAD's lags it by ~0.1 s, which the quick end saves
             silence_s = max(silence_s, self._prosody.since_voiced_s)
         return silence_s >= decision.silence_s - 1e-9
+
+    def gated_need_s(self) -> float | None:
+        """The silence this turn needs judged on the speech so far, for a silence only the
+        level gate hears (babble): the quick end after a fall to the bottom with words that do
+        not ask for more, else None (the gate's own hold)."""
+        decision = self.decide()
+        fall = fall_of(decision.ending, self.gate_fall_st)
+        if fall is Fall.BOTTOM and decision.words is not TextCue.OPEN:
+            return self.quick_s
+        return None
 
     @property
     def reason(self) -> str:

@@ -127,3 +127,40 @@ def test_any_text_never_raises(text: str) -> None:
 )
 def test_words_unrelated_to_any_action_never_move_the_robot(words: list[str]) -> None:
     assert understand(" ".join(words), REGISTRY).actions == []
+
+
+# what Whisper writes: the same words with punctuation between, sound-alikes of the phrases
+_ALIKE = sorted(wordset("take a blow give me an ad interuse yourself look out of the camera work"))
+_HEARD = st.sampled_from([*_ALIKE, ",", "."])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_WORDS, _HEARD), max_size=16))
+def test_any_transcript_with_punctuation_gives_a_valid_plan_or_words(words: list[str]) -> None:
+    understood = understand(" ".join(words), REGISTRY)
+    if understood.kind == "act":
+        parse_plan(REGISTRY, understood.actions)
+    else:
+        assert understood.actions == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*wordset("banana kitchen table purple yesterday quantum"), ",", "."]),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_unrelated_words_between_commas_are_never_a_sound_alike(words: list[str]) -> None:
+    assert understand(" ".join(words), REGISTRY).actions == []
+
+
+def test_the_clauses_kept_stay_bounded() -> None:
+    """Every request fills the matcher's memo of clauses; it is cleared when full."""
+    from anima.agent.understanding import matcher
+
+    understander = Understander(REGISTRY)
+    for i in range(300):
+        understander.understand(" , ".join(f"blorf{i} take a blow{j}" for j in range(12)))
+    assert len(understander._matcher._seen) <= matcher._CACHE_SIZE

@@ -282,3 +282,16 @@ def test_a_misheard_word_for_look_is_read_as_look(registry: ActionRegistry) -> N
 @pytest.mark.parametrize("heard", ["First wave, thin bow.", "First wave, en-bow."])
 def test_then_as_whisper_writes_it_joins_steps(heard: str, registry: ActionRegistry) -> None:
     assert plan(heard, registry) == [WAVE, BOW]
+
+
+@pytest.mark.parametrize("heard", ["Shake your hands three times.", "Can you shake your hand?"])
+def test_shake_your_hand_is_whispers_shake_your_head(heard: str, registry: ActionRegistry) -> None:
+    """The robot never shakes its own hand: "shake your hands three times" shook hands ×3."""
+    assert set(plan(heard, registry)) == {"play_animation(name='shake')"}
+
+
+@pytest.mark.parametrize(
+    "said", ["shake my hand", "let's shake hands", "shake my hand if you agree"]
+)
+def test_a_handshake_asked_for_stays_one(said: str, registry: ActionRegistry) -> None:
+    assert plan(said, registry) == ["play_animation(name='shakehand_TwoArgGesture')"]

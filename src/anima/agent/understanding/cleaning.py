@@ -5,7 +5,6 @@ prompt run on after the request)."""
 from __future__ import annotations
 
 from anima.agent.understanding.lexicon import (
-    ANSWERS,
     AUDIENCE,
     AUDIENCE_DETERMINERS,
     AUDIENCE_LEAD,
@@ -56,15 +55,23 @@ def for_someone(toks: list[str]) -> int:
 def unconditional(toks: list[str]) -> list[str]:
     """ "shake your head if you disagree" → "shake your head": a condition on the robot's own
     view is how people ask for a yes/no gesture; any other condition stays (not understood)."""
+    toks = _your_head(toks)
     for i in range(1, len(toks)):
         if toks[i] == "if" and tuple(toks[i + 1 :]) in CONDITIONS:
-            head = toks[:i]
-            if tuple(toks[i + 1 :]) in ANSWERS:  # a yes or a no: "shake your hand" is ASR's
-                for j in range(1, len(head)):  # "head" (but "shake my hand if you agree" is one)
-                    if head[j - 1] == "your" and head[j] in ("hand", "hands"):
-                        head[j] = "head"
-            return head
+            return toks[:i]
     return toks
+
+
+def _your_head(toks: list[str]) -> list[str]:
+    """ "shake your hand(s)" → "shake your head": Whisper's "head" (the robot shakes *my*
+    hand, or hands with me — "shake my hand", "shake hands" — never its own hand)."""
+    if "shake" not in toks:
+        return toks
+    out = list(toks)
+    for j in range(toks.index("shake") + 2, len(out)):
+        if out[j - 1] == "your" and out[j] in ("hand", "hands"):
+            out[j] = "head"
+    return out
 
 
 def unrepeated(toks: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ prompt run on after the request)."""
 from __future__ import annotations
 
 from anima.agent.understanding.lexicon import (
+    ANSWERS,
     AUDIENCE,
     AUDIENCE_DETERMINERS,
     AUDIENCE_LEAD,
@@ -55,20 +56,24 @@ def for_someone(toks: list[str]) -> int:
 def unconditional(toks: list[str]) -> list[str]:
     """ "shake your head if you disagree" → "shake your head": a condition on the robot's own
     view is how people ask for a yes/no gesture; any other condition stays (not understood)."""
-    toks = _your_head(toks)
+    toks = _your_head(toks, after="shake")
     for i in range(1, len(toks)):
         if toks[i] == "if" and tuple(toks[i + 1 :]) in CONDITIONS:
+            if tuple(toks[i + 1 :]) in ANSWERS:  # a yes or a no: "nod your hand if you agree"
+                return _your_head(toks[:i])
             return toks[:i]
     return toks
 
 
-def _your_head(toks: list[str]) -> list[str]:
-    """ "shake your hand(s)" → "shake your head": Whisper's "head" (the robot shakes *my*
-    hand, or hands with me — "shake my hand", "shake hands" — never its own hand)."""
-    if "shake" not in toks:
+def _your_head(toks: list[str], *, after: str = "") -> list[str]:
+    """ "your hand(s)" → "your head" (after ``after``, when given): Whisper's "head". The
+    robot shakes *my* hand, or hands with me ("shake my hand", "shake hands"), never its own
+    hand; and only a head answers agree/disagree ("shake my hand if you agree" is a
+    handshake)."""
+    if after and after not in toks:
         return toks
     out = list(toks)
-    for j in range(toks.index("shake") + 2, len(out)):
+    for j in range(toks.index(after) + 2 if after else 1, len(out)):
         if out[j - 1] == "your" and out[j] in ("hand", "hands"):
             out[j] = "head"
     return out

@@ -406,6 +406,9 @@ def test_a_corrected_plan_after_a_refusal_is_spoken_and_run(
     )
     talk("dance")
     recorder.wait_for(lambda e: e.kind == "move_started" and getattr(e, "name", "") == "nod")
+    # the plan's words start once its plan has started: the nod's move and they may come in
+    # either order
+    recorder.wait_for(lambda e: isinstance(e, SpeechStarted) and e.text == "I can nod instead.")
     assert _said(recorder) == [
         "Sorry, I can't do that: 'dance' is not something I know.",
         "I can nod instead.",

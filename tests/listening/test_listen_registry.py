@@ -111,7 +111,7 @@ def test_the_beam_reaches_whisper() -> None:
     pytest.importorskip("ctranslate2")
     from anima.listening.whisper import WhisperAsr
 
-    assert ListenConfig().asr_beam == 3
+    assert ListenConfig().asr_beam == 5
     for beam in (1, 3, 5):
         made = make_recognizer(ListenConfig(asr="whisper", asr_beam=beam), phrases=["wave"])
         assert isinstance(made, WhisperAsr)

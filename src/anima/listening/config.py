@@ -42,9 +42,10 @@ class ListenConfig:
     wake_while_gated: bool = False  # spot the wake phrase while gated (barge-in; needs an AEC)
     asr: str = "auto"  # auto | whisper | pocketsphinx (auto: Whisper, else pocketsphinx + notice)
     asr_mode: str = "grammar"  # pocketsphinx only: grammar (the command phrases) | lm (any words)
-    # Whisper only: the decoder's beam (1: greedy). 3 heard eSpeak's en-us with about half the
-    # word errors of greedy decoding, for ~1.5× the decode time (docs/listening.md)
-    asr_beam: int = 3
+    # Whisper only: the decoder's beam (1: greedy). 5 heard eSpeak's en-us with about half the
+    # word errors of greedy decoding, for ~1.5× the decode time; 3 sometimes stopped a
+    # hypothesis early ("What can you" for "what can you do?"): docs/listening.md
+    asr_beam: int = 5
     # transcripts less sure than this (0-1) are not acted on: "Sorry, I didn't catch that."
     min_confidence: float = MIN_CONFIDENCE
     vad: str = "auto"  # auto | silero | energy (auto: Silero, else energy with a warning)

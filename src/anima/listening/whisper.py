@@ -146,7 +146,7 @@ class WhisperAsr:
         wake_phrase: str = "",
         partials: bool = True,
         threads: int = 2,
-        beam_size: int = 3,  # listen.asr_beam's default
+        beam_size: int = 5,  # listen.asr_beam's default
         model_path: str | Path | None = None,
     ) -> None:
         if not 1 <= threads <= 64:

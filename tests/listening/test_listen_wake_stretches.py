@@ -157,6 +157,63 @@ def test_which_free_readings_open_with_the_phrase(heard: str, phrase: str, expec
     assert opening_is_phrase(heard, phrase) is expected
 
 
+def babble(n: int, seed: int = 0) -> list[Any]:
+    """``n`` frames of a noise the VAD calls speech (its peaks over the fake VAD's 1000), with
+    a level that wanders ±2 dB, as a room full of talk does."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        gain = 10 ** (rng.uniform(-2, 2) / 20)
+        out.append((rng.standard_normal(FRAME_SAMPLES) * 600 * gain).astype(np.int16))
+    return out
+
+
+def test_a_voice_rising_over_babble_is_read_though_the_vad_never_hears_silence() -> None:
+    """Issue 13: in the conversation bench's babble room the VAD called everything speech, the
+    stretch never ended, and the wake phrase said into it was never read (0 of 16). Now a voice
+    9 dB over the room's level starts a stretch of its own, read when the level is back."""
+    reader = ScriptedReader(probability=0.1, end_s=0.4)  # the babble is not the phrase
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    assert run(spotter, babble(100)) == []
+    # the babble's own stretch was read once (at the 2 s window)
+    assert len(reader.read) == 1
+    assert len(reader.read[0]) <= 2 * SAMPLE_RATE + FRAME_SAMPLES
+    reader.probability = 0.9  # the voice says the phrase
+    voice = [LOUD] * 25  # ~18 dB over the babble, 0.8 s
+    hits = run(spotter, voice + babble(30, seed=1), start=100 * FRAME_SAMPLES)
+    assert len(reader.read) == 2
+    ((index, hit),) = [(100 + i, h) for i, h in hits]
+    gap = 10  # frames back at the room's level that end it: ceil(0.3 s / 32 ms)
+    assert 100 + 25 + gap - 1 <= index <= 100 + 25 + gap + 1
+    audio = reader.read[1]
+    kept_before = len(audio) - (25 + gap) * FRAME_SAMPLES
+    # it begins just before the voice: the onset is seen 3 frames in, PRE_S is kept before it
+    assert 0 < kept_before <= PRE_S * SAMPLE_RATE + 4 * FRAME_SAMPLES
+    assert hit.end_sample < (100 + 25) * FRAME_SAMPLES  # the phrase ends inside the voice
+
+
+def test_babble_alone_costs_one_reading_per_stretch_not_one_per_wobble() -> None:
+    reader = ScriptedReader(probability=0.1)
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    run(spotter, babble(600))  # ~19 s of a room full of talk and no voice over it
+    assert len(reader.read) == 1
+
+
+def test_a_long_stretch_of_one_voice_is_still_read_once() -> None:
+    """A person talking on (no pause the VAD hears): their loud words rise far above their
+    quiet ones, but that is no steady room under a new voice, so "hey robot" said in the middle
+    of it still does not wake the robot."""
+    reader = ScriptedReader(probability=0.1)
+    spotter = AsrSpotter(reader=reader, vad=FakeVad())
+    rng = np.random.default_rng(3)
+    soft = np.full(FRAME_SAMPLES, 800, dtype=np.int16)  # 16 dB under LOUD: the dips
+    talk: list[Any] = []  # syllables and the dips between them, 12 s
+    while len(talk) < 375:
+        talk += [LOUD] * int(rng.integers(3, 7)) + [soft] * int(rng.integers(1, 4))
+    run(spotter, talk + [QUIET] * 12)
+    assert len(reader.read) == 1
+
+
 def test_a_phrase_without_words_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"listen\.wake_phrase"):
         AsrSpotter("?!  ...")

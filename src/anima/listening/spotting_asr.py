@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import re
 from typing import Protocol
 
@@ -30,7 +31,7 @@ from numpy.typing import NDArray
 
 from anima.errors import ConfigError
 from anima.listening.asr import normalize
-from anima.listening.audio import SAMPLE_RATE, Frame
+from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.spotting import WakeHit
 from anima.listening.spotting_whisper import PhraseScore, WhisperReader
 from anima.listening.vad import SpeechChange, SpeechDetector, Vad, load_vad
@@ -45,6 +46,18 @@ MIN_PROBABILITY = 0.5
 # below MIN_PROBABILITY but at least this, the stretch gets a second look: a free reading of its
 # first words (:func:`opening_is_phrase`). Piper's joe in faint white noise scored 0.1-0.5
 SECOND_LOOK = 0.1
+# level onsets (LevelOnsets), in 32 ms frames
+FLOOR_S = 2.0
+FLOOR_FRAMES = round(FLOOR_S * SAMPLE_RATE / FRAME_SAMPLES)
+MIN_FLOOR = 10  # frames before the room's level is known
+ONSET_DB = 9.0
+# the room's level is steady: 80th and 20th percentile this close. Six-talker babble spread
+# 5-6 dB over 2 s, one person talking 14-22 dB (so a voice's own loud words start nothing)
+STEADY_DB = 10.0
+ONSET_FRAMES = 3
+QUIET_DB = 4.0
+REARM_S = 1.0
+REARM_FRAMES = round(REARM_S * SAMPLE_RATE / FRAME_SAMPLES)
 _SPOKEN = re.compile(r"[\w']+|[^\w\s']")  # a free reading's words and punctuation marks
 _BREAKS = frozenset(".,!?;:")
 
@@ -118,6 +131,10 @@ class AsrSpotter:
         self._start = 0  # stream position of the stretch's first kept sample
         self._length = 0  # samples in the stretch so far
         self._read = False  # this stretch has been read (the rest of it is ignored)
+        self._level = LevelOnsets()
+        self._by_level = False  # the stretch began at a rise in level, not at the VAD's onset
+        self._quiet_run = 0  # frames in a row back at the room's level (a stretch by level)
+        self._gap_frames = max(1, math.ceil(gap_s * SAMPLE_RATE / FRAME_SAMPLES))  # as the VAD
         self._next = -1  # the position the next frame should have; -1: nothing fed yet
 
     def load(self) -> None:
@@ -135,7 +152,9 @@ class AsrSpotter:
         if self._detector is not None:
             self._detector.reset()
         self._before.clear()
+        self._level.reset()
         self._stretch, self._length, self._read, self._next = [], 0, False, -1
+        self._by_level, self._quiet_run = False, 0
 
     def feed(self, frame: Frame, position: int) -> WakeHit | None:
         self.load()
@@ -146,26 +165,34 @@ class AsrSpotter:
         self._next = position + len(frame)
         in_stretch = detector.in_speech
         change = detector.feed(frame)
-        if not in_stretch:
-            if change is not SpeechChange.STARTED:
-                self._keep_before(frame)
-                return None
+        onset, quiet = self._level.feed(frame)
+        louder = in_stretch and self._read and onset and change is not SpeechChange.ENDED
+        if (not in_stretch and change is SpeechChange.STARTED) or louder:
+            # a stretch begins where the VAD heard speech begin, or, in a noise that never
+            # stops (babble: the VAD hears speech throughout), where a voice rose above it
             self._stretch = [*self._before, frame]
-            self._before.clear()
             self._length = sum(len(f) for f in self._stretch)
             self._start = self._next - self._length
-            self._read = False
+            self._read, self._by_level, self._quiet_run = False, louder, 0
+        elif not in_stretch:
+            self._keep_before(frame)
+            return None
         elif not self._read:
             self._stretch.append(frame)
             self._length += len(frame)
-        ended = change is SpeechChange.ENDED
+            self._quiet_run = self._quiet_run + 1 if quiet else 0
+        ended = change is SpeechChange.ENDED or (
+            self._by_level and self._quiet_run >= self._gap_frames
+        )
         hit = None
         if not self._read and (ended or self._length >= self.window):
             self._read = True
             hit = self._decide(np.concatenate(self._stretch), self._next)
             self._stretch = []
-        if ended:
-            self._before.clear()
+        if change is SpeechChange.ENDED:
+            self._before.clear()  # the next stretch keeps nothing of this one
+        else:
+            self._keep_before(frame)  # the audio before a later onset (by level)
         return hit
 
     def _keep_before(self, frame: Frame) -> None:
@@ -197,6 +224,48 @@ class AsrSpotter:
         found = opening_is_phrase(heard, self.phrase)
         logger.debug("wake: second look at %.2f heard %r: %s", score.probability, heard, found)
         return found
+
+
+class LevelOnsets:
+    """Where a voice rises above a noise that never stops. The room's level is the 20th
+    percentile of the last :data:`FLOOR_S` of frame levels, when they are steady
+    (:data:`STEADY_DB`); an onset is :data:`ONSET_FRAMES` frames in a row :data:`ONSET_DB`
+    above it (then none for :data:`REARM_S`), and a frame
+    within :data:`QUIET_DB` of the level it had at the onset is quiet. In six-talker babble at
+    −15 dB Silero's VAD calls everything speech, so without this a stretch never ended and the
+    wake phrase said into it was never read (0 of 16 in the conversation bench's babble room)."""
+
+    def __init__(self) -> None:
+        self._levels: collections.deque[float] = collections.deque(maxlen=FLOOR_FRAMES)
+        self._above = 0
+        self._since = REARM_FRAMES  # frames since the last onset
+        self._onset_floor = -math.inf
+
+    def reset(self) -> None:
+        self._levels.clear()
+        self._above, self._since, self._onset_floor = 0, REARM_FRAMES, -math.inf
+
+    def feed(self, frame: Frame) -> tuple[bool, bool]:
+        """(an onset at this frame, this frame is quiet)."""
+        level = _dbfs(frame)
+        floor = None
+        if len(self._levels) >= MIN_FLOOR:
+            low, high = np.percentile(self._levels, (20, 80))
+            if high - low <= STEADY_DB:  # a steady noise, not a voice's own ups and downs
+                floor = float(low)
+        self._levels.append(level)
+        self._since += 1
+        self._above = self._above + 1 if floor is not None and level > floor + ONSET_DB else 0
+        onset = self._above == ONSET_FRAMES and self._since >= REARM_FRAMES
+        if onset:
+            assert floor is not None
+            self._since, self._onset_floor = 0, floor
+        return onset, level < self._onset_floor + QUIET_DB
+
+
+def _dbfs(frame: Frame) -> float:
+    rms = float(np.sqrt(np.mean(frame.astype(np.float64) ** 2))) if len(frame) else 0.0
+    return 20 * math.log10(rms / 32768.0 + 1e-9)
 
 
 def _quiet_after(samples: Frame, end: int) -> int:

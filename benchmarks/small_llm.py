@@ -193,7 +193,9 @@ def summary(
         "valid_plan_rate": (
             sum(r.outcome != "invalid" for r in with_plan) / len(with_plan) if with_plan else None
         ),
-        "oov_refused": sum(speech_kind(r.said) == "refuse" and not r.actions for r in oov),
+        "oov_refused": sum(
+            r.outcome != "error" and not r.actions and speech_kind(r.said) == "refuse" for r in oov
+        ),  # the apology for a failed request ("I can't think right now") is no refusal
         "oov": len(oov),
         "first_sentence_s": {"p50": _pct(first, 0.5), "p95": _pct(first, 0.95), "n": len(first)},
         "reply_s": {"p50": _pct(whole, 0.5), "p95": _pct(whole, 0.95), "n": len(whole)},

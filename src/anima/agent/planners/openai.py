@@ -279,7 +279,9 @@ class OpenAIPlanner:
                 }
             )
         response = speakable(content)
-        kept_message: Message = {"role": "assistant", "content": response or None}
+        # content is always text ("" with tool calls alone): llama-cpp-python's server refuses
+        # an assistant message whose content is null (HTTP 500 on every later turn)
+        kept_message: Message = {"role": "assistant", "content": response}
         if kept:
             kept_message["tool_calls"] = kept
         return PlannerReply(response=response, actions=actions), kept_message, ids

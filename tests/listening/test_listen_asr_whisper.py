@@ -309,6 +309,34 @@ def test_feed_never_decodes_on_the_callers_thread(
     assert set(fed) == {"anima-whisper"}
 
 
+def test_in_babble_the_final_is_the_pauses_decode(
+    asr: WhisperAsr, espeak: TTSEngine, say: Say, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: in six-talker babble at −15 dB no frame was ever 20 dB under the voice, so no
+    pause was seen and the whole request was decoded on the caller's thread after the turn
+    ended (459 ms p50 in the conversation bench). Now a frame near the room's own level is
+    quiet: the pause's decode runs while the turn's silence does, and it is the final."""
+    rng = np.random.default_rng(7)
+    talkers = [say(espeak, t) for t in CHATTER]
+    speech = say(espeak, "could you wave at me")
+    audio = mix(speech, babble(talkers, 3 * SAMPLE_RATE, rng), -15.0, lead_s=0.8)
+    threads: list[str] = []
+    decode = asr._decode
+
+    def recorded(frames: Frame) -> object:
+        threads.append(threading.current_thread().name)
+        return decode(frames)
+
+    monkeypatch.setattr(asr, "_decode", recorded)
+    asr.start()
+    for frame in frames_of(audio):
+        asr.feed(frame)
+        time.sleep(0.01)
+    final = asr.finish()
+    assert "wave" in final.lower()
+    assert threading.current_thread().name not in threads, threads
+
+
 def test_a_directory_without_a_model_is_named(tmp_path: Path) -> None:
     with pytest.raises(SpeechError, match=r"whisper: no CTranslate2 model in .*model\.bin"):
         WhisperAsr(model_path=tmp_path).load()

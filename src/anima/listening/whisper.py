@@ -64,6 +64,8 @@ TOKENS_PER_S = 6.0  # the decoder's budget per second of audio (fast speech is ~
 MIN_TOKENS = 8
 QUIET_DB = -20.0  # a frame this far below the utterance's loudest is not speech (pause, tail)
 FLOOR_DBFS = -60.0  # an utterance never louder than this is silence: not decoded at all
+ROOM_DB = 9.0  # … or this close to the room's own level (the quietest tenth of the frames)
+ROOM_FRAMES = 10  # frames before the room's level counts
 PAUSE_FRAMES = 3  # quiet frames (96 ms) after speech that start a decode for the final
 NO_SPEECH = 0.6  # Whisper's rule: no-speech above this and …
 NO_SPEECH_LOGPROB = -1.0  # … average log-probability below this: the window has no speech
@@ -244,7 +246,7 @@ class WhisperAsr:
         level = float(np.sqrt(np.mean(np.square(frame, dtype=np.float64)))) if len(frame) else 0.0
         self._loud.append(level)
         self._peak = max(self._peak, level)
-        quiet = level < self._peak * _ratio(QUIET_DB)
+        quiet = level < self._quiet_level()
         self._quiet_run = self._quiet_run + 1 if quiet else 0
         worker = self._worker
         if worker is None:
@@ -304,8 +306,17 @@ class WhisperAsr:
     def _speech_since(self, sample: int) -> bool:
         """Whether a frame from ``sample`` on was loud (speech, not the pause or the tail)."""
         first = sample // FRAME_SAMPLES
-        threshold = self._peak * _ratio(QUIET_DB)
+        threshold = self._quiet_level()
         return any(level >= threshold for level in self._loud[first:])
+
+    def _quiet_level(self) -> float:
+        """Below this a frame is not speech: :data:`QUIET_DB` under the loudest frame, or, in a
+        room whose own level is high (babble at −15 dB is never 20 dB under the voice), within
+        :data:`ROOM_DB` of the utterance's quietest tenth (the room between the words)."""
+        threshold = self._peak * _ratio(QUIET_DB)
+        if len(self._loud) >= ROOM_FRAMES:
+            threshold = max(threshold, float(np.percentile(self._loud, 10)) * _ratio(ROOM_DB))
+        return threshold
 
     def _reusable(self) -> Decoded | None:
         """The decode requested at the last pause, if nothing but quiet came after it."""

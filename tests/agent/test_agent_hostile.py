@@ -591,8 +591,22 @@ _BIG = "word " * 50_000  # 250 KB a piece
         (Scripted.stream_text(*[_BIG] * 5), "over the 1,000,000-byte limit"),
         (Scripted.stream_text("Hi", " there.", gap_s=3.0), "within the timeout (2 s)"),
         (Scripted.sse([(0.0, {"choices": [{"delta": {"content": "{oops"}}]})]), "no JSON"),
+        # llama-cpp-python's server, asked to stream tool calls, answers 200 and then nothing
+        # (the robot stayed silent: no apology, no CommandRejected)
+        (Scripted.sse([], done=False), "ended before any event"),
+        (Scripted.sse([]), "ended before any event"),  # only the [DONE]
     ],
-    ids=["not-json", "error-event", "not-object", "tool-index", "huge", "slow", "bad-json"],
+    ids=[
+        "not-json",
+        "error-event",
+        "not-object",
+        "tool-index",
+        "huge",
+        "slow",
+        "bad-json",
+        "empty",
+        "only-done",
+    ],
 )
 def test_a_hostile_stream_is_a_planner_error_with_a_reason(
     server: ScriptedOpenAIServer, hub: EventHub, scripted: Scripted, why: str

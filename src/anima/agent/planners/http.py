@@ -346,7 +346,17 @@ def _read_events(
             event, data = b"\n".join(data), []
             count += 1
             if event.strip() == b"[DONE]":
+                _some_event(count - 1, url)
                 return
             on_event(json_value(event, f"event {count} of the stream from {url}"))
     if data and b"\n".join(data).strip() != b"[DONE]":  # the last event, without its blank line
         on_event(json_value(b"\n".join(data), f"the last event of the stream from {url}"))
+        count += 1
+    _some_event(count, url)
+
+
+def _some_event(count: int, url: str) -> None:
+    """A stream with no event (at most its ``[DONE]``) is no reply, not an empty one: said,
+    so the robot apologizes instead of going silent."""
+    if count == 0:
+        raise PlannerError(f"the stream from {url} ended before any event (no reply)")

@@ -132,10 +132,16 @@ def in_babble(espeak: Any, say: Any, speech: Any, db: float, after_s: float) -> 
     return out, len(speech)
 
 
-def end_after(detector: SpeechDetector, audio: Any, speech_end: int) -> float | None:
-    """Audio seconds from ``speech_end`` to the frame that ends the turn (None: never)."""
+def end_after(
+    detector: SpeechDetector, audio: Any, speech_end: int, partial: tuple[str, int] | None = None
+) -> float | None:
+    """Audio seconds from ``speech_end`` to the frame that ends the turn (None: never);
+    ``partial``: (text, sample) the ASR's partial, given once the audio reaches the sample."""
     detector.reset()
     for i, frame in enumerate(frames(audio)):
+        if partial is not None and i * FRAME_SAMPLES >= partial[1]:
+            detector.partial(partial[0])
+            partial = None
         if detector.feed(frame) is SpeechChange.ENDED:
             return ((i + 1) * FRAME_SAMPLES - speech_end) / 16000
     return None
@@ -241,12 +247,25 @@ def test_in_babble_a_falling_end_ends_the_turn_quick_not_after_the_hold(
     vad.load()
     text = "walk forward for two seconds"  # eSpeak's voice falls to the bottom at its end
     audio, speech_end = in_babble(espeak, say, say(espeak, text), -15.0, after_s=4.0)
-    held = end_after(SpeechDetector(vad, turn=make_turn("cues", gate="hold")), audio, speech_end)
-    quick = end_after(SpeechDetector(vad, turn=make_turn("cues", gate="cues")), audio, speech_end)
+    # the partial with the last words comes ~0.3 s after them (Whisper's pause decode)
+    heard = (text, speech_end + round(0.3 * 16000))
+    held = end_after(
+        SpeechDetector(vad, turn=make_turn("cues", gate="hold")), audio, speech_end, heard
+    )
+    quick = end_after(
+        SpeechDetector(vad, turn=make_turn("cues", gate="cues")), audio, speech_end, heard
+    )
     assert held is not None
     assert quick is not None
     assert held > 1.2  # the hold, after the gate's lag
     assert 0.0 < quick < 0.8  # after the last word, and well before the hold
+    # without words yet the gate does not end it early (a partial lags the voice: Piper's
+    # "walk forward and | then turn left" was cut at its pause before "and" had come)
+    wordless = end_after(
+        SpeechDetector(vad, turn=make_turn("cues", gate="cues")), audio, speech_end
+    )
+    assert wordless is not None
+    assert wordless > 1.2
 
 
 def test_the_gates_cues_wait_while_the_vad_hears_silence_itself() -> None:

@@ -161,23 +161,27 @@ class CuesTurn:
         self._decision = None
 
     def decide(self) -> Decision:
-        """The silence the turn needs, given what has been heard so far."""
+        """The silence the turn needs, given what has been heard so far (kept for the rest
+        of this silence)."""
         if self._decision is None:
-            # words from before the last stretch of speech do not say how it ended
-            stale = self._spoken_since_text > STALE_FRAMES
-            words = TextCue.NONE if stale else text_cue(self._text)
-            ending = self._prosody.ending()
-            fall = fall_of(ending, self.fall_st)
-            if words is TextCue.OPEN:
-                need = self.hold_s
-            elif fall is Fall.BOTTOM:
-                need = self.quick_s
-            elif fall is Fall.NONE:
-                need = self.hold_s
-            else:  # a short request's fall from its one accent, or too little voice to tell
-                need = self.middle_s
-            self._decision = Decision(silence_s=need, words=words, fall=fall, ending=ending)
+            self._decision = self._judge()
         return self._decision
+
+    def _judge(self) -> Decision:
+        # words from before the last stretch of speech do not say how it ended
+        stale = self._spoken_since_text > STALE_FRAMES
+        words = TextCue.NONE if stale else text_cue(self._text)
+        ending = self._prosody.ending()
+        fall = fall_of(ending, self.fall_st)
+        if words is TextCue.OPEN:
+            need = self.hold_s
+        elif fall is Fall.BOTTOM:
+            need = self.quick_s
+        elif fall is Fall.NONE:
+            need = self.hold_s
+        else:  # a short request's fall from its one accent, or too little voice to tell
+            need = self.middle_s
+        return Decision(silence_s=need, words=words, fall=fall, ending=ending)
 
     def ended(self, silence_s: float) -> bool:
         decision = self.decide()
@@ -189,12 +193,23 @@ class CuesTurn:
     def gated_need_s(self) -> float | None:
         """The silence this turn needs judged on the speech so far, for a silence only the
         level gate hears (babble): the quick end after a fall to the bottom with words that do
-        not ask for more, else None (the gate's own hold)."""
-        decision = self.decide()
+        not ask for more, else None (the gate's own hold). Not kept: asked as the level falls,
+        before the partial of the last words may have come, it must not decide the VAD's own
+        silence that follows (kept, it cut Piper's "walk forward and | then turn left" at its
+        1 s pause: words "none", the 0.8 s of a fall from the top)."""
+        decision = self._judge()
         fall = fall_of(decision.ending, self.gate_fall_st)
         if fall is Fall.BOTTOM and decision.words is not TextCue.OPEN:
             return self.quick_s
         return None
+
+    def words_complete(self) -> bool:
+        """The newest partial, fresh, could be a whole request: what a silence only the level
+        gate hears needs before it ends the turn early. Without words yet (the partial lags
+        the voice by ~0.3 s) it waits: asked as Piper's level fell in the 1 s pause of "walk
+        forward and | then turn left", before "and" had come, it cut the sentence."""
+        stale = self._spoken_since_text > STALE_FRAMES
+        return not stale and text_cue(self._text) is TextCue.COMPLETE
 
     @property
     def reason(self) -> str:

@@ -217,6 +217,11 @@ class SpeechDetector:
         self._gate_need = None
         self._speech_db = None
 
+    def _words_complete(self) -> bool:
+        """The turn detector's words could end the request (a detector without words: yes)."""
+        check = getattr(self.turn, "words_complete", None)
+        return bool(check()) if callable(check) else True
+
     def _gated(self, frame: Frame, p: float) -> float:
         """``p``, or 0 when the frame is ``level_gate_db`` below this utterance's speech level:
         in babble Silero calls the room speech, so without this no silence would ever start
@@ -285,7 +290,7 @@ class SpeechDetector:
         need = self._gate_need
         if (
             not over and need is not None and self._below and self._run == 0
-            and self._below * FRAME_S >= need - 1e-9
+            and self._below * FRAME_S >= need - 1e-9 and self._words_complete()
         ):  # fmt: skip
             # a silence only the gate hears (the VAD still calls the room speech: babble)
             over, run = True, self._below

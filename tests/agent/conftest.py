@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from anima.agent.actions import ActionRegistry
+from anima.agent.conversation import Conversation, build_conversation
 from anima.agent.executor import Executor
 from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.vocabulary import builtin_registry, runtime_registry
@@ -56,6 +57,14 @@ class Recorder:
             if not self._cond.wait_for(ready, timeout):
                 raise AssertionError("the awaited event never came")
             return found[0]
+
+
+def started_conversation(runtime: Runtime, **kw: Any) -> Conversation:
+    """The agent's conversation on ``runtime`` (no audio in), started and set as its agent."""
+    conv = build_conversation(runtime, audio_in="none", **kw)
+    runtime.agent = conv
+    conv.start()
+    return conv
 
 
 def quiet_config() -> AnimaConfig:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from anima import commands as cmd
-from anima.agent.conversation import Conversation, build_conversation
+from anima.agent.conversation import build_conversation
 from anima.drivers.sim import SimDriver
 from anima.events import ActionStatus, MoveStarted, PlanFinished, SpeechStarted, Transcript
 from anima.listening import ListenConfig
@@ -20,15 +20,9 @@ from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
 
 from .conftest import Recorder, quiet_config
+from .conftest import started_conversation as _conversation
 
 R_SHOULDER_PITCH = 12  # 0-based index in the shipped body
-
-
-def _conversation(runtime: Runtime, **kw: object) -> Conversation:
-    conv = build_conversation(runtime, audio_in="none", **kw)  # type: ignore[arg-type]
-    runtime.agent = conv
-    conv.start()
-    return conv
 
 
 def test_a_heard_request_is_planned_and_acted(runtime: Runtime, recorder: Recorder) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from anima import commands as cmd
-from anima.agent.conversation import NOT_CAUGHT, Conversation, build_conversation
+from anima.agent.conversation import NOT_CAUGHT
 from anima.drivers.sim import SimDriver
 from anima.events import SpeechStarted
 from anima.runtime import Runtime
@@ -18,7 +18,7 @@ from anima.speech.sinks import NullSink
 from anima.testing import eventually
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import Recorder, quiet_config
+from .conftest import Recorder, quiet_config, started_conversation
 
 
 class PreparingEngine(ScriptedEngine):
@@ -50,15 +50,8 @@ def runtime(voice: PreparingEngine) -> Iterator[Runtime]:
         rt.stop(ease=False)
 
 
-def _started(runtime: Runtime) -> Conversation:
-    conv = build_conversation(runtime, audio_in="none")
-    runtime.agent = conv
-    conv.start()
-    return conv
-
-
 def test_the_fixed_replies_are_prepared_at_start(runtime: Runtime, voice: PreparingEngine) -> None:
-    conv = _started(runtime)
+    conv = started_conversation(runtime)
     try:
         canned = conv.canned()
         assert canned[0] == NOT_CAUGHT
@@ -70,7 +63,7 @@ def test_the_fixed_replies_are_prepared_at_start(runtime: Runtime, voice: Prepar
 
 
 def test_a_planner_without_an_understanding_is_never_asked_ahead(runtime: Runtime) -> None:
-    conv = _started(runtime)
+    conv = started_conversation(runtime)
     real = conv.planner
     try:
         conv.planner = object()  # type: ignore[assignment]  # no `understanding`: an LLM's
@@ -83,7 +76,7 @@ def test_a_planner_without_an_understanding_is_never_asked_ahead(runtime: Runtim
 def test_each_turn_notes_when_it_was_heard_and_planned(runtime: Runtime) -> None:
     recorder = Recorder()
     runtime.events.subscribe(recorder)
-    conv = _started(runtime)
+    conv = started_conversation(runtime)
     try:
         runtime.execute(cmd.Ask(text="what is your name"))
         said = recorder.wait_for(lambda e: isinstance(e, SpeechStarted))

@@ -286,19 +286,25 @@ def test_an_utterance_past_the_window_is_cut_and_said(
     assert "only the first 29 s" in caplog.text
 
 
+def record_decoding_threads(asr: WhisperAsr, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads ``asr`` decodes on, from now on (filled as it decodes)."""
+    threads: list[str] = []
+    decode = asr._decode
+
+    def recorded(audio: Frame) -> object:
+        threads.append(threading.current_thread().name)
+        return decode(audio)
+
+    monkeypatch.setattr(asr, "_decode", recorded)
+    return threads
+
+
 def test_feed_never_decodes_on_the_callers_thread(
     asr: WhisperAsr, piper: TTSEngine, say: Say, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The listener's thread only hands audio over while frames come; the decoding thread
     decodes (the final may decode on the caller's thread, when no partial can serve)."""
-    decoding_threads: list[str] = []
-    decode = asr._decode
-
-    def recorded(audio: Frame) -> object:
-        decoding_threads.append(threading.current_thread().name)
-        return decode(audio)
-
-    monkeypatch.setattr(asr, "_decode", recorded)
+    decoding_threads = record_decoding_threads(asr, monkeypatch)
     asr.start()
     for frame in frames_of(say(piper, "could you wave at me and then say hello")):
         asr.feed(frame)
@@ -320,14 +326,7 @@ def test_in_babble_the_final_is_the_pauses_decode(
     talkers = [say(espeak, t) for t in CHATTER]
     speech = say(espeak, "could you wave at me")
     audio = mix(speech, babble(talkers, 3 * SAMPLE_RATE, rng), -15.0, lead_s=0.8)
-    threads: list[str] = []
-    decode = asr._decode
-
-    def recorded(frames: Frame) -> object:
-        threads.append(threading.current_thread().name)
-        return decode(frames)
-
-    monkeypatch.setattr(asr, "_decode", recorded)
+    threads = record_decoding_threads(asr, monkeypatch)
     asr.start()
     for frame in frames_of(audio):
         asr.feed(frame)

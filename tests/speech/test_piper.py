@@ -18,11 +18,9 @@ from anima.speech.piper import PiperEngine, phoneme_marks, split_clauses
 
 
 @pytest.fixture(scope="module")
-def engine() -> PiperEngine:
-    pytest.importorskip("piper", reason="piper-tts is not installed (pip install 'anima[speech]')")
-    engine = PiperEngine()
-    engine.load()
-    return engine
+def engine(piper: PiperEngine) -> PiperEngine:
+    """The speech tests' loaded Piper voice (conftest.py)."""
+    return piper
 
 
 def test_is_a_tts_engine() -> None:

@@ -19,6 +19,7 @@ The run is bounded (``max_s``): what did not fit is left out and said so.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -196,11 +197,10 @@ def _recognizers(
     from anima.listening.whisper import WhisperAsr
 
     phrases = vocabulary()
+    whisper = functools.partial(WhisperAsr, vocabulary=phrases, wake_phrase="hey robot")
     makers: dict[str, Callable[[], Recognizer]] = {
-        "whisper": lambda: WhisperAsr(vocabulary=phrases, wake_phrase="hey robot"),
-        "whisper-greedy": lambda: WhisperAsr(
-            vocabulary=phrases, wake_phrase="hey robot", beam_size=1
-        ),
+        "whisper": whisper,
+        "whisper-greedy": functools.partial(whisper, beam_size=1),
         # the grammar must hold the requests to hear them at all: its best case
         "pocketsphinx-grammar": lambda: PocketsphinxAsr(
             phrases=[*phrases, *requests], mode="grammar"

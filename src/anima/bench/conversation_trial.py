@@ -29,6 +29,7 @@ from anima.agent.conversation import Conversation, build_conversation
 from anima.bench.conversation_audio import Room, Samples, Speaker, last_loud
 from anima.bench.conversation_figures import Stages, Trial, word_errors
 from anima.bench.conversation_judge import Observed, judge
+from anima.bench.conversation_logs import EventLog, RoundLog, StampedSink
 from anima.bench.conversation_set import Request
 from anima.config import AnimaConfig
 from anima.drivers.sim import SimDriver
@@ -46,11 +47,9 @@ from anima.events import (
     Transcript,
     WakeDetected,
 )
-from anima.listening import Listener, PushSource, RoundReport
+from anima.listening import Listener, PushSource
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Framer
 from anima.runtime import Runtime
-from anima.speech.base import Samples as Pcm
-from anima.speech.sinks import NullSink
 
 Mode = Literal["wake", "ptt", "text"]  # text: the request's words as cmd.Ask (no audio)
 TEXT = "text"  # the voice and room of a text trial
@@ -70,7 +69,6 @@ STALL_S = 2.5  # nothing at all this long after the request: fast-forward the li
 SETTLE_S = 0.8  # idle this long after the round: the trial is over
 TRIAL_S = 10.0  # at most this long after the person stopped speaking
 HUMANOID_TRIAL_S = 20.0  # … for humanoid requests (bring-up: Start → Zero → Stand → Walk)
-AUDIBLE = 328  # |sample| above this (−40 dBFS) is the robot's voice, not a clause's silence
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,83 +76,6 @@ class Condition:
     voice: str
     noise: str
     mode: Mode
-
-
-@dataclass
-class Onset:
-    """One utterance at the sink: when its first audio came, and when its first audible sample
-    played (monotonic seconds; None while only silence has come)."""
-
-    started: float
-    audible: float | None = None
-
-
-class StampedSink(NullSink):
-    """A null sink that notes when each utterance's audio began and became audible."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._stamp_lock = threading.Lock()
-        self.onsets: list[Onset] = []
-        self._stamp_rate = 22050
-        self._stamped = 0  # samples written so far in the current utterance
-
-    def start(self, sample_rate: int) -> None:
-        with self._stamp_lock:
-            self.onsets.append(Onset(started=time.monotonic()))
-            self._stamp_rate, self._stamped = sample_rate, 0
-        super().start(sample_rate)
-
-    def write(self, samples: Pcm) -> None:
-        now = time.monotonic()
-        with self._stamp_lock:
-            onset = self.onsets[-1] if self.onsets else None
-            if onset is not None and onset.audible is None:
-                loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > AUDIBLE)
-                if loud.size:
-                    k = int(loud[0])  # plays k samples into this write, or later if behind
-                    onset.audible = max(
-                        onset.started + (self._stamped + k) / self._stamp_rate,
-                        now + k / self._stamp_rate,
-                    )
-            self._stamped += len(samples)
-        super().write(samples)
-
-    def since(self, t: float) -> list[Onset]:
-        with self._stamp_lock:
-            return [o for o in self.onsets if o.started >= t]
-
-
-class EventLog:
-    """Every event of the runtime, with the time it happened (engine clock: monotonic)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.events: list[tuple[float, Event]] = []
-
-    def add(self, event: Event) -> None:
-        with self._lock:
-            self.events.append((event.t or time.monotonic(), event))
-
-    def since(self, t0: float) -> list[tuple[float, Event]]:
-        with self._lock:
-            return [(t, e) for t, e in self.events if t >= t0]
-
-
-class RoundLog:
-    """The listener's round reports (when each round's end was decided)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.rounds: list[RoundReport] = []
-
-    def add(self, report: RoundReport) -> None:
-        with self._lock:
-            self.rounds.append(report)
-
-    def finals_since(self, t0: float) -> list[RoundReport]:
-        with self._lock:
-            return [r for r in self.rounds if r.decided_t >= t0 and r.round.outcome == "final"]
 
 
 class Harness:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from anima.agent.actions import ActionRegistry
-from anima.agent.conversation import Conversation, build_conversation
+from anima.agent.assembly import build_conversation
+from anima.agent.conversation import Conversation
 from anima.agent.executor import Executor
 from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.vocabulary import builtin_registry, runtime_registry

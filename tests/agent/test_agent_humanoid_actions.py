@@ -330,7 +330,7 @@ def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() 
     simulated Adam from its fresh start, on its real clock (the 7 s bring-up, Start → Walk)."""
     pytest.importorskip("grpc")
     from anima import commands as cmd
-    from anima.agent.conversation import build_conversation
+    from anima.agent.assembly import build_conversation
     from anima.config import HumanoidConfig
     from anima.events import PlanFinished
 

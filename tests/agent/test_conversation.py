@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from anima import commands as cmd
-from anima.agent.conversation import build_conversation
+from anima.agent.assembly import build_conversation
 from anima.drivers.sim import SimDriver
 from anima.events import ActionStatus, MoveStarted, PlanFinished, SpeechStarted, Transcript
 from anima.listening import ListenConfig
@@ -168,7 +168,7 @@ def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
 def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
     runtime: Runtime,
 ) -> None:
-    from anima.agent.conversation import _hears_whisper, _vocabulary
+    from anima.agent.assembly import _hears_whisper, _vocabulary
     from anima.agent.vocabulary import runtime_registry
 
     registry = runtime_registry(runtime)

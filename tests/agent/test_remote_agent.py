@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from anima.agent.conversation import build_conversation
+from anima.agent.assembly import build_conversation
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import AnimaError

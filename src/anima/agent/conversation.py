@@ -33,10 +33,8 @@ look-at through the runtime, only while no move plays, so it never fights a comm
 from __future__ import annotations
 
 import collections
-import dataclasses
 import logging
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -53,9 +51,7 @@ from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
 
 if TYPE_CHECKING:
-    from anima.listening.config import ListenConfig
-    from anima.listening.listener import Listener, RoundReport
-    from anima.listening.sources import AudioSource
+    from anima.listening.listener import Listener
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -348,96 +344,3 @@ class Conversation:
 
     def _now(self) -> float:
         return self.runtime.engine.clock.now()
-
-
-def build_conversation(
-    runtime: Runtime,
-    *,
-    audio_in: str | AudioSource | None = None,
-    on_round: Callable[[RoundReport], None] | None = None,
-) -> Conversation:
-    """The configured agent for ``runtime``: registry, planner, executor, and a listener on
-    ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path; or a source
-    object, e.g. a PushSource a benchmark feeds). ``on_round`` gets the listener's report of
-    each round (its stream positions and times: when the end of turn was decided)."""
-    from anima.agent.planners import create_planner
-    from anima.agent.vocabulary import runtime_registry
-
-    cfg = runtime.config.agent
-    if len(runtime.library) == 0:
-        runtime.library.load()  # the vocabulary names the animations: built before start()
-    registry = runtime_registry(runtime, user_actions=cfg.user_actions)
-    planner = create_planner(
-        cfg, registry, runtime.events, wake_phrase=runtime.config.listen.wake_phrase
-    )
-    executor = Executor.from_config(runtime, cfg, on_finish=planner.reset)
-    conversation = Conversation(
-        runtime,
-        registry,
-        planner,
-        executor,
-        feedback_rounds=cfg.feedback_rounds,
-        locale=cfg.locale,
-        acknowledge_wake=getattr(cfg, "acknowledge_wake", True),
-    )
-    source = _source(audio_in if audio_in is not None else cfg.audio_in)
-    if source is not None:
-        from anima.listening.listener import Listener
-
-        listen = runtime.config.listen
-        whisper = _hears_whisper(listen)
-        if cfg.planner != "rules" and not whisper:
-            # pocketsphinx's open-vocabulary model for an LLM (a grammar would force every
-            # request into a known phrase); asr_mode means nothing to whisper, open already
-            listen = dataclasses.replace(listen, asr_mode="lm")
-        conversation.listener = Listener(
-            source,
-            config=listen,
-            phrases=_vocabulary(registry) if whisper else registry.grammar_phrases(),
-            hub=runtime.events,
-            on_wake=conversation.interrupt,
-            on_final=conversation.hear,
-            on_round=on_round,
-        )
-    return conversation
-
-
-def _hears_whisper(listen: ListenConfig) -> bool:
-    """Whether the listener's recognizer will be Whisper (``auto``: when it is installed)."""
-    from anima.listening.registry import whisper_installed
-
-    return listen.asr == "whisper" or (listen.asr == "auto" and whisper_installed())
-
-
-def _vocabulary(registry: ActionRegistry) -> list[str]:
-    """Whisper's bias: one phrase per call, the most asked-for first, a slotted one by its
-    fixed words ("say", "walk forward"; the understanding's ``asr_phrases``): Whisper's
-    prompt holds ~25 words, which the grammar's alphabetical list would fill with rare ones."""
-    from anima.agent.understanding import asr_phrases
-
-    return asr_phrases(registry)
-
-
-def _source(audio_in: str | AudioSource) -> AudioSource | None:
-    from anima.listening.sources import MicrophoneSource, RawPcmSource, WavSource
-
-    if not isinstance(audio_in, str):
-        return audio_in
-    if audio_in == "none":
-        return None
-    if audio_in == "stdin":
-        return RawPcmSource(sys.stdin.buffer)
-    if audio_in == "mic":
-        return MicrophoneSource()
-    if audio_in == "auto":
-        return MicrophoneSource() if _has_microphone() else None
-    return WavSource(audio_in, realtime=True)
-
-
-def _has_microphone() -> bool:
-    try:
-        import sounddevice as sd
-
-        return sd.query_devices(kind="input") is not None
-    except Exception:  # no PortAudio or no input device
-        return False

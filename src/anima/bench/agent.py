@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from anima import commands as cmd
-from anima.agent.conversation import build_conversation
+from anima.agent.assembly import build_conversation
 from anima.agent.latency import measure_interrupt_latency
 from anima.bench.listen import ListenBenchResult, Spread, run_listen_bench
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig

@@ -25,7 +25,8 @@ from typing import Literal
 import numpy as np
 
 from anima import commands as cmd
-from anima.agent.conversation import Conversation, build_conversation
+from anima.agent.assembly import build_conversation
+from anima.agent.conversation import Conversation
 from anima.bench.conversation_audio import Room, Samples, Speaker, last_loud
 from anima.bench.conversation_figures import Stages, Trial, word_errors
 from anima.bench.conversation_judge import Observed, judge

@@ -143,7 +143,7 @@ def agent_command(
     import signal
     import threading
 
-    from anima.agent.conversation import _source
+    from anima.agent.assembly import _source
     from anima.agent.remote import RemoteEars
     from anima.config import load_config
     from anima.frontdoors.mqtt.broker import BrokerAddress

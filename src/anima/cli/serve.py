@@ -237,7 +237,7 @@ def _claim_pid_file(prefix: str) -> Path | None:
 
 
 def _attach_agent(runtime: Runtime, audio_in: str | None) -> None:
-    from anima.agent.conversation import build_conversation
+    from anima.agent.assembly import build_conversation
 
     conversation = build_conversation(runtime, audio_in=audio_in)
     runtime.agent = conversation

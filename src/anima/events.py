@@ -120,6 +120,9 @@ class Transcript(Event):
     # how sure the recognizer is of a final (0-1; None: the engine gives no confidence); below
     # listen.min_confidence the agent asks again instead of acting on a guess
     confidence: float | None = None
+    # a final's other readings, best first (Whisper's beam: docs/listening.md, *Other
+    # readings*); the agent turns to them when it cannot read ``text``
+    alternatives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,14 @@ import pytest
 from anima import commands as cmd
 from anima.agent.assembly import build_conversation
 from anima.drivers.sim import SimDriver
-from anima.events import ActionStatus, MoveStarted, PlanFinished, SpeechStarted, Transcript
+from anima.events import (
+    ActionStatus,
+    MoveStarted,
+    PlanFinished,
+    PlanStarted,
+    SpeechStarted,
+    Transcript,
+)
 from anima.listening import ListenConfig
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
@@ -179,3 +186,41 @@ def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
     assert len(words) < len(registry.grammar_phrases())  # one phrase per call
     assert _hears_whisper(ListenConfig(asr="whisper"))
     assert not _hears_whisper(ListenConfig(asr="pocketsphinx"))
+
+
+# ---------------------------------------------------------------------- other readings
+def test_a_request_misheard_is_acted_on_as_the_other_reading_that_sounds_alike(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    """Whisper's best reading says nothing ("Link for you."); a reading of its beam that sounds
+    alike is the request. A reading understood is acted on as heard, whatever the others say."""
+    conv = _conversation(runtime)
+    try:
+        conv.hear(
+            Transcript(
+                t=0.0,
+                text="Link for you.",
+                final=True,
+                confidence=0.6,
+                alternatives=("See you later.", "blink for me."),
+            )
+        )
+        started = recorder.wait_for(lambda e: isinstance(e, PlanStarted), timeout=5)
+        assert isinstance(started, PlanStarted)
+        assert started.steps == ("play_animation(name='blink')",)
+        recorder.wait_for(lambda e: isinstance(e, PlanFinished), timeout=10)
+        conv.hear(
+            Transcript(
+                t=1.0, text="Nod.", final=True, confidence=0.9, alternatives=("Not.", "Wave.")
+            )
+        )
+        nodded = recorder.wait_for(
+            lambda e: isinstance(e, PlanStarted) and e is not started, timeout=5
+        )
+        assert isinstance(nodded, PlanStarted)
+        assert nodded.steps == ("play_animation(name='nod')",)
+    finally:
+        conv.stop()
+    notes = [getattr(e, "message", "") for e in recorder.of("notice")]
+    assert "heard 'Link for you.', read as 'blink for me.' (another reading)" in notes
+    assert not any("'Nod.', read as" in n for n in notes)

@@ -281,6 +281,31 @@ def test_a_transcript_heard_with_low_confidence_is_not_acted_on(
     assert notices  # the runtime says why it did not act
 
 
+def test_the_model_is_asked_the_other_reading_the_registry_reads(
+    runtime: Runtime, server: ScriptedOpenAIServer
+) -> None:
+    """A planner without an understanding of its own (an LLM) is asked the reading anima's
+    understanding reads, when it cannot read the best one."""
+    server.push(Scripted.stream_text("Okay."))
+    conv = _conversation(runtime, server)
+    try:
+        conv.hear(
+            Transcript(
+                t=0.0,
+                text="Look over to your light.",
+                final=True,
+                confidence=0.5,
+                alternatives=("Look over to your right.",),
+            )
+        )
+        assert server.wait_for_requests(1)
+    finally:
+        conv.stop()
+    asked = server.requests[0].body["messages"][-1]["content"]
+    assert "Look over to your right." in asked
+    assert "light" not in asked
+
+
 # ---------------------------------------------------------------------- the second call
 def test_no_second_request_when_the_feedback_adds_nothing(
     runtime: Runtime, recorder: Recorder, server: ScriptedOpenAIServer

@@ -20,10 +20,10 @@ import pytest
 from anima.bench.asr import CHATTER, babble, mix, recognize, word_errors, words
 from anima.errors import MissingDependencyError, SpeechError
 from anima.events import Transcript
-from anima.listening.asr import Recognizer
+from anima.listening.asr import Recognizer, normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.listening.config import MIN_CONFIDENCE
-from anima.listening.whisper import WhisperAsr, drop_echo, prompt_text
+from anima.listening.whisper import WhisperAsr, drop_echo, other_readings, prompt_text
 from anima.speech.base import TTSEngine
 
 if TYPE_CHECKING:
@@ -116,6 +116,36 @@ def test_noise_at_minus_25_db_keeps_the_words(asr: WhisperAsr, piper: TTSEngine,
     clean = say(piper, text)
     heard = recognize(asr, mix(clean, rng.standard_normal(len(clean)), -25.0))
     assert word_errors(text, heard)[0] == 0, heard
+
+
+def test_the_beams_other_readings_come_with_the_final(
+    asr: WhisperAsr, espeak: TTSEngine, say: Say
+) -> None:
+    """Each other reading reads differently from the best and from the others; silence and a
+    greedy decoder give none."""
+    seen = 0
+    for text in ("look over to your right", "blink twice and smile", "could you wave at me"):
+        heard = recognize(asr, say(espeak, text))
+        others = asr.alternatives
+        assert asr.last is not None
+        assert asr.last.alternatives == others
+        keys = [normalize(r) for r in (heard, *others)]
+        assert len(set(keys)) == len(keys), (heard, others)
+        assert all(keys), (heard, others)
+        seen += len(others)
+    assert seen  # a beam of 5 on eSpeak's voice: some reading is close to the best
+    assert other_readings("Turn left.", ["Turn left!", "turn left", "Don't left.", ""]) == (
+        "Don't left.",
+    )
+    recognize(asr, np.zeros(SAMPLE_RATE, np.int16))
+    assert asr.alternatives == ()
+    greedy = WhisperAsr(vocabulary=VOCABULARY, beam_size=1, partials=False)
+    greedy.load()
+    try:
+        recognize(greedy, say(espeak, "could you wave at me"))
+        assert greedy.alternatives == ()  # one hypothesis: no other reading
+    finally:
+        greedy.close()
 
 
 def test_digital_silence_is_nothing(asr: WhisperAsr) -> None:

@@ -341,6 +341,26 @@ def test_the_final_carries_the_recognizers_confidence() -> None:
         out = feed(recorder, LOUD, 20) + feed(recorder, QUIET, 30)
         (final,) = [o for o in out if isinstance(o, Final)]
         assert (final.text, final.confidence) == ("nod twice", given)
+        assert final.alternatives == ()
+
+
+def test_the_final_carries_the_recognizers_other_readings() -> None:
+    from anima.testing.listening import FakeRecognizer
+
+    cfg = ListenConfig()
+    recognizer = FakeRecognizer(
+        ["look over to your light", "nod"], alternatives=[["look over to your right"], []]
+    )
+    recorder = Recorder(cfg, recognizer, SpeechDetector(LoudVad(), end_s=cfg.endpoint_silence_s))
+    finals = []
+    for _ in range(2):
+        recorder.wake()
+        out = feed(recorder, LOUD, 20) + feed(recorder, QUIET, 30)
+        finals += [o for o in out if isinstance(o, Final)]
+    assert [(f.text, f.alternatives) for f in finals] == [
+        ("look over to your light", ("look over to your right",)),
+        ("nod", ()),
+    ]
 
 
 def test_partials_reach_the_speech_detector() -> None:

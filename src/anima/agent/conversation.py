@@ -18,7 +18,9 @@ announced with the model's words ("Sure!"): the robot says once per turn that it
 it and why (``refusal_speech``), and the planner is told so it may try again. A step that fails
 is told once per turn in one short sentence ("I couldn't walk: the robot is in emergency
 stop."). A final transcript whose confidence is under ``listen.min_confidence`` is answered
-"Sorry, I didn't catch that." and not planned. When all steps succeeded with nothing to report
+"Sorry, I didn't catch that." and not planned; one the understanding cannot read is planned
+as the first of the recognizer's other readings it can, if one sounds alike
+(:mod:`~anima.agent.understanding.readings`). When all steps succeeded with nothing to report
 the planner is told without a second request (``acknowledge``).
 
 The replies the robot gives without a planner's say — "Sorry, I didn't catch that.", and what
@@ -46,6 +48,8 @@ from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.reply import ActionWords, Answer, failure_speech
+from anima.agent.understanding import About, Understander
+from anima.agent.understanding.readings import pick_reading
 from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
@@ -60,6 +64,8 @@ NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_co
 GLANCE = (1.0, 0.0, 0.12)  # the wake's acknowledgement: look at the person, a little up (m)
 PlannerCall = Callable[..., PlannerReply | None]
 TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
+# a heard request: (generation, text, its other readings, heard well enough to act on, its time)
+_Request = tuple[int, str, tuple[str, ...], bool, float]
 
 
 class Conversation:
@@ -90,8 +96,9 @@ class Conversation:
         self.acknowledge_wake = acknowledge_wake
         self._words = ActionWords(registry)
         self._streams = bool(getattr(planner, "streaming", False))
-        # (generation, text, heard well enough to act on, the transcript's time)
-        self._requests: queue.SimpleQueue[tuple[int, str, bool, float] | None] = queue.SimpleQueue()
+        # (generation, text, its other readings, heard well enough to act on, its time)
+        self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        self._understander: Understander | None = None  # for a planner that has none
         self._generation = 0  # bumped by every wake: work of an older generation is dropped
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -200,7 +207,8 @@ class Conversation:
                     f"not acted on: heard {transcript.text.strip()[:60]!r} with confidence "
                     f"{confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
                 )
-            self._requests.put((generation, transcript.text.strip(), caught, transcript.t))
+            others = tuple(getattr(transcript, "alternatives", ()))
+            self._requests.put((generation, transcript.text.strip(), others, caught, transcript.t))
 
     def _on_speech(self, event: Event) -> None:
         # A start gates (it is published before its utterance is queued, so `speaking` may
@@ -216,12 +224,12 @@ class Conversation:
 
     def _work(self) -> None:
         while (item := self._requests.get()) is not None:
-            generation, text, caught, heard_t = item
+            generation, text, others, caught, heard_t = item
             if not self._current(generation):
                 continue
             try:
                 if caught:
-                    self._turn(generation, text, heard_t)
+                    self._turn(generation, self._reading(text, others), heard_t)
                 else:
                     self.turns += 1
                     self.timings.append(TurnTiming(heard_t=heard_t, planned_t=self._now()))
@@ -229,6 +237,25 @@ class Conversation:
             except Exception as exc:  # one bad turn must not end the conversation
                 log.exception("agent turn failed")
                 self._notice(f"agent turn failed: {exc!r}")
+
+    def _reading(self, text: str, others: tuple[str, ...]) -> str:
+        """``text``, or the first of its other readings the understanding reads when it reads
+        ``text`` as nothing (:func:`~anima.agent.understanding.readings.pick_reading`)."""
+        if not others:
+            return text
+        understand = getattr(self.planner, "understanding", None)  # the rule planner's
+        if understand is None:
+            if self._understander is None:
+                cfg = self.runtime.config
+                name = str(getattr(cfg.agent, "name", "Anima"))
+                wake = str(getattr(cfg.listen, "wake_phrase", "hey robot"))
+                about = About(name=name, wake_phrase=wake)
+                self._understander = Understander(self.registry, about=about)
+            understand = self._understander.understand
+        chosen, _ = pick_reading(text, others, understand)
+        if chosen != text:
+            self._notice(f"heard {text[:60]!r}, read as {chosen[:60]!r} (another reading)")
+        return chosen
 
     def _turn(self, generation: int, text: str, heard_t: float) -> None:
         self.turns += 1

@@ -274,7 +274,8 @@ class Listener:
                 continue
             elif isinstance(outcome, Final):
                 heard = Transcript(t=now, text=outcome.text, final=True,
-                                   confidence=outcome.confidence)  # fmt: skip
+                                   confidence=outcome.confidence,
+                                   alternatives=outcome.alternatives)  # fmt: skip
                 self._call(self._on_final, heard)
                 event = heard
             elif isinstance(outcome, Partial):

@@ -22,7 +22,8 @@ thread and turns outcomes into callbacks and events. A round::
   end, so "hey robot … stop" said over the robot keeps its "stop" — before, the gated frames
   after the phrase were dropped until the conversation's ``gate(False)`` and the hold after it,
   and the clipped rest was heard as the nearest command ("nod").
-- **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`;
+- **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`,
+  with its ``alternatives`` (other readings, best first; Whisper's beam);
   each partial also goes to the speech detector (``detector.partial``: its turn detector).
 
 Positions are sample indices in the stream; seconds are audio seconds.
@@ -80,6 +81,7 @@ class Partial:
 class Final:
     text: str
     confidence: float | None = None  # the recognizer's (0-1; None: it gives none)
+    alternatives: tuple[str, ...] = ()  # the recognizer's other readings, best first
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,7 +306,8 @@ class Recorder:
         waited = active.recorded / SAMPLE_RATE
         if text and len(text) >= self.config.min_chars:
             confidence = getattr(self.recognizer, "confidence", None)  # older ones have none
-            out: list[Outcome] = [Final(text=text, confidence=confidence)]
+            others = tuple(getattr(self.recognizer, "alternatives", ()))  # Whisper's n-best
+            out: list[Outcome] = [Final(text=text, confidence=confidence, alternatives=others)]
             reason = "final"
         elif text:
             out, reason = [GaveUp(reason="too_short", waited_s=waited, text=text)], "too_short"

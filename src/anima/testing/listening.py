@@ -29,7 +29,8 @@ from anima.listening.spotting import WakeHit
 class FakeRecognizer:
     """A :class:`~anima.listening.asr.Recognizer` that hears ``texts`` in turn (the last one
     again once they run out), each finished with ``confidence`` (one per text, or one for all;
-    None: an engine without confidence)."""
+    None: an engine without confidence) and ``alternatives`` (other readings: one sequence per
+    text, or none)."""
 
     name = "fake"
 
@@ -38,10 +39,15 @@ class FakeRecognizer:
         texts: Sequence[str] = ("wave",),
         *,
         confidence: float | Sequence[float | None] | None = 0.9,
+        alternatives: Sequence[Sequence[str]] = (),
         frames_per_word: int = 5,
     ) -> None:
         if not texts:
             raise ValueError("fake recognizer: give at least one text")
+        if alternatives and len(alternatives) != len(texts):
+            raise ValueError("fake recognizer: one sequence of alternatives per text")
+        self._alternatives = [tuple(a) for a in alternatives] or [()] * len(texts)
+        self.alternatives: tuple[str, ...] = ()
         self.texts = list(texts)
         if isinstance(confidence, Sequence):
             if len(confidence) != len(self.texts):
@@ -87,6 +93,7 @@ class FakeRecognizer:
         self.in_utterance = False
         text, index = self._text(), min(self._turn, len(self.texts) - 1)
         self.confidence = self._confidences[index]
+        self.alternatives = self._alternatives[index]
         self._turn += 1
         self.heard.append(text)
         return text

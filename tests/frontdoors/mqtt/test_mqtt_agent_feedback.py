@@ -33,3 +33,26 @@ def test_a_transcript_carries_its_confidence_when_the_recognizer_gives_one() -> 
         {"v": 1, "text": "wave", "final": True, "confidence": 0.812},
         {"v": 1, "text": "nod", "final": True},
     ]
+
+
+def test_a_transcript_carries_its_other_readings_when_there_are_some() -> None:
+    heard = _asr_payloads(
+        Transcript(
+            t=0.0,
+            text="Look over to your light.",
+            final=True,
+            confidence=0.7,
+            alternatives=("Look over to your right.",),
+        ),
+        Transcript(t=0.1, text="Nod.", final=True, confidence=0.9),
+    )
+    assert heard == [
+        {
+            "v": 1,
+            "text": "Look over to your light.",
+            "final": True,
+            "confidence": 0.7,
+            "alternatives": ["Look over to your right."],
+        },
+        {"v": 1, "text": "Nod.", "final": True, "confidence": 0.9},
+    ]

@@ -86,7 +86,11 @@ class Feedback:
         p = self.topics.prefix
         if isinstance(event, Transcript):
             # confidence: Whisper's (0–1); pocketsphinx gives none, and the field is left out
-            sure = {} if event.confidence is None else {"confidence": round(event.confidence, 3)}
+            sure: dict[str, object] = {}
+            if event.confidence is not None:
+                sure["confidence"] = round(event.confidence, 3)
+            if event.alternatives:  # Whisper's other readings, best first
+                sure["alternatives"] = list(event.alternatives)
             self._publish(f"{p}/agent/asr", payload(text=event.text, final=event.final, **sure))
         elif isinstance(event, WakeDetected):
             self._publish(f"{p}/agent/asr", payload(wake=event.source, phrase=event.phrase))

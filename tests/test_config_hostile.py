@@ -172,6 +172,7 @@ def test_keys_that_are_not_strings_are_unknown_keys(tmp_path: Path) -> None:
         ("behaviour.gaze_smoothing_s", "1e9", "must be ≤ 10 s"),
         ("behaviour.gaze_head_share", ".nan", "must be a finite number, got nan"),
         ("agent.max_history", "1000000000", "must be in [2, 10000]"),
+        ("agent.max_tokens", "0", "must be in [16, 32768], got 0"),
         ("agent.feedback_rounds", "1000000", "must be in [0, 100]"),
         ("agent.timeout_s", "1e9", "must be ≤ 3600 s"),
         ("humanoid.state_hz", "1e9", "must be ≤ 100 Hz"),

@@ -75,6 +75,20 @@ def test_tool_calls_become_action_strings(
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert body["messages"][1]["content"] == "nod and greet me"
     assert "response_format" not in body
+    assert body["max_tokens"] == 512  # agent.max_tokens: a reply is bounded
+
+
+def test_agent_max_tokens_bounds_every_reply(server: ScriptedOpenAIServer) -> None:
+    """A small model in JSON mode wrote until its context was full without it (docs/agent.md)."""
+    server.push(Scripted.json_reply("Hi.", []))
+    cfg = AgentConfig(planner="openai", base_url=server.base_url, mode="json", max_tokens=64)
+    planner = create_planner(cfg, builtin_registry())
+    try:
+        assert planner.plan("hello").response == "Hi."
+    finally:
+        planner.close()
+    (request,) = server.requests
+    assert request.body["max_tokens"] == 64
 
 
 def test_feedback_answers_each_tool_call_and_keeps_the_conversation(

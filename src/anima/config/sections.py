@@ -281,6 +281,9 @@ class AgentConfig:
     mode: str = "tools"  # openai: tools (tool calls → actions) | json (the seed's JSON reply)
     timeout_s: float = 20.0  # one planner request, seconds: then a spoken apology, no motion
     temperature: float = 0.2  # openai: low, so plans are repeatable
+    # openai: the longest reply asked for, in tokens (a plan and a few sentences take ~50-300);
+    # without it a small model in JSON mode wrote until its context was full, past timeout_s
+    max_tokens: int = 512
     max_history: int = 40  # openai: conversation messages kept (the system prompt is extra)
     instructions: str = ""  # extra system-prompt text: the robot's persona, house rules
     dify_user: str = "anima"  # dify: the end-user id sent with every query
@@ -317,6 +320,7 @@ class AgentConfig:
             raise ConfigError(f"agent.temperature must be in [0, 2], got {self.temperature}")
         # every message is sent with each request: 10,000 is past any model's context
         count("agent", 2, 10_000, max_history=self.max_history)
+        count("agent", 16, 32_768, max_tokens=self.max_tokens)
         count("agent", 0, 100, feedback_rounds=self.feedback_rounds)  # each is a request
         if len(self.instructions) > 100_000:  # sent with every request
             raise ConfigError(

@@ -84,6 +84,7 @@ class OpenAIPlanner:
         mode: str = "tools",
         timeout_s: float = 20.0,
         temperature: float = 0.2,
+        max_tokens: int = 512,
         max_history: int = 40,
         instructions: str = "",
         events: EventHub | None = None,
@@ -99,6 +100,7 @@ class OpenAIPlanner:
         self.mode = mode
         self.timeout_s = timeout_s
         self.temperature = temperature
+        self.max_tokens = max_tokens
         self.max_history = max_history
         self.streaming = stream
         self._events = events
@@ -123,6 +125,7 @@ class OpenAIPlanner:
             mode=config.mode,
             timeout_s=config.timeout_s,
             temperature=config.temperature,
+            max_tokens=getattr(config, "max_tokens", 512),
             max_history=config.max_history,
             instructions=config.instructions,
             events=events,
@@ -181,6 +184,7 @@ class OpenAIPlanner:
                 *added,
             ],
             "temperature": self.temperature,
+            "max_tokens": self.max_tokens,  # a bounded reply: the server stops there
             "stream": self.streaming and sink is not None,
         }
         if self.mode == "tools":

@@ -293,6 +293,15 @@ def test_config_names_and_silences() -> None:
     assert not held.gate_cues
     assert not SpeechDetector(Scripted([]), turn=held).gate_cues
     assert SpeechDetector(Scripted([]), turn=cues).gate_cues
+    # listen.turn_gate_db reaches it too (null: no level gate)
+    assert cues.level_gate_db == 12.0
+    assert (
+        SpeechDetector(Scripted([]), turn=turn_for(ListenConfig(turn_gate_db=6))).level_gate_db == 6
+    )
+    ungated = turn_for(ListenConfig(turn_gate_db=None))
+    assert isinstance(ungated, CuesTurn)
+    assert ungated.level_gate_db is None
+    assert SpeechDetector(Scripted([]), turn=ungated).level_gate_db is None
 
 
 @pytest.mark.parametrize(
@@ -303,6 +312,10 @@ def test_config_names_and_silences() -> None:
         ({"turn_hold_s": math.nan}, "listen.turn_hold_s must be in (0, 10] seconds, got nan"),
         ({"turn_hold_s": 11.0}, "listen.turn_hold_s must be in (0, 10] seconds, got 11.0"),
         ({"turn_quick_s": 1.5}, "listen.turn_quick_s (1.5 s) must be ≤ turn_hold_s (1.2 s)"),
+        ({"turn_gate_db": 0}, "listen.turn_gate_db must be in (0, 60] dB or null, got 0"),
+        ({"turn_gate_db": math.inf}, "listen.turn_gate_db must be in (0, 60] dB or null, got inf"),
+        ({"turn_gate_db": True}, "listen.turn_gate_db must be in (0, 60] dB or null, got True"),
+        ({"turn_gate_db": "12"}, "listen.turn_gate_db must be in (0, 60] dB or null, got '12'"),
         (
             {"turn_gate": "fast" * 30},
             "listen.turn_gate must be hold or cues, got 'fastfastfastfastfastfastfastfastfastfas",

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from anima.errors import ConfigError, MissingDependencyError
+from anima.listening import ListenConfig
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, Framer
 from anima.listening.vad import (
     GATE_LAG_FRAMES,
@@ -233,6 +234,27 @@ def test_the_gate_ends_a_turn_only_after_the_hold() -> None:
     room_from = len(loud + soft + loud)
     assert ended  # the room's run ends the turn, after the hold and the gate's own wait
     assert room_from + hold <= ended[0] <= room_from + hold + GATE_LAG_FRAMES + GATE_SMOOTH_FRAMES
+
+
+def test_listen_turn_gate_db_null_is_no_gate() -> None:
+    """The same room the gate ends the turn in: with ``listen.turn_gate_db: null`` nothing ends
+    it (the VAD calls it speech), as before the gate; a deeper gate (30 dB) does not hear it as
+    the room either, and 6 dB does, as 12 dB."""
+    from anima.listening.turn import turn_for
+
+    rng = np.random.default_rng(4)
+    loud = [(rng.standard_normal(FRAME_SAMPLES) * 3000).astype(np.int16) for _ in range(20)]
+    frames = loud + [(f // 10).astype(np.int16) for f in loud[:15]] * 4  # 20 dB down: the room
+
+    def ends(**listen: Any) -> bool:
+        turn = turn_for(ListenConfig(**listen))
+        detector = SpeechDetector(Scripted([0.9] * len(frames)), turn=turn)
+        return any(detector.feed(f) is SpeechChange.ENDED for f in frames)
+
+    assert ends()  # 12 dB, the default
+    assert ends(turn_gate_db=6.0)
+    assert not ends(turn_gate_db=30.0)
+    assert not ends(turn_gate_db=None)
 
 
 def test_in_babble_a_falling_end_ends_the_turn_quick_not_after_the_hold(

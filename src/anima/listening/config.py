@@ -20,6 +20,7 @@ MIN_CONFIDENCE = 0.2
 MAX_PHRASE = 100  # characters of the wake phrase (a few dictionary words)
 MAX_START_FRAMES = 100  # 32 ms frames: over 3 s of speech before it counts is a typo
 MAX_BEAM = 10  # Whisper's beam: wider costs time and hears no better
+MAX_GATE_DB = 60.0  # the level gate: past this no room is under the voice (16-bit audio's range)
 MAX_MIN_CHARS = 1000  # a transcript floor past this would discard every request
 # the longest sane value of each timeout, in seconds of audio (past it, a typo, not a wish);
 # max_utterance_s also bounds the audio one utterance holds (16 kHz × 2 bytes × 120 s ≈ 4 MB)
@@ -55,6 +56,9 @@ class ListenConfig:
     # cues: a silence only the level gate hears (babble, which the VAD calls speech) ends the
     # turn after turn_hold_s ("hold"), or after turn_quick_s when the voice fell ("cues")
     turn_gate: Literal["hold", "cues"] = "cues"
+    # cues: frames this far (dB) below the utterance's own voice are the room's (babble the VAD
+    # calls speech); null: no level gate (in babble the turn then ends at max_utterance_s)
+    turn_gate_db: float | None = 12.0
     vad_start_threshold: float = 0.5  # speech probability that starts speech
     vad_end_threshold: float = 0.35  # below this the frame counts as silence
     vad_start_frames: int = 2  # consecutive speech frames (32 ms each) before speech starts
@@ -116,6 +120,15 @@ class ListenConfig:
             raise ConfigError(
                 f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "
                 f"({self.turn_hold_s:g} s)"
+            )
+        gate_db = self.turn_gate_db
+        if gate_db is not None and not (
+            isinstance(gate_db, int | float) and not isinstance(gate_db, bool)
+            and math.isfinite(gate_db) and 0 < gate_db <= MAX_GATE_DB
+        ):  # fmt: skip
+            raise ConfigError(
+                f"listen.turn_gate_db must be in (0, {MAX_GATE_DB:g}] dB or null, "
+                f"got {_shown(gate_db)}"
             )
         if self.turn_gate not in ("hold", "cues"):
             raise ConfigError(

@@ -128,4 +128,5 @@ def turn_for(config: ListenConfig) -> TurnDetector:
         config.turn, endpoint_s=config.endpoint_silence_s,
         quick_s=config.turn_quick_s, hold_s=config.turn_hold_s,
         speech_threshold=config.vad_end_threshold, gate=config.turn_gate,
+        level_gate_db=config.turn_gate_db,
     )  # fmt: skip

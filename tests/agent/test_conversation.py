@@ -175,15 +175,23 @@ def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
 def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
     runtime: Runtime,
 ) -> None:
-    from anima.agent.assembly import _hears_whisper, _vocabulary
+    from anima.agent.assembly import _hears_whisper, listening_phrases
     from anima.agent.vocabulary import runtime_registry
+    from anima.listening.whisper import prompt_text
 
     registry = runtime_registry(runtime)
-    words = _vocabulary(registry)
+    words = listening_phrases(registry, ListenConfig(asr="whisper"))
     assert "say" in words  # "say {text}" by its fixed words
     assert not any("{" in w for w in words)
     assert words.index("wave") < words.index("say")  # the most asked-for first
     assert len(words) < len(registry.grammar_phrases())  # one phrase per call
+    # each kind of action in turn: Whisper's ~160 characters hold gaze and speech, not only
+    # gestures
+    assert words[:4] == ["wave", "look up", "look at me", "say hello"]
+    prompt = prompt_text(words, "hey robot")
+    assert all(p in prompt.lower() for p in ("look left", "look down", "say hi", "stop"))
+    grammar = listening_phrases(registry, ListenConfig(asr="pocketsphinx"))
+    assert grammar == registry.grammar_phrases()
     assert _hears_whisper(ListenConfig(asr="whisper"))
     assert not _hears_whisper(ListenConfig(asr="pocketsphinx"))
 

@@ -735,3 +735,16 @@ def test_choice_aliases_fall_back_to_the_choice_words() -> None:
     assert names["play_animation"]["name"]["happy dance"] == "happy_dance"
     assert names["play_animation"]["name"]["salute"] == "Posture_Salute"
     assert names["raise_arm"]["side"] == {"left": "left", "right": "right"}
+
+
+def test_prompt_phrases_give_each_kind_of_action_in_turn() -> None:
+    from anima.agent.understanding import prompt_phrases
+
+    phrases = prompt_phrases(REGISTRY)
+    assert sorted(phrases) == sorted(asr_phrases(REGISTRY))  # the same phrases, reordered
+    first = phrases[:4]  # a gesture, a gaze direction, a gaze target, a thing to say
+    assert first[0] == "wave"
+    assert first[1].startswith("look ")
+    assert first[2].startswith("look ")
+    assert first[3].startswith("say")
+    assert phrases.index("stop") < phrases.index("nod")  # before any kind's second phrase

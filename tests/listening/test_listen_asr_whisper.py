@@ -220,9 +220,12 @@ def test_the_decoder_lets_other_threads_run(asr: WhisperAsr, piper: TTSEngine, s
 def test_prompt_text_is_short_and_starts_with_the_wake_phrase() -> None:
     many = [f"look at the {w}" for w in ("floor", "ceiling", "door", "window")] * 20
     text = prompt_text(["nod", "wave", "look at me", *many], "hey robot")
-    assert text.startswith("Hey robot. Nod, wave, look at me")
+    assert text.startswith("Hey robot. Nod, wave, look at me, look at the floor")
     assert len(text) <= 200
+    assert text.count("floor") == 1  # each phrase once
     assert prompt_text([], "") == ""
+    # in the order given; one too long to fit is skipped, a shorter one after it still fits
+    assert prompt_text(["wave", "x" * 200, "nod"]) == "Wave, nod."
 
 
 def test_drop_echo_removes_a_restarted_utterance_only() -> None:

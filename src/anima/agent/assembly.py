@@ -62,7 +62,7 @@ def build_conversation(
         conversation.listener = Listener(
             source,
             config=listen,
-            phrases=_vocabulary(registry) if whisper else registry.grammar_phrases(),
+            phrases=listening_phrases(registry, listen),
             hub=runtime.events,
             on_wake=conversation.interrupt,
             on_final=conversation.hear,
@@ -78,13 +78,17 @@ def _hears_whisper(listen: ListenConfig) -> bool:
     return listen.asr == "whisper" or (listen.asr == "auto" and whisper_installed())
 
 
-def _vocabulary(registry: ActionRegistry) -> list[str]:
-    """Whisper's bias: one phrase per call, the most asked-for first, a slotted one by its
-    fixed words ("say", "walk forward"; the understanding's ``asr_phrases``): Whisper's
-    prompt holds ~25 words, which the grammar's alphabetical list would fill with rare ones."""
-    from anima.agent.understanding import asr_phrases
+def listening_phrases(registry: ActionRegistry, listen: ListenConfig) -> list[str]:
+    """The phrases the listener's recognizer is given. Whisper: its bias, one phrase per call,
+    each of the most asked-for kinds of action in turn, a slotted one by its fixed words
+    ("say", "walk forward"; the understanding's ``prompt_phrases``) — its prompt holds ~25
+    words, which the grammar's alphabetical list would fill with rare ones. pocketsphinx: the
+    grammar's phrases, all of them."""
+    if not _hears_whisper(listen):
+        return registry.grammar_phrases()
+    from anima.agent.understanding import prompt_phrases
 
-    return asr_phrases(registry)
+    return prompt_phrases(registry)
 
 
 def _source(audio_in: str | AudioSource) -> AudioSource | None:

@@ -197,7 +197,7 @@ def _recognizers(
     from anima.listening.whisper import WhisperAsr
 
     phrases = vocabulary()
-    whisper = functools.partial(WhisperAsr, vocabulary=phrases, wake_phrase="hey robot")
+    whisper = functools.partial(WhisperAsr, vocabulary=prompt_vocabulary(), wake_phrase="hey robot")
     makers: dict[str, Callable[[], Recognizer]] = {
         "whisper": whisper,
         "whisper-greedy": functools.partial(whisper, beam_size=1),
@@ -215,6 +215,23 @@ def vocabulary() -> list[str]:
     from anima.agent.vocabulary import builtin_registry
 
     return [*builtin_registry().grammar_phrases(), "walk forward", "turn left", "turn right"]
+
+
+def prompt_vocabulary() -> list[str]:
+    """Whisper's prompt phrases as ``anima serve --agent --humanoid sim`` gives them: the
+    registry of a runtime with the shipped library and the simulated humanoid (never started:
+    its constructor touches nothing), each kind of action in turn."""
+    from anima.agent.understanding import prompt_phrases
+    from anima.agent.vocabulary import runtime_registry
+    from anima.config import AnimaConfig, MqttConfig
+    from anima.config.sections import HumanoidConfig
+    from anima.drivers.sim import SimDriver
+    from anima.runtime import Runtime
+
+    config = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
+    runtime = Runtime(config, driver=SimDriver())
+    runtime.library.load()
+    return prompt_phrases(runtime_registry(runtime))
 
 
 def run_asr_bench(

@@ -187,10 +187,13 @@ def agent_command(
 
 
 def _phrases(cfg: AnimaConfig) -> list[str]:
-    """The command phrases the runtime's agent understands (same config, same library)."""
+    """The command phrases the runtime's agent understands (same config, same library), as the
+    recognizer takes them (Whisper: each kind of action in turn; pocketsphinx: the grammar)."""
+    from anima.agent.assembly import listening_phrases
     from anima.agent.vocabulary import runtime_registry
     from anima.runtime import Runtime
 
     rt = Runtime(cfg)  # built, never started: for its library and registry only
     rt.library.load()
-    return runtime_registry(rt, user_actions=cfg.agent.user_actions).grammar_phrases()
+    registry = runtime_registry(rt, user_actions=cfg.agent.user_actions)
+    return listening_phrases(registry, cfg.listen)

@@ -98,23 +98,19 @@ class Decoded:
 
 def prompt_text(vocabulary: Sequence[str], wake_phrase: str = "") -> str:
     """The previous-text prompt that biases the decoder: the wake phrase as a sentence, then the
-    shortest phrases first (the verbs: "wave", "nod"), each once, skipping a phrase whose words
-    are all there already, up to :data:`MAX_PROMPT_CHARS`: ``"Hey robot. Nod, wave, look at
-    me."``. Kept short and punctuated like Whisper's own output: with all ~70 phrases of the
-    registry the decoder answered in lists ("look at me, look at the floor, look") and word
-    error rose (26 % against 10 % with a short prompt on eSpeak NG)."""
-    seen: set[str] = set()
+    phrases in the order given, each once, those that still fit in :data:`MAX_PROMPT_CHARS`:
+    ``"Hey robot. Nod, wave, look at me."`` (the agent gives each kind of action in turn:
+    :func:`~anima.agent.understanding.aliases.prompt_phrases`). Kept short and punctuated like
+    Whisper's own output: with all ~70 phrases of the registry the decoder answered in lists
+    ("look at me, look at the floor, look") and word error rose (26 % against 10 % with a
+    short prompt on eSpeak NG)."""
     parts: list[str] = []
     size = 0
-    for phrase in sorted(vocabulary, key=lambda p: len(normalize(p).split())):
-        words = normalize(phrase).split()
-        if not words or set(words) <= seen:
+    for phrase in vocabulary:
+        text = " ".join(normalize(phrase).split())
+        if not text or text in parts or size + len(text) + 2 > MAX_PROMPT_CHARS:
             continue
-        text = " ".join(words)
-        if size + len(text) + 2 > MAX_PROMPT_CHARS:
-            break
         parts.append(text)
-        seen.update(words)
         size += len(text) + 2
     text = ", ".join(parts)
     if text:

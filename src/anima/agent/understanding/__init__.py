@@ -28,7 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from anima.agent.actions import Action, ActionRegistry
-from anima.agent.understanding.aliases import Alias, aliases, asr_phrases, choice_aliases
+from anima.agent.understanding.aliases import (
+    Alias,
+    aliases,
+    asr_phrases,
+    choice_aliases,
+    prompt_phrases,
+)
 from anima.agent.understanding.cleaning import unrepeated, without_echo
 from anima.agent.understanding.lexicon import AGAIN
 from anima.agent.understanding.matcher import Matcher
@@ -164,5 +170,6 @@ __all__ = [
     "aliases",
     "asr_phrases",
     "choice_aliases",
+    "prompt_phrases",
     "understand",
 ]

@@ -94,16 +94,45 @@ def asr_phrases(registry: ActionRegistry) -> list[str]:
     walking), a slot's fixed words kept ("say", "walk forward"): a short vocabulary to bias an
     open-vocabulary ASR with (Whisper's prompt holds ~25 words; the grammar's alphabetical list
     would fill it with "abort, blink, bow…")."""
-    acts = sorted(registry, key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else 99)
+    return [text for calls in _calls(registry) for text in calls]
+
+
+def prompt_phrases(registry: ActionRegistry) -> list[str]:
+    """:func:`asr_phrases` in the order Whisper's prompt takes them: each of the most asked-for
+    kinds of action in turn (a gesture, a gaze direction, a gaze target, a thing to say, stop,
+    walking, turning; then the second of each…), then the rest — so a prompt of ~160 characters
+    holds every kind ("Wave, look up, look at me, say hello, stop, walk forward, turn left,
+    nod, look down, …") where the kinds in order filled it with ten gestures and no direction.
+    Measured offline on the conversation set's dev split (1212 trials, Whisper beam 5, with
+    the other readings): 83.8 → 84.8 % done as meant, wrong actions 37 → 29 (held-out, 384:
+    70.8 → 69.0 %, wrong actions 21 → 16)."""
+    calls = _calls(registry)
+    first = [c for act, c in zip(_ordered(registry), calls, strict=True) if act.name in _FIRST]
     out: list[str] = []
-    for act in acts:
+    for turn in range(max((len(c) for c in first), default=0)):
+        out += [c[turn] for c in first if turn < len(c) and c[turn] not in out]
+    return out + [text for text in asr_phrases(registry) if text not in out]
+
+
+def _ordered(registry: ActionRegistry) -> list[Action]:
+    return sorted(registry, key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else 99)
+
+
+def _calls(registry: ActionRegistry) -> list[list[str]]:
+    """Per action (most asked-for first): one phrase per different call, each phrase once."""
+    out: list[list[str]] = []
+    taken: set[str] = set()
+    for act in _ordered(registry):
         seen: set[tuple[tuple[str, object], ...]] = set()
+        mine: list[str] = []
         for ph in act.phrases:
             key = tuple(sorted(ph.args.items(), key=lambda kv: kv[0]))
             if key in seen:
                 continue
             seen.add(key)
             text = " ".join(w for w in ph.text.split() if not w.startswith("{"))
-            if text and text not in out:
-                out.append(text)
+            if text and text not in taken:
+                taken.add(text)
+                mine.append(text)
+        out.append(mine)
     return out

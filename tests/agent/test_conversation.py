@@ -232,3 +232,54 @@ def test_a_request_misheard_is_acted_on_as_the_other_reading_that_sounds_alike(
     notes = [getattr(e, "message", "") for e in recorder.of("notice")]
     assert "heard 'Link for you.', read as 'blink for me.' (another reading)" in notes
     assert not any("'Nod.', read as" in n for n in notes)
+
+
+class _Ears:
+    """The listener as the conversation sees it: a recognizer, a gate, start and stop."""
+
+    def __init__(self, recognizer: object) -> None:
+        self.recognizer = recognizer
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def gate(self, flag: bool) -> None: ...
+
+
+def test_a_request_read_as_nothing_is_read_again_with_the_nearest_phrases(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    """Neither the best reading nor the others say anything: the recognizer reads the final
+    again with the command phrases nearest its words as hints, and what sounds alike is done."""
+    from anima.testing.listening import FakeRecognizer
+
+    heard = "Look over to your light."
+    ears = FakeRecognizer(rereads={heard: ["Look over to your light.", "Look over to your right."]})
+    conv = _conversation(runtime)
+    conv.listener = _Ears(ears)  # type: ignore[assignment]
+    try:
+        conv.hear(
+            Transcript(
+                t=0.0,
+                text=heard,
+                final=True,
+                confidence=0.6,
+                alternatives=("You're covered in your light.",),
+            )
+        )
+        started = recorder.wait_for(lambda e: isinstance(e, PlanStarted), timeout=5)
+        assert isinstance(started, PlanStarted)
+        assert started.steps == ("look_at(x=1.0, y=-0.6, z=0.0)",)
+        ((text, hints),) = ears.hinted
+        assert text == heard
+        assert {"look left", "look right"} <= set(hints)
+        conv.hear(Transcript(t=1.0, text="Nod.", final=True, confidence=0.9))
+        recorder.wait_for(
+            lambda e: isinstance(e, PlanStarted) and e.steps == ("play_animation(name='nod')",)
+        )
+        assert len(ears.hinted) == 1  # a request understood is never read again
+    finally:
+        conv.stop()
+    notes = [getattr(e, "message", "") for e in recorder.of("notice")]
+    assert f"heard {heard!r}, read again as 'Look over to your right.'" in notes

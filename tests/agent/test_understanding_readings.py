@@ -10,7 +10,13 @@ import pytest
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.understanding import Understanding, understand
-from anima.agent.understanding.readings import pick_reading, sounds_alike
+from anima.agent.understanding.readings import (
+    HINTS,
+    hints,
+    pick_reading,
+    reread_reading,
+    sounds_alike,
+)
 from anima.agent.vocabulary import builtin_registry
 
 RIGHT = "look_at(x=1.0, y=-0.6, z=0.0)"
@@ -91,3 +97,29 @@ def test_nothing_to_choose_from(registry: ActionRegistry) -> None:
     assert not sounds_alike("", "nod")
     assert not sounds_alike("...", "nod")
     assert sounds_alike("Blink, wise and smile.", "Blink twice and smile.")
+
+
+def test_hints_are_the_command_phrases_nearest_the_words() -> None:
+    phrases = ["wave", "nod", "look left", "look right", "look up", "say hello", "stop"]
+    near = hints("Look over to your light.", phrases)
+    assert len(near) == HINTS
+    assert {"look left", "look right"} <= set(near)
+    assert hints("...", phrases) == []
+    assert hints("nod", []) == []
+
+
+def test_a_reading_again_is_taken_when_it_sounds_alike_and_is_understood(
+    registry: ActionRegistry,
+) -> None:
+    read = _reader(registry, [])
+    found = reread_reading(
+        "Look over to your light.",
+        ["Look over to your light.", "Big turn left.", "Look over to your right."],
+        read,
+    )
+    assert found is not None
+    assert (found[0], found[1].actions) == ("Look over to your right.", [RIGHT])
+    assert reread_reading("Look how clean.", ["Look how clean."], read) is None
+    assert reread_reading("They will die.", ["See you later."], read) is None  # not alike
+    # a refusal first: the words were heard as something it can't do, not another request
+    assert reread_reading("Make me a copy.", ["Make me a coffee.", "Make me a nod."], read) is None

@@ -23,7 +23,8 @@ from anima.events import Transcript
 from anima.listening.asr import Recognizer, normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.listening.config import MIN_CONFIDENCE
-from anima.listening.whisper import WhisperAsr, drop_echo, other_readings, prompt_text
+from anima.listening.whisper import WhisperAsr
+from anima.listening.whisper_text import drop_echo, other_readings, prompt_text
 from anima.speech.base import TTSEngine
 
 if TYPE_CHECKING:
@@ -146,6 +147,26 @@ def test_the_beams_other_readings_come_with_the_final(
         assert greedy.alternatives == ()  # one hypothesis: no other reading
     finally:
         greedy.close()
+
+
+def test_the_last_final_can_be_read_again_with_hints(
+    asr: WhisperAsr, espeak: TTSEngine, say: Say
+) -> None:
+    """The final's own encoding decoded again with other phrases in the prompt; only while it
+    is the last final, never for silence."""
+    heard = recognize(asr, say(espeak, "look over to your right"))
+    assert heard
+    again = asr.reread(heard, ["look left", "look right", "look up", "look down"])
+    assert again
+    assert all(again)
+    keys = [normalize(r) for r in again]
+    assert len(set(keys)) == len(keys)
+    assert any("right" in k or "light" in k for k in keys), again  # the same sounds
+    assert asr.reread("something else", ["look right"]) == ()  # not the last final
+    recognize(asr, say(espeak, "nod"))
+    assert asr.reread(heard, ["look right"]) == ()  # another final came since
+    recognize(asr, np.zeros(SAMPLE_RATE, np.int16))
+    assert asr.reread("", ["look right"]) == ()
 
 
 def test_digital_silence_is_nothing(asr: WhisperAsr) -> None:

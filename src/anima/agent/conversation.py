@@ -48,8 +48,8 @@ from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.reply import ActionWords, Answer, failure_speech
-from anima.agent.understanding import About, Understander
-from anima.agent.understanding.readings import pick_reading
+from anima.agent.understanding import About, Understander, Understanding, asr_phrases
+from anima.agent.understanding.readings import hints, pick_reading, reread_reading
 from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
@@ -113,6 +113,7 @@ class Conversation:
         self._unsubscribe = [
             events.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
         ]
+        self._understand()  # compiled now, not at the first request
         self._thread = threading.Thread(target=self._work, name="anima-agent", daemon=True)
         self._thread.start()
         speech = self.runtime.speech
@@ -239,11 +240,30 @@ class Conversation:
                 self._notice(f"agent turn failed: {exc!r}")
 
     def _reading(self, text: str, others: tuple[str, ...]) -> str:
-        """``text``, or the first of its other readings the understanding reads when it reads
-        ``text`` as nothing (:func:`~anima.agent.understanding.readings.pick_reading`)."""
-        if not others:
-            return text
-        understand = getattr(self.planner, "understanding", None)  # the rule planner's
+        """``text``, or when the understanding reads it as nothing, the first of its other
+        readings it reads (:func:`~anima.agent.understanding.readings.pick_reading`), else the
+        utterance read again with the nearest command phrases as hints, when the recognizer
+        can (:meth:`~anima.listening.whisper.WhisperAsr.reread`)."""
+        understand = self._understand()
+        chosen, understood = pick_reading(text, others, understand)
+        if chosen != text:
+            self._notice(f"heard {text[:60]!r}, read as {chosen[:60]!r} (another reading)")
+        if understood.kind != "not_understood":
+            return chosen
+        reread = getattr(getattr(self.listener, "recognizer", None), "reread", None)
+        if reread is None:
+            return chosen
+        again = reread(text, hints(text, asr_phrases(self.registry)))
+        found = reread_reading(text, again, understand)
+        if found is None:
+            return chosen
+        self._notice(f"heard {text[:60]!r}, read again as {found[0][:60]!r}")
+        return found[0]
+
+    def _understand(self) -> Callable[[str], Understanding]:
+        """The planner's understanding of a request (the rule planner's: it knows the last
+        plan), or one of the registry's own."""
+        understand = getattr(self.planner, "understanding", None)
         if understand is None:
             if self._understander is None:
                 cfg = self.runtime.config
@@ -252,10 +272,7 @@ class Conversation:
                 about = About(name=name, wake_phrase=wake)
                 self._understander = Understander(self.registry, about=about)
             understand = self._understander.understand
-        chosen, _ = pick_reading(text, others, understand)
-        if chosen != text:
-            self._notice(f"heard {text[:60]!r}, read as {chosen[:60]!r} (another reading)")
-        return chosen
+        return understand
 
     def _turn(self, generation: int, text: str, heard_t: float) -> None:
         self.turns += 1

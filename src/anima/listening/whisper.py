@@ -47,9 +47,8 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +56,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.errors import ConfigError, MissingDependencyError, SpeechError
-from anima.listening.asr import normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.whisper_features import encoded_silence, full_window, log_mel
+from anima.listening.whisper_text import drop_echo, other_readings, prompt_text
 from anima.listening.whisper_thread import STOP_TIMEOUT_S, DecodeThread
 
 logger = logging.getLogger(__name__)
@@ -67,7 +66,6 @@ logger = logging.getLogger(__name__)
 PAD_S = 1.0  # silence encoded after the speech (the rest of 30 s is the silence encoded at load)
 MAX_AUDIO_S = 29.0  # Whisper's window less the pad: audio past this is not transcribed
 PARTIAL_EVERY_S = 0.5  # of new audio between two partial decodes
-MAX_PROMPT_CHARS = 160  # of vocabulary in the prompt (~40 tokens; see prompt_text)
 MAX_PROMPT_TOKENS = 100  # Whisper allows 223
 TOKENS_PER_S = 6.0  # the decoder's budget per second of audio (fast speech is ~4 tokens/s)
 MIN_TOKENS = 8
@@ -94,48 +92,8 @@ class Decoded:
     no_speech: float
     samples: int  # the utterance's first ``samples`` were decoded
     alternatives: tuple[str, ...] = ()  # other readings within ALT_MARGIN, best first
-
-
-def prompt_text(vocabulary: Sequence[str], wake_phrase: str = "") -> str:
-    """The previous-text prompt that biases the decoder: the wake phrase as a sentence, then the
-    phrases in the order given, each once, those that still fit in :data:`MAX_PROMPT_CHARS`:
-    ``"Hey robot. Nod, wave, look at me."`` (the agent gives each kind of action in turn:
-    :func:`~anima.agent.understanding.aliases.prompt_phrases`). Kept short and punctuated like
-    Whisper's own output: with all ~70 phrases of the registry the decoder answered in lists
-    ("look at me, look at the floor, look") and word error rose (26 % against 10 % with a
-    short prompt on eSpeak NG)."""
-    parts: list[str] = []
-    size = 0
-    for phrase in vocabulary:
-        text = " ".join(normalize(phrase).split())
-        if not text or text in parts or size + len(text) + 2 > MAX_PROMPT_CHARS:
-            continue
-        parts.append(text)
-        size += len(text) + 2
-    text = ", ".join(parts)
-    if text:
-        text = text[0].upper() + text[1:] + "."
-    wake = " ".join(normalize(wake_phrase).split())
-    if wake:
-        text = f"{wake[0].upper()}{wake[1:]}. {text}".strip()
-    return text
-
-
-_CLAUSE = re.compile(r"[^,.;:!?]+[,.;:!?]*")
-
-
-def drop_echo(text: str) -> str:
-    """``text`` without trailing clauses that repeat the start of an earlier one: a window cut
-    short makes the decoder begin the utterance again ("turn right a little, turn right",
-    "stop, stop.", "walk forward for two seconds. Walk forward")."""
-    clauses = _CLAUSE.findall(text)
-    while len(clauses) > 1:
-        last = normalize(clauses[-1]).split()
-        if not last or not any(normalize(c).split()[: len(last)] == last for c in clauses[:-1]):
-            break
-        clauses.pop()
-    kept = "".join(clauses).strip()
-    return kept[:-1] if kept.endswith(",") else kept
+    # the encoder's output the text was decoded from (for reread); None for silence
+    window: Any = field(default=None, repr=False, compare=False)
 
 
 class WhisperAsr:
@@ -166,6 +124,7 @@ class WhisperAsr:
         if not 1 <= beam_size <= 10:
             raise ConfigError(f"whisper: beam_size must be in [1, 10], got {beam_size!r}")
         self.beam_size = beam_size
+        self.wake_phrase = wake_phrase
         self.prompt = prompt_text(vocabulary, wake_phrase)
         self.partials = partials
         self.threads = threads
@@ -226,11 +185,12 @@ class WhisperAsr:
             raise SpeechError(f"whisper: the tokenizer has no {token} (not a Whisper model?)")
         return int(ident)
 
-    def _prompt_tokens(self) -> list[int]:
+    def _prompt_tokens(self, prompt: str | None = None) -> list[int]:
+        prompt = self.prompt if prompt is None else prompt
         start = [self._special("<|startoftranscript|>"), self._special("<|notimestamps|>")]
-        if not self.prompt:
+        if not prompt:
             return start
-        ids = self._tokenizer.encode(" " + self.prompt, add_special_tokens=False).ids
+        ids = self._tokenizer.encode(" " + prompt, add_special_tokens=False).ids
         return [self._special("<|startofprev|>"), *ids[:MAX_PROMPT_TOKENS], *start]
 
     # --- the Recognizer protocol -------------------------------------------------------------
@@ -351,10 +311,27 @@ class WhisperAsr:
         assert self._silence is not None
         # the short window's encoding, then silence's up to 30 s (see the module docstring)
         window = full_window(self._encode(log_mel(levels, pad_s=PAD_S)), self._silence)
-        budget = len(self._prefix) + MIN_TOKENS + round(TOKENS_PER_S * samples / SAMPLE_RATE)
+        return self._generate(window, self._prefix, samples)
+
+    def reread(self, text: str, hints: Sequence[str]) -> tuple[str, ...]:
+        """The last final read again with ``hints`` (command phrases it may be) in the prompt
+        instead of the vocabulary: its readings, best first (the best, then the others within
+        :data:`ALT_MARGIN`); nothing when ``text`` is not the last final any more (another
+        utterance was heard since) or it was silence. The encoding is the final's own: one
+        decode (~0.1 s), on the caller's thread. For the agent, when it cannot read ``text``
+        nor its other readings (docs/listening.md, *Reading again*)."""
+        last, model = self.last, self._model
+        if last is None or last.window is None or model is None or last.text != text:
+            return ()
+        prefix = self._prompt_tokens(prompt_text(hints, self.wake_phrase))
+        again = self._generate(last.window, prefix, last.samples)
+        return (again.text, *again.alternatives) if again.text else ()
+
+    def _generate(self, window: Any, prefix: list[int], samples: int) -> Decoded:
+        budget = len(prefix) + MIN_TOKENS + round(TOKENS_PER_S * samples / SAMPLE_RATE)
         result = self._model.generate(
             self._ct2.StorageView.from_array(window),
-            [self._prefix], beam_size=self.beam_size, num_hypotheses=self.beam_size,
+            [prefix], beam_size=self.beam_size, num_hypotheses=self.beam_size,
             max_length=budget, repetition_penalty=1.1, no_repeat_ngram_size=3, return_scores=True,
             return_no_speech_prob=True,
         )[0]  # fmt: skip
@@ -370,25 +347,11 @@ class WhisperAsr:
                   if avg - float(score) <= ALT_MARGIN]  # fmt: skip
         alternatives = other_readings(text, others) if text else ()
         return Decoded(text=text, confidence=confidence, avg_logprob=avg, no_speech=no_speech,
-                       samples=samples, alternatives=alternatives)  # fmt: skip
+                       samples=samples, alternatives=alternatives, window=window)  # fmt: skip
 
     def _text(self, ids: Sequence[int]) -> str:
         kept = [t for t in ids if t < self._end_token]
         return drop_echo(" ".join(self._tokenizer.decode(kept).split())) if kept else ""
-
-
-def other_readings(best: str, hypotheses: Sequence[str]) -> tuple[str, ...]:
-    """``hypotheses`` that read differently from ``best`` and from each other (words compared
-    without case or punctuation), in order: "Turn left!" after "Turn left." is no other
-    reading."""
-    seen = {normalize(best)}
-    out: list[str] = []
-    for text in hypotheses:
-        key = normalize(text)
-        if key and key not in seen:
-            seen.add(key)
-            out.append(text)
-    return tuple(out)
 
 
 def _ratio(db: float) -> float:

@@ -15,7 +15,7 @@ holds) and records what it was given, so a test can check what reached it.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,7 +30,8 @@ class FakeRecognizer:
     """A :class:`~anima.listening.asr.Recognizer` that hears ``texts`` in turn (the last one
     again once they run out), each finished with ``confidence`` (one per text, or one for all;
     None: an engine without confidence) and ``alternatives`` (other readings: one sequence per
-    text, or none)."""
+    text, or none); :meth:`reread` gives ``rereads[text]`` (what reading ``text`` again with
+    hints gives) and notes the hints in :attr:`hinted`."""
 
     name = "fake"
 
@@ -40,6 +41,7 @@ class FakeRecognizer:
         *,
         confidence: float | Sequence[float | None] | None = 0.9,
         alternatives: Sequence[Sequence[str]] = (),
+        rereads: Mapping[str, Sequence[str]] | None = None,
         frames_per_word: int = 5,
     ) -> None:
         if not texts:
@@ -48,6 +50,8 @@ class FakeRecognizer:
             raise ValueError("fake recognizer: one sequence of alternatives per text")
         self._alternatives = [tuple(a) for a in alternatives] or [()] * len(texts)
         self.alternatives: tuple[str, ...] = ()
+        self.rereads = dict(rereads or {})
+        self.hinted: list[tuple[str, tuple[str, ...]]] = []  # (text, hints) per reread
         self.texts = list(texts)
         if isinstance(confidence, Sequence):
             if len(confidence) != len(self.texts):
@@ -97,6 +101,10 @@ class FakeRecognizer:
         self._turn += 1
         self.heard.append(text)
         return text
+
+    def reread(self, text: str, hints: Sequence[str]) -> tuple[str, ...]:
+        self.hinted.append((text, tuple(hints)))
+        return tuple(self.rereads.get(text, ()))
 
     def cancel(self) -> None:
         self.cancels += 1

@@ -76,3 +76,38 @@ def test_anima_agent_forwards_what_it_hears_to_the_running_agent(tmp_path: Path)
             assert "Traceback" not in out, out
         rt.stop(ease=False)
         broker.stop()
+
+
+def test_the_ears_ask_the_reading_they_chose() -> None:
+    """The recognizer is here, not in the runtime: a final Whisper read as nothing is asked as
+    the reading chosen here (choose_reading in `anima agent`), and the report line says so."""
+    from anima.agent.remote import RemoteEars
+    from anima.events import Transcript
+    from anima.frontdoors.mqtt.broker import BrokerAddress
+
+    class Client:
+        def __init__(self) -> None:
+            self.sent: list[tuple[str, str]] = []
+
+        def publish(self, topic: str, payload: str, qos: int = 0) -> None:
+            self.sent.append((topic, payload))
+
+    def choose(heard: Transcript) -> str:
+        return heard.alternatives[0] if heard.alternatives else heard.text.strip()
+
+    reports: list[str] = []
+    ears = RemoteEars(
+        lambda _: object(),  # type: ignore[arg-type, return-value]
+        BrokerAddress.parse("127.0.0.1:1883"), "remote", reports.append, choose=choose,
+    )  # fmt: skip
+    client = Client()
+    ears._client = client
+    ears.on_final(Transcript(t=0.0, text="Look over to your light.", final=True,
+                             alternatives=("Look over to your right.",)))  # fmt: skip
+    ears.on_final(Transcript(t=1.0, text=" nod ", final=True))
+    ears.on_final(Transcript(t=2.0, text="  ", final=True))  # nothing heard: nothing asked
+    assert [(t.rsplit("/", 1)[-1], p) for t, p in client.sent] == [
+        ("ask", "Look over to your right."), ("ask", "nod"),
+    ]  # fmt: skip
+    assert all(t == "remote/agent/control/ask" for t, _ in client.sent)
+    assert reports == ["heard 'Look over to your light.', asking 'Look over to your right.'"]

@@ -49,7 +49,7 @@ from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.reply import ActionWords, Answer, failure_speech
 from anima.agent.understanding import About, Understander, Understanding, asr_phrases
-from anima.agent.understanding.readings import hints, pick_reading, reread_reading
+from anima.agent.understanding.readings import choose_reading
 from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
 from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
@@ -244,21 +244,16 @@ class Conversation:
         readings it reads (:func:`~anima.agent.understanding.readings.pick_reading`), else the
         utterance read again with the nearest command phrases as hints, when the recognizer
         can (:meth:`~anima.listening.whisper.WhisperAsr.reread`)."""
-        understand = self._understand()
-        chosen, understood = pick_reading(text, others, understand)
-        if chosen != text:
-            self._notice(f"heard {text[:60]!r}, read as {chosen[:60]!r} (another reading)")
-        if understood.kind != "not_understood":
-            return chosen
         reread = getattr(getattr(self.listener, "recognizer", None), "reread", None)
-        if reread is None:
-            return chosen
-        again = reread(text, hints(text, asr_phrases(self.registry)))
-        found = reread_reading(text, again, understand)
-        if found is None:
-            return chosen
-        self._notice(f"heard {text[:60]!r}, read again as {found[0][:60]!r}")
-        return found[0]
+        phrases = asr_phrases(self.registry) if reread is not None else []
+        chosen, how = choose_reading(
+            text, others, self._understand(), reread=reread, phrases=phrases
+        )
+        if how == "another reading":
+            self._notice(f"heard {text[:60]!r}, read as {chosen[:60]!r} (another reading)")
+        elif how:
+            self._notice(f"heard {text[:60]!r}, read again as {chosen[:60]!r}")
+        return chosen
 
     def _understand(self) -> Callable[[str], Understanding]:
         """The planner's understanding of a request (the rule planner's: it knows the last

@@ -2,7 +2,9 @@
 
 ``anima agent`` runs the listening pipeline on this machine (its microphone, a WAV file, stdin)
 and talks to a running runtime over MQTT: a wake becomes ``…/agent/control/listen`` (which
-interrupts whatever the runtime's agent is doing), a final transcript ``…/agent/control/ask``.
+interrupts whatever the runtime's agent is doing), a final transcript ``…/agent/control/ask``
+(the reading the runtime's understanding reads, when Whisper's best one reads as nothing: the
+other readings and reading again are chosen here, where the recognizer is).
 It gates its listener while the robot speaks (``start_speak``/``end_speak``), so the robot's
 voice is not taken for a request, and reports the agent's progress as it arrives: one line per
 message, at most :data:`MAX_REPORTED` characters of it (whatever a publisher sends on those
@@ -40,8 +42,12 @@ class RemoteEars:
         address: BrokerAddress,
         prefix: str,
         report: Callable[[str], None],
+        choose: Callable[[Transcript], str] | None = None,
     ) -> None:
+        """``choose``: the words of a final to ask (its best reading, or another the
+        understanding reads: :func:`~anima.agent.understanding.readings.choose_reading`)."""
         self.topics = Topics(prefix)
+        self._choose = choose
         self.address = address
         self._report = report
         self._client: Any = None
@@ -79,8 +85,12 @@ class RemoteEars:
         self._report(f"wake ({event.source}): listening")
 
     def on_final(self, transcript: Transcript) -> None:
-        if transcript.text.strip():
-            self._publish("ask", transcript.text.strip())
+        if not transcript.text.strip():
+            return
+        text = self._choose(transcript) if self._choose is not None else transcript.text.strip()
+        if text != transcript.text.strip():
+            self._report(f"heard {transcript.text.strip()[:60]!r}, asking {text[:60]!r}")
+        self._publish("ask", text)
 
     def _publish(self, leaf: str, payload: str) -> None:
         if self._client is not None:

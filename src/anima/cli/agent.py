@@ -14,7 +14,6 @@ from anima.errors import AnimaError, CommandRefusedError
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
-    from anima.config import AnimaConfig
     from anima.humanoid.spec import RobotState
 
 app = typer.Typer(
@@ -143,9 +142,12 @@ def agent_command(
     import signal
     import threading
 
-    from anima.agent.assembly import _source
+    from anima.agent.assembly import _source, listening_phrases
     from anima.agent.remote import RemoteEars
+    from anima.agent.understanding import About, Understander, asr_phrases
+    from anima.agent.understanding.readings import choose_reading
     from anima.config import load_config
+    from anima.events import Transcript
     from anima.frontdoors.mqtt.broker import BrokerAddress
     from anima.listening.listener import Listener
 
@@ -155,7 +157,19 @@ def agent_command(
         if source is None:
             raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
 
-        phrases = _phrases(cfg)
+        registry = _registry(config, None)  # as the runtime's agent has it
+        phrases = listening_phrases(registry, cfg.listen)
+        understander = Understander(
+            registry, about=About(name=cfg.agent.name, wake_phrase=cfg.listen.wake_phrase)
+        )
+
+        def choose(heard: Transcript) -> str:
+            reread = getattr(ears.listener.recognizer, "reread", None)
+            chosen, _ = choose_reading(
+                heard.text.strip(), heard.alternatives, understander.understand,
+                reread=reread, phrases=asr_phrases(registry),
+            )  # fmt: skip
+            return chosen
 
         def make(ears: RemoteEars) -> Listener:
             return Listener(
@@ -168,8 +182,9 @@ def agent_command(
             )
 
         ears = RemoteEars(
-            make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix, report=typer.echo
-        )
+            make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix, report=typer.echo,
+            choose=choose,
+        )  # fmt: skip
         if wake_now:
             ears.listener.wake("keyboard")
         ears.start()
@@ -184,16 +199,3 @@ def agent_command(
         stop.wait()
     finally:
         ears.stop()
-
-
-def _phrases(cfg: AnimaConfig) -> list[str]:
-    """The command phrases the runtime's agent understands (same config, same library), as the
-    recognizer takes them (Whisper: each kind of action in turn; pocketsphinx: the grammar)."""
-    from anima.agent.assembly import listening_phrases
-    from anima.agent.vocabulary import runtime_registry
-    from anima.runtime import Runtime
-
-    rt = Runtime(cfg)  # built, never started: for its library and registry only
-    rt.library.load()
-    registry = runtime_registry(rt, user_actions=cfg.agent.user_actions)
-    return listening_phrases(registry, cfg.listen)

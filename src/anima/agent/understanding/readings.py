@@ -80,6 +80,25 @@ def reread_reading(
     return _first_done(best, again, understand, refusal_ends=True)
 
 
+def choose_reading(
+    text: str,
+    alternatives: Sequence[str],
+    understand: Callable[[str], Understanding],
+    *,
+    reread: Callable[[str, Sequence[str]], Sequence[str]] | None = None,
+    phrases: Sequence[str] = (),
+) -> tuple[str, str]:
+    """The reading of a final to act on, and how it was found: ``""`` (as heard), ``"another
+    reading"`` (:func:`pick_reading`), ``"read again"`` (``reread(text, hints)``, the
+    recognizer's reading again with :func:`hints` from ``phrases``; :func:`reread_reading`)."""
+    chosen, understood = pick_reading(text, alternatives, understand)
+    how = "another reading" if chosen != text else ""
+    if understood.kind != "not_understood" or reread is None or not phrases:
+        return chosen, how
+    found = reread_reading(text, reread(text, hints(text, phrases)), understand)
+    return (found[0], "read again") if found is not None else (chosen, how)
+
+
 def _first_done(
     best: str,
     readings: Sequence[str],

@@ -193,6 +193,7 @@ class AsrBenchResult:
 def _recognizers(
     names: Sequence[str], requests: Sequence[str]
 ) -> dict[str, Callable[[], Recognizer]]:
+    from anima.bench.asr_vocabulary import prompt_vocabulary, vocabulary
     from anima.listening.asr import PocketsphinxAsr
     from anima.listening.whisper import WhisperAsr
 
@@ -208,30 +209,6 @@ def _recognizers(
         "pocketsphinx-lm": lambda: PocketsphinxAsr(mode="lm"),
     }
     return {n: makers[n] for n in names}
-
-
-def vocabulary() -> list[str]:
-    """The phrases a runtime's registry gives: the built-ins, and the humanoid's fixed words."""
-    from anima.agent.vocabulary import builtin_registry
-
-    return [*builtin_registry().grammar_phrases(), "walk forward", "turn left", "turn right"]
-
-
-def prompt_vocabulary() -> list[str]:
-    """Whisper's prompt phrases as ``anima serve --agent --humanoid sim`` gives them: the
-    registry of a runtime with the shipped library and the simulated humanoid (never started:
-    its constructor touches nothing), each kind of action in turn."""
-    from anima.agent.understanding import prompt_phrases
-    from anima.agent.vocabulary import runtime_registry
-    from anima.config import AnimaConfig, MqttConfig
-    from anima.config.sections import HumanoidConfig
-    from anima.drivers.sim import SimDriver
-    from anima.runtime import Runtime
-
-    config = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
-    runtime = Runtime(config, driver=SimDriver())
-    runtime.library.load()
-    return prompt_phrases(runtime_registry(runtime))
 
 
 def run_asr_bench(

@@ -306,6 +306,37 @@ def test_the_model_is_asked_the_other_reading_the_registry_reads(
     assert "light" not in asked
 
 
+def test_the_model_is_asked_what_was_heard_without_reading_it_again(
+    runtime: Runtime, server: ScriptedOpenAIServer
+) -> None:
+    """An LLM reads free speech itself: a request anima's understanding reads as nothing is not
+    decoded again (that would delay nearly every chat turn); the model gets it as heard."""
+    from anima.testing.listening import FakeRecognizer
+
+    class Ears:
+        def __init__(self, recognizer: FakeRecognizer) -> None:
+            self.recognizer = recognizer
+
+        def start(self) -> None: ...
+
+        def stop(self) -> None: ...
+
+        def gate(self, flag: bool) -> None: ...
+
+    heard = "I had such a long day at work."
+    recognizer = FakeRecognizer(rereads={heard: ["Look at me."]})
+    server.push(Scripted.stream_text("Oh no, tell me about it."))
+    conv = _conversation(runtime, server)
+    conv.listener = Ears(recognizer)  # type: ignore[assignment]
+    try:
+        conv.hear(Transcript(t=0.0, text=heard, final=True, confidence=0.8))
+        assert server.wait_for_requests(1)
+    finally:
+        conv.stop()
+    assert server.requests[0].body["messages"][-1]["content"] == heard
+    assert recognizer.hinted == []
+
+
 # ---------------------------------------------------------------------- the second call
 def test_no_second_request_when_the_feedback_adds_nothing(
     runtime: Runtime, recorder: Recorder, server: ScriptedOpenAIServer

@@ -243,8 +243,12 @@ class Conversation:
         """``text``, or when the understanding reads it as nothing, the first of its other
         readings it reads (:func:`~anima.agent.understanding.readings.pick_reading`), else the
         utterance read again with the nearest command phrases as hints, when the recognizer
-        can (:meth:`~anima.listening.whisper.WhisperAsr.reread`)."""
-        reread = getattr(getattr(self.listener, "recognizer", None), "reread", None)
+        can (:meth:`~anima.listening.whisper.WhisperAsr.reread`) and the planner is the rule
+        planner: an LLM reads free speech itself, and most of its chit-chat reads as nothing
+        here, so reading again would delay nearly every turn by a decode for little."""
+        reread = None
+        if getattr(self.planner, "understanding", None) is not None:
+            reread = getattr(getattr(self.listener, "recognizer", None), "reread", None)
         phrases = asr_phrases(self.registry) if reread is not None else []
         chosen, how = choose_reading(
             text, others, self._understand(), reread=reread, phrases=phrases

@@ -60,6 +60,20 @@ class Recorder:
             return found[0]
 
 
+class Ears:
+    """The listener as the conversation sees it: a recognizer, a gate, start and stop (so a
+    test can give a conversation a fake recognizer without audio)."""
+
+    def __init__(self, recognizer: object) -> None:
+        self.recognizer = recognizer
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def gate(self, flag: bool) -> None: ...
+
+
 def started_conversation(runtime: Runtime, **kw: Any) -> Conversation:
     """The agent's conversation on ``runtime`` (no audio in), started and set as its agent."""
     conv = build_conversation(runtime, audio_in="none", **kw)

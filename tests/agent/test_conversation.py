@@ -26,7 +26,7 @@ from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import Recorder, quiet_config
+from .conftest import Ears, Recorder, quiet_config
 from .conftest import started_conversation as _conversation
 
 R_SHOULDER_PITCH = 12  # 0-based index in the shipped body
@@ -234,19 +234,6 @@ def test_a_request_misheard_is_acted_on_as_the_other_reading_that_sounds_alike(
     assert not any("'Nod.', read as" in n for n in notes)
 
 
-class _Ears:
-    """The listener as the conversation sees it: a recognizer, a gate, start and stop."""
-
-    def __init__(self, recognizer: object) -> None:
-        self.recognizer = recognizer
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def gate(self, flag: bool) -> None: ...
-
-
 def test_a_request_read_as_nothing_is_read_again_with_the_nearest_phrases(
     runtime: Runtime, recorder: Recorder
 ) -> None:
@@ -257,7 +244,7 @@ def test_a_request_read_as_nothing_is_read_again_with_the_nearest_phrases(
     heard = "Look over to your light."
     ears = FakeRecognizer(rereads={heard: ["Look over to your light.", "Look over to your right."]})
     conv = _conversation(runtime)
-    conv.listener = _Ears(ears)  # type: ignore[assignment]
+    conv.listener = Ears(ears)  # type: ignore[assignment]
     try:
         conv.hear(
             Transcript(

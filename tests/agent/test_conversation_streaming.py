@@ -29,7 +29,7 @@ from anima.testing import eventually
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import Recorder, quiet_config
+from .conftest import Ears, Recorder, quiet_config
 
 
 class FirstAudio(NullSink):
@@ -312,16 +312,6 @@ def test_the_model_is_asked_what_was_heard_without_reading_it_again(
     """An LLM reads free speech itself: a request anima's understanding reads as nothing is not
     decoded again (that would delay nearly every chat turn); the model gets it as heard."""
     from anima.testing.listening import FakeRecognizer
-
-    class Ears:
-        def __init__(self, recognizer: FakeRecognizer) -> None:
-            self.recognizer = recognizer
-
-        def start(self) -> None: ...
-
-        def stop(self) -> None: ...
-
-        def gate(self, flag: bool) -> None: ...
 
     heard = "I had such a long day at work."
     recognizer = FakeRecognizer(rereads={heard: ["Look at me."]})

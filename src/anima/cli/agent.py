@@ -14,6 +14,7 @@ from anima.errors import AnimaError, CommandRefusedError
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
+    from anima.config import AnimaConfig
     from anima.humanoid.spec import RobotState
 
 app = typer.Typer(
@@ -43,13 +44,14 @@ class _NotConnected:
         return self._refuse()
 
 
-def _registry(config: Path | None, humanoid: bool | None) -> ActionRegistry:
-    """The registry the configured agent would use (the humanoid's when one is configured)."""
+def _registry(config: Path | AnimaConfig | None, humanoid: bool | None) -> ActionRegistry:
+    """The registry the configured agent would use (the humanoid's when one is configured);
+    ``config`` a file, or a config already loaded."""
     from anima.agent.vocabulary import runtime_registry
-    from anima.config import load_config
+    from anima.config import AnimaConfig, load_config
     from anima.runtime import Runtime
 
-    cfg = load_config(config)
+    cfg = config if isinstance(config, AnimaConfig) else load_config(config)
     rt = Runtime(cfg)  # touches no hardware: only the body and the animation library
     rt.library.load()
     with_humanoid = cfg.humanoid.type != "none" if humanoid is None else humanoid
@@ -157,7 +159,7 @@ def agent_command(
         if source is None:
             raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
 
-        registry = _registry(config, None)  # as the runtime's agent has it
+        registry = _registry(cfg, None)  # as the runtime's agent has it
         phrases = listening_phrases(registry, cfg.listen)
         understander = Understander(
             registry, about=About(name=cfg.agent.name, wake_phrase=cfg.listen.wake_phrase)

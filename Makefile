@@ -19,7 +19,9 @@ test: bootstrap
 	$(BIN)/ruff format --check src tests benchmarks examples scripts
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/mypy --strict src
-	$(BIN)/pytest -q --durations=15  # the slowest tests, to keep make test under 15 minutes
+	# both cores, a test file per worker (its module fixtures shared); the slowest tests listed,
+	# to keep make test under 15 minutes
+	$(BIN)/pytest -q -n 2 --dist loadfile --durations=15
 
 bench: bootstrap
 	$(BIN)/anima bench loop --seconds 10

@@ -18,6 +18,7 @@ from anima.bench.wake import Voice, count_wakes, speak
 from anima.bench.wake import padded as bench_padded
 from anima.events import Transcript
 from anima.listening.asr import normalize
+from anima.listening.audio import resample
 from anima.listening.config import ListenConfig
 from anima.listening.spotting import Spotter, make_spotter
 from anima.listening.spotting_asr import AsrSpotter, opening_is_phrase
@@ -169,17 +170,22 @@ def test_a_command_in_the_same_breath_is_the_request(listen: Any, voices: Any) -
     assert all(t.confidence is not None and 0 < t.confidence <= 1 for t in finals)
 
 
-def test_the_wake_threshold_reaches_pocketsphinx(piper: Any, say: Any) -> None:
+def test_the_wake_threshold_reaches_pocketsphinx(piper: Any) -> None:
     """Issue 13: listen.wake_threshold was never passed to pocketsphinx. pocketsphinx reads
     ``kws_threshold`` from the decoder's config when a keyphrase search is added, so the
     spotter's worker must create its decoder with it: a threshold of 1e-80 hears the phrase in
     "hey Robert, how are you" (a false alarm that proves the value arrived), a strict 1e-10 does
     not. Before the fix the value was dropped and both behaved as pocketsphinx's default (1e-30).
 
-    Piper's synthesis is not bit-exact from run to run or machine to machine: measured over
-    repeated syntheses here, the phrase's score sits between 1e-50 and 1e-30 (a CI run once heard
-    it at 1e-30 too), so the two thresholds here stay far from it on either side."""
-    near = padded(say(piper, "hey Robert, how are you?"))
+    Piper samples its prosody afresh on every synthesis (a parallel run once scored the phrase
+    under 1e-80), so the audio here is synthesized without that noise (``noise_scale`` and
+    ``noise_w_scale`` 0): bit-exact every time, its score between 1e-40 and 1e-30."""
+    from piper import SynthesisConfig
+
+    still = SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0)
+    chunks = list(piper._loaded().synthesize("hey Robert, how are you?", syn_config=still))
+    audio = np.concatenate([c.audio_int16_array for c in chunks])
+    near = padded(resample(audio, chunks[0].sample_rate))
     results = {}
     for threshold in (1e-80, 1e-10):
         spotter = KeyphraseSpotter(threshold=threshold)

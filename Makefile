@@ -20,8 +20,9 @@ test: bootstrap
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/mypy --strict src
 	# both cores, a test file per worker (its module fixtures shared); the slowest tests listed,
-	# to keep make test under 15 minutes
-	$(BIN)/pytest -q -n 2 --dist loadfile --durations=15
+	# to keep make test under 15 minutes; then the tests that measure a rate, alone
+	$(BIN)/pytest -q -n 2 --dist loadfile --durations=15 -m "not serial"
+	$(BIN)/pytest -q -m serial
 
 bench: bootstrap
 	$(BIN)/anima bench loop --seconds 10

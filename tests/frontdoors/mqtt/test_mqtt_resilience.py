@@ -128,6 +128,7 @@ def sweep(t: float) -> tuple[float, float, float]:
     return (1.0, 0.5 * math.sin(2 * math.pi * t / 1.3), 0.2 * math.sin(2 * math.pi * t / 0.7))
 
 
+@pytest.mark.serial  # a loop-rate figure: run alone (make test)
 def test_a_look_at_flood_keeps_the_loop_rate_and_the_latest_target_wins(
     broker: BrokerAddress, prefix: str, make_robot: MakeRobot
 ) -> None:

@@ -87,9 +87,10 @@ class SpeechStarted(Event):
     locale: str
 
 
-# Why an utterance ended: its audio played out (done), a barge-in or stop_speak cut it
-# (stopped), an emergency stop (estop), the runtime stopping (shutdown), or a failure (error).
-SpeechEndReason = Literal["done", "stopped", "estop", "shutdown", "error"]
+# Why an utterance ended: its audio played out (done), a wake or stop_speak cut it (stopped),
+# the person talked over it (interrupted: a full-duplex barge-in), an emergency stop (estop), the
+# runtime stopping (shutdown), or a failure (error).
+SpeechEndReason = Literal["done", "stopped", "interrupted", "estop", "shutdown", "error"]
 
 
 @dataclass(frozen=True, kw_only=True)

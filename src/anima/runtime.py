@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from anima.agent.conversation import Conversation
     from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
+    from anima.speech.reference import PlaybackReference
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
 from anima.motion.moves import Goto
@@ -97,6 +98,12 @@ class Runtime:
 
             self.humanoid = HumanoidLink(self.config.humanoid)
         self.agent: Conversation | None = None  # the voice agent, when attached
+        # full duplex (listen.duplex): what the speech sink really plays, for the echo canceller
+        self.playback: PlaybackReference | None = None
+        if self.config.listen.duplex:
+            from anima.speech.reference import PlaybackReference
+
+            self.playback = PlaybackReference()
         self.speech_problem = "speech is disabled (speech.enabled: false)"
         self._started = False
         self._lock = threading.Lock()
@@ -149,6 +156,8 @@ class Runtime:
 
         cfg = self.config.speech
         sink = self._audio_sink or choose_sink(cfg.audio_out)
+        if self.playback is not None:
+            sink = self.playback.attach(sink)
         self.speech = SpeechService(
             engines,
             sink,

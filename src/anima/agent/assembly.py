@@ -50,6 +50,8 @@ def build_conversation(
         acknowledge_wake=getattr(cfg, "acknowledge_wake", True),
     )
     source = _source(audio_in if audio_in is not None else cfg.audio_in)
+    if source is not None and runtime.config.listen.duplex:
+        source = _echo_cancelled(runtime, source)
     if source is not None:
         from anima.listening.listener import Listener
 
@@ -65,10 +67,25 @@ def build_conversation(
             phrases=listening_phrases(registry, listen),
             hub=runtime.events,
             on_wake=conversation.interrupt,
+            on_partial=conversation.partial,
             on_final=conversation.hear,
+            on_gave_up=conversation.gave_up,
             on_round=on_round,
         )
     return conversation
+
+
+def _echo_cancelled(runtime: Runtime, source: AudioSource) -> AudioSource:
+    """Full duplex: ``source`` with the robot's own voice taken out (the echo canceller fed what
+    the speech sink played: ``runtime.playback``)."""
+    from anima.errors import ConfigError
+    from anima.listening.echo import EchoCancelledSource, make_echo
+
+    if runtime.playback is None:
+        raise ConfigError("listen.duplex needs the runtime's speech (a TTS engine and its sink)")
+    return EchoCancelledSource(
+        source, runtime.playback.reader(), make_echo(runtime.config.listen.echo)
+    )
 
 
 def _hears_whisper(listen: ListenConfig) -> bool:

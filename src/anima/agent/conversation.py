@@ -8,7 +8,10 @@ A wake at any stage interrupts what is in flight, event-driven:
 * while the robot speaks: the speech stops (barge-in);
 * while acting: the plan is canceled — motion held, child processes killed, feedback INTERRUPTED.
 
-While the robot speaks the listener is gated, so its own voice does not trigger the VAD.
+While the robot speaks the listener is gated, so its own voice does not trigger the VAD; in full
+duplex (``listen.duplex``) it listens on, and a voice over the robot is a barge-in that
+:mod:`~anima.agent.barge_in` decides: stop words and a voice that goes on stop the robot
+(``end_speak`` reason ``interrupted``), backchannels and coughs let it go on.
 
 What the robot says is bounded (:func:`~anima.agent.planners.base.speakable`: a few
 sentences), and nothing that promises an action is said before its whole plan has validated
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
+from anima.agent.barge_in import BargeIn, classify
 from anima.agent.executor import Executor, adds_nothing
 from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
@@ -52,7 +56,15 @@ from anima.agent.understanding import About, Understander, Understanding, asr_ph
 from anima.agent.understanding.readings import choose_reading
 from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
-from anima.events import Event, Notice, SpeechEnded, SpeechStarted, Transcript, WakeDetected
+from anima.events import (
+    Event,
+    ListenTimeout,
+    Notice,
+    SpeechEnded,
+    SpeechStarted,
+    Transcript,
+    WakeDetected,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     from anima.listening.listener import Listener
@@ -94,6 +106,10 @@ class Conversation:
             min_confidence = float(getattr(runtime.config.listen, "min_confidence", 0.0))
         self.min_confidence = min_confidence
         self.acknowledge_wake = acknowledge_wake
+        listen = runtime.config.listen
+        self.duplex = bool(getattr(listen, "duplex", False))
+        self._barge_in_s = float(getattr(listen, "barge_in_s", 0.8))
+        self.barge = BargeIn()  # full duplex: the voice heard over the robot, until decided
         self._words = ActionWords(registry)
         self._streams = bool(getattr(planner, "streaming", False))
         # (generation, text, its other readings, heard well enough to act on, its time)
@@ -166,7 +182,11 @@ class Conversation:
 
     def interrupt(self, event: WakeDetected) -> None:
         """Stop what is in flight: the planner's request, the robot's speech, the plan; then
-        acknowledge the wake with a glance (when nothing else moves)."""
+        acknowledge the wake with a glance (when nothing else moves). A barge-in (a voice over
+        the robot, full duplex) only opens a candidate: its words decide."""
+        if event.source == "barge_in":
+            self._barge_heard()
+            return
         with self._lock:
             self._generation += 1
         self.planner.interrupt()
@@ -195,9 +215,57 @@ class Conversation:
         except AnimaError as exc:  # an acknowledgement that cannot be made is not an error
             log.debug("no wake glance: %s", exc)
 
+    # ------------------------------------------------------------------ barge-in (duplex)
+    def _barge_heard(self) -> None:
+        speech = self.runtime.speech
+        if speech is None or not speech.speaking:
+            return  # the robot finished meanwhile: an ordinary turn
+        self.barge.open()
+        timer = threading.Timer(self._barge_in_s, self._barge_sustained)
+        timer.daemon = True
+        timer.start()
+
+    def _barge_sustained(self) -> None:
+        listener = self.listener
+        if self.barge.pending and listener is not None and listener.voice_active:
+            self._barge_stop(f"a voice over the robot for {self._barge_in_s:g} s")
+
+    def partial(self, transcript: Transcript) -> None:
+        """A partial transcript: a stop word over the robot stops it at once."""
+        if self.barge.pending and classify(transcript.text) == "stop":
+            self._barge_stop(f"heard {transcript.text.strip()[:40]!r} over the robot")
+
+    def gave_up(self, timeout: ListenTimeout) -> None:
+        """A round that ended without words: a sound over the robot (a cough) lets it go on."""
+        if self.barge.close(timeout.text) is not None:
+            log.info("barge-in: no words (%s): the robot goes on", timeout.reason)
+
+    def _barge_stop(self, why: str) -> None:
+        if not self.barge.stop():
+            return
+        log.info("barge-in: %s: stopping", why)
+        with self._lock:
+            self._generation += 1
+        self.planner.interrupt()
+        speech = self.runtime.speech
+        if speech is not None:
+            speech.stop_speaking("interrupted")
+        self.executor.cancel("interrupted")
+
     def hear(self, transcript: Transcript) -> None:
         """A final transcript: plan and act on it (on the agent thread); one heard with too
-        little confidence is answered "Sorry, I didn't catch that." instead."""
+        little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
+        robot (full duplex), a backchannel lets it go on and anything else stops it first."""
+        confidence = getattr(transcript, "confidence", None)
+        unsure = confidence is not None and confidence < self.min_confidence
+        # over the robot, a final the recognizer is unsure of is not words (Whisper writes
+        # "Thank you for watching." for a breath): it lets the robot go on
+        words = self.barge.close("" if unsure else transcript.text)
+        if words in ("backchannel", "nothing") and not self.barge.stopped:
+            log.info("barge-in: %r: the robot goes on", transcript.text.strip()[:40])
+            return
+        if words is not None:
+            self._barge_stop(f"heard {transcript.text.strip()[:40]!r} over the robot")
         if transcript.final and transcript.text.strip():
             with self._lock:
                 generation = self._generation
@@ -216,7 +284,11 @@ class Conversation:
         # not show it yet; its end follows in order). A streamed reply is several utterances:
         # the end of one with the next waiting keeps the gate; the end of the last opens it.
         if self.listener is not None:
-            self.listener.gate(isinstance(event, SpeechStarted) or self.runtime.speaking)
+            talking = isinstance(event, SpeechStarted) or self.runtime.speaking
+            if self.duplex:
+                self.listener.speaking(talking)
+            else:
+                self.listener.gate(talking)
 
     # ------------------------------------------------------------------ the dialogue
     def _current(self, generation: int) -> bool:

@@ -69,6 +69,13 @@ class ListenConfig:
     max_utterance_s: float = 15.0  # an utterance is cut here (a noise the VAD takes for speech)
     min_chars: int = 2  # transcripts shorter than this (stripped) are discarded as noise
     ungate_hold_s: float = 0.2  # audio still ignored after gate(False): the room's echo tail
+    # full duplex (docs/listening.md): the microphone stays open while the robot speaks, its
+    # own voice taken out by the echo canceller; a person who talks over it is heard (barge-in)
+    duplex: bool = False
+    echo: str = "auto"  # the echo canceller: auto | webrtc | none (anima.listening.echo)
+    # duplex: a voice over the robot this long (s) stops it without waiting for its words
+    # (backchannels — "uh-huh", "yeah", "okay" — are shorter, and are let pass)
+    barge_in_s: float = 0.8
 
     def __post_init__(self) -> None:
         for registry, name in (
@@ -103,7 +110,15 @@ class ListenConfig:
                 f"listen.vad_start_frames must be in [1, {MAX_START_FRAMES}], "
                 f"got {_shown(self.vad_start_frames)}"
             )
-        for key in ("pre_buffer_s", "ungate_hold_s"):
+        if not isinstance(self.duplex, bool):
+            raise ConfigError(
+                f"listen.duplex must be true or false, got {_shown_text(self.duplex)}"
+            )
+        if self.echo not in ("auto", "webrtc", "none"):
+            raise ConfigError(
+                f"listen.echo must be auto, webrtc or none, got {_shown_text(self.echo)}"
+            )
+        for key in ("pre_buffer_s", "ungate_hold_s", "barge_in_s"):
             value = getattr(self, key)
             if not (math.isfinite(value) and 0 <= value <= 5):
                 raise ConfigError(f"listen.{key} must be in [0, 5] seconds, got {value!r}")

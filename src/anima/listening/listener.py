@@ -73,7 +73,7 @@ class RoundReport:
 
 @dataclass(frozen=True)
 class _Message:
-    kind: str  # frame | end | gate | wake | sync | stop
+    kind: str  # frame | end | gate | speaking | wake | sync | stop
     t: float  # clock seconds when it was queued
     frame: Frame | None = None
     text: str = ""  # end: the reason; wake: the source
@@ -151,6 +151,13 @@ class Listener:
     def recording(self) -> bool:
         return self._recorder is not None and self._recorder.recording
 
+    @property
+    def voice_active(self) -> bool:
+        """Whether the VAD hears a voice in the round in progress (read from another thread:
+        a snapshot)."""
+        recorder = self._recorder
+        return recorder is not None and recorder.recording and recorder.detector.speaking
+
     def start(self) -> None:
         """Load the models, start the worker, then open the source."""
         if self._thread is not None:
@@ -222,6 +229,11 @@ class Listener:
         """Ignore the audio from here on (``True``: the robot is speaking) or listen again."""
         self._put(_IN_ORDER, _Message("gate", self.clock.now(), flag=active))
 
+    def speaking(self, active: bool) -> None:
+        """Full duplex (``listen.duplex``): the robot talks (``True``) or has stopped. Nothing is
+        ignored; a voice heard meanwhile is a barge-in (a wake with source ``barge_in``)."""
+        self._put(_IN_ORDER, _Message("speaking", self.clock.now(), flag=active))
+
     def sync(self, timeout: float = 5.0) -> bool:
         """Wait until everything queued before this call has been handled; False on timeout."""
         done = threading.Event()
@@ -254,6 +266,8 @@ class Listener:
             self._deliver(recorder.wake(message.text), message.t)
         elif message.kind == "gate":
             recorder.gate(message.flag)
+        elif message.kind == "speaking":
+            recorder.speaking(message.flag)
         elif message.kind == "end":
             logger.info("listener: the %s source ended (%s)", self.source.name, message.text)
             self._deliver(recorder.end(), message.t)

@@ -22,6 +22,11 @@ thread and turns outcomes into callbacks and events. A round::
   end, so "hey robot … stop" said over the robot keeps its "stop" — before, the gated frames
   after the phrase were dropped until the conversation's ``gate(False)`` and the hold after it,
   and the clipped rest was heard as the nearest command ("nod").
+- **Full duplex** (``listen.duplex``): the robot's speech does not gate; :meth:`speaking` says
+  it is talking, and the frames (the echo canceller's output) are searched for a voice then:
+  the VAD's speech start while idle is a **barge-in**, a wake with source ``barge_in`` whose
+  round records from ``pre_buffer_s`` before the voice began — the person's first word whole.
+  Whether it stops the robot is the conversation's to decide (a backchannel does not).
 - **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`,
   with its ``alternatives`` (other readings, best first; Whisper's beam);
   each partial also goes to the speech detector (``detector.partial``: its turn detector).
@@ -143,6 +148,7 @@ class Recorder:
         self.spotter = spotter
         self.position = 0  # stream position of the next frame
         self.gated = False
+        self.robot_speaking = False  # full duplex: a voice while idle is a barge-in
         self._hold_until = 0  # frames before this position are dropped (after an ungate)
         # (position, frame, gated): gated audio is kept only for a barge-in (wake_while_gated)
         self._ring: collections.deque[tuple[int, Frame, bool]] = collections.deque(
@@ -164,6 +170,21 @@ class Recorder:
         elif not active and self.gated:
             self._hold_until = self.position + round(self.config.ungate_hold_s * SAMPLE_RATE)
         self.gated = active
+
+    def speaking(self, active: bool) -> None:
+        """Full duplex: the robot is talking (``True``) or has stopped; nothing is dropped."""
+        if active and not self.robot_speaking and self._active is None:
+            self.detector.reset()
+        self.robot_speaking = active
+
+    def _barge_in(self, frame: Frame, position: int) -> list[Outcome]:
+        """Idle while the robot talks: a voice starting is a barge-in (a round from its onset)."""
+        if self.detector.feed(frame) is not SpeechChange.STARTED:
+            return []
+        onset = position - (self.detector.start_frames - 1) * FRAME_SAMPLES
+        begin = onset - self._preroll_frames * FRAME_SAMPLES
+        hit = WakeHit(phrase="", end_sample=begin, detected_sample=position + len(frame))
+        return self.wake("barge_in", hit)
 
     def wake(self, source: str = "manual", hit: WakeHit | None = None) -> list[Outcome]:
         """Start a round now (restarting one in progress)."""
@@ -208,6 +229,10 @@ class Recorder:
             return self._spot(frame, position)  # a barge-in's audio is recorded from the next
         self._ring.append((position, frame, False))
         out = self._spot(frame, position)
+        if self.robot_speaking and self._active is None and not out:
+            out = self._barge_in(frame, position)
+            if out:
+                return out  # the round replays the voice from its onset with the next frame
         active = self._active
         if active is not None and not any(isinstance(o, Woke) for o in out):
             out += self._catch_up(active, frame, position)

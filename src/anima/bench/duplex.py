@@ -176,7 +176,7 @@ def _run_trial(  # noqa: PLR0915 - one frame loop, its decisions in order
         if (
             pending and heard_at is not None and stopped_at is None
             and i + FRAME_SAMPLES - heard_at >= cfg.barge_in_s * SAMPLE_RATE
-            and recorder.detector.speaking
+            and recorder.detector.probability >= recorder.detector.start_threshold
         ):  # fmt: skip
             stopped_at, pending = i + FRAME_SAMPLES, False
     result.trials += 1

@@ -1,5 +1,6 @@
-"""`anima bench asr | conversation | wake | turn`: the listening and conversation benchmarks,
-registered on `anima bench` by :func:`register` (kept apart from the motion and door benches)."""
+"""`anima bench asr | conversation | wake | turn | duplex`: the listening and conversation
+benchmarks, registered on `anima bench` by :func:`register` (kept apart from the motion and door
+benches)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def register(app: typer.Typer) -> None:
     app.command("conversation")(bench_conversation)
     app.command("wake")(bench_wake)
     app.command("turn")(bench_turn)
+    app.command("duplex")(bench_duplex)
 
 
 def _names(value: str, known: Sequence[str], what: str) -> tuple[str, ...]:
@@ -167,3 +169,21 @@ def bench_turn(
 
     for line in run_turn_bench(budget_s=budget_seconds).lines():
         typer.echo(line)
+
+
+def bench_duplex(
+    budget_seconds: Annotated[float, typer.Option(min=1.0, help="About this long in all.")] = 600.0,
+    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
+    echo: Annotated[str, typer.Option(help="The echo canceller: auto, webrtc or none.")] = "auto",
+) -> None:
+    """Full duplex in a simulated room (the robot's own voice fed back with delay, gain and
+    reverberation): false self-interruptions per minute, barge-in detection latency, backchannel
+    false stops, echo return loss enhancement."""
+    from anima.bench.duplex import report, run_duplex_bench
+
+    splits = ("dev", "heldout") if split == "both" else _names(split, ("dev", "heldout"), "split")
+    try:
+        results = run_duplex_bench(splits, budget_s=budget_seconds, echo=echo)
+    except AnimaError as exc:
+        fail(exc)
+    typer.echo(report(results))

@@ -153,10 +153,13 @@ class Listener:
 
     @property
     def voice_active(self) -> bool:
-        """Whether the VAD hears a voice in the round in progress (read from another thread:
-        a snapshot)."""
+        """Whether the VAD hears a voice now (its last frame), in the round in progress (read
+        from another thread: a snapshot)."""
         recorder = self._recorder
-        return recorder is not None and recorder.recording and recorder.detector.speaking
+        if recorder is None or not recorder.recording:
+            return False
+        detector = recorder.detector
+        return detector.probability >= detector.start_threshold
 
     def start(self) -> None:
         """Load the models, start the worker, then open the source."""

@@ -1,0 +1,41 @@
+"""Issue 14: a fast slice of `anima bench duplex` — the real canceller, Silero VAD and Whisper in
+the simulated room: the robot alone is never interrupted, "wait, look at me" stops it."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from anima.bench.conversation_audio import Speaker
+from anima.bench.duplex import REPLY, ROOMS, DuplexResult, _run_trial, _Trial, report
+from anima.listening.audio import SAMPLE_RATE
+from anima.listening.config import ListenConfig
+from anima.listening.echo import make_echo
+from anima.listening.registry import make_recognizer
+
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("livekit", "faster_whisper", "piper")),
+    reason="needs the duplex, agent and speech extras",
+)
+
+
+def test_the_robot_alone_is_not_interrupted_and_a_request_over_it_stops_it() -> None:
+    speaker = Speaker()
+    cfg = ListenConfig(duplex=True, wake_word=False)
+    recognizer = make_recognizer(cfg, phrases=("stop", "wait", "look at me"))
+    recognizer.load()
+    robot = speaker.say("piper-joe", REPLY)
+    path = ROOMS["dev"][0]
+    result = DuplexResult()
+    alone = _Trial(robot, path, None, 0, "alone", "alone")
+    said = speaker.say("espeak-us", "wait, look at me")
+    over = _Trial(robot, path, said, 2 * SAMPLE_RATE, "interruption", "wait")
+    for trial in (alone, over):
+        _run_trial(trial, make_echo("webrtc"), cfg, recognizer, result)
+    assert result.false_barge_ins == 0, report({"slice": result})
+    assert result.false_stops == 0
+    assert result.erle_aec[0] > 20  # the canceller's own figure, after its first second
+    assert result.missed == [], report({"slice": result})
+    assert len(result.detect_ms) == 1
+    assert result.detect_ms[0] < 600  # heard within a few frames of the first word

@@ -23,15 +23,23 @@ def test_words_over_the_robot_are_sorted(text: str, words: str) -> None:
 
 
 def test_a_candidate_is_decided_once() -> None:
-    barge = BargeIn()
-    assert barge.close("yeah") is None  # nothing was open
+    barge = BargeIn(min_confidence=0.2)
+    assert barge.on_final("yeah") is None  # nothing was open: an ordinary final
     barge.open()
     assert barge.pending
-    assert barge.stop()
-    assert not barge.stop()  # the first decision only
+    assert barge.on_partial("Wait")
+    assert not barge.on_partial("wait")  # the first decision only
+    assert not barge.on_sustained(voice_now=True)
     assert not barge.pending
-    assert barge.stopped
-    assert barge.close("stop") == "stop"
+    assert barge.on_final("Wait, look at me.") == "heard"  # already stopped: the next request
     barge.open()
-    assert barge.close("uh-huh") == "backchannel"
-    assert (barge.heard, barge.stops, barge.passed) == (2, 1, 1)
+    assert not barge.on_sustained(voice_now=False)  # the voice ended: wait for its words
+    assert barge.on_final("Uh-huh.") == "go_on"
+    barge.open()
+    assert barge.on_final("Thank you for watching.", confidence=0.1) == "go_on"  # unsure
+    barge.open()
+    assert barge.on_final("Can you wave instead?", confidence=0.6) == "stop"
+    barge.open()
+    assert barge.on_gave_up()  # a cough: closed, the robot goes on
+    assert not barge.on_gave_up()
+    assert (barge.heard, barge.stops, barge.passed) == (5, 2, 3)

@@ -11,7 +11,8 @@ voice taken out by the echo canceller) and reports a voice starting as a wake wi
   next request.
 
 Stopping is the speech's ``end_speak`` with reason ``interrupted`` and the plan canceled, as a
-wake does. :func:`classify` is the words' rule; :class:`BargeIn` the state of one candidate.
+wake does. :func:`classify` is the words' rule; :class:`BargeIn` holds one candidate and makes
+every decision (the conversation acts on them, the bench counts them).
 """
 
 from __future__ import annotations
@@ -53,10 +54,22 @@ def classify(text: str) -> Words:
     return "other"
 
 
-class BargeIn:
-    """One voice heard over the robot, from its onset to the decision (thread-safe)."""
+Decision = Literal["go_on", "stop", "heard"]
 
-    def __init__(self) -> None:
+
+class BargeIn:
+    """One voice heard over the robot at a time, from its onset to the decision (thread-safe).
+
+    The rules of the module docstring, in one place for the conversation and ``anima bench
+    duplex``: :meth:`open` at the barge-in; :meth:`on_partial` and :meth:`on_sustained` answer
+    True when the robot must stop now; :meth:`on_final` says what the round's transcript is
+    (None: no candidate was open, an ordinary turn); :meth:`on_gave_up` ends a round without
+    words. ``sustain_s`` is ``listen.barge_in_s``; a final under ``min_confidence`` is not words.
+    """
+
+    def __init__(self, *, sustain_s: float = 0.8, min_confidence: float = 0.0) -> None:
+        self.sustain_s = sustain_s
+        self.min_confidence = min_confidence
         self._lock = threading.Lock()
         self._open = False
         self._stopped = False
@@ -75,28 +88,43 @@ class BargeIn:
         with self._lock:
             return self._open and not self._stopped
 
-    def stop(self) -> bool:
-        """Decide to stop the robot; True the first time for this candidate."""
-        with self._lock:
-            if not self._open or self._stopped:
-                return False
-            self._stopped = True
-            self.stops += 1
-            return True
+    def _stop_locked(self) -> bool:
+        if not self._open or self._stopped:
+            return False
+        self._stopped = True
+        self.stops += 1
+        return True
 
-    def close(self, text: str) -> Words | None:
-        """The round's transcript: None when no candidate was open; else its words (the
-        caller stops the robot on "stop"/"other" unless :meth:`stop` already did)."""
+    def on_partial(self, text: str) -> bool:
+        """A partial: True (once) when it holds a stop word."""
+        with self._lock:
+            return classify(text) == "stop" and self._stop_locked()
+
+    def on_sustained(self, voice_now: bool) -> bool:
+        """``sustain_s`` after the barge-in: True (once) when the voice still goes on."""
+        with self._lock:
+            return voice_now and self._stop_locked()
+
+    def on_final(self, text: str, confidence: float | None = None) -> Decision | None:
+        """The round's transcript: ``go_on`` (a backchannel, no words, or a final the
+        recognizer is unsure of — Whisper writes "Thank you for watching." for a breath: drop
+        it, the robot talks on), ``stop`` (stop the robot now, then it is the next request),
+        ``heard`` (the robot was already stopped: it is the next request), None (no candidate
+        was open: an ordinary final)."""
+        unsure = confidence is not None and confidence < self.min_confidence
         with self._lock:
             if not self._open:
                 return None
             self._open = False
-            words = classify(text)
-            if words in ("backchannel", "nothing") and not self._stopped:
+            if self._stopped:
+                return "heard"
+            if unsure or classify(text) in ("backchannel", "nothing"):
                 self.passed += 1
-            return words
+                return "go_on"
+            self._stopped = True
+            self.stops += 1
+            return "stop"
 
-    @property
-    def stopped(self) -> bool:
-        with self._lock:
-            return self._stopped
+    def on_gave_up(self) -> bool:
+        """The round ended without words (a cough): True when it closed a candidate."""
+        return self.on_final("") is not None

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
-from anima.agent.barge_in import BargeIn, classify
+from anima.agent.barge_in import BargeIn
 from anima.agent.executor import Executor, adds_nothing
 from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
@@ -61,6 +61,7 @@ from anima.events import (
     ListenTimeout,
     Notice,
     SpeechEnded,
+    SpeechEndReason,
     SpeechStarted,
     Transcript,
     WakeDetected,
@@ -108,8 +109,9 @@ class Conversation:
         self.acknowledge_wake = acknowledge_wake
         listen = runtime.config.listen
         self.duplex = bool(getattr(listen, "duplex", False))
-        self._barge_in_s = float(getattr(listen, "barge_in_s", 0.8))
-        self.barge = BargeIn()  # full duplex: the voice heard over the robot, until decided
+        # full duplex: the voice heard over the robot, until decided
+        self.barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
+                             min_confidence=min_confidence)  # fmt: skip
         self._words = ActionWords(registry)
         self._streams = bool(getattr(planner, "streaming", False))
         # (generation, text, its other readings, heard well enough to act on, its time)
@@ -187,13 +189,7 @@ class Conversation:
         if event.source == "barge_in":
             self._barge_heard()
             return
-        with self._lock:
-            self._generation += 1
-        self.planner.interrupt()
-        speech = self.runtime.speech
-        if speech is not None and speech.speaking:
-            speech.stop_speaking()
-        acting = self.executor.cancel("interrupted")
+        acting = self._halt("stopped")
         if self.acknowledge_wake and not acting:
             self._glance()
         log.info("wake (%s): listening", event.source)
@@ -221,50 +217,49 @@ class Conversation:
         if speech is None or not speech.speaking:
             return  # the robot finished meanwhile: an ordinary turn
         self.barge.open()
-        timer = threading.Timer(self._barge_in_s, self._barge_sustained)
+        timer = threading.Timer(self.barge.sustain_s, self._barge_sustained)
         timer.daemon = True
         timer.start()
 
     def _barge_sustained(self) -> None:
         listener = self.listener
-        if self.barge.pending and listener is not None and listener.voice_active:
-            self._barge_stop(f"a voice over the robot for {self._barge_in_s:g} s")
+        if self.barge.on_sustained(listener is not None and listener.voice_active):
+            self._barge_stop(f"a voice over the robot for {self.barge.sustain_s:g} s")
 
     def partial(self, transcript: Transcript) -> None:
         """A partial transcript: a stop word over the robot stops it at once."""
-        if self.barge.pending and classify(transcript.text) == "stop":
+        if self.barge.on_partial(transcript.text):
             self._barge_stop(f"heard {transcript.text.strip()[:40]!r} over the robot")
 
     def gave_up(self, timeout: ListenTimeout) -> None:
         """A round that ended without words: a sound over the robot (a cough) lets it go on."""
-        if self.barge.close(timeout.text) is not None:
+        if self.barge.on_gave_up():
             log.info("barge-in: no words (%s): the robot goes on", timeout.reason)
 
     def _barge_stop(self, why: str) -> None:
-        if not self.barge.stop():
-            return
         log.info("barge-in: %s: stopping", why)
+        self._halt("interrupted")
+
+    def _halt(self, speech_reason: SpeechEndReason) -> bool:
+        """Drop the turn in flight: the planner's request, the robot's speech (ended with
+        ``speech_reason``), the plan. True when a plan was running."""
         with self._lock:
             self._generation += 1
         self.planner.interrupt()
         speech = self.runtime.speech
-        if speech is not None:
-            speech.stop_speaking("interrupted")
-        self.executor.cancel("interrupted")
+        if speech is not None and speech.speaking:
+            speech.stop_speaking(speech_reason)
+        return self.executor.cancel("interrupted")
 
     def hear(self, transcript: Transcript) -> None:
         """A final transcript: plan and act on it (on the agent thread); one heard with too
         little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
         robot (full duplex), a backchannel lets it go on and anything else stops it first."""
-        confidence = getattr(transcript, "confidence", None)
-        unsure = confidence is not None and confidence < self.min_confidence
-        # over the robot, a final the recognizer is unsure of is not words (Whisper writes
-        # "Thank you for watching." for a breath): it lets the robot go on
-        words = self.barge.close("" if unsure else transcript.text)
-        if words in ("backchannel", "nothing") and not self.barge.stopped:
+        decision = self.barge.on_final(transcript.text, getattr(transcript, "confidence", None))
+        if decision == "go_on":
             log.info("barge-in: %r: the robot goes on", transcript.text.strip()[:40])
             return
-        if words is not None:
+        if decision == "stop":
             self._barge_stop(f"heard {transcript.text.strip()[:40]!r} over the robot")
         if transcript.final and transcript.text.strip():
             with self._lock:

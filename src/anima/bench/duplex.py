@@ -26,15 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.agent.barge_in import classify
+from anima.agent.barge_in import BargeIn
 from anima.bench.conversation_audio import LOUD, Speaker
+from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.echo import EchoCanceller, ResidualGuard, erle_db, make_echo
-from anima.listening.recorder import Final, GaveUp, Partial, Recorder, RoundEnded, Woke
+from anima.listening.listener import speech_detector
+from anima.listening.recorder import Final, GaveUp, Partial, Recorder, Woke
 from anima.listening.registry import make_recognizer
-from anima.listening.turn import turn_for
-from anima.listening.vad import SpeechDetector, load_vad
+from anima.listening.vad import load_vad
 from anima.testing.room import EchoPath, to_int16
 
 REPLY = (
@@ -98,96 +99,113 @@ class _Trial:
     label: str
 
 
-def _run_trial(  # noqa: PLR0915 - one frame loop, its decisions in order
-    trial: _Trial,
-    echo: EchoCanceller,
-    cfg: ListenConfig,
-    recognizer: object,
+@dataclass
+class _Heard:
+    """What one trial's frames led to (sample positions; None: never)."""
+
+    barge_ins: int = 0
+    heard_at: int | None = None  # the barge-in (the first)
+    stopped_at: int | None = None  # the robot stopped
+    sustain_due: int | None = None  # where the "voice goes on" check falls
+
+
+def _decide(o: object, pos: int, barge: BargeIn, heard: _Heard) -> None:
+    """One outcome of the recorder, decided as the conversation decides it."""
+    if isinstance(o, Woke) and o.source == "barge_in" and heard.stopped_at is None:
+        barge.open()
+        heard.barge_ins += 1
+        heard.heard_at = heard.heard_at if heard.heard_at is not None else pos
+        heard.sustain_due = pos + round(barge.sustain_s * SAMPLE_RATE)
+    elif (isinstance(o, Partial) and barge.on_partial(o.text)) or (
+        isinstance(o, Final) and barge.on_final(o.text, o.confidence) == "stop"
+    ):
+        heard.stopped_at = pos
+    elif isinstance(o, GaveUp):
+        barge.on_gave_up()
+    if DEBUG and isinstance(o, Partial | Final | GaveUp):
+        print(type(o).__name__, pos, repr(o.text), getattr(o, "confidence", None))
+
+
+def _mix(trial: _Trial) -> tuple[NDArray[np.int16], NDArray[np.float64], int | None]:
+    """The robot's audio (with 2.5 s after it), the person's and the room's noise on the
+    microphone (echo excluded), and where the person's voice begins."""
+    robot = np.concatenate([trial.robot, np.zeros(int(2.5 * SAMPLE_RATE), np.int16)])
+    n = len(robot)
+    rng = np.random.default_rng(len(trial.label))
+    near = rng.standard_normal(n) * NOISE_RMS
+    if trial.user is None:
+        return robot, near, None
+    end = min(n, trial.at + len(trial.user))
+    near[trial.at : end] += trial.user[: end - trial.at]
+    return robot, near, trial.at + _onset(trial.user)
+
+
+def _run_trial(
+    trial: _Trial, echo: EchoCanceller, cfg: ListenConfig, recognizer: Recognizer,
     result: DuplexResult,
-) -> None:
+) -> None:  # fmt: skip
     vad = load_vad("auto")
     vad.load()
-    detector = SpeechDetector(
-        vad, start_threshold=cfg.vad_start_threshold, end_threshold=cfg.vad_end_threshold,
-        start_frames=cfg.vad_start_frames, end_s=cfg.endpoint_silence_s, turn=turn_for(cfg),
-    )  # fmt: skip
-    recorder = Recorder(cfg, recognizer, detector)  # type: ignore[arg-type]
+    recorder = Recorder(cfg, recognizer, speech_detector(cfg, vad))
     guard = ResidualGuard(margin_db=GUARD_DB)
-    tail = int(2.5 * SAMPLE_RATE)
-    robot = np.concatenate([trial.robot, np.zeros(tail, np.int16)])
-    n = len(robot)
-    user = np.zeros(n)
-    onset = None
-    if trial.user is not None:
-        end = min(n, trial.at + len(trial.user))
-        user[trial.at : end] = trial.user[: end - trial.at]
-        onset = trial.at + _onset(trial.user)
-    rng = np.random.default_rng(len(trial.label))
-    noise = rng.standard_normal(n) * NOISE_RMS
-    stopped_at: int | None = None
-    heard_at: int | None = None
-    pending = False
-    barge_ins = 0
-    echo_only, cleaned_aec, cleaned_out = [], [], []
+    barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.min_confidence)
+    playing, near, onset = _mix(trial)
+    heard = _Heard()
+    aec_erle = _Erle()
     recorder.speaking(True)
-    playing = robot.copy()
     echo_full = trial.path.apply(playing)
-    for i in range(0, n - FRAME_SAMPLES, FRAME_SAMPLES):
-        if stopped_at is not None and i >= stopped_at and playing[i:].any():
-            playing[stopped_at:] = 0  # the robot was stopped: its voice ends there
+    for i in range(0, len(playing) - FRAME_SAMPLES, FRAME_SAMPLES):
+        if heard.stopped_at is not None and i >= heard.stopped_at and playing[i:].any():
+            playing[heard.stopped_at :] = 0  # the robot was stopped: its voice ends there
             echo_full = trial.path.apply(playing)
             recorder.speaking(False)
         sl = slice(i, i + FRAME_SAMPLES)
-        mic = to_int16(echo_full[sl] + user[sl] + noise[sl])
+        mic = to_int16(echo_full[sl] + near[sl])
         ref = playing[sl]
         aec = echo.process(mic, ref)
         out = guard.check(mic, aec, ref)
         if trial.kind == "alone" and i > SAMPLE_RATE and ref.any():
-            echo_only.append(echo_full[sl])
-            cleaned_aec.append(aec.astype(np.float64))
-            cleaned_out.append(out.astype(np.float64))
+            aec_erle.add(echo_full[sl], aec, out)
+        pos = i + FRAME_SAMPLES
         for o in recorder.feed(out):
-            pos = i + FRAME_SAMPLES
-            if isinstance(o, Woke) and o.source == "barge_in" and stopped_at is None:
-                heard_at, pending = pos, True
-                barge_ins += 1
-            elif isinstance(o, Partial) and pending and classify(o.text) == "stop":
-                stopped_at, pending = pos, False
-            if isinstance(o, Partial | Final | GaveUp) and DEBUG:
-                print(
-                    trial.label,
-                    type(o).__name__,
-                    pos - (onset or 0),
-                    repr(o.text),
-                    getattr(o, "confidence", None),
-                    getattr(o, "reason", None),
-                )
-            if isinstance(o, Final | GaveUp) and pending:
-                sure = getattr(o, "confidence", None)
-                # a final the recognizer is unsure of is not words (Whisper's "Thank you for
-                # watching." on a breath): as the conversation, it lets the robot go on
-                unsure = sure is not None and sure < cfg.min_confidence
-                words = "nothing" if unsure else classify(o.text)
-                pending = False
-                if words in ("stop", "other"):
-                    stopped_at = pos
-            elif isinstance(o, RoundEnded):
-                pending = False
-        if (
-            pending and heard_at is not None and stopped_at is None
-            and i + FRAME_SAMPLES - heard_at >= cfg.barge_in_s * SAMPLE_RATE
-            and recorder.detector.probability >= recorder.detector.start_threshold
-        ):  # fmt: skip
-            stopped_at, pending = i + FRAME_SAMPLES, False
+            _decide(o, pos, barge, heard)
+        if heard.sustain_due is not None and pos >= heard.sustain_due:
+            heard.sustain_due = None  # checked once, as the conversation's timer
+            detector = recorder.detector
+            if barge.on_sustained(detector.probability >= detector.start_threshold):
+                heard.stopped_at = pos
+    _count(trial, heard, onset, aec_erle, result)
+
+
+class _Erle:
+    """The echo alone, and what the canceller and the guard left of it."""
+
+    def __init__(self) -> None:
+        self.echo: list[NDArray[np.float64]] = []
+        self.aec: list[NDArray[np.float64]] = []
+        self.guard: list[NDArray[np.float64]] = []
+
+    def add(
+        self, echo: NDArray[np.float64], aec: NDArray[np.int16], out: NDArray[np.int16]
+    ) -> None:
+        self.echo.append(echo)
+        self.aec.append(aec.astype(np.float64))
+        self.guard.append(out.astype(np.float64))
+
+
+def _count(
+    trial: _Trial, heard: _Heard, onset: int | None, erle: _Erle, result: DuplexResult
+) -> None:
     result.trials += 1
+    stopped_at, heard_at = heard.stopped_at, heard.heard_at
     if trial.kind == "alone":
-        result.false_barge_ins += barge_ins
+        result.false_barge_ins += heard.barge_ins
         result.false_stops += stopped_at is not None
         result.robot_alone_s += len(trial.robot) / SAMPLE_RATE
-        if echo_only:
-            e = np.concatenate(echo_only)
-            result.erle_aec.append(erle_db(e, np.concatenate(cleaned_aec)))
-            result.erle_guard.append(erle_db(e, np.concatenate(cleaned_out)))
+        if erle.echo:
+            e = np.concatenate(erle.echo)
+            result.erle_aec.append(erle_db(e, np.concatenate(erle.aec)))
+            result.erle_guard.append(erle_db(e, np.concatenate(erle.guard)))
     elif trial.kind == "interruption":
         result.interruptions += 1
         assert onset is not None

@@ -173,9 +173,9 @@ def make_echo(name: str) -> EchoCanceller:
 class EchoCancelledSource:
     """An :class:`AudioSource` whose frames have the robot's echo removed (module docstring).
 
-    ``reader`` reads the robot's playback; each frame takes what was played since the last
-    (padded with silence, or the excess kept for the next frame, so reference and microphone
-    stay in step). ``guard`` is the residual-echo guard (None: the canceller alone).
+    ``reader`` reads the robot's playback, a frame's worth per microphone frame
+    (:meth:`~anima.speech.reference.ReferenceReader.frame`). ``guard`` is the residual-echo
+    guard (None: the canceller alone).
     """
 
     def __init__(
@@ -191,7 +191,6 @@ class EchoCancelledSource:
         self.reader = reader
         self.canceller = canceller
         self.guard = guard if guard is not None else ResidualGuard()
-        self._ref = np.zeros(0, np.int16)
         self.frames = 0
 
     def start(self, sink: FrameSink) -> None:
@@ -203,15 +202,7 @@ class EchoCancelledSource:
 
     def clean(self, mic: Frame) -> Frame:
         """One frame through the canceller and the guard (the source's thread calls this)."""
-        ref = np.concatenate([self._ref, self.reader.take()])
-        if len(ref) > 8 * FRAME_SAMPLES:  # playback ran far ahead of the microphone
-            ref = ref[-FRAME_SAMPLES:]
-        frame_ref = ref[:FRAME_SAMPLES]
-        self._ref = ref[FRAME_SAMPLES:]
-        if len(frame_ref) < FRAME_SAMPLES:
-            frame_ref = np.concatenate(
-                [frame_ref, np.zeros(FRAME_SAMPLES - len(frame_ref), np.int16)]
-            )
+        frame_ref = self.reader.frame(FRAME_SAMPLES)
         cleaned = self.canceller.process(mic, frame_ref)
         self.frames += 1
         return self.guard.check(mic, cleaned, frame_ref)

@@ -52,6 +52,17 @@ _T = TypeVar("_T")
 _URGENT, _IN_ORDER = 0, 1  # queue priorities: interrupts before audio
 
 
+def speech_detector(config: ListenConfig, vad: Vad) -> SpeechDetector:
+    """The VAD's speech detector as ``config`` sets it, with its turn detector loaded
+    (``listen.turn`` and its silences: ``turn_quick_s``, ``turn_hold_s``)."""
+    turn = turn_for(config)
+    turn.load()
+    return SpeechDetector(
+        vad, start_threshold=config.vad_start_threshold, end_threshold=config.vad_end_threshold,
+        start_frames=config.vad_start_frames, end_s=config.endpoint_silence_s, turn=turn,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True, kw_only=True)
 class RecordingStart:
     """Recording began (``t``: clock seconds); ``restarted`` when it replaced a round."""
@@ -173,15 +184,8 @@ class Listener:
         self.recognizer.load()
         if self.spotter is not None:
             self.spotter.load()
-        cfg = self.config
-        turn = turn_for(cfg)  # listen.turn with its silences (turn_quick_s, turn_hold_s)
-        turn.load()
-        detector = SpeechDetector(
-            self._vad, start_threshold=cfg.vad_start_threshold,
-            end_threshold=cfg.vad_end_threshold, start_frames=cfg.vad_start_frames,
-            end_s=cfg.endpoint_silence_s, turn=turn,
-        )  # fmt: skip
-        self._recorder = Recorder(cfg, self.recognizer, detector, self.spotter)
+        detector = speech_detector(self.config, self._vad)
+        self._recorder = Recorder(self.config, self.recognizer, detector, self.spotter)
         self._thread = threading.Thread(target=self._run, name="anima-listen", daemon=True)
         self._thread.start()
         if self._trigger is not None:

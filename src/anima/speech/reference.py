@@ -24,6 +24,7 @@ from anima.listening.audio import SAMPLE_RATE, StreamResampler
 from anima.speech.base import AudioSink, Samples
 
 _KEEP_S = 4.0  # played audio kept for readers that fell behind
+_AHEAD = 8  # frames a reader's frame() may lag the playback before it skips to the newest
 
 
 class PlaybackReference:
@@ -97,8 +98,13 @@ class PlaybackReference:
             want = self.total - cursor
             if want <= 0:
                 return np.zeros(0, np.int16), self.total
-            data = np.concatenate(list(self._ring))[-want:]
-            return data, self.total
+            blocks, have = [], 0  # the newest blocks that cover it, not the whole ring
+            for block in reversed(self._ring):
+                blocks.append(block)
+                have += len(block)
+                if have >= want:
+                    break
+            return np.concatenate(blocks[::-1])[-want:], self.total
 
     def _move_locked(self) -> None:
         """Move what the sink has played since the last call from pending into the ring."""
@@ -133,6 +139,19 @@ class ReferenceReader:
     def __init__(self, reference: PlaybackReference, cursor: int) -> None:
         self._reference = reference
         self._cursor = cursor
+        self._ahead = np.zeros(0, np.int16)  # taken, not yet given by frame()
+
+    def frame(self, n: int) -> NDArray[np.int16]:
+        """Exactly ``n`` samples, for one microphone frame: what was played since, silence
+        when less was, the rest kept for the next frame — and when playback ran more than
+        ``_AHEAD`` frames ahead of the microphone, only the newest (the two stay in step)."""
+        ahead = np.concatenate([self._ahead, self.take()])
+        if len(ahead) > _AHEAD * n:
+            ahead = ahead[-n:]
+        out, self._ahead = ahead[:n], ahead[n:]
+        if len(out) < n:
+            out = np.concatenate([out, np.zeros(n - len(out), np.int16)])
+        return out
 
     def take(self) -> NDArray[np.int16]:
         """The 16 kHz samples played since the last call (empty while nothing played)."""

@@ -109,7 +109,6 @@ class RoomSource:
         self._voice: collections.deque[Frame] = collections.deque()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._played = np.zeros(0)
         self.frames = 0  # frames delivered so far
 
     def say(self, samples: NDArray[np.int16]) -> None:
@@ -139,11 +138,7 @@ class RoomSource:
 
     def next_frame(self) -> Frame:
         """One frame of the room now (what :meth:`start`'s thread delivers every 32 ms)."""
-        played = np.concatenate([self._played, self._reader.take().astype(np.float64)])
-        take, self._played = played[:FRAME_SAMPLES], played[FRAME_SAMPLES:]
-        if len(self._played) > 4 * FRAME_SAMPLES:  # the sink ran ahead: keep the newest
-            self._played = self._played[-FRAME_SAMPLES:]
-        take = np.concatenate([take, np.zeros(FRAME_SAMPLES - len(take))])
+        take = self._reader.frame(FRAME_SAMPLES).astype(np.float64)
         mic = self._echo.push(take) if self._echo is not None else np.zeros(FRAME_SAMPLES)
         with self._lock:
             voice = self._voice.popleft() if self._voice else None

@@ -9,9 +9,8 @@ A wake at any stage interrupts what is in flight, event-driven:
 * while acting: the plan is canceled — motion held, child processes killed, feedback INTERRUPTED.
 
 While the robot speaks the listener is gated, so its own voice does not trigger the VAD; in full
-duplex (``listen.duplex``) it listens on, and a voice over the robot is a barge-in that
-:mod:`~anima.agent.barge_in` decides: stop words and a voice that goes on stop the robot
-(``end_speak`` reason ``interrupted``), backchannels and coughs let it go on.
+duplex (``listen.duplex``) it listens on, and a voice over the robot is a barge-in
+(:mod:`~anima.agent.barge_in`).
 
 What the robot says is bounded (:func:`~anima.agent.planners.base.speakable`: a few
 sentences), and nothing that promises an action is said before its whole plan has validated
@@ -31,8 +30,8 @@ the rule planner answers to each kind of question about itself (its name, what i
 also ends every refusal) — are synthesized at start-up (:meth:`SpeechService.prepare`), so they
 play without waiting for the voice.
 
-A wake is acknowledged at once with a glance at the person (``agent.acknowledge_wake``): a
-look-at through the runtime, only while no move plays, so it never fights a commanded move.
+What a wake or a voice over the robot stops, and the glance that acknowledges a wake, are
+:mod:`~anima.agent.interruption`'s.
 """
 
 from __future__ import annotations
@@ -44,24 +43,22 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.barge_in import BargeIn
 from anima.agent.executor import Executor, adds_nothing
+from anima.agent.interruption import Interruptions
 from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.reply import ActionWords, Answer, failure_speech
 from anima.agent.understanding import About, Understander, Understanding, asr_phrases
 from anima.agent.understanding.readings import choose_reading
-from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
 from anima.events import (
     Event,
     ListenTimeout,
     Notice,
     SpeechEnded,
-    SpeechEndReason,
     SpeechStarted,
     Transcript,
     WakeDetected,
@@ -74,7 +71,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
-GLANCE = (1.0, 0.0, 0.12)  # the wake's acknowledgement: look at the person, a little up (m)
 PlannerCall = Callable[..., PlannerReply | None]
 TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
 # a heard request: (generation, text, its other readings, heard well enough to act on, its time)
@@ -106,12 +102,14 @@ class Conversation:
         if min_confidence is None:
             min_confidence = float(getattr(runtime.config.listen, "min_confidence", 0.0))
         self.min_confidence = min_confidence
-        self.acknowledge_wake = acknowledge_wake
         listen = runtime.config.listen
         self.duplex = bool(getattr(listen, "duplex", False))
-        # full duplex: the voice heard over the robot, until decided
-        self.barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
-                             min_confidence=min_confidence)  # fmt: skip
+        barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
+                        min_confidence=min_confidence)  # fmt: skip
+        self.interruptions = Interruptions(
+            runtime, planner, executor, bump=self._bump, listener=lambda: self.listener,
+            barge=barge, acknowledge_wake=acknowledge_wake,
+        )  # fmt: skip
         self._words = ActionWords(registry)
         self._streams = bool(getattr(planner, "streaming", False))
         # (generation, text, its other readings, heard well enough to act on, its time)
@@ -183,84 +181,28 @@ class Conversation:
             self.interrupt(WakeDetected(t=self._now(), source=source))
 
     def interrupt(self, event: WakeDetected) -> None:
-        """Stop what is in flight: the planner's request, the robot's speech, the plan; then
-        acknowledge the wake with a glance (when nothing else moves). A barge-in (a voice over
-        the robot, full duplex) only opens a candidate: its words decide."""
-        if event.source == "barge_in":
-            self._barge_heard()
-            return
-        acting = self._halt("stopped")
-        if self.acknowledge_wake and not acting:
-            self._glance()
-        log.info("wake (%s): listening", event.source)
-
-    def _glance(self) -> None:
-        """Look at the person: a look-at, which the gaze controller ignores while a head
-        animation plays or a gaze posture is latched, or a blink when the robot already looks
-        there; skipped while any move plays or waits."""
-        engine = self.runtime.engine
-        state = engine.state()
-        if engine.estopped or state.move is not None or state.queued:
-            return
-        try:
-            looked = self.runtime.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
-            if looked is not LookAtResult.MOVED:
-                # already looking there (or the gaze is held): a blink shows it heard instead
-                blink = self.runtime.behaviour.config.blink_animation
-                self.runtime.execute(cmd.PlayAnimation(name=blink))
-        except AnimaError as exc:  # an acknowledgement that cannot be made is not an error
-            log.debug("no wake glance: %s", exc)
-
-    # ------------------------------------------------------------------ barge-in (duplex)
-    def _barge_heard(self) -> None:
-        speech = self.runtime.speech
-        if speech is None or not speech.speaking:
-            return  # the robot finished meanwhile: an ordinary turn
-        self.barge.open()
-        timer = threading.Timer(self.barge.sustain_s, self._barge_sustained)
-        timer.daemon = True
-        timer.start()
-
-    def _barge_sustained(self) -> None:
-        listener = self.listener
-        if self.barge.on_sustained(listener is not None and listener.voice_active):
-            self._barge_stop(f"a voice over the robot for {self.barge.sustain_s:g} s")
+        """A wake: stop what is in flight and glance at the person; a barge-in (a voice over the
+        robot, full duplex) only opens a candidate (:mod:`~anima.agent.interruption`)."""
+        self.interruptions.wake(event)
 
     def partial(self, transcript: Transcript) -> None:
         """A partial transcript: a stop word over the robot stops it at once."""
-        if self.barge.on_partial(transcript.text):
-            self._barge_stop(f"heard {transcript.text.strip()[:40]!r} over the robot")
+        self.interruptions.partial(transcript.text)
 
     def gave_up(self, timeout: ListenTimeout) -> None:
         """A round that ended without words: a sound over the robot (a cough) lets it go on."""
-        if self.barge.on_gave_up():
-            log.info("barge-in: no words (%s): the robot goes on", timeout.reason)
+        self.interruptions.gave_up(timeout.reason)
 
-    def _barge_stop(self, why: str) -> None:
-        log.info("barge-in: %s: stopping", why)
-        self._halt("interrupted")
-
-    def _halt(self, speech_reason: SpeechEndReason) -> bool:
-        """Drop the turn in flight: the planner's request, the robot's speech (ended with
-        ``speech_reason``), the plan. True when a plan was running."""
+    def _bump(self) -> None:
         with self._lock:
             self._generation += 1
-        self.planner.interrupt()
-        speech = self.runtime.speech
-        if speech is not None and speech.speaking:
-            speech.stop_speaking(speech_reason)
-        return self.executor.cancel("interrupted")
 
     def hear(self, transcript: Transcript) -> None:
         """A final transcript: plan and act on it (on the agent thread); one heard with too
         little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
         robot (full duplex), a backchannel lets it go on and anything else stops it first."""
-        decision = self.barge.on_final(transcript.text, getattr(transcript, "confidence", None))
-        if decision == "go_on":
-            log.info("barge-in: %r: the robot goes on", transcript.text.strip()[:40])
+        if self.interruptions.over_the_robot(transcript):
             return
-        if decision == "stop":
-            self._barge_stop(f"heard {transcript.text.strip()[:40]!r} over the robot")
         if transcript.final and transcript.text.strip():
             with self._lock:
                 generation = self._generation

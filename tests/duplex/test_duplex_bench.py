@@ -12,11 +12,12 @@ from anima.bench.duplex import REPLY, ROOMS, DuplexResult, _run_trial, _Trial, r
 from anima.listening.audio import SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.echo import make_echo
-from anima.listening.registry import make_recognizer
+from anima.listening.registry import make_recognizer, whisper_installed
 
 pytestmark = pytest.mark.skipif(
-    any(importlib.util.find_spec(m) is None for m in ("livekit", "faster_whisper", "piper")),
-    reason="needs the duplex, agent and speech extras",
+    not whisper_installed()
+    or any(importlib.util.find_spec(m) is None for m in ("livekit", "piper")),
+    reason="needs the duplex, listen and speech extras",
 )
 
 

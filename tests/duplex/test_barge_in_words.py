@@ -42,4 +42,10 @@ def test_a_candidate_is_decided_once() -> None:
     barge.open()
     assert barge.on_gave_up()  # a cough: closed, the robot goes on
     assert not barge.on_gave_up()
-    assert (barge.heard, barge.stops, barge.passed) == (5, 2, 3)
+    barge.open()
+    assert not barge.on_partial("Okay.")  # a backchannel first: the robot goes on
+    assert barge.on_final("Okay, hey.", confidence=0.5) == "go_on"  # the echo's remains
+    barge.open()
+    assert not barge.on_partial("Yeah.")
+    assert barge.on_final("Yeah, stop.", confidence=0.5) == "stop"  # a stop word still stops
+    assert (barge.heard, barge.stops, barge.passed) == (7, 3, 4)

@@ -5,10 +5,13 @@ voice taken out by the echo canceller) and reports a voice starting as a wake wi
 ``barge_in``, its round recording from the voice's first word. Whether the robot stops:
 
 - a **stop word** in what is heard so far ("stop", "wait", "no", "hold on"…): at once;
-- a voice that goes on for ``listen.barge_in_s`` (0.8 s): at once — a backchannel is shorter;
-- the round's transcript: a **backchannel** ("uh-huh", "yeah", "okay", "right"…) or nothing (a
-  cough, a laugh: no words) lets the robot go on, untouched; anything else stops it and is the
-  next request.
+- a voice that goes on for ``listen.barge_in_s`` (0.8 s; voiced in most of it, to its end): at
+  once — a backchannel is shorter;
+- a **backchannel** ("uh-huh", "yeah", "okay", "right"…) as the first words heard (a partial, at
+  the voice's first pause) lets the robot go on, and what the round hears after it (the echo's
+  remains read as words: "Okay, hey.") changes nothing unless it holds a stop word;
+- else the round's transcript: a backchannel or nothing (a cough, a laugh: no words) lets the
+  robot go on, untouched; anything else stops it and is the next request.
 
 Stopping is the speech's ``end_speak`` with reason ``interrupted`` and the plan canceled, as a
 wake does. :func:`classify` is the words' rule; :class:`BargeIn` holds one candidate and makes
@@ -73,13 +76,14 @@ class BargeIn:
         self._lock = threading.Lock()
         self._open = False
         self._stopped = False
+        self._passed = False  # its first words were a backchannel
         self.heard = 0  # candidates so far
         self.stops = 0  # of them, how many stopped the robot
         self.passed = 0  # let pass (backchannels, sounds)
 
     def open(self) -> None:
         with self._lock:
-            self._open, self._stopped = True, False
+            self._open, self._stopped, self._passed = True, False, False
             self.heard += 1
 
     @property
@@ -96,9 +100,13 @@ class BargeIn:
         return True
 
     def on_partial(self, text: str) -> bool:
-        """A partial: True (once) when it holds a stop word."""
+        """A partial: True (once) when it holds a stop word; a backchannel as the first words
+        lets the robot go on (the round's final then only stops it with a stop word)."""
         with self._lock:
-            return classify(text) == "stop" and self._stop_locked()
+            words = classify(text)
+            if words == "backchannel" and self._open and not self._stopped:
+                self._passed = True
+            return words == "stop" and self._stop_locked()
 
     def on_sustained(self, voice_now: bool) -> bool:
         """``sustain_s`` after the barge-in: True (once) when the voice still goes on."""
@@ -118,7 +126,8 @@ class BargeIn:
             self._open = False
             if self._stopped:
                 return "heard"
-            if unsure or classify(text) in ("backchannel", "nothing"):
+            words = "nothing" if unsure else classify(text)
+            if words in ("backchannel", "nothing") or (self._passed and words != "stop"):
                 self.passed += 1
                 return "go_on"
             self._stopped = True

@@ -115,7 +115,7 @@ class Interruptions:
 
     def _barge_sustained(self) -> None:
         listener = self._listener()
-        if self.barge.on_sustained(listener is not None and listener.voice_active):
+        if self.barge.on_sustained(listener is not None and listener.voice_held):
             self._barge_stop(f"a voice over the robot for {self.barge.sustain_s:g} s")
 
     def partial(self, text: str) -> None:

@@ -54,7 +54,7 @@ BACKCHANNELS = {"dev": ("uh-huh", "yeah", "okay", "cough"), "heldout": ("mm-hmm"
 USERS = ("espeak-us", "espeak-gb-fast")
 ROBOTS = ("piper-joe", "espeak-us-slow")
 DEBUG = False  # print every partial and final (while choosing the rules)
-GUARD_DB = 10.0
+GUARD_DB = 6.0  # the residual guard's margin (ResidualGuard's default)
 NOISE_RMS = 30.0  # the room's hiss (int16 units: ~−50 dB under a loud voice)
 
 
@@ -171,8 +171,7 @@ def _run_trial(
             _decide(o, pos, barge, heard)
         if heard.sustain_due is not None and pos >= heard.sustain_due:
             heard.sustain_due = None  # checked once, as the conversation's timer
-            detector = recorder.detector
-            if barge.on_sustained(detector.probability >= detector.start_threshold):
+            if barge.on_sustained(recorder.voice_held):
                 heard.stopped_at = pos
     _count(trial, heard, onset, aec_erle, result)
 

@@ -130,7 +130,7 @@ class ResidualGuard:
     ``damp_db``. With the robot silent every frame passes as it is.
     """
 
-    def __init__(self, *, margin_db: float = 10.0, damp_db: float = -40.0) -> None:
+    def __init__(self, *, margin_db: float = 6.0, damp_db: float = -40.0) -> None:
         self.margin = 10 ** (margin_db / 20)
         self.damp = 10 ** (damp_db / 20)
         self._residual: list[float] = []  # cleaned level / reference level, frames the robot played

@@ -163,14 +163,11 @@ class Listener:
         return self._recorder is not None and self._recorder.recording
 
     @property
-    def voice_active(self) -> bool:
-        """Whether the VAD hears a voice now (its last frame), in the round in progress (read
-        from another thread: a snapshot)."""
+    def voice_held(self) -> bool:
+        """Full duplex: the round's voice has gone on for ``barge_in_s``
+        (:attr:`Recorder.voice_held`; read from another thread: a snapshot)."""
         recorder = self._recorder
-        if recorder is None or not recorder.recording:
-            return False
-        detector = recorder.detector
-        return detector.probability >= detector.start_threshold
+        return recorder is not None and recorder.voice_held
 
     def start(self) -> None:
         """Load the models, start the worker, then open the source."""

@@ -47,6 +47,7 @@ from anima.listening.config import ListenConfig
 from anima.listening.spotting import Spotter, WakeHit
 from anima.listening.vad import SpeechChange, SpeechDetector
 
+HELD_SHARE = 0.6  # full duplex: the share of voiced frames that makes a voice over the robot held
 _RING_S = 3.0  # audio kept while idle: covers the spotter's delay (the ASR spotter reports at
 # the end of a 2 s stretch at the latest) and the pre-buffer
 
@@ -156,6 +157,10 @@ class Recorder:
         )
         self._preroll_frames = round(config.pre_buffer_s * SAMPLE_RATE / FRAME_SAMPLES)
         self._active: _Active | None = None
+        # full duplex: whether each of the round's last barge_in_s of frames was voiced
+        self._voiced: collections.deque[bool] = collections.deque(
+            maxlen=max(1, round(config.barge_in_s * SAMPLE_RATE / FRAME_SAMPLES))
+        )
 
     @property
     def recording(self) -> bool:
@@ -170,6 +175,17 @@ class Recorder:
         elif not active and self.gated:
             self._hold_until = self.position + round(self.config.ungate_hold_s * SAMPLE_RATE)
         self.gated = active
+
+    @property
+    def voice_held(self) -> bool:
+        """Full duplex: the round's voice went on — voiced in most (60 %) of the last
+        ``barge_in_s`` of frames, the last one too. A backchannel is too short for it, and a
+        voice that started late in the window (after a false start) is not counted."""
+        voiced = self._voiced
+        return (
+            self._active is not None and len(voiced) == voiced.maxlen and voiced[-1]
+            and sum(voiced) >= HELD_SHARE * len(voiced)
+        )  # fmt: skip
 
     def speaking(self, active: bool) -> None:
         """Full duplex: the robot is talking (``True``) or has stopped; nothing is dropped."""
@@ -213,6 +229,7 @@ class Recorder:
             preroll=collections.deque(maxlen=max(1, self._preroll_frames)),
         )
         self.detector.reset()
+        self._voiced.clear()
         out.append(RecordingStarted(restarted=restarted))
         if kept:  # recorded with the next frame, so the wake is reported without waiting for it
             active.replay = np.concatenate([f for _, f in kept])[begin - kept[0][0] :]
@@ -282,6 +299,7 @@ class Recorder:
         active.position += len(frame)
         active.recorded += len(frame)
         change = self.detector.feed(frame)
+        self._voiced.append(self.detector.probability >= self.detector.start_threshold)
         if self.detector.speaking:
             active.last_speech = active.recorded
         if not active.asr_on:

@@ -142,8 +142,8 @@ def test_a_backchannel_over_the_robot_lets_it_finish(
     runtime.speech.speak(LONG, "en-US")
     utterance = ends.first_started(LONG)
     okay = speaker.say("espeak-us", "okay")
-    for _ in range(3):  # a short "okay" the canceller's double-talk onset swallows goes unheard
-        threading.Event().wait(1.5)  # about 1 time in 10: three, so one is heard
+    for _ in range(3):  # a short "okay" the canceller's double-talk onset swallows went unheard
+        threading.Event().wait(1.5)  # in ~1 run of 10: three, so one is heard
         room.say(okay)
     assert ends.reason(utterance) == "done"
     assert runtime.agent is not None

@@ -150,3 +150,20 @@ def test_no_barge_in_without_the_robot_speaking_or_after_it_stopped() -> None:
     out = [o for i in range(0, 7680, 512) for o in recorder.feed(voice[i : i + 512])]
     assert out == []
     assert not recorder.recording
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("barge_in_s", 0.0, r"listen\.barge_in_s must be in \(0, 5\]"),
+        ("barge_in_s", 99.0, r"listen\.barge_in_s must be in \(0, 5\]"),
+        ("barge_in_s", float("nan"), r"listen\.barge_in_s"),
+        ("duplex", "yes", r"listen\.duplex must be true or false"),
+        ("echo", "speex", r"listen\.echo must be auto, webrtc or none"),
+    ],
+)
+def test_a_bad_duplex_setting_is_refused_naming_the_key(
+    field: str, value: object, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ListenConfig(**{field: value})  # type: ignore[arg-type]

@@ -118,7 +118,10 @@ class ListenConfig:
             raise ConfigError(
                 f"listen.echo must be auto, webrtc or none, got {_shown_text(self.echo)}"
             )
-        for key in ("pre_buffer_s", "ungate_hold_s", "barge_in_s"):
+        barge = self.barge_in_s
+        if not (isinstance(barge, int | float) and math.isfinite(barge) and 0 < barge <= 5):
+            raise ConfigError(f"listen.barge_in_s must be in (0, 5] seconds, got {_shown(barge)}")
+        for key in ("pre_buffer_s", "ungate_hold_s"):
             value = getattr(self, key)
             if not (math.isfinite(value) and 0 <= value <= 5):
                 raise ConfigError(f"listen.{key} must be in [0, 5] seconds, got {value!r}")

@@ -40,3 +40,17 @@ def test_the_robot_alone_is_not_interrupted_and_a_request_over_it_stops_it() -> 
     assert result.missed == [], report({"slice": result})
     assert len(result.detect_ms) == 1
     assert result.detect_ms[0] < 600  # heard within a few frames of the first word
+
+
+def test_the_loop_measure_runs_the_canceller_only_in_full_duplex() -> None:
+    """`anima bench duplex --loop-seconds`: the same talk half and full duplex; only the full
+    duplex run sends microphone frames through the canceller (the figures are the bench's)."""
+    from anima.bench.duplex_loop import loop_while_talking
+
+    half, full = loop_while_talking(False, 2.0), loop_while_talking(True, 2.0)
+    assert half.frames_cleaned == 0
+    assert full.frames_cleaned > 2.0 / 0.032  # every microphone frame, start-up and talk
+    for run in (half, full):
+        assert run.rate_hz > 0
+        assert run.late_max_ms >= run.late_p99_ms >= run.late_p50_ms >= 0
+        assert "Hz" in run.line()

@@ -175,10 +175,20 @@ def bench_duplex(
     budget_seconds: Annotated[float, typer.Option(min=1.0, help="About this long in all.")] = 600.0,
     split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
     echo: Annotated[str, typer.Option(help="The echo canceller: auto, webrtc or none.")] = "auto",
+    loop_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=600.0,
+            help="Also the 100 Hz loop while the robot talks, "
+            "this long each, half and full duplex (0: skip).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Full duplex in a simulated room (the robot's own voice fed back with delay, gain and
     reverberation): false self-interruptions per minute, barge-in detection latency, backchannel
-    false stops, echo return loss enhancement."""
+    false stops, echo return loss enhancement; with --loop-seconds, the loop's rate and lateness
+    while the robot talks, half and full duplex."""
     from anima.bench.duplex import report, run_duplex_bench
 
     splits = ("dev", "heldout") if split == "both" else _names(split, ("dev", "heldout"), "split")
@@ -187,3 +197,9 @@ def bench_duplex(
     except AnimaError as exc:
         fail(exc)
     typer.echo(report(results))
+    if loop_seconds > 0:
+        from anima.bench.duplex_loop import loop_while_talking
+
+        typer.echo("the 100 Hz loop while the robot talks and listens:")
+        for duplex in (False, True):
+            typer.echo(loop_while_talking(duplex, loop_seconds).line())

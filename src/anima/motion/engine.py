@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from anima.body import Body, FloatArray, Role
 from anima.clock import Clock, MonotonicClock
@@ -226,6 +227,10 @@ class MotionEngine:
     # ------------------------------------------------------------------ introspection
     def stats(self) -> LoopStats:
         return self._timer.stats()
+
+    def period_errors_since(self, tick: int) -> NDArray[np.float64]:
+        """Each tick's lateness (s) since tick number ``tick`` (``stats().ticks`` then)."""
+        return self._timer.errors_since(tick)
 
     def state(self) -> EngineState:
         return EngineState(

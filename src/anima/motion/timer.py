@@ -11,6 +11,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from anima.clock import Clock
 
@@ -84,6 +85,11 @@ class LoopTimer:
 
     def record_compute(self, seconds: float) -> None:
         self._compute[(self.ticks - 1) % self._window] = seconds
+
+    def errors_since(self, tick: int) -> NDArray[np.float64]:
+        """|start − deadline| (s) of every tick after ``tick`` still in the window."""
+        first = max(tick, self.ticks - self._window)
+        return np.abs(self._errors[[k % self._window for k in range(first, self.ticks)]])
 
     def stats(self) -> LoopStats:
         n = min(self.ticks, self._window)

@@ -102,6 +102,23 @@ class SpeechEnded(Event):
     reason: SpeechEndReason = "done"
 
 
+# The conversation's phase (anima.agent.presence): what a person can read from the robot.
+ConversationPhase = Literal[
+    "idle", "engaged", "listening", "thinking", "speaking", "interrupted", "sleeping"
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConversationChanged(Event):
+    """The conversation went into another phase (``previous`` → ``state``; ``reason`` says
+    what moved it: a wake, a final, the robot speaking, a barge-in, a time out…)."""
+
+    kind: ClassVar[str] = "conversation"
+    state: ConversationPhase
+    previous: ConversationPhase
+    reason: str = ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class WakeDetected(Event):
     """The listener woke: the wake phrase was heard, or a key/MQTT message asked it to."""

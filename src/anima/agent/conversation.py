@@ -50,7 +50,8 @@ from anima.agent.interruption import Interruptions
 from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
-from anima.agent.reply import ActionWords, Answer, failure_speech
+from anima.agent.presence import Presence
+from anima.agent.reply import ActionWords, Answer, canned, failure_speech
 from anima.agent.understanding import About, Understander, Understanding, asr_phrases
 from anima.agent.understanding.readings import choose_reading
 from anima.errors import AnimaError
@@ -106,9 +107,15 @@ class Conversation:
         self.duplex = bool(getattr(listen, "duplex", False))
         barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
                         min_confidence=min_confidence)  # fmt: skip
+        agent = runtime.config.agent
+        self.presence = Presence(
+            runtime.events, runtime.engine.clock,
+            engaged_s=float(getattr(agent, "engaged_s", 20.0)),
+            sleep_after_s=getattr(agent, "sleep_after_s", 600.0),
+        )  # fmt: skip
         self.interruptions = Interruptions(
             runtime, planner, executor, bump=self._bump, listener=lambda: self.listener,
-            barge=barge, acknowledge_wake=acknowledge_wake,
+            barge=barge, presence=self.presence, acknowledge_wake=acknowledge_wake,
         )  # fmt: skip
         self._words = ActionWords(registry)
         self._streams = bool(getattr(planner, "streaming", False))
@@ -150,27 +157,11 @@ class Conversation:
         for unsubscribe in self._unsubscribe:
             unsubscribe()  # type: ignore[operator]
         self.planner.close()
+        self.presence.close()
 
     def canned(self) -> list[str]:
-        """What the robot says often in the same words: "Sorry, I didn't catch that." and the
-        planner's fixed answers, when it can say them without being asked (the rule planner:
-        one question of each kind its understanding answers). An LLM is never asked."""
-        texts = [NOT_CAUGHT]
-        understanding = getattr(self.planner, "understanding", None)
-        if not callable(understanding):
-            return texts
-        from anima.agent.understanding.talk import QUESTIONS
-
-        for phrases in QUESTIONS.values():
-            try:
-                understood = understanding(phrases[0])
-            except Exception:  # a planner that cannot answer now answers later
-                log.debug("no canned answer to %r", phrases[0], exc_info=True)
-                continue
-            response = getattr(understood, "response", "")
-            if getattr(understood, "kind", "") == "answer" and response not in texts:
-                texts.append(speakable(response))
-        return texts
+        """What the robot says often in the same words (:func:`~anima.agent.reply.canned`)."""
+        return canned(self.planner, NOT_CAUGHT)
 
     # ------------------------------------------------------------------ inputs
     def wake(self, source: str = "manual") -> None:
@@ -192,6 +183,7 @@ class Conversation:
     def gave_up(self, timeout: ListenTimeout) -> None:
         """A round that ended without words: a sound over the robot (a cough) lets it go on."""
         self.interruptions.gave_up(timeout.reason)
+        self.presence.to("engaged", f"nothing heard ({timeout.reason})", when=("listening",))
 
     def _bump(self) -> None:
         with self._lock:
@@ -214,14 +206,19 @@ class Conversation:
                     f"{confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
                 )
             others = tuple(getattr(transcript, "alternatives", ()))
+            self.presence.to("thinking", f"heard {transcript.text.strip()[:40]!r}")
             self._requests.put((generation, transcript.text.strip(), others, caught, transcript.t))
 
     def _on_speech(self, event: Event) -> None:
         # A start gates (it is published before its utterance is queued, so `speaking` may
         # not show it yet; its end follows in order). A streamed reply is several utterances:
         # the end of one with the next waiting keeps the gate; the end of the last opens it.
+        talking = isinstance(event, SpeechStarted) or self.runtime.speaking
+        if talking:
+            self.presence.to("speaking", "the robot speaks")
+        else:
+            self.presence.to("engaged", "the robot finished speaking", when=("speaking",))
         if self.listener is not None:
-            talking = isinstance(event, SpeechStarted) or self.runtime.speaking
             if self.duplex:
                 self.listener.speaking(talking)
             else:
@@ -247,6 +244,7 @@ class Conversation:
             except Exception as exc:  # one bad turn must not end the conversation
                 log.exception("agent turn failed")
                 self._notice(f"agent turn failed: {exc!r}")
+            self.presence.to("engaged", "the turn is over", when=("thinking",))
 
     def _reading(self, text: str, others: tuple[str, ...]) -> str:
         """``text``, or when the understanding reads it as nothing, the first of its other

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from anima import commands as cmd
 from anima.agent.barge_in import BargeIn
+from anima.agent.presence import Presence
 from anima.behaviour.controller import LookAtResult
 from anima.errors import AnimaError
 from anima.events import SpeechEndReason, Transcript, WakeDetected
@@ -56,12 +57,14 @@ class Interruptions:
         bump: Callable[[], None],
         listener: Callable[[], Listener | None],
         barge: BargeIn,
+        presence: Presence,
         acknowledge_wake: bool = True,
     ) -> None:
         self.runtime = runtime
         self.planner = planner
         self.executor = executor
         self.barge = barge
+        self.presence = presence
         self.acknowledge_wake = acknowledge_wake
         self._bump = bump
         self._listener = listener
@@ -72,6 +75,7 @@ class Interruptions:
             self._barge_heard()
             return
         acting = self.halt("stopped")
+        self.presence.to("listening", f"wake ({event.source})")
         if self.acknowledge_wake and not acting:
             self.glance()
         log.info("wake (%s): listening", event.source)
@@ -142,4 +146,6 @@ class Interruptions:
 
     def _barge_stop(self, why: str) -> None:
         log.info("barge-in: %s: stopping", why)
+        self.presence.to("interrupted", why)
         self.halt("interrupted")
+        self.presence.to("listening", "the person goes on")

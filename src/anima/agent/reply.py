@@ -18,6 +18,7 @@ What an answer says is bounded as a whole (:data:`~anima.agent.planners.base.MAX
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -31,6 +32,8 @@ from anima.errors import AnimaError, PlanError
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.agent.executor import Executor
+
+log = logging.getLogger(__name__)
 
 # words that promise something whatever the registry holds ("Sure!", "Let me…", "Watch this")
 _PROMISES = (
@@ -283,3 +286,26 @@ def _why(message: str) -> str:
         return "it was cut short"
     reason = re.split(r"[;(\n]", message, maxsplit=1)[0].strip().rstrip(".:")
     return (reason[:100] or "something went wrong").rstrip()
+
+
+def canned(planner: object, not_caught: str) -> list[str]:
+    """What the robot says often in the same words, to synthesize at start-up: ``not_caught``
+    ("Sorry, I didn't catch that.") and the planner's fixed answers, when it can say them without
+    being asked (the rule planner: one question of each kind its understanding answers). An LLM
+    is never asked."""
+    texts = [not_caught]
+    understanding = getattr(planner, "understanding", None)
+    if not callable(understanding):
+        return texts
+    from anima.agent.understanding.talk import QUESTIONS
+
+    for phrases in QUESTIONS.values():
+        try:
+            understood = understanding(phrases[0])
+        except Exception:  # a planner that cannot answer now answers later
+            log.debug("no canned answer to %r", phrases[0], exc_info=True)
+            continue
+        response = getattr(understood, "response", "")
+        if getattr(understood, "kind", "") == "answer" and response not in texts:
+            texts.append(speakable(response))
+    return texts

@@ -294,6 +294,11 @@ class AgentConfig:
     feedback_rounds: int = 3  # robot feedback → planner → new plan, at most this often per request
     stream: bool = True  # openai: stream replies (SSE), speak the first sentence as it arrives
     acknowledge_wake: bool = True  # glance at the person when the wake is heard
+    # the conversation's phase (anima.agent.presence): engaged this long after the last turn
+    # becomes idle; idle this long becomes sleeping (null: never sleeps); only the wake word,
+    # a wake from a door, or push-to-talk wakes it
+    engaged_s: float = 20.0
+    sleep_after_s: float | None = 600.0
     audio_in: str = (
         "auto"  # what the agent listens to: auto (mic if any) | mic | none | stdin | .wav
     )
@@ -316,6 +321,9 @@ class AgentConfig:
             )
         # a person waits for the answer: an hour is past any wait that means something
         seconds("agent", 3600, timeout_s=self.timeout_s, step_timeout_s=self.step_timeout_s)
+        seconds("agent", 86_400, engaged_s=self.engaged_s)
+        if self.sleep_after_s is not None:
+            seconds("agent", 86_400, sleep_after_s=self.sleep_after_s)
         if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
             raise ConfigError(f"agent.temperature must be in [0, 2], got {self.temperature}")
         # every message is sent with each request: 10,000 is past any model's context

@@ -34,6 +34,8 @@ def runtime_state(runtime: Runtime) -> dict[str, Any]:
         "gaze_target": b.latched_target,
         "looking": b.gaze.active,
         "speaking": rt.speaking,
+        # the voice agent's phase (anima.agent.presence); null without the agent
+        "conversation": None if rt.agent is None else rt.agent.presence.state,
         "shutdown": b.shutting_down,
         "estop": st.estopped,
         "driver_connected": st.driver_connected,

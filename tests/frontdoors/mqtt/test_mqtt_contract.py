@@ -116,6 +116,7 @@ def test_state_is_retained_json_a_few_times_a_second(
         "gaze_target",
         "looking",
         "speaking",
+        "conversation",
         "shutdown",
         "estop",
         "driver_connected",
@@ -123,6 +124,7 @@ def test_state_is_retained_json_a_few_times_a_second(
         "loop",
     }
     assert state["v"] == 1
+    assert state["conversation"] is None  # no voice agent here
     assert state["humanoid"] is None  # no humanoid linked
     assert state["driver_connected"] is True
     assert (state["gaze_target"], state["looking"], state["shutdown"], state["estop"]) == (

@@ -158,6 +158,9 @@ function draw() {
   $("gaze").textContent = s.gaze_target ?? (s.looking ? "point" : "–");
   pill("driver", s.driver_connected ? "driver connected" : "driver DISCONNECTED", s.driver_connected ? "ok" : "bad");
   pill("speaking", s.speaking ? "speaking" : "silent", s.speaking ? "on" : "");
+  // the voice agent's phase (idle, engaged, listening, thinking, speaking, interrupted, sleeping)
+  const phase = s.conversation;
+  pill("conversation", phase ? `agent ${phase}` : "no agent", phase && phase !== "idle" && phase !== "sleeping" ? "on" : "");
   pill("estop", s.estop ? "ESTOP" : "estop off", s.estop ? "bad" : "");
   document.body.classList.toggle("estopped", s.estop);
   drawHumanoid(s.humanoid);
@@ -234,6 +237,7 @@ function describe(e) {
     case "notice": return ["", `${e.source}: ${e.message}`];
     case "asr": return ["agent", `heard${e.final ? "" : " (partial)"}: ${e.text}`];
     case "wake": return ["agent", `wake (${e.source}) ${e.phrase}`];
+    case "conversation": return ["agent", `${e.previous} → ${e.state}: ${e.reason}`];
     case "listen_timeout": return ["agent", `listening ended: ${e.reason}`];
     case "plan_started": return ["agent", `plan ${e.plan}: ${e.steps.join("; ")}`];
     case "plan_finished": return ["agent", `plan ${e.plan} ${e.outcome} ${e.feedback}`];

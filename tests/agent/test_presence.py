@@ -1,0 +1,100 @@
+"""Issue 14 item 4: the conversation's phase, published on every change and in the state."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.agent.conftest import Recorder, started_conversation
+
+from anima.agent.presence import Presence
+from anima.events import ConversationChanged, Event, EventHub, Transcript
+from anima.frontdoors.state import runtime_state
+from anima.runtime import Runtime
+from anima.testing import FakeClock, eventually
+
+
+def changes(hub: EventHub) -> list[ConversationChanged]:
+    seen: list[ConversationChanged] = []
+    lock = threading.Lock()
+
+    def keep(event: Event) -> None:
+        assert isinstance(event, ConversationChanged)
+        with lock:
+            seen.append(event)
+
+    hub.subscribe(keep, ConversationChanged.kind)
+    return seen
+
+
+def test_each_change_is_published_once_with_where_it_came_from() -> None:
+    hub = EventHub()
+    seen = changes(hub)
+    presence = Presence(hub, FakeClock(), engaged_s=60, sleep_after_s=None)
+    assert presence.state == "idle"
+    presence.to("listening", "wake (mqtt)")
+    presence.to("listening", "wake (mqtt)")  # already there: nothing published
+    presence.to("thinking", "heard 'wave'")
+    presence.to("engaged", "done", when=("speaking",))  # not speaking: no change
+    presence.to("speaking", "the robot speaks")
+    presence.to("engaged", "the robot finished speaking", when=("speaking",))
+    presence.close()
+    presence.to("listening", "after close")  # closed: nothing
+    hub.drain()  # delivered here, on this thread (the hub is not started)
+    assert [(c.previous, c.state) for c in seen] == [
+        ("idle", "listening"), ("listening", "thinking"), ("thinking", "speaking"),
+        ("speaking", "engaged"),
+    ]  # fmt: skip
+    assert seen[0].reason == "wake (mqtt)"
+
+
+def test_engaged_falls_idle_then_asleep_and_a_wake_ends_it() -> None:
+    hub = EventHub()
+    seen = changes(hub)
+    presence = Presence(hub, FakeClock(), engaged_s=0.05, sleep_after_s=0.05)
+    try:
+        presence.to("engaged", "the turn is over")
+        assert eventually(lambda: presence.state == "sleeping", timeout=5)
+        hub.drain()
+        assert [c.state for c in seen] == ["engaged", "idle", "sleeping"]
+        assert "nobody spoke for 0.05 s" in seen[-1].reason
+        presence.to("listening", "wake (asr)")
+        assert presence.state == "listening"  # and no timer takes it away
+        threading.Event().wait(0.2)
+        assert presence.state == "listening"
+    finally:
+        presence.close()
+
+
+def test_a_stay_in_engaged_starts_its_time_again() -> None:
+    hub = EventHub()
+    presence = Presence(hub, FakeClock(), engaged_s=0.3, sleep_after_s=None)
+    try:
+        presence.to("engaged", "turn")
+        for _ in range(4):  # re-armed every 0.15 s: never 0.3 s without a turn
+            threading.Event().wait(0.15)
+            presence.to("engaged", "another turn")
+        assert presence.state == "engaged"
+        assert eventually(lambda: presence.state == "idle", timeout=5)
+    finally:
+        presence.close()
+
+
+def test_a_turn_goes_listening_thinking_speaking_engaged_and_the_state_says_so(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    conv = started_conversation(runtime)
+    try:
+        assert runtime_state(runtime)["conversation"] == "idle"
+        conv.wake("mqtt")
+        assert runtime_state(runtime)["conversation"] == "listening"
+        conv.hear(Transcript(t=0.0, text="say hello", final=True, confidence=0.9))
+        assert eventually(lambda: conv.presence.state == "engaged", timeout=10)
+        states = [
+            e.state for e in recorder.of("conversation") if isinstance(e, ConversationChanged)
+        ]
+        assert states[:4] == ["listening", "thinking", "speaking", "engaged"]
+        assert runtime_state(runtime)["conversation"] == "engaged"
+    finally:
+        conv.stop()
+        runtime.agent = None
+    assert runtime_state(runtime)["conversation"] is None

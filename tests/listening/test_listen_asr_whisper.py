@@ -382,9 +382,14 @@ def test_in_babble_the_final_is_the_pauses_decode(
     audio = mix(speech, babble(talkers, 3 * SAMPLE_RATE, rng), -15.0, lead_s=0.8)
     threads = record_decoding_threads(asr, monkeypatch)
     asr.start()
+    # paced as a microphone delivers it: the ~0.9 s of babble after the request is the turn's
+    # silence the pause's decode runs in (at 3x real time, with the other core loaded by a
+    # parallel test, a slow partial still held the one decode slot when the audio ran out)
+    due = time.monotonic()
     for frame in frames_of(audio):
         asr.feed(frame)
-        time.sleep(0.01)
+        due += FRAME_SAMPLES / SAMPLE_RATE
+        time.sleep(max(0.0, due - time.monotonic()))
     final = asr.finish()
     assert "wave" in final.lower()
     assert threading.current_thread().name not in threads, threads

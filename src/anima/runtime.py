@@ -151,6 +151,7 @@ class Runtime:
     def _start_speech(self, engines: list[TTSEngine]) -> None:
         if not engines:
             return
+        from anima.behaviour.speech_gestures import BehaviourGestures
         from anima.speech.service import SpeechService
         from anima.speech.sinks import choose_sink
 
@@ -165,6 +166,8 @@ class Runtime:
             self.events,
             self.engine.clock,
             before_speaking=self.behaviour.prepare_to_speak,
+            gestures=BehaviourGestures(self.behaviour, self.events),
+            gesture_mode="disabled" if cfg.gesture_mode == "disabled" else "contextual",
         )
         self.speech.start()
         log.info(

@@ -108,17 +108,20 @@ class Action:
         *,
         choices: Mapping[str, Sequence[Scalar]] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
+        validators: Mapping[str, Callable[[Any], None]] | None = None,
     ) -> Action:
         """A copy whose parameters accept only these choices/bounds (e.g. the animations the
-        library really has); phrases that no longer fit are dropped."""
-        choices, bounds = choices or {}, bounds or {}
-        for key in [*choices, *bounds]:
+        library really has) and pass these validators (raising ValueError); phrases that no
+        longer fit are dropped."""
+        choices, bounds, validators = choices or {}, bounds or {}, validators or {}
+        for key in [*choices, *bounds, *validators]:
             self.param(key)  # KeyError for a typo
         params = tuple(
             replace(
                 p,
                 choices=tuple(choices[p.name]) if p.name in choices else p.choices,
                 bounds=bounds.get(p.name, p.bounds),
+                validate=validators.get(p.name, p.validate),
             )
             for p in self.params
         )
@@ -309,9 +312,12 @@ class ActionRegistry:
         *,
         choices: Mapping[str, Sequence[Scalar]] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
+        validators: Mapping[str, Callable[[Any], None]] | None = None,
     ) -> None:
         """Narrow a registered action's parameters (see :meth:`Action.with_constraints`)."""
-        self._actions[name] = self._actions[name].with_constraints(choices=choices, bounds=bounds)
+        self._actions[name] = self._actions[name].with_constraints(
+            choices=choices, bounds=bounds, validators=validators
+        )
 
     def get(self, name: str) -> Action | None:
         return self._actions.get(name)

@@ -8,7 +8,7 @@ registry built for a library without some of them drops the phrases that no long
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry, ActionResult, action
@@ -16,6 +16,7 @@ from anima.agent.context import ActionContext, Inbox
 from anima.agent.phrases import Phrase
 from anima.behaviour.controller import LookAtResult
 from anima.events import Event, MoveFinished, SpeechEnded
+from anima.speech import markup
 
 REACH_M = (-10.0, 10.0)  # look_at coordinates: a room, in metres
 
@@ -289,6 +290,18 @@ def _unfinished(ctx: ActionContext, what: str) -> ActionResult:
 BUILTINS = (say, play_animation, look_at, look_at_target, wait, stop, finish)
 
 
+def markers_checker(animations: Sequence[str]) -> Callable[[str], None]:
+    """A check of ``say``'s text: its speech markers (``^start(nod)``…) well formed and naming
+    animations of the library, so a plan naming an unknown one is refused before it runs."""
+    known = frozenset(animations)
+
+    def check(text: str) -> None:
+        script = markup.parse(text)
+        markup.check_gestures(script, known.__contains__, animations)
+
+    return check
+
+
 def register_builtins(
     registry: ActionRegistry,
     *,
@@ -299,6 +312,8 @@ def register_builtins(
     for act in BUILTINS:
         registry.add(act)
     if animations is not None:
-        registry.constrain("play_animation", choices={"name": tuple(animations)})
+        names = tuple(animations)
+        registry.constrain("play_animation", choices={"name": names})
+        registry.constrain("say", validators={"text": markers_checker(names)})
     if postures is not None:
         registry.constrain("look_at_target", choices={"name": tuple(postures)})

@@ -14,8 +14,8 @@ import math
 import re
 import types
 import typing
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from anima.errors import ActionDefinitionError
@@ -40,6 +40,9 @@ class Param:
     bounds: tuple[float, float] | None = None  # numbers: inclusive range (bounds=)
     default: Any = _NO_DEFAULT  # inspect.Parameter.empty when required
     description: str = ""  # from the docstring's Args section
+    # a further check of the converted value (raises ValueError): e.g. the speech markers in
+    # say's text against the animation library
+    validate: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def required(self) -> bool:
@@ -106,8 +109,12 @@ class Param:
                 raise ValueError(f"{self.name} needs {self.length} items, got {len(value)}")
             assert self.item is not None
             items = [self._scalar(self.item, v, f"{self.name}[{i}]") for i, v in enumerate(value)]
-            return tuple(items) if self.kind is tuple else items
-        return self._scalar(self.kind, value, self.name)
+            out: Value = tuple(items) if self.kind is tuple else items
+        else:
+            out = self._scalar(self.kind, value, self.name)
+        if self.validate is not None:
+            self.validate(out)
+        return out
 
     def _scalar(self, kind: type, value: object, where: str) -> Scalar:
         out: Scalar

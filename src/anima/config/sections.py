@@ -194,8 +194,15 @@ class SpeechConfig:
     engines: tuple[str, ...] = ("piper", "espeak")  # by preference; see anima.speech.ENGINES
     audio_out: str | None = None  # None/auto: sound card if any, else null; "null"; or a .wav path
     espeak_wpm: int = 165  # eSpeak NG speaking rate, words per minute
+    # automatic gestures in speech (a tilt on questions, beats): contextual | disabled; a text's
+    # ^mode(...) changes it from there (docs/speech.md, annotated speech)
+    gesture_mode: str = "contextual"
 
     def __post_init__(self) -> None:
+        if self.gesture_mode not in ("contextual", "disabled"):
+            raise ConfigError(
+                f"speech.gesture_mode must be contextual or disabled, got {self.gesture_mode!r}"
+            )
         if not self.engines:
             raise ConfigError("speech.engines must name at least one engine")
         if len(self.engines) > 10:

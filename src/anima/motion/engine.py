@@ -2,7 +2,8 @@
 
 Each tick, at an absolute deadline on the injected clock:
 
-1. drain pending commands (start/clear moves; estop is a flag that jumps every queue);
+1. tick hooks (:mod:`anima.motion.hooks`), then drain pending commands (start/clear moves;
+   estop is a flag that jumps every queue);
 2. primary: evaluate the current move, blended in from the last commanded frame;
 3. idle layers (breathing, blink) on the channels no move owns, handed back with a blend;
 4. secondary offsets added (head orientation composed as a rotation), smoothed and slew-limited;
@@ -31,6 +32,7 @@ from anima.config import MotionConfig
 from anima.drivers.base import Driver, Frame
 from anima.errors import EngineStateError, EStopActiveError, InvalidCommandError
 from anima.events import EngineFault, EStopChanged, Event, EventHub, MoveFinished
+from anima.motion.hooks import TickHook, TickHooks
 from anima.motion.idle import IdleLayer, default_idle_layers
 from anima.motion.idle_mix import IdleMixer
 from anima.motion.moves import Move
@@ -90,6 +92,7 @@ class MotionEngine:
             max_rate_rad_s=cfg.offset_max_rate_rad_s,
         )
         self._overrides = OverrideTable(body, self._override_fault)
+        self._hooks = TickHooks(self._fault)
         self._idle = IdleMixer(
             list(idle) if idle is not None else default_idle_layers(body, cfg),
             len(body),
@@ -215,6 +218,13 @@ class MotionEngine:
     def release_override(self, name: str) -> None:
         self._overrides.release(name)
 
+    def set_tick_hook(self, name: str, fn: TickHook) -> None:
+        """Run ``fn(t)`` first in every tick (see :mod:`anima.motion.hooks`)."""
+        self._hooks.set(name, fn)
+
+    def remove_tick_hook(self, name: str) -> None:
+        self._hooks.remove(name)
+
     def _command(self, kind: str, move: Move) -> None:
         if not isinstance(move, Move):
             raise TypeError(f"expected a Move, got {type(move).__name__}")
@@ -324,6 +334,7 @@ class MotionEngine:
             held = self._estop_tick(t)
             if held is not None:
                 return held
+        self._hooks.run(t)
         if self._commands:
             self._drain(t)
         track = self._primary

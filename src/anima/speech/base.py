@@ -1,7 +1,8 @@
 """The seams of speech: TTS engines, audio sinks, and what flows between them.
 
 A :class:`TTSEngine` turns text into a stream of :class:`AudioChunk` s, each carrying the phonemes
-(or visemes) it contains with their sample offsets, so lips can follow the audio exactly. An
+(or visemes) it contains with their sample offsets, so lips can follow the audio exactly, and
+where each word starts, so gestures can be timed to words. An
 :class:`AudioSink` plays samples and reports its *playback clock* — how many samples have
 actually been played — which is what lips and sway are read against, never the wall clock.
 """
@@ -36,6 +37,15 @@ class VisemeMark:
 
 
 @dataclass(frozen=True)
+class WordMark:
+    """A spoken word starting ``offset`` samples in: the word of the text given to
+    ``synthesize`` that begins at character ``char`` (what annotated speech is timed by)."""
+
+    char: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class AudioChunk:
     """A piece of an utterance: its samples and the marks that fall inside it.
 
@@ -46,6 +56,7 @@ class AudioChunk:
     sample_rate: int
     phonemes: tuple[PhonemeMark, ...] = ()
     visemes: tuple[VisemeMark, ...] = ()
+    words: tuple[WordMark, ...] = ()  # empty: the engine gives no word timing
 
 
 @dataclass

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from anima.speech.base import AudioChunk, PhonemeMark, VisemeMark
+from anima.speech.base import AudioChunk, PhonemeMark, VisemeMark, WordMark
 
 SAMPLES_PER_S = 22050  # the bundled voices' rate: the bounds below are seconds of their audio
 MAX_SAMPLES = 40 * SAMPLES_PER_S  # clauses met while speaking (~1.8 MB of int16)
@@ -46,6 +46,7 @@ def shifted(chunks: Iterable[AudioChunk], by: int) -> list[AudioChunk]:
             c.sample_rate,
             phonemes=tuple(PhonemeMark(m.phoneme, m.offset + by) for m in c.phonemes),
             visemes=tuple(VisemeMark(m.viseme, m.offset + by) for m in c.visemes),
+            words=tuple(WordMark(m.char, m.offset + by) for m in c.words),
         )
         for c in chunks
     ]

@@ -52,6 +52,7 @@ from anima.errors import ConfigError, SpeechError
 from anima.speech import espeak_abi as abi
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark, Samples
 from anima.speech.text import PIECE_WEIGHT, check_text, cut_long, speakable
+from anima.speech.words import event_word_marks, locate
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ class _Collector:
     cancel: Cancel
     pcm: list[bytes] = field(default_factory=list)
     events: list[tuple[int, str]] = field(default_factory=list)  # (sample, phoneme name)
+    words: list[tuple[int, int]] = field(default_factory=list)  # (sample, character), per word
     error: BaseException | None = None
 
 
@@ -174,6 +176,8 @@ class _Library:
                 if event.type == abi.EVENT_PHONEME:
                     name = event.id.string.decode("utf-8", "replace")
                     collector.events.append((event.sample, name))
+                elif event.type == abi.EVENT_WORD:  # text_position counts characters from 1
+                    collector.words.append((event.sample, event.text_position - 1))
                 i += 1
         except BaseException as exc:  # nothing may unwind through C: abort, re-raise later
             collector.error = exc
@@ -182,8 +186,9 @@ class _Library:
 
     def synthesize(
         self, text: str, language: str, *, wpm: int, pitch: int, end_pause: bool, cancel: Cancel
-    ) -> tuple[Samples, list[tuple[int, str]]]:
-        """One sentence's samples and ``(sample, name)`` phoneme events (partial if cancelled)."""
+    ) -> tuple[Samples, list[tuple[int, str]], list[tuple[int, int]]]:
+        """One sentence's samples, ``(sample, name)`` phoneme events and ``(sample, character)``
+        word events (partial if cancelled)."""
         if not self._fresh:
             self._reset()
         self._fresh = False
@@ -207,7 +212,8 @@ class _Library:
             raise SpeechError(f"espeak: synthesis callback failed: {collector.error!r}")
         if status != abi.EE_OK:
             raise SpeechError(f"espeak: synthesis failed (status {status}) for {text[:40]!r}")
-        return np.frombuffer(b"".join(collector.pcm), dtype=np.int16), collector.events
+        samples = np.frombuffer(b"".join(collector.pcm), dtype=np.int16)
+        return samples, collector.events, collector.words
 
 
 @functools.cache
@@ -281,25 +287,37 @@ class EspeakEngine:
         if language is None:
             raise SpeechError(f"espeak: no voice for locale {locale!r}")
         offset = 0  # samples of this utterance so far
-        for piece, end_pause in self.pieces(text):
+        pieces = list(self.pieces(text))
+        starts = locate(text, (piece for piece, _ in pieces))
+        for (piece, end_pause), chars in zip(pieces, starts, strict=True):
             if cancel.is_set:
                 return
             with _LOCK:
                 library = _library()
-                samples, events = library.synthesize(
+                samples, events, spoken = library.synthesize(
                     piece, language, wpm=self.wpm, pitch=self.pitch,
                     end_pause=end_pause, cancel=cancel,
                 )  # fmt: skip
                 rate = library.sample_rate
             marks = phoneme_marks(events, offset, len(samples))
-            step, first = max(1, round(rate * CHUNK_SECONDS)), 0
+            words = event_word_marks(piece, spoken, len(samples), chars, offset)
+            step, first, word = max(1, round(rate * CHUNK_SECONDS)), 0, 0
             for begin in range(0, len(samples), step):
                 if cancel.is_set:
                     return
                 end = offset + min(begin + step, len(samples))
-                last = first
+                last, after = first, word
                 while last < len(marks) and marks[last].offset < end:
                     last += 1
-                yield AudioChunk(samples[begin : begin + step], rate, tuple(marks[first:last]))
-                first = last
+                while after < len(words) and (
+                    words[after].offset < end or end == offset + len(samples)
+                ):
+                    after += 1
+                yield AudioChunk(
+                    samples[begin : begin + step],
+                    rate,
+                    tuple(marks[first:last]),
+                    words=tuple(words[word:after]),
+                )
+                first, word = last, after
             offset += len(samples)

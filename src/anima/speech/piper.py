@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from anima.errors import MissingDependencyError, SpeechError
-from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+from anima.speech.base import AudioChunk, Cancel, PhonemeMark, WordMark
 from anima.speech.cache import ClauseCache, shifted
 from anima.speech.text import (
     PIECE_WEIGHT,
@@ -70,6 +70,7 @@ from anima.speech.text import (
     speakable,
     weight,
 )
+from anima.speech.words import locate, rebased, spoken_word_marks, with_words
 
 if TYPE_CHECKING:
     from piper import PiperVoice
@@ -324,21 +325,22 @@ class PiperEngine:
         check_text(self.name, text)
         voice = self._loaded()
         offset = 0  # samples of this utterance produced so far
-        for piece in self.pieces(text):
+        pieces = list(self.pieces(text))
+        for piece, chars in zip(pieces, locate(text, pieces), strict=True):
             if cancel.is_set:
                 return
             kept = self.cache.get(self.voice_id, piece)
             if kept is None:
-                made: list[AudioChunk] = []
+                made: list[AudioChunk] = []  # word marks count characters from the piece's start
                 for chunk in _piece(voice, piece, offset, cancel):
                     made.append(chunk)
-                    yield chunk
+                    yield rebased(chunk, chars)
                 if cancel.is_set:
                     return  # a piece cut short is not kept
                 self.cache.put(self.voice_id, piece, shifted(made, -offset))
             else:
                 made = shifted(kept, offset)
-                yield from made
+                yield from (rebased(c, chars) for c in made)
             offset += sum(len(c.samples) for c in made)
 
     def prepare(self, text: str, locale: str = "en-US") -> int:
@@ -358,12 +360,14 @@ class PiperEngine:
 
 
 def _piece(voice: PiperVoice, piece: str, offset: int, cancel: Cancel) -> Iterator[AudioChunk]:
-    """The chunks of one piece (its clauses, each fitted), marks from ``offset``."""
-    for clause in _fitted(voice, piece):
+    """The chunks of one piece (its clauses, each fitted), marks from ``offset`` (word marks'
+    characters from the piece's start)."""
+    clauses = list(_fitted(voice, piece))
+    for clause, chars in zip(clauses, locate(piece, clauses), strict=True):
         if cancel.is_set:
             return
         for chunk in _synthesized(voice, clause, offset, cancel):
-            yield chunk
+            yield rebased(chunk, chars)
             offset += len(chunk.samples)
 
 
@@ -386,16 +390,42 @@ def _fitted(voice: PiperVoice, piece: str) -> Iterator[str]:
 def _synthesized(
     voice: PiperVoice, clause: str, offset: int, cancel: Cancel
 ) -> Iterator[AudioChunk]:
-    """Piper's chunks of one clause as ours, marks from ``offset``; stops once cancelled."""
+    """Piper's chunks of one clause as ours, marks from ``offset`` (word marks' characters from
+    the clause's start); stops once cancelled. The clause's chunks come together (a clause is
+    one sentence but for a rare abbreviation), so its words can be placed."""
+    start = offset
+    made: list[AudioChunk] = []
     try:
         for chunk in voice.synthesize(clause, include_alignments=True):
             samples = np.asarray(chunk.audio_int16_array, dtype=np.int16)
             if chunk.phoneme_alignments is None:
                 logger.warning("piper: no alignment for %r; lips will rest", clause[:40])
             marks = phoneme_marks(chunk.phoneme_alignments or (), offset)
-            yield AudioChunk(samples, int(chunk.sample_rate), phonemes=tuple(marks))
+            made.append(AudioChunk(samples, int(chunk.sample_rate), phonemes=tuple(marks)))
             offset += len(samples)
             if cancel.is_set:  # before Piper synthesizes the next sentence
-                return
+                return iter(made)
+        marks = [m for c in made for m in c.phonemes]
+        words = spoken_word_marks(clause, marks, lambda word: _spoken_words(voice, word))
     except Exception as exc:
         raise SpeechError(f"piper: synthesis failed for {clause[:40]!r}: {exc}") from exc
+    return _share_words(made, words, start)
+
+
+def _spoken_words(voice: PiperVoice, word: str) -> int:
+    """How many words Piper speaks for one text word ("2024": four)."""
+    return sum(len("".join(sentence).split()) for sentence in voice.phonemize(word))
+
+
+def _share_words(
+    chunks: list[AudioChunk], words: list[WordMark], start: int
+) -> Iterator[AudioChunk]:
+    """Each chunk (the first starting at sample ``start``) with the word marks inside it."""
+    k = 0
+    for i, chunk in enumerate(chunks):
+        start += len(chunk.samples)
+        inside = []
+        while k < len(words) and (words[k].offset < start or i == len(chunks) - 1):
+            inside.append(words[k])
+            k += 1
+        yield with_words(chunk, inside)

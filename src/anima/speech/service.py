@@ -35,16 +35,37 @@ import numpy as np
 from anima.body import FloatArray, Role
 from anima.clock import Clock
 from anima.commands import MAX_SPEECH_TEXT
-from anima.errors import CommandRefusedError, EStopActiveError, InvalidCommandError, SpeechError
+from anima.errors import (
+    AnimaError,
+    CommandRefusedError,
+    EStopActiveError,
+    InvalidCommandError,
+    SpeechError,
+)
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
 from anima.motion.engine import MotionEngine
-from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
+from anima.speech.base import (
+    AudioChunk,
+    AudioSink,
+    Cancel,
+    PhonemeMark,
+    TTSEngine,
+    VisemeMark,
+    WordMark,
+)
+from anima.speech.gestures import Gestures
+from anima.speech.markup import Cue, Mode, Script, Segment, check_gestures, parse
 from anima.speech.sway import ZERO, Sway, SwayGenerator
 from anima.speech.visemes import LipTrack
 
 log = logging.getLogger(__name__)
 
 LIPS, SWAY = "lips", "sway"
+CUES, ACCENT = "speech-cues", "speech-accent"  # the tick hook; the contextual tilt/beat offset
+# contextual accents: (roll, pitch) in radians, and how long each is held (s)
+ACCENTS = {"tilt": (0.07, 0.0, 0.9), "beat": (0.0, 0.05, 0.25)}
+HOLD_POLL_S = 0.005  # a hold (^run, ^wait) looks at the playback clock this often
+HOLD_SLACK_S = 2.0  # a held gesture may end this much later than its duration
 _LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
 # stop() waits this long for engines still loading: a thread left inside Piper's onnxruntime
 # or eSpeak when the interpreter exits aborts the process ("terminate called without an active
@@ -62,10 +83,20 @@ class _Utterance:
     id: str
     text: str
     locale: str
+    script: Script
     cancel: Cancel = field(default_factory=Cancel)
     reason: SpeechEndReason = "done"
     finished: threading.Event = field(default_factory=threading.Event)
     ended: bool = False  # its end_speak was published (guarded by the service's lock)
+
+
+@dataclass
+class _Output:
+    """What one utterance's synthesis carries from segment to segment."""
+
+    playback: _Playback | None = None
+    sway: SwayGenerator | None = None
+    pending: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
 
 
 @dataclass
@@ -77,6 +108,8 @@ class _Playback:
     lips: LipTrack
     sway: list[Sway] = field(default_factory=list)
     synthesized: bool = False
+    # (sample, cue) in sample order: appended by the worker, taken by the motion tick
+    cues: collections.deque[tuple[int, Cue]] = field(default_factory=collections.deque)
 
 
 class SpeechService:
@@ -90,6 +123,8 @@ class SpeechService:
         *,
         before_speaking: Callable[[], None] | None = None,
         max_queue: int = 20,
+        gestures: Gestures | None = None,
+        gesture_mode: Mode = "contextual",
     ) -> None:
         if not engines:
             raise SpeechError("no TTS engine available")
@@ -100,6 +135,9 @@ class SpeechService:
         self._clock = clock
         self._before = before_speaking
         self._max_queue = max_queue
+        self.gestures = gestures
+        self.gesture_mode: Mode = gesture_mode
+        self._accent_until: float | None = None  # when the contextual tilt/beat is let go
         body = motion.body
         lips = [body.role_index(r) for r in _LIP_ROLES]
         self._lip_channels = [i for i in lips if i is not None]
@@ -117,6 +155,7 @@ class SpeechService:
         self._threads: list[threading.Thread] = []
         self._ids = itertools.count(1)
         self._loaded = threading.Event()  # set once _load_engines has returned
+        motion.set_tick_hook(CUES, self._cue_tick)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -154,8 +193,10 @@ class SpeechService:
     def speak(self, text: str, locale: str = "en-US") -> str:
         """Accept an utterance (``start_speak`` now); returns its id.
 
-        Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a full queue, and
-        anything while the emergency stop is on (until it is reset).
+        ``text`` may carry gestures (:mod:`anima.speech.markup`): ``start_speak`` shows it
+        without them. Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a bad
+        marker or one naming an animation the library lacks, a full queue, and anything while
+        the emergency stop is on (until it is reset).
         """
         text = text.strip()
         if not text:
@@ -165,6 +206,7 @@ class SpeechService:
                 f"text of {len(text)} characters exceeds the {MAX_SPEECH_TEXT} limit "
                 f"(starts {text[:40]!r})"
             )
+        script = self.script(text)
         with self._cond:
             # checked under the lock stop_speaking() takes: a speak racing an estop is either
             # refused here or queued before the estop's stop_speaking() ends it
@@ -175,14 +217,31 @@ class SpeechService:
             if len(self._queue) >= self._max_queue:
                 raise CommandRefusedError(f"{self._max_queue} utterances already waiting")
             u = _Utterance(
-                id=f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}", text=text, locale=locale
+                id=f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}",
+                text=script.text,
+                locale=locale,
+                script=script,
             )
             self._events.publish(
-                SpeechStarted(t=self._clock.now(), utterance=u.id, text=text, locale=locale)
+                SpeechStarted(t=self._clock.now(), utterance=u.id, text=u.text, locale=locale)
             )
             self._queue.append(u)
             self._cond.notify_all()
         return u.id
+
+    def script(self, text: str) -> Script:
+        """``text``'s script, its markers checked against the gestures (what ``speak`` would
+        refuse, raised as :class:`InvalidCommandError`; nothing is said)."""
+        script = parse(text, self.gesture_mode)
+        if script.gestures:
+            if self.gestures is None:
+                raise InvalidCommandError(
+                    "speech markers name gestures, but this runtime has no animation library"
+                )
+            check_gestures(script, self.gestures.known, self.gestures.choices())
+        if not script.text:
+            raise InvalidCommandError("nothing to say: the text holds only speech markers")
+        return script
 
     def prepare(self, texts: Sequence[str], locale: str = "en-US") -> None:
         """Synthesize ``texts`` ahead of time, when the worker is idle, into the cache of the
@@ -216,6 +275,7 @@ class SpeechService:
             self._cond.notify_all()
         self._motion.release_override(LIPS)
         self._motion.clear_offset(SWAY, immediate=True)
+        self._motion.clear_offset(ACCENT)
         for u in ending:
             self._end(u, reason)
 
@@ -316,35 +376,17 @@ class SpeechService:
         engine = self._engine_for(u)
         if self._before is not None:
             self._before()
-        pb: _Playback | None = None
-        sway: SwayGenerator | None = None
-        pending = np.zeros(0, dtype=np.int16)
-        trim = 0  # leading silence dropped from the first chunk (every mark moves with it)
-        for made in engine.synthesize(u.text, u.locale, u.cancel):
+        out = _Output()
+        for segment in u.script.segments:
+            if segment.text:
+                self._speak_segment(u, engine, segment, out)
             if u.cancel.is_set:
                 return
-            if pb is None:
-                trim = _leading_silence(made)
-            chunk = _moved(made, trim, cut=pb is None) if trim else made
-            if pb is None:
-                self.sink.start(chunk.sample_rate)
-                pb = _Playback(u, chunk.sample_rate, LipTrack(chunk.sample_rate))
-                sway = SwayGenerator(chunk.sample_rate)
-                with self._cond:
-                    if u.cancel.is_set:
-                        return
-                    self._playback = pb
-                    self._cond.notify_all()
-                if self._lip_channels:
-                    self._motion.set_override_source(LIPS, self._lip_channels, self._lips)
-            assert sway is not None
-            pb.lips.add_phonemes(chunk.phonemes)
-            pb.lips.add_visemes(chunk.visemes)
-            pending = np.concatenate((pending, chunk.samples))
-            while len(pending) >= sway.hop:
-                pb.sway.append(sway.feed(pending[: sway.hop]))
-                pending = pending[sway.hop :]
-            self.sink.write(chunk.samples)
+            if segment.run or segment.wait:
+                self._hold(u, segment)
+            if u.cancel.is_set:
+                return
+        pb = out.playback
         if pb is None:
             u.finished.set()  # nothing to play (cancelled or empty audio)
             return
@@ -352,6 +394,112 @@ class SpeechService:
         pb.synthesized = True
         with self._cond:
             self._cond.notify_all()
+
+    def _speak_segment(
+        self, u: _Utterance, engine: TTSEngine, segment: Segment, out: _Output
+    ) -> None:
+        """Synthesize one segment into the sink, after what the utterance already played; its
+        cues are placed at the words the engine reports."""
+        base = self.sink.written() if out.playback is not None else 0
+        cues = collections.deque(segment.cues)
+        trim: int | None = None  # leading silence dropped (every mark moves with it)
+        heard = False  # the engine gave word marks
+        for made in engine.synthesize(segment.text, u.locale, u.cancel):
+            if u.cancel.is_set:
+                return
+            first = trim is None
+            if trim is None:
+                trim = _leading_silence(made)
+            chunk = _moved(made, trim, cut=first, base=base)
+            pb = out.playback
+            if pb is None:
+                self.sink.start(chunk.sample_rate)
+                pb = out.playback = _Playback(u, chunk.sample_rate, LipTrack(chunk.sample_rate))
+                out.sway = SwayGenerator(chunk.sample_rate)
+                with self._cond:
+                    if u.cancel.is_set:
+                        return
+                    self._playback = pb
+                    self._cond.notify_all()
+                if self._lip_channels:
+                    self._motion.set_override_source(LIPS, self._lip_channels, self._lips)
+            sway = out.sway
+            assert sway is not None
+            pb.lips.add_phonemes(chunk.phonemes)
+            pb.lips.add_visemes(chunk.visemes)
+            for word in chunk.words:
+                heard = True
+                while cues and cues[0].char <= word.char:
+                    pb.cues.append((word.offset, cues.popleft()))
+            out.pending = np.concatenate((out.pending, chunk.samples))
+            while len(out.pending) >= sway.hop:
+                pb.sway.append(sway.feed(out.pending[: sway.hop]))
+                out.pending = out.pending[sway.hop :]
+            self.sink.write(chunk.samples)
+        pb = out.playback
+        if pb is None:
+            return
+        end = self.sink.written()
+        for cue in cues:  # after the last word heard, or no word timing: by characters
+            share = 1.0 if heard else cue.char / max(1, len(segment.text))
+            pb.cues.append((base + round(share * (end - base)), cue))
+        pb.lips.end(end)  # the mouth closes between segments
+
+    def _hold(self, u: _Utterance, segment: Segment) -> None:
+        """After a segment: let it play out, run its ``^run`` gestures and wait for them and
+        its ``^wait`` ones (each at most its duration and :data:`HOLD_SLACK_S`); a stop ends
+        the hold at once."""
+        with self._cond:
+            while not u.cancel.is_set and self.sink.played() < self.sink.written():
+                self._cond.wait(HOLD_POLL_S)
+        gestures = self.gestures
+        if gestures is None or u.cancel.is_set:
+            return
+        for name in segment.run:
+            self._start_gesture(name)
+        for name in segment.wait:
+            deadline = self._clock.now() + gestures.duration(name) + HOLD_SLACK_S
+            while not u.cancel.is_set and not gestures.wait(name, HOLD_POLL_S * 10):
+                if self._clock.now() > deadline:
+                    log.warning("speech: %s did not end in time; speaking on", name)
+                    break
+
+    # ------------------------------------------------------------------ cues: on the motion tick
+    def _cue_tick(self, t: float) -> None:
+        """Fire the cues whose word the sink has reached (the motion thread, first in a tick,
+        so a gesture started here moves in this tick); let the contextual accent go."""
+        until = self._accent_until
+        if until is not None and t >= until:
+            self._accent_until = None
+            self._motion.clear_offset(ACCENT)
+        pb = self._playback
+        if pb is None or not pb.cues:
+            return
+        played = self.sink.played()
+        while pb.cues and pb.cues[0][0] <= played:
+            _, cue = pb.cues.popleft()
+            self._fire(cue, t)
+
+    def _fire(self, cue: Cue, t: float) -> None:
+        if cue.kind == "start":
+            self._start_gesture(cue.name)
+        elif cue.kind == "stop":
+            if self.gestures is not None:
+                self.gestures.stop(cue.name)
+        else:
+            roll, pitch, hold = ACCENTS[cue.kind]
+            self._motion.set_offset(ACCENT, head=(roll, pitch, 0.0))
+            self._accent_until = t + hold
+
+    def _start_gesture(self, name: str) -> None:
+        if self.gestures is None:
+            return
+        try:
+            self.gestures.start(name)
+        except AnimaError as exc:  # refused now (estop, a look-at hold): the speech goes on
+            self._events.publish(
+                Notice(t=self._clock.now(), source="speech", message=f"gesture {name}: {exc}")
+            )
 
     # ------------------------------------------------------------------ player: the playback clock
     def _play(self) -> None:
@@ -397,13 +545,21 @@ def _leading_silence(chunk: AudioChunk) -> int:
     return max(0, int(loud[0]) - round(LEAD_KEEP_S * chunk.sample_rate))
 
 
-def _moved(chunk: AudioChunk, trim: int, *, cut: bool) -> AudioChunk:
-    """``chunk`` of an utterance whose first ``trim`` samples were dropped: its marks moved
-    back (one inside the dropped part starts at 0), and, ``cut``, its own first samples gone
-    (the first chunk, where they are)."""
+def _moved(chunk: AudioChunk, trim: int, *, cut: bool, base: int = 0) -> AudioChunk:
+    """``chunk`` of a segment whose first ``trim`` samples were dropped, placed ``base``
+    samples into the utterance: its marks moved (one inside the dropped part starts at the
+    segment's start), and, ``cut``, its own first samples gone (the first chunk, where they
+    are)."""
+
+    def at(offset: int) -> int:
+        return base + max(0, offset - trim)
+
+    if not trim and not base:
+        return chunk
     return AudioChunk(
         chunk.samples[trim:] if cut else chunk.samples,
         chunk.sample_rate,
-        phonemes=tuple(PhonemeMark(m.phoneme, max(0, m.offset - trim)) for m in chunk.phonemes),
-        visemes=tuple(VisemeMark(m.viseme, max(0, m.offset - trim)) for m in chunk.visemes),
+        phonemes=tuple(PhonemeMark(m.phoneme, at(m.offset)) for m in chunk.phonemes),
+        visemes=tuple(VisemeMark(m.viseme, at(m.offset)) for m in chunk.visemes),
+        words=tuple(WordMark(m.char, at(m.offset)) for m in chunk.words),
     )

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from anima.errors import SpeechError
-from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+from anima.speech.base import AudioChunk, Cancel, PhonemeMark, WordMark
+from anima.speech.words import word_starts
 
 RATE = 16000
 _VOWELS = ("a", "e", "i", "o", "u")
@@ -46,12 +47,15 @@ class ScriptedEngine:
         return locale.partition("-")[0] in self._locales
 
     def render(self, text: str) -> tuple[np.ndarray, list[PhonemeMark]]:
-        """The whole utterance: samples and marks (what synthesize() streams)."""
+        """The whole utterance: samples and marks (what synthesize() streams); where each word
+        starts is left in :attr:`word_onsets`."""
+        self.word_onsets: list[int] = []
         parts: list[np.ndarray] = []
         marks: list[PhonemeMark] = []
         offset = 0
         rng = np.random.default_rng(len(text))
         for w, word in enumerate(text.split()):
+            self.word_onsets.append(offset)
             for k in range(max(1, len(word) // 3)):
                 consonant = np.int16(1200) * rng.standard_normal(int(0.06 * RATE)).clip(-3, 3)
                 marks.append(PhonemeMark(_CONSONANTS[(w + k) % 5], offset))
@@ -73,6 +77,7 @@ class ScriptedEngine:
     def synthesize(self, text: str, locale: str, cancel: Cancel) -> Iterator[AudioChunk]:
         self.calls += 1
         samples, marks = self.render(text)
+        words = [WordMark(c, o) for c, o in zip(word_starts(text), self.word_onsets, strict=True)]
         for i, start in enumerate(range(0, len(samples), self._chunk)):
             if cancel.is_set:
                 return
@@ -82,4 +87,5 @@ class ScriptedEngine:
                 time.sleep(self._delay)
             end = start + self._chunk
             inside = tuple(m for m in marks if start <= m.offset < end)
-            yield AudioChunk(samples[start:end].copy(), RATE, phonemes=inside)
+            spoken = tuple(w for w in words if start <= w.offset < end)
+            yield AudioChunk(samples[start:end].copy(), RATE, phonemes=inside, words=spoken)

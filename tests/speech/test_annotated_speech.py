@@ -1,0 +1,190 @@
+"""Annotated speech on a fake clock: gestures start on the tick their word is first heard.
+
+The motion engine is ticked by hand at 100 Hz on a :class:`FakeClock`; the null sink plays on
+the same clock, so the playback clock and the ticks line up exactly. The speech service's own
+threads synthesize (the scripted engine, with exact word marks) in real time, ahead of play.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from anima.animation.library import AnimationLibrary, shipped_folder
+from anima.behaviour.controller import Behaviour
+from anima.behaviour.speech_gestures import BehaviourGestures
+from anima.errors import CommandRefusedError, InvalidCommandError
+from anima.events import Event, EventHub, Notice, SpeechEnded, SpeechStarted
+from anima.speech.base import AudioChunk
+from anima.speech.service import ACCENT, SpeechService, _leading_silence
+from anima.speech.sinks import NullSink
+from anima.testing import eventually
+from anima.testing.harness import make_engine
+from anima.testing.tts import RATE, ScriptedEngine
+
+PERIOD = 0.01
+
+
+class Rig:
+    def __init__(self, mode: str = "disabled") -> None:
+        self.hub = EventHub()
+        self.events: list[Event] = []
+        self.hub.subscribe(self.events.append)
+        self.engine, self.driver, self.clock = make_engine(events=self.hub)
+        library = AnimationLibrary([shipped_folder()], len(self.engine.body))
+        library.load()
+        self.behaviour = Behaviour(self.engine, library, self.hub, self.clock)
+        self.sink = NullSink(self.clock)
+        self.tts = ScriptedEngine()
+        self.speech = SpeechService(
+            [self.tts],
+            self.sink,
+            self.engine,
+            self.hub,
+            self.clock,
+            gestures=BehaviourGestures(self.behaviour, self.hub),
+            gesture_mode="contextual" if mode == "contextual" else "disabled",
+        )
+        self.t = self.clock.now()
+        self.hub.start()
+        self.speech.start()
+
+    def tick(self) -> None:
+        self.t = round(self.t + PERIOD, 6)
+        self.clock.advance(self.t - self.clock.now())
+        self.engine.tick(self.t)
+
+    def synthesized(self) -> None:
+        """Wait (real time) until the worker has the utterance ready to play."""
+        assert eventually(lambda: self.speech._playback is not None, timeout=10)
+        pb = self.speech._playback
+        assert pb is not None
+        assert eventually(lambda: pb.synthesized, timeout=10)
+
+    def word_onset(self, text: str, index: int) -> int:
+        """The sample where word ``index`` of ``text`` is heard, as the service plays it."""
+        samples, _ = self.tts.render(text)
+        onset = self.tts.word_onsets[index]
+        return onset - _leading_silence(AudioChunk(samples[: int(0.2 * RATE)], RATE))
+
+    def of(self, kind: type[Event]) -> list[Event]:
+        self.hub.drain()
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def close(self) -> None:
+        self.speech.stop()
+        self.hub.stop()
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    yield r
+    r.close()
+
+
+def test_a_gesture_starts_on_the_tick_its_word_is_first_heard(rig: Rig) -> None:
+    rig.speech.speak("Hello there ^start(nod) my good friend")
+    rig.synthesized()
+    onset = rig.word_onset("Hello there my good friend", 2)
+    started_at = None
+    played_before = 0
+    for _ in range(400):
+        played_before = rig.sink.played()
+        rig.tick()
+        if rig.engine.state().move is not None:
+            started_at = rig.sink.played()
+            break
+    assert started_at is not None, "the gesture never started"
+    # this tick heard the word's first sample; the tick before had not reached it
+    assert played_before < onset <= started_at
+    assert started_at - onset <= PERIOD * RATE  # within one tick of the onset
+    started = list(rig.of(SpeechStarted))
+    assert [e.text for e in started] == ["Hello there my good friend"]  # type: ignore[attr-defined]
+
+
+def test_run_holds_the_speech_until_the_gesture_ends(rig: Rig) -> None:
+    rig.speech.speak("Look ^run(nod) done")
+    duration = rig.behaviour.library.get("nod").duration
+    ticks = 0
+    assert eventually(lambda: rig.speech._playback is not None, timeout=10)
+    first_end = rig.word_onset("Look", 0)  # anything past the first word's start
+    while rig.engine.state().move is None and ticks < 300:
+        rig.tick()
+        ticks += 1
+    assert rig.engine.state().move is not None, "^run never started the gesture"
+    held = rig.sink.played()
+    assert held > first_end
+    while rig.engine.state().move is not None and ticks < 1000:
+        rig.tick()
+        ticks += 1
+        if rig.engine.state().move is not None:
+            assert rig.sink.played() == held, "the speech went on while ^run's gesture played"
+    assert ticks * PERIOD >= duration
+    # the gesture ended: the rest is spoken, then end_speak
+    assert eventually(lambda: rig.sink.written() > held, timeout=10)
+    for _ in range(300):
+        rig.tick()
+        if rig.of(SpeechEnded):
+            break
+    ended = rig.of(SpeechEnded)
+    assert [e.reason for e in ended] == ["done"]  # type: ignore[attr-defined]
+
+
+def test_a_stop_during_a_hold_ends_the_utterance_at_once(rig: Rig) -> None:
+    rig.speech.speak("Look ^run(bow) done")
+    for _ in range(200):
+        rig.tick()
+        if rig.engine.state().move is not None:
+            break
+    rig.speech.stop_speaking()
+    assert eventually(lambda: bool(rig.of(SpeechEnded)), timeout=5)
+    assert [e.reason for e in rig.of(SpeechEnded)] == ["stopped"]  # type: ignore[attr-defined]
+    assert eventually(lambda: not rig.speech.speaking, timeout=5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hi ^start(moonwalk) there", "Hi ^wait(nod) there", "^start(nod)", "Hi ^frobnicate(x)"],
+)
+def test_bad_annotations_are_refused_before_anything_is_said(rig: Rig, text: str) -> None:
+    with pytest.raises(InvalidCommandError):
+        rig.speech.speak(text)
+    assert rig.of(SpeechStarted) == []
+    assert not rig.speech.speaking
+
+
+class Refusing(BehaviourGestures):
+    def start(self, name: str) -> None:
+        raise CommandRefusedError(f"{name!r} is refused (as a test)")
+
+
+def test_a_refused_gesture_is_a_notice_and_the_speech_goes_on(rig: Rig) -> None:
+    rig.speech.gestures = Refusing(rig.behaviour, rig.hub)
+    rig.speech.speak("Yes ^start(nod) indeed")
+    rig.synthesized()
+    for _ in range(300):
+        rig.tick()
+    assert eventually(lambda: bool(rig.of(SpeechEnded)), timeout=5)
+    assert [e.reason for e in rig.of(SpeechEnded)] == ["done"]  # type: ignore[attr-defined]
+    notices = [e.message for e in rig.of(Notice)]  # type: ignore[attr-defined]
+    assert any(m.startswith("gesture nod:") for m in notices), notices
+
+
+def test_contextual_mode_tilts_the_head_on_a_question() -> None:
+    rig = Rig(mode="contextual")
+    try:
+        rig.speech.speak("Shall we begin now?")
+        rig.synthesized()
+        onset = rig.word_onset("Shall we begin now?", 3)
+        tilted = None
+        for _ in range(300):
+            rig.tick()
+            if ACCENT in rig.engine.state().offsets:
+                tilted = rig.sink.played()
+                break
+        assert tilted is not None
+        assert onset <= tilted < onset + PERIOD * RATE
+    finally:
+        rig.close()

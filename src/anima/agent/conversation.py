@@ -51,7 +51,7 @@ from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
 from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
 from anima.agent.presence import Presence
-from anima.agent.reply import ActionWords, Answer, canned, failure_speech
+from anima.agent.reply import ActionWords, Answer, canned, failure_speech, say_reply
 from anima.agent.understanding import About, Understander, Understanding, asr_phrases
 from anima.agent.understanding.readings import choose_reading
 from anima.errors import AnimaError
@@ -382,7 +382,7 @@ class Conversation:
             if generation != self._generation:
                 return False
             try:
-                speech.speak(text, self._locale)
+                say_reply(speech, text, self._locale, self._notice)
             except AnimaError as exc:
                 self._notice(f"cannot say the reply: {exc}")
                 return False

@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING
 from anima.agent.executor import PlanResult, PlanTask, StepResult, StepStatus
 from anima.agent.plan import parse_plan
 from anima.agent.planners.base import MAX_SPOKEN_CHARS, speakable
-from anima.errors import AnimaError, PlanError
+from anima.errors import AnimaError, InvalidCommandError, PlanError
+from anima.speech import markup
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.agent.executor import Executor
+    from anima.speech.service import SpeechService
 
 log = logging.getLogger(__name__)
 
@@ -309,3 +311,16 @@ def canned(planner: object, not_caught: str) -> list[str]:
         if getattr(understood, "kind", "") == "answer" and response not in texts:
             texts.append(speakable(response))
     return texts
+
+
+def say_reply(speech: SpeechService, text: str, locale: str, notice: Callable[[str], None]) -> None:
+    """Speak a planner's reply; one whose gesture markers are refused (a name the library
+    lacks, a malformed marker) is said without them, with a notice, rather than not at all."""
+    try:
+        speech.speak(text, locale)
+    except InvalidCommandError as exc:
+        said = markup.plain(text)
+        if said == text or not said:
+            raise
+        notice(f"the reply's gestures are left out: {exc}")
+        speech.speak(said, locale)

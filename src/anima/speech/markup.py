@@ -86,6 +86,15 @@ def parse(text: str, mode: Mode = "disabled") -> Script:
     return builder.script()
 
 
+_ANY_MARKER = re.compile(r"\s*\^[A-Za-z_]\w*\(\s*[\w.\-]*\s*\)?")
+
+
+def plain(text: str) -> str:
+    """``text`` with everything that looks like a marker taken out (well formed or not): what
+    is said of a model's reply whose markers were refused."""
+    return re.sub(r"\s{2,}", " ", _ANY_MARKER.sub(" ", text)).strip()
+
+
 def check_gestures(
     script: Script, known: Callable[[str], bool], choices: Sequence[str] = ()
 ) -> None:

@@ -19,6 +19,23 @@ _FEEDBACK = (
 )
 
 
+def markers_prompt(registry: ActionRegistry, most: int = 24) -> str:
+    """How a reply times gestures to its words (annotated speech), with the gesture names the
+    registry's ``play_animation`` accepts (at most ``most`` of them); "" without it."""
+    act = registry.get("play_animation")
+    if act is None:
+        return ""
+    names = [str(c) for c in (act.param("name").choices or ())][:most]
+    if not names:
+        return ""
+    return (
+        "The one markup allowed: your spoken words may carry gestures timed to them: "
+        "^start(name) starts one as the "
+        "next word is spoken, ^run(name) plays one to its end and then speaks on, for example "
+        "'Hello! ^start(nod) Nice to meet you.' Gestures: " + ", ".join(names) + "."
+    )
+
+
 def tools_prompt(registry: ActionRegistry, instructions: str = "") -> str:
     """Tools mode: the actions are the tools; several calls run in order."""
     parts = [
@@ -28,6 +45,8 @@ def tools_prompt(registry: ActionRegistry, instructions: str = "") -> str:
         "names the tools offer (wave, nod, left, up).",
         _FEEDBACK,
     ]
+    if markers := markers_prompt(registry):
+        parts.insert(1, markers)
     if instructions.strip():
         parts.append(instructions.strip())
     return "\n\n".join(parts)
@@ -47,6 +66,8 @@ def json_prompt(registry: ActionRegistry, instructions: str = "") -> str:
         "when nothing should move. Only these actions exist:\n" + "\n".join(lines),
         _FEEDBACK,
     ]
+    if markers := markers_prompt(registry):
+        parts.insert(1, markers)
     if instructions.strip():
         parts.append(instructions.strip())
     return "\n\n".join(parts)

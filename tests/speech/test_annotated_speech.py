@@ -17,8 +17,10 @@ from anima.behaviour.speech_gestures import BehaviourGestures
 from anima.errors import CommandRefusedError, InvalidCommandError
 from anima.events import Event, EventHub, Notice, SpeechEnded, SpeechStarted
 from anima.speech.base import AudioChunk
-from anima.speech.service import ACCENT, SpeechService, _leading_silence
+from anima.speech.cues import ACCENT
+from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
+from anima.speech.utterance import leading_silence
 from anima.testing import eventually
 from anima.testing.harness import make_engine
 from anima.testing.tts import RATE, ScriptedEngine
@@ -66,7 +68,7 @@ class Rig:
         """The sample where word ``index`` of ``text`` is heard, as the service plays it."""
         samples, _ = self.tts.render(text)
         onset = self.tts.word_onsets[index]
-        return onset - _leading_silence(AudioChunk(samples[: int(0.2 * RATE)], RATE))
+        return onset - leading_silence(AudioChunk(samples[: int(0.2 * RATE)], RATE))
 
     def of(self, kind: type[Event]) -> list[Event]:
         self.hub.drain()
@@ -123,11 +125,11 @@ def test_run_holds_the_speech_until_the_gesture_ends(rig: Rig) -> None:
             assert rig.sink.played() == held, "the speech went on while ^run's gesture played"
     assert ticks * PERIOD >= duration
     # the gesture ended: the rest is spoken, then end_speak
-    assert eventually(lambda: rig.sink.written() > held, timeout=10)
+    rig.synthesized()
+    assert rig.sink.written() > held
     for _ in range(300):
         rig.tick()
-        if rig.of(SpeechEnded):
-            break
+    assert eventually(lambda: bool(rig.of(SpeechEnded)), timeout=5)
     ended = rig.of(SpeechEnded)
     assert [e.reason for e in ended] == ["done"]  # type: ignore[attr-defined]
 
@@ -161,7 +163,7 @@ class Refusing(BehaviourGestures):
 
 
 def test_a_refused_gesture_is_a_notice_and_the_speech_goes_on(rig: Rig) -> None:
-    rig.speech.gestures = Refusing(rig.behaviour, rig.hub)
+    rig.speech.cues.gestures = Refusing(rig.behaviour, rig.hub)
     rig.speech.speak("Yes ^start(nod) indeed")
     rig.synthesized()
     for _ in range(300):

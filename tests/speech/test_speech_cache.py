@@ -15,7 +15,7 @@ import pytest
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark
 from anima.speech.cache import ClauseCache, shifted
 from anima.speech.piper import PiperEngine, split_clauses
-from anima.speech.service import AUDIBLE, LEAD_KEEP_S, _moved
+from anima.speech.utterance import AUDIBLE, LEAD_KEEP_S, moved
 
 
 def _chunk(n: int, marks: tuple[int, ...] = (0,)) -> AudioChunk:
@@ -200,10 +200,10 @@ def test_a_dropped_leading_silence_moves_every_mark_with_it() -> None:
     chunk = AudioChunk(
         np.arange(100, dtype=np.int16), 22050, phonemes=(PhonemeMark("^", 0), PhonemeMark("a", 60))
     )
-    first = _moved(chunk, 40, cut=True)
+    first = moved(chunk, 40, cut=True)
     assert np.array_equal(first.samples, chunk.samples[40:])
     assert [(m.phoneme, m.offset) for m in first.phonemes] == [("^", 0), ("a", 20)]
-    later = _moved(
+    later = moved(
         AudioChunk(chunk.samples, 22050, phonemes=(PhonemeMark("b", 300),)), 40, cut=False
     )
     assert np.array_equal(later.samples, chunk.samples)  # only the first chunk loses samples

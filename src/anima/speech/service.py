@@ -28,7 +28,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,7 +35,6 @@ from anima.body import FloatArray, Role
 from anima.clock import Clock
 from anima.commands import MAX_SPEECH_TEXT
 from anima.errors import (
-    AnimaError,
     CommandRefusedError,
     EStopActiveError,
     InvalidCommandError,
@@ -45,71 +43,26 @@ from anima.errors import (
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import (
-    AudioChunk,
     AudioSink,
-    Cancel,
-    PhonemeMark,
     TTSEngine,
-    VisemeMark,
-    WordMark,
 )
+from anima.speech.cues import HOLD_POLL_S, CuePlayer
 from anima.speech.gestures import Gestures
-from anima.speech.markup import Cue, Mode, Script, Segment, check_gestures, parse
-from anima.speech.sway import ZERO, Sway, SwayGenerator
+from anima.speech.markup import Mode, Script, Segment
+from anima.speech.sway import ZERO, SwayGenerator
+from anima.speech.utterance import Output, Playback, Utterance, leading_silence, moved
 from anima.speech.visemes import LipTrack
 
 log = logging.getLogger(__name__)
 
 LIPS, SWAY = "lips", "sway"
-CUES, ACCENT = "speech-cues", "speech-accent"  # the tick hook; the contextual tilt/beat offset
-# contextual accents: (roll, pitch) in radians, and how long each is held (s)
-ACCENTS = {"tilt": (0.07, 0.0, 0.9), "beat": (0.0, 0.05, 0.25)}
-HOLD_POLL_S = 0.005  # a hold (^run, ^wait) looks at the playback clock this often
-HOLD_SLACK_S = 2.0  # a held gesture may end this much later than its duration
+CUES = "speech-cues"  # the motion tick hook that fires annotated speech's cues
 _LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
 # stop() waits this long for engines still loading: a thread left inside Piper's onnxruntime
 # or eSpeak when the interpreter exits aborts the process ("terminate called without an active
 # exception", exit -6) — seen when a signal came while a loaded machine took > 2 s to load Piper
 LOAD_WAIT_S = 30.0
-# the silence an engine puts before an utterance's first sound (Piper: 30–70 ms at the start of
-# each clause) is dropped down to this much, so the voice starts as soon as it can
-LEAD_KEEP_S = 0.005
-AUDIBLE = 328  # |sample| above this (−40 dBFS) is sound, not an engine's silence
 MAX_PREPARED = 64  # texts waiting to be prepared (more are dropped: the cache is bounded anyway)
-
-
-@dataclass
-class _Utterance:
-    id: str
-    text: str
-    locale: str
-    script: Script
-    cancel: Cancel = field(default_factory=Cancel)
-    reason: SpeechEndReason = "done"
-    finished: threading.Event = field(default_factory=threading.Event)
-    ended: bool = False  # its end_speak was published (guarded by the service's lock)
-
-
-@dataclass
-class _Output:
-    """What one utterance's synthesis carries from segment to segment."""
-
-    playback: _Playback | None = None
-    sway: SwayGenerator | None = None
-    pending: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
-
-
-@dataclass
-class _Playback:
-    """What the player and the lips need of the utterance being played."""
-
-    utterance: _Utterance
-    rate: int
-    lips: LipTrack
-    sway: list[Sway] = field(default_factory=list)
-    synthesized: bool = False
-    # (sample, cue) in sample order: appended by the worker, taken by the motion tick
-    cues: collections.deque[tuple[int, Cue]] = field(default_factory=collections.deque)
 
 
 class SpeechService:
@@ -135,9 +88,7 @@ class SpeechService:
         self._clock = clock
         self._before = before_speaking
         self._max_queue = max_queue
-        self.gestures = gestures
-        self.gesture_mode: Mode = gesture_mode
-        self._accent_until: float | None = None  # when the contextual tilt/beat is let go
+        self.cues = CuePlayer(motion, events, clock, gestures, gesture_mode)
         body = motion.body
         lips = [body.role_index(r) for r in _LIP_ROLES]
         self._lip_channels = [i for i in lips if i is not None]
@@ -145,12 +96,12 @@ class SpeechService:
         self._lip_lo = np.array([body.channels[i].default for i in self._lip_channels])
         self._lip_span = np.array([body.channels[i].max for i in self._lip_channels]) - self._lip_lo
         self._cond = threading.Condition()
-        self._queue: collections.deque[_Utterance] = collections.deque()
+        self._queue: collections.deque[Utterance] = collections.deque()
         self._preparing: collections.deque[tuple[str, str]] = collections.deque(
             maxlen=MAX_PREPARED
         )  # (text, locale) to synthesize into a cache when idle
-        self._current: _Utterance | None = None
-        self._playback: _Playback | None = None
+        self._current: Utterance | None = None
+        self._playback: Playback | None = None
         self._running = False
         self._threads: list[threading.Thread] = []
         self._ids = itertools.count(1)
@@ -216,7 +167,7 @@ class SpeechService:
                 raise CommandRefusedError("the speech service is not running")
             if len(self._queue) >= self._max_queue:
                 raise CommandRefusedError(f"{self._max_queue} utterances already waiting")
-            u = _Utterance(
+            u = Utterance(
                 id=f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}",
                 text=script.text,
                 locale=locale,
@@ -230,18 +181,8 @@ class SpeechService:
         return u.id
 
     def script(self, text: str) -> Script:
-        """``text``'s script, its markers checked against the gestures (what ``speak`` would
-        refuse, raised as :class:`InvalidCommandError`; nothing is said)."""
-        script = parse(text, self.gesture_mode)
-        if script.gestures:
-            if self.gestures is None:
-                raise InvalidCommandError(
-                    "speech markers name gestures, but this runtime has no animation library"
-                )
-            check_gestures(script, self.gestures.known, self.gestures.choices())
-        if not script.text:
-            raise InvalidCommandError("nothing to say: the text holds only speech markers")
-        return script
+        """``text``'s script (what ``speak`` would refuse raises; nothing is said)."""
+        return self.cues.script(text)
 
     def prepare(self, texts: Sequence[str], locale: str = "en-US") -> None:
         """Synthesize ``texts`` ahead of time, when the worker is idle, into the cache of the
@@ -275,7 +216,7 @@ class SpeechService:
             self._cond.notify_all()
         self._motion.release_override(LIPS)
         self._motion.clear_offset(SWAY, immediate=True)
-        self._motion.clear_offset(ACCENT)
+        self.cues.release()
         for u in ending:
             self._end(u, reason)
 
@@ -289,7 +230,7 @@ class SpeechService:
         return values
 
     # ------------------------------------------------------------------ worker: synthesis
-    def _next(self) -> _Utterance | None:
+    def _next(self) -> Utterance | None:
         """The next utterance; while none waits, the texts to prepare, one at a time."""
         while True:
             with self._cond:
@@ -357,7 +298,7 @@ class SpeechService:
                 self._motion.clear_offset(SWAY)
                 self._end(u, u.reason)
 
-    def _engine_for(self, u: _Utterance) -> TTSEngine:
+    def _engine_for(self, u: Utterance) -> TTSEngine:
         for engine in self.engines:
             if engine.supports(u.locale):
                 return engine
@@ -372,11 +313,11 @@ class SpeechService:
         u.locale = "en-US"
         return fallback
 
-    def _synthesize(self, u: _Utterance) -> None:
+    def _synthesize(self, u: Utterance) -> None:
         engine = self._engine_for(u)
         if self._before is not None:
             self._before()
-        out = _Output()
+        out = Output()
         for segment in u.script.segments:
             if segment.text:
                 self._speak_segment(u, engine, segment, out)
@@ -396,7 +337,7 @@ class SpeechService:
             self._cond.notify_all()
 
     def _speak_segment(
-        self, u: _Utterance, engine: TTSEngine, segment: Segment, out: _Output
+        self, u: Utterance, engine: TTSEngine, segment: Segment, out: Output
     ) -> None:
         """Synthesize one segment into the sink, after what the utterance already played; its
         cues are placed at the words the engine reports."""
@@ -409,12 +350,12 @@ class SpeechService:
                 return
             first = trim is None
             if trim is None:
-                trim = _leading_silence(made)
-            chunk = _moved(made, trim, cut=first, base=base)
+                trim = leading_silence(made)
+            chunk = moved(made, trim, cut=first, base=base)
             pb = out.playback
             if pb is None:
                 self.sink.start(chunk.sample_rate)
-                pb = out.playback = _Playback(u, chunk.sample_rate, LipTrack(chunk.sample_rate))
+                pb = out.playback = Playback(u, chunk.sample_rate, LipTrack(chunk.sample_rate))
                 out.sway = SwayGenerator(chunk.sample_rate)
                 with self._cond:
                     if u.cancel.is_set:
@@ -445,61 +386,19 @@ class SpeechService:
             pb.cues.append((base + round(share * (end - base)), cue))
         pb.lips.end(end)  # the mouth closes between segments
 
-    def _hold(self, u: _Utterance, segment: Segment) -> None:
-        """After a segment: let it play out, run its ``^run`` gestures and wait for them and
-        its ``^wait`` ones (each at most its duration and :data:`HOLD_SLACK_S`); a stop ends
-        the hold at once."""
+    def _hold(self, u: Utterance, segment: Segment) -> None:
+        """After a segment: let it play out, then its ``^run``/``^wait`` gestures (a stop ends
+        the hold at once)."""
         with self._cond:
             while not u.cancel.is_set and self.sink.played() < self.sink.written():
                 self._cond.wait(HOLD_POLL_S)
-        gestures = self.gestures
-        if gestures is None or u.cancel.is_set:
-            return
-        for name in segment.run:
-            self._start_gesture(name)
-        for name in segment.wait:
-            deadline = self._clock.now() + gestures.duration(name) + HOLD_SLACK_S
-            while not u.cancel.is_set and not gestures.wait(name, HOLD_POLL_S * 10):
-                if self._clock.now() > deadline:
-                    log.warning("speech: %s did not end in time; speaking on", name)
-                    break
+        if not u.cancel.is_set:
+            self.cues.hold(segment, u.cancel)
 
-    # ------------------------------------------------------------------ cues: on the motion tick
     def _cue_tick(self, t: float) -> None:
-        """Fire the cues whose word the sink has reached (the motion thread, first in a tick,
-        so a gesture started here moves in this tick); let the contextual accent go."""
-        until = self._accent_until
-        if until is not None and t >= until:
-            self._accent_until = None
-            self._motion.clear_offset(ACCENT)
+        """First in every motion tick: the cues whose word the sink has reached."""
         pb = self._playback
-        if pb is None or not pb.cues:
-            return
-        played = self.sink.played()
-        while pb.cues and pb.cues[0][0] <= played:
-            _, cue = pb.cues.popleft()
-            self._fire(cue, t)
-
-    def _fire(self, cue: Cue, t: float) -> None:
-        if cue.kind == "start":
-            self._start_gesture(cue.name)
-        elif cue.kind == "stop":
-            if self.gestures is not None:
-                self.gestures.stop(cue.name)
-        else:
-            roll, pitch, hold = ACCENTS[cue.kind]
-            self._motion.set_offset(ACCENT, head=(roll, pitch, 0.0))
-            self._accent_until = t + hold
-
-    def _start_gesture(self, name: str) -> None:
-        if self.gestures is None:
-            return
-        try:
-            self.gestures.start(name)
-        except AnimaError as exc:  # refused now (estop, a look-at hold): the speech goes on
-            self._events.publish(
-                Notice(t=self._clock.now(), source="speech", message=f"gesture {name}: {exc}")
-            )
+        self.cues.tick(t, pb.cues if pb is not None else None, self.sink.played)
 
     # ------------------------------------------------------------------ player: the playback clock
     def _play(self) -> None:
@@ -527,39 +426,10 @@ class SpeechService:
                 until = min((k + 1) * hop, written) if pb.synthesized else (k + 1) * hop
                 self._cond.wait(max(0.001, (until - played) / pb.rate))
 
-    def _end(self, u: _Utterance, reason: SpeechEndReason) -> None:
+    def _end(self, u: Utterance, reason: SpeechEndReason) -> None:
         """Publish ``u``'s end_speak, once: a stop and the worker may both end it."""
         with self._cond:
             if u.ended:
                 return
             u.ended = True
             self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))
-
-
-def _leading_silence(chunk: AudioChunk) -> int:
-    """Samples of ``chunk``'s leading silence that can go (all but LEAD_KEEP_S of it); 0 when
-    the chunk is silent throughout (nothing is known of where the sound starts)."""
-    loud = np.flatnonzero(np.abs(chunk.samples.astype(np.int32)) > AUDIBLE)
-    if not loud.size:
-        return 0
-    return max(0, int(loud[0]) - round(LEAD_KEEP_S * chunk.sample_rate))
-
-
-def _moved(chunk: AudioChunk, trim: int, *, cut: bool, base: int = 0) -> AudioChunk:
-    """``chunk`` of a segment whose first ``trim`` samples were dropped, placed ``base``
-    samples into the utterance: its marks moved (one inside the dropped part starts at the
-    segment's start), and, ``cut``, its own first samples gone (the first chunk, where they
-    are)."""
-
-    def at(offset: int) -> int:
-        return base + max(0, offset - trim)
-
-    if not trim and not base:
-        return chunk
-    return AudioChunk(
-        chunk.samples[trim:] if cut else chunk.samples,
-        chunk.sample_rate,
-        phonemes=tuple(PhonemeMark(m.phoneme, at(m.offset)) for m in chunk.phonemes),
-        visemes=tuple(VisemeMark(m.viseme, at(m.offset)) for m in chunk.visemes),
-        words=tuple(WordMark(m.char, at(m.offset)) for m in chunk.words),
-    )

@@ -173,3 +173,16 @@ def test_a_taken_port_is_one_clear_error() -> None:
         runtime.attach(WebFrontDoor(runtime, cfg.web))
         with pytest.raises(ConfigError, match=r"cannot serve on 127\.0\.0\.1:\d+.*web\.port"):
             runtime.start()
+
+
+def test_annotated_speech_plays_its_gesture_and_a_bad_one_is_refused_at_once(
+    robot: Robot, http: httpx.Client
+) -> None:
+    runtime, _ = robot
+    r = http.post("/api/speak", json={"text": "Hi ^start(moonwalk) there"})
+    assert r.status_code == 400
+    assert "unknown animation 'moonwalk'" in r.json()["reason"]
+    assert not runtime.speaking
+    r = http.post("/api/speak", json={"text": "Hello ^start(nod) there, my good friend"})
+    assert r.status_code == 202
+    assert eventually(lambda: runtime.engine.state().move == "nod", timeout=10)

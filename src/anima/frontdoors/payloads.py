@@ -24,6 +24,7 @@ from typing import Any
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary
 from anima.errors import InvalidCommandError
+from anima.speech import markup
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding
 MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request: the limit speak() enforces
@@ -179,8 +180,10 @@ def json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any]
     return data
 
 
-def parse_speak(raw: bytes | str) -> cmd.Speak:
-    """Plain text (``en-US``) or ``{"text": ..., "locale": ...}``."""
+def parse_speak(raw: bytes | str, library: AnimationLibrary | None = None) -> cmd.Speak:
+    """Plain text (``en-US``) or ``{"text": ..., "locale": ...}``; with ``library``, the
+    text's gesture markers (``^start(nod)``, docs/speech.md) are checked against it, so a bad
+    one is refused here like an unknown animation name."""
     text = decode(raw)
     locale = DEFAULT_LOCALE
     if text.startswith("{"):
@@ -194,7 +197,13 @@ def parse_speak(raw: bytes | str) -> cmd.Speak:
         locale = loc
         if not text:
             raise PayloadError("'text' is empty")
-    return cmd.Speak(text=speech_text(text), locale=locale)
+    command = cmd.Speak(text=speech_text(text), locale=locale)
+    if library is not None and "^" in command.text:
+        script = markup.parse(command.text)
+        markup.check_gestures(script, library.__contains__, library.names())
+        if not script.text:
+            raise PayloadError("nothing to say: the text holds only speech markers")
+    return command
 
 
 def parse_stop_speak(raw: bytes | str) -> cmd.StopSpeaking:
@@ -298,7 +307,7 @@ Parser = Callable[[bytes | str], cmd.Command]
 def control_parsers(library: AnimationLibrary) -> dict[str, Parser]:
     """The Nadine control topics' parsers, by topic leaf."""
     return {
-        "speak": parse_speak,
+        "speak": lambda raw: parse_speak(raw, library),
         "stop_speak": parse_stop_speak,
         "look_at": parse_look_at,
         "look_at_target": lambda raw: parse_look_at_target(raw, library),

@@ -166,7 +166,12 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
             name=path.strip("/"),
         )
 
-    command_route("/speak", payloads.parse_speak, "Speak text, lips in sync", SPEAK_BODY)
+    command_route(
+        "/speak",
+        lambda raw: payloads.parse_speak(raw, library),
+        "Speak text (gesture markers such as ^start(nod) allowed), lips in sync",
+        SPEAK_BODY,
+    )
     command_route("/stop_speak", payloads.parse_stop_speak, "Interrupt the current utterance")
     command_route(
         "/animation",

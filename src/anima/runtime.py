@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary, shipped_folder
+from anima.behaviour.body_language import BodyLanguage
 from anima.behaviour.controller import Behaviour, LookAtResult
 from anima.behaviour.idle_life import IdleLife
 from anima.body import Body, load_body
@@ -90,6 +91,8 @@ class Runtime:
             animation=self.config.animation,
         )
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
+        # the conversation's phase on the body (follows the agent's conversation events)
+        self.body_language = BodyLanguage(self.behaviour, self.events, self.config.body_language)
         self.frontdoors: list[FrontDoor] = []  # started last; stopped first, once speech ended
         self.speech: SpeechService | None = None  # created at start when an engine loads
         self.humanoid: HumanoidLink | None = None  # when humanoid.type is sim or adam

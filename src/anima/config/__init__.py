@@ -11,6 +11,7 @@ out-of-bounds values are one-line errors naming the key, where it came from (``a
 ``environment ANIMA_WEB__HOST``) and a short excerpt of the value.
 """
 
+from anima.config.body_language import BodyLanguageConfig
 from anima.config.loading import from_dict, load_config
 from anima.config.sections import (
     ENV_PREFIX,
@@ -41,6 +42,7 @@ __all__ = [
     "BehaviourConfig",
     "BlinkConfig",
     "BodyConfig",
+    "BodyLanguageConfig",
     "BreathingConfig",
     "DriverConfig",
     "HumanoidConfig",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import count, positive, rate, seconds
 from anima.errors import ConfigError
 from anima.listening.config import ListenConfig
@@ -387,6 +388,7 @@ class AnimaConfig:
     driver: DriverConfig = field(default_factory=DriverConfig)
     animation: AnimationConfig = field(default_factory=AnimationConfig)
     behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
+    body_language: BodyLanguageConfig = field(default_factory=BodyLanguageConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     web: WebConfig = field(default_factory=WebConfig)  # the dashboard and REST API
     speech: SpeechConfig = field(default_factory=SpeechConfig)

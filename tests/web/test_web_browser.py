@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from anima.events import Transcript
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.session.plot import plot_session, read_session
@@ -69,6 +70,20 @@ def test_the_dashboard_drives_and_shows_the_robot(
     kinds = b.evaluate("[...document.querySelectorAll('#log li')].map(e => e.dataset.kind)")
     assert kinds.index("start_speak") < kinds.index("end_speak")
     assert "hello from the browser" in b.evaluate("document.getElementById('log').innerText")
+
+    # the transcript: the robot's words, and the person's growing in place until the final
+    b.wait_for(_exists("#transcript li.robot"))
+    assert b.evaluate("document.querySelector('#transcript li.robot').textContent") == (
+        "hello from the browser"
+    )
+    runtime.events.publish(Transcript(t=0.0, text="so I was", final=False))
+    b.wait_for("document.querySelector('#transcript li.person.partial') !== null")
+    runtime.events.publish(Transcript(t=0.0, text="so I was thinking", final=True))
+    b.wait_for(
+        "[...document.querySelectorAll('#transcript li.person')].map(e => e.textContent)"
+        ".join('|') === 'so I was thinking'"
+    )
+    assert b.evaluate("document.querySelectorAll('#transcript li.partial').length") == 0
 
     # estop freezes the bars
     b.click("#estop-btn")

@@ -160,6 +160,7 @@ function draw() {
   pill("speaking", s.speaking ? "speaking" : "silent", s.speaking ? "on" : "");
   // the voice agent's phase (idle, engaged, listening, thinking, speaking, interrupted, sleeping)
   const phase = s.conversation;
+  $("phase").textContent = phase ?? "no agent";
   pill("conversation", phase ? `agent ${phase}` : "no agent", phase && phase !== "idle" && phase !== "sleeping" ? "on" : "");
   pill("estop", s.estop ? "ESTOP" : "estop off", s.estop ? "bad" : "");
   document.body.classList.toggle("estopped", s.estop);
@@ -246,6 +247,29 @@ function describe(e) {
   }
 }
 
+// ------------------------------------------------------------------ transcript
+// what the person said (a partial grows in place until its final) and what the robot said
+function transcriptLine(e) {
+  const list = $("transcript");
+  let li = list.querySelector("li.partial");
+  if (e.kind === "asr") {
+    if (!li) li = list.appendChild(Object.assign(document.createElement("li"), { className: "person partial" }));
+    li.textContent = e.text;
+    if (e.final) li.classList.remove("partial");
+  } else if (e.kind === "start_speak") {
+    li = list.appendChild(Object.assign(document.createElement("li"), { className: "robot", textContent: e.text }));
+    li.dataset.utterance = e.utterance;
+  } else if (e.kind === "end_speak" && e.reason !== "done") {
+    const said = list.querySelector(`li[data-utterance="${CSS.escape(e.utterance)}"]`);
+    if (said) { said.classList.add("cut"); said.title = e.reason; }
+  } else if (e.kind === "conversation") {
+    $("phase").textContent = e.state;
+    return;
+  } else return;
+  while (list.childElementCount > 50) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
 function logLine(cls, text, t) {
   const li = document.createElement("li");
   li.className = cls;
@@ -277,6 +301,7 @@ function connect() {
       logLine(cls, text, msg.t || undefined);
       const last = $("log").lastElementChild;
       if (last) last.dataset.kind = msg.kind;
+      transcriptLine(msg);
     }
   };
   ws.onclose = () => {

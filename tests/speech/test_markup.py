@@ -76,6 +76,7 @@ def test_a_caret_that_is_not_a_marker_is_text() -> None:
         ("^mode(loud) hi", "the mode is contextual or disabled"),
         ("^wait(nod) hi", "no ^start(nod) before it"),
         ("hi ^stop(wave)", "no ^start(wave) before it"),
+        ("hi " + "^start(nod) x " * 33, "more than 32 speech markers in one text"),
     ],
 )
 def test_bad_markers_are_refused_naming_what_and_where(text: str, says: str) -> None:

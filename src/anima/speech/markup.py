@@ -36,6 +36,7 @@ _ARGUMENT = re.compile(r"\s*([\w.\-]+)\s*\)")
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)")
 _CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
 _SHOWN = 60  # characters of a marker's context quoted in an error
+MAX_MARKERS = 32  # in one text: a gesture every few words at most, not a flood of moves
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,16 @@ def parse(text: str, mode: Mode = "disabled") -> Script:
         return Script(text, (Segment(text),))
     builder = _Builder(text, mode)
     at = 0
+    markers = 0
     for match in _MARKER.finditer(text):
         if match.start() < at:
             continue  # inside a marker already read
+        markers += 1
+        if markers > MAX_MARKERS:
+            raise InvalidCommandError(
+                f"more than {MAX_MARKERS} speech markers in one text (the next is at character "
+                f"{match.start()})"
+            )
         builder.add_text(text[at : match.start()])
         at = builder.marker(match)
     builder.add_text(text[at:])

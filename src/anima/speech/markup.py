@@ -35,6 +35,8 @@ _MARKER = re.compile(r"\^([A-Za-z_]\w*)\(")
 _ARGUMENT = re.compile(r"\s*([\w.\-]+)\s*\)")
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)")
 _CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
+_CLAUSE_END = re.compile(r"[,;:.!?…]+[\"'”’)\]]*(?=\s)")
+BEAT_WORDS = 4  # a clause this long (in words) starts with a beat
 _SHOWN = 60  # characters of a marker's context quoted in an error
 MAX_MARKERS = 32  # in one text: a gesture every few words at most, not a flood of moves
 
@@ -190,8 +192,9 @@ class _Builder:
 
 def _contextual(text: str, spans: Sequence[tuple[int, int, Mode]]) -> list[Cue]:
     """The automatic cues of a segment's text, where its mode was contextual: a tilt at the
-    last word of a question, a beat at the last word of an exclamation and at a word in
-    capitals (two letters or more: "NOW", not "I")."""
+    last word of a question, a beat at the last word of an exclamation, at a word in capitals
+    (two letters or more: "NOW", not "I"), and at the first word of each clause after the
+    first that runs :data:`BEAT_WORDS` words or more (the beat of a speaker starting a phrase)."""
 
     def contextual(char: int) -> bool:
         return any(a <= char < b and m == "contextual" for a, b, m in spans)
@@ -205,4 +208,12 @@ def _contextual(text: str, spans: Sequence[tuple[int, int, Mode]]) -> list[Cue]:
         if contextual(last):
             cues.append(Cue("tilt" if "?" in mark else "beat", last))
     cues += [Cue("beat", m.start()) for m in _CAPITALS.finditer(text) if contextual(m.start())]
+    for match in _CLAUSE_END.finditer(text):
+        start = match.end()
+        while start < len(text) and text[start].isspace():
+            start += 1
+        end = _CLAUSE_END.search(text, start)
+        words = text[start : end.start() if end else len(text)].split()
+        if len(words) >= BEAT_WORDS and contextual(start):
+            cues.append(Cue("beat", start))
     return cues

@@ -110,4 +110,7 @@ def test_any_text_parses_or_is_refused_as_an_invalid_command(text: str) -> None:
 def test_contextual_mode_beats_at_the_start_of_each_longer_clause() -> None:
     text = "Well, I think we should go today. It is sunny, and the birds are singing."
     cues = parse(text, "contextual").segments[0].cues
-    assert [(c.kind, text[c.char :].split()[0]) for c in cues] == [("beat", "I"), ("beat", "and")]
+    assert [(c.kind, text[c.char :].split(maxsplit=1)[0]) for c in cues] == [
+        ("beat", "I"),
+        ("beat", "and"),
+    ]

@@ -396,6 +396,8 @@ def _tool(name: str, arguments: str) -> dict[str, object]:
 
 # ---------------------------------------------------------------------- the wake's glance
 def test_a_wake_is_acknowledged_with_a_glance_unless_turned_off(runtime: Runtime) -> None:
+    # the glance alone: body language would lean the head in as the phase becomes listening
+    runtime.body_language.close()
     registry = runtime_registry(runtime)
     for enabled in (False, True):
         conv = Conversation(

@@ -162,3 +162,21 @@ def test_disabled_body_language_follows_nothing() -> None:
     rig.to("thinking")
     rig.run(1.0)
     assert POSE not in rig.engine.state().offsets
+
+
+def test_the_runtime_shows_its_conversations_phase_on_the_body() -> None:
+    from anima.config import AnimaConfig, MqttConfig
+    from anima.drivers.sim import SimDriver
+    from anima.runtime import Runtime
+    from anima.testing import eventually
+
+    rt = Runtime(AnimaConfig(mqtt=MqttConfig(enabled=False)), driver=SimDriver(), tts=[])
+    rt.start()
+    try:
+        pitch = rt.body.role_index(Role.NECK_PITCH)
+        assert pitch is not None
+        before = rt.engine.last_frame[pitch]
+        rt.events.publish(ConversationChanged(t=0.0, state="sleeping", previous="idle"))
+        assert eventually(lambda: rt.engine.last_frame[pitch] > before + 10, timeout=5)
+    finally:
+        rt.stop(ease=False)

@@ -57,6 +57,13 @@ def test_say_and_wait_returns_after_end_speak(robot: Robot) -> None:
     assert end.utterance == start.utterance == handle.utterance
 
 
+def test_annotated_say_waits_for_its_own_end_speak(robot: Robot) -> None:
+    # start_speak shows the text without its markers: the handle is paired with it all the same
+    handle = robot.say("Hello ^start(nod) there, my friend", wait=True, timeout=15)
+    assert handle.reason == "done"
+    assert handle.utterance
+
+
 def test_say_is_non_blocking_and_a_cancelled_handle_stops_its_speech(robot: Robot) -> None:
     handle = robot.say(LONG, locale="en-US")
     assert not handle.done

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from anima.errors import AnimaError, RobotTimeoutError
+from anima.speech import markup
 
 _REMEMBERED = 256  # ended utterance ids kept for a handle registered after its end arrived
 
@@ -82,8 +83,21 @@ class SpeechHandle(Handle):
     ) -> None:
         super().__init__(cancel, default_timeout)
         self.text = text
+        self.said = _said(text)  # what its start_speak will show: the text without its markers
         self.utterance = utterance  # the runtime's id; "" until the robot assigned it
         self.what = f"speech {text[:40]!r}"
+
+
+def _said(text: str) -> str:
+    """``text`` as the robot's ``start_speak`` shows it: stripped, gesture markers taken out
+    (a text whose markers the robot will refuse is left as it is: no start_speak comes)."""
+    text = text.strip()
+    if "^" not in text:
+        return text
+    try:
+        return markup.parse(text).text
+    except AnimaError:
+        return text
 
 
 class AnimationHandle(Handle):
@@ -122,7 +136,7 @@ class HandleBook:
         """A start_speak: the first unassigned handle saying ``text`` gets ``utterance``."""
         with self._lock:
             for handle in self._unassigned:
-                if handle.text.strip() == text:
+                if handle.said == text:
                     self._unassigned.remove(handle)
                     handle.utterance = utterance
                     self._speech[utterance] = handle

@@ -137,7 +137,12 @@ class Robot:
         *,
         timeout: float | None = None,
     ) -> SpeechHandle:
-        """Speak ``text`` (lips in sync); with ``wait``, return after its ``end_speak``."""
+        """Speak ``text`` (lips in sync); with ``wait``, return after its ``end_speak``.
+
+        ``text`` may time gestures to its words: ``"Hello! ^start(nod) Nice to meet you."``
+        (annotated speech: ``^start``, ``^stop``, ``^wait``, ``^run``, ``^mode``; docs/speech.md).
+        A bad marker or an unknown animation is refused like an unknown name in :meth:`play`.
+        """
         handle = self._b().say(text, locale or self.locale, self.timeout)
         if wait:
             handle.wait(timeout)

@@ -296,8 +296,7 @@ def markers_checker(animations: Sequence[str]) -> Callable[[str], None]:
     known = frozenset(animations)
 
     def check(text: str) -> None:
-        script = markup.parse(text)
-        markup.check_gestures(script, known.__contains__, animations)
+        markup.checked(text, known.__contains__, animations, words=False)
 
     return check
 

@@ -199,10 +199,7 @@ def parse_speak(raw: bytes | str, library: AnimationLibrary | None = None) -> cm
             raise PayloadError("'text' is empty")
     command = cmd.Speak(text=speech_text(text), locale=locale)
     if library is not None and "^" in command.text:
-        script = markup.parse(command.text)
-        markup.check_gestures(script, library.__contains__, library.names())
-        if not script.text:
-            raise PayloadError("nothing to say: the text holds only speech markers")
+        markup.checked(command.text, library.__contains__, library.names())
     return command
 
 

@@ -18,12 +18,12 @@ import logging
 from collections.abc import Callable
 
 from anima.clock import Clock
-from anima.errors import AnimaError, InvalidCommandError
+from anima.errors import AnimaError
 from anima.events import EventHub, Notice
 from anima.motion.engine import MotionEngine
 from anima.speech.base import Cancel
 from anima.speech.gestures import Gestures
-from anima.speech.markup import Cue, Mode, Script, Segment, check_gestures, parse
+from anima.speech.markup import Cue, Mode, Script, Segment, checked
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +53,10 @@ class CuePlayer:
     def script(self, text: str) -> Script:
         """``text``'s script, its markers checked against the gestures: an
         :class:`~anima.errors.InvalidCommandError` for what ``speak`` refuses."""
-        script = parse(text, self.mode)
-        if script.gestures:
-            if self.gestures is None:
-                raise InvalidCommandError(
-                    "speech markers name gestures, but this runtime has no animation library"
-                )
-            check_gestures(script, self.gestures.known, self.gestures.choices())
-        if not script.text:
-            raise InvalidCommandError("nothing to say: the text holds only speech markers")
-        return script
+        gestures = self.gestures
+        if gestures is None:
+            return checked(text, None, mode=self.mode)
+        return checked(text, gestures.known, gestures.choices(), self.mode)
 
     def tick(
         self, t: float, cues: collections.deque[tuple[int, Cue]] | None, played: Callable[[], int]

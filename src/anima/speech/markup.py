@@ -105,6 +105,29 @@ def plain(text: str) -> str:
     return re.sub(r"\s{2,}", " ", _ANY_MARKER.sub(" ", text)).strip()
 
 
+def checked(
+    text: str,
+    known: Callable[[str], bool] | None,
+    choices: Sequence[str] = (),
+    mode: Mode = "disabled",
+    *,
+    words: bool = True,
+) -> Script:
+    """``text``'s script with its gestures checked by ``known`` (None: no animation library,
+    so a text naming one is refused) and, with ``words``, something to say: what every door
+    refuses before anything is said (:class:`~anima.errors.InvalidCommandError`)."""
+    script = parse(text, mode)
+    if script.gestures:
+        if known is None:
+            raise InvalidCommandError(
+                "speech markers name gestures, but this runtime has no animation library"
+            )
+        check_gestures(script, known, choices)
+    if words and not script.text:
+        raise InvalidCommandError("nothing to say: the text holds only speech markers")
+    return script
+
+
 def check_gestures(
     script: Script, known: Callable[[str], bool], choices: Sequence[str] = ()
 ) -> None:

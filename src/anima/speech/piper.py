@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from anima.errors import MissingDependencyError, SpeechError
-from anima.speech.base import AudioChunk, Cancel, PhonemeMark, WordMark
+from anima.speech.base import AudioChunk, Cancel, PhonemeMark
 from anima.speech.cache import ClauseCache, shifted
 from anima.speech.text import (
     PIECE_WEIGHT,
@@ -70,7 +70,7 @@ from anima.speech.text import (
     speakable,
     weight,
 )
-from anima.speech.words import locate, rebased, spoken_word_marks, with_words
+from anima.speech.words import PLAIN_WORD, locate, rebased, share_words, spoken_word_marks
 
 if TYPE_CHECKING:
     from piper import PiperVoice
@@ -409,23 +409,12 @@ def _synthesized(
         words = spoken_word_marks(clause, marks, lambda word: _spoken_words(voice, word))
     except Exception as exc:
         raise SpeechError(f"piper: synthesis failed for {clause[:40]!r}: {exc}") from exc
-    return _share_words(made, words, start)
+    return share_words(made, words, start)
 
 
 def _spoken_words(voice: PiperVoice, word: str) -> int:
-    """How many words Piper speaks for one text word ("2024": four)."""
+    """How many words Piper speaks for one text word ("2024": four). A word of letters is one
+    (the phonemizer is asked only about the others: digits, symbols, hyphens)."""
+    if PLAIN_WORD.fullmatch(word):
+        return 1
     return sum(len("".join(sentence).split()) for sentence in voice.phonemize(word))
-
-
-def _share_words(
-    chunks: list[AudioChunk], words: list[WordMark], start: int
-) -> Iterator[AudioChunk]:
-    """Each chunk (the first starting at sample ``start``) with the word marks inside it."""
-    k = 0
-    for i, chunk in enumerate(chunks):
-        start += len(chunk.samples)
-        inside = []
-        while k < len(words) and (words[k].offset < start or i == len(chunks) - 1):
-            inside.append(words[k])
-            k += 1
-        yield with_words(chunk, inside)

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from anima.speech.base import AudioChunk, PhonemeMark, WordMark
 
 _TOKEN = re.compile(r"\S+")
 # Piper's symbols that open a sentence or separate words, and those that are pauses, not sound
 BOUNDARY_SYMBOLS = frozenset({"^", " "})
+# a text word of letters (an apostrophe inside, punctuation around): one spoken word
+PLAIN_WORD = re.compile(r"[\"'“‘(\[]*[A-Za-z]+(?:['’][A-Za-z]+)*[.,;:!?…\"'”’)\]]*")
 SILENT_SYMBOLS = frozenset({"^", "$", " ", "_", ",", ".", "!", "?", ";", ":", "…", "—", "-"})
 
 
@@ -109,6 +111,21 @@ def event_word_marks(
         seen.add(k)
         marks.append(WordMark(base + starts[k], start + sample))
     return marks
+
+
+def share_words(
+    chunks: Sequence[AudioChunk], words: Sequence[WordMark], start: int
+) -> Iterator[AudioChunk]:
+    """Each of ``chunks`` (the first starting at sample ``start``) with the word marks that
+    start inside it (the last chunk takes any left)."""
+    k = 0
+    for i, chunk in enumerate(chunks):
+        start += len(chunk.samples)
+        inside = []
+        while k < len(words) and (words[k].offset < start or i == len(chunks) - 1):
+            inside.append(words[k])
+            k += 1
+        yield with_words(chunk, inside)
 
 
 def with_words(chunk: AudioChunk, words: Iterable[WordMark]) -> AudioChunk:

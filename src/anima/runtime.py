@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary, shipped_folder
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from anima.agent.conversation import Conversation
     from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
+    from anima.speech.markup import Mode
     from anima.speech.reference import PlaybackReference
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
@@ -170,7 +171,7 @@ class Runtime:
             self.engine.clock,
             before_speaking=self.behaviour.prepare_to_speak,
             gestures=BehaviourGestures(self.behaviour, self.events),
-            gesture_mode="disabled" if cfg.gesture_mode == "disabled" else "contextual",
+            gesture_mode=cast("Mode", cfg.gesture_mode),  # checked by the config
         )
         self.speech.start()
         log.info(

@@ -28,9 +28,9 @@ from anima.config.sections import (
     MotionConfig,
     MqttConfig,
     ServeConfig,
-    SpeechConfig,
     WebConfig,
 )
+from anima.config.speech import SpeechConfig
 from anima.listening.config import ListenConfig
 
 __all__ = [

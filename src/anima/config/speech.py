@@ -1,0 +1,31 @@
+"""The ``speech`` section: which TTS engines speak, where the audio goes, and speech's own
+gestures (docs/speech.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anima.errors import ConfigError
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeechConfig:
+    enabled: bool = True  # run the speech service (when an engine is available)
+    engines: tuple[str, ...] = ("piper", "espeak")  # by preference; see anima.speech.ENGINES
+    audio_out: str | None = None  # None/auto: sound card if any, else null; "null"; or a .wav path
+    espeak_wpm: int = 165  # eSpeak NG speaking rate, words per minute
+    # automatic gestures in speech (a tilt on questions, beats): contextual | disabled; a text's
+    # ^mode(...) changes it from there (docs/speech.md, annotated speech)
+    gesture_mode: str = "contextual"
+
+    def __post_init__(self) -> None:
+        if self.gesture_mode not in ("contextual", "disabled"):
+            raise ConfigError(
+                f"speech.gesture_mode must be contextual or disabled, got {self.gesture_mode!r}"
+            )
+        if not self.engines:
+            raise ConfigError("speech.engines must name at least one engine")
+        if len(self.engines) > 10:
+            raise ConfigError(f"speech.engines: at most 10 engines, got {len(self.engines)}")
+        if not 80 <= self.espeak_wpm <= 450:
+            raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")

@@ -141,6 +141,9 @@ class Transcript(Event):
     # a final's other readings, best first (Whisper's beam: docs/listening.md, *Other
     # readings*); the agent turns to them when it cannot read ``text``
     alternatives: tuple[str, ...] = ()
+    # a final's voiced audio in seconds (the VAD's voiced frames; None: not measured): a voice
+    # heard over the robot this short is a backchannel unless it says stop (agent/barge_in.py)
+    voiced_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

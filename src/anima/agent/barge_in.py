@@ -113,7 +113,9 @@ class BargeIn:
         with self._lock:
             return voice_now and self._stop_locked()
 
-    def on_final(self, text: str, confidence: float | None = None) -> Decision | None:
+    def on_final(
+        self, text: str, confidence: float | None = None, voiced_s: float | None = None
+    ) -> Decision | None:
         """The round's transcript: ``go_on`` (a backchannel, no words, or a final the
         recognizer is unsure of — Whisper writes "Thank you for watching." for a breath: drop
         it, the robot talks on), ``stop`` (stop the robot now, then it is the next request),

@@ -77,7 +77,12 @@ def bench_conversation(
             "understanding alone)."
         ),
     ] = "wake,ptt",
-    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
+    split: Annotated[
+        str, typer.Option(help="dev, heldout, fresh, or all (a comma list for some).")
+    ] = "all",
+    trials: Annotated[
+        bool, typer.Option("--trials", help="Also one line per trial: what stopped the robot.")
+    ] = False,
     category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most this many requests per split.")
@@ -173,7 +178,12 @@ def bench_turn(
 
 def bench_duplex(
     budget_seconds: Annotated[float, typer.Option(min=1.0, help="About this long in all.")] = 600.0,
-    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
+    split: Annotated[
+        str, typer.Option(help="dev, heldout, fresh, or all (a comma list for some).")
+    ] = "all",
+    trials: Annotated[
+        bool, typer.Option("--trials", help="Also one line per trial: what stopped the robot.")
+    ] = False,
     echo: Annotated[str, typer.Option(help="The echo canceller: auto, webrtc or none.")] = "auto",
     loop_seconds: Annotated[
         float,
@@ -189,14 +199,14 @@ def bench_duplex(
     reverberation): false self-interruptions per minute, barge-in detection latency, backchannel
     false stops, echo return loss enhancement; with --loop-seconds, the loop's rate and lateness
     while the robot talks, half and full duplex."""
-    from anima.bench.duplex import report, run_duplex_bench
+    from anima.bench.duplex import SPLITS, report, run_duplex_bench
 
-    splits = ("dev", "heldout") if split == "both" else _names(split, ("dev", "heldout"), "split")
+    splits = SPLITS if split in ("all", "both") else _names(split, SPLITS, "split")
     try:
         results = run_duplex_bench(splits, budget_s=budget_seconds, echo=echo)
     except AnimaError as exc:
         fail(exc)
-    typer.echo(report(results))
+    typer.echo(report(results, trials=trials))
     if loop_seconds > 0:
         from anima.bench.duplex_loop import loop_while_talking
 

@@ -293,7 +293,8 @@ class Listener:
             elif isinstance(outcome, Final):
                 heard = Transcript(t=now, text=outcome.text, final=True,
                                    confidence=outcome.confidence,
-                                   alternatives=outcome.alternatives)  # fmt: skip
+                                   alternatives=outcome.alternatives,
+                                   voiced_s=outcome.voiced_s)  # fmt: skip
                 self._call(self._on_final, heard)
                 event = heard
             elif isinstance(outcome, Partial):

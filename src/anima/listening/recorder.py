@@ -28,7 +28,8 @@ thread and turns outcomes into callbacks and events. A round::
   round records from ``pre_buffer_s`` before the voice began — the person's first word whole.
   Whether it stops the robot is the conversation's to decide (a backchannel does not).
 - **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`,
-  with its ``alternatives`` (other readings, best first; Whisper's beam);
+  with its ``alternatives`` (other readings, best first; Whisper's beam) and ``voiced_s``, how
+  long the voice was (the round's frames the VAD found voiced: a backchannel is short);
   each partial also goes to the speech detector (``detector.partial``: its turn detector).
 
 Positions are sample indices in the stream; seconds are audio seconds.
@@ -88,6 +89,7 @@ class Final:
     text: str
     confidence: float | None = None  # the recognizer's (0-1; None: it gives none)
     alternatives: tuple[str, ...] = ()  # the recognizer's other readings, best first
+    voiced_s: float | None = None  # how long the voice was (the round's voiced frames)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +122,7 @@ class _Active:
     asr_on: bool = False
     asr_since: int = 0  # ``recorded`` when the ASR last started
     last_speech: int | None = None  # ``recorded`` at the end of the last speech frame
+    voiced: int = 0  # samples in frames the VAD found voiced (its start threshold)
     asr_first: int | None = None
     speech_start: int | None = None
     speech_end: int | None = None
@@ -299,7 +302,9 @@ class Recorder:
         active.position += len(frame)
         active.recorded += len(frame)
         change = self.detector.feed(frame)
-        self._voiced.append(self.detector.probability >= self.detector.start_threshold)
+        voiced = self.detector.probability >= self.detector.start_threshold
+        self._voiced.append(voiced)
+        active.voiced += len(frame) if voiced else 0
         if self.detector.speaking:
             active.last_speech = active.recorded
         if not active.asr_on:
@@ -350,7 +355,8 @@ class Recorder:
         if text and len(text) >= self.config.min_chars:
             confidence = getattr(self.recognizer, "confidence", None)  # older ones have none
             others = tuple(getattr(self.recognizer, "alternatives", ()))  # Whisper's n-best
-            out: list[Outcome] = [Final(text=text, confidence=confidence, alternatives=others)]
+            out: list[Outcome] = [Final(text=text, confidence=confidence, alternatives=others,
+                                        voiced_s=active.voiced / SAMPLE_RATE)]  # fmt: skip
             reason = "final"
         elif text:
             out, reason = [GaveUp(reason="too_short", waited_s=waited, text=text)], "too_short"

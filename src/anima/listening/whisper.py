@@ -155,6 +155,12 @@ class WhisperAsr:
     def loaded(self) -> bool:
         return self._model is not None
 
+    @property
+    def decoding(self) -> bool:
+        """A partial decode is running on the thread (a benchmark fed faster than real time
+        waits for it as the live stream would: ``anima bench duplex``)."""
+        return self._worker is not None and self._worker.busy
+
     def load(self) -> None:
         if self._model is not None:
             return

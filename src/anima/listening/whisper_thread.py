@@ -50,6 +50,12 @@ class DecodeThread(Generic[D]):
             self._changed.notify_all()
             return True
 
+    @property
+    def busy(self) -> bool:
+        """A decode is asked for or running."""
+        with self._changed:
+            return self._busy is not None
+
     def result(self, utterance: int) -> D | None:
         """The newest finished decode of ``utterance``, if any."""
         with self._changed:

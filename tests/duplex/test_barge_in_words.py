@@ -16,6 +16,8 @@ from anima.agent.barge_in import BargeIn, classify
         ("(coughs)", "nothing"), ("", "nothing"), ("[laughs]", "nothing"),
         ("Can you wave instead?", "other"), ("What is your name?", "other"),
         ("Nobody knows", "other"),  # "no" only as a word
+        ("Hi, see?", "backchannel"), ("Ha ha!", "backchannel"),  # a backchannel misheard
+        ("Hey.", "other"), ("Wave.", "other"), ("Look up.", "other"), ("Okay, wave.", "other"),
     ],
 )  # fmt: skip
 def test_words_over_the_robot_are_sorted(text: str, words: str) -> None:
@@ -49,3 +51,46 @@ def test_a_candidate_is_decided_once() -> None:
     assert not barge.on_partial("Yeah.")
     assert barge.on_final("Yeah, stop.", confidence=0.5) == "stop"  # a stop word still stops
     assert (barge.heard, barge.stops, barge.passed) == (7, 3, 4)
+
+
+def test_a_stop_word_stops_however_unsure_and_other_unsure_words_do_not() -> None:
+    """Whisper is unsure of a bare "stop" over the echo (0.19 in the bench) and invents words
+    for a hum ("mm-hmm" read as "And that's it.", 0.26): under ``barge_in_confidence`` only a
+    stop word stops the robot."""
+    barge = BargeIn(min_confidence=0.3)
+    barge.open()
+    assert barge.on_final("Stop", confidence=0.19) == "stop"
+    barge.open()
+    assert barge.on_final("And that's it.", confidence=0.26) == "go_on"
+    barge.open()
+    assert barge.on_final("What is your name?", confidence=0.41) == "stop"
+    barge.open()
+    assert barge.on_final("What is your name?", confidence=None) == "stop"  # no confidence given
+
+
+def test_a_held_voice_whose_words_are_a_backchannel_does_not_stop_the_robot() -> None:
+    barge = BargeIn()
+    barge.open()
+    assert not barge.on_partial("Yeah")
+    assert not barge.on_sustained(voice_now=True)  # "yeah yeah" goes on for 0.8 s
+    assert barge.pending
+    assert barge.on_final("Yeah, yeah.") == "go_on"
+    barge.open()  # a new voice: the last one's words are forgotten
+    assert not barge.on_sustained(voice_now=True)  # no words yet: the first partial decides
+    assert barge.on_partial("Can you")  # words: stopped now
+    barge.open()
+    assert not barge.on_sustained(voice_now=True)
+    assert not barge.on_partial("Sure.")  # the echo's remains kept the voice on a "sure"
+    assert barge.on_final("Sure.") == "go_on"
+    barge.open()
+    assert not barge.on_partial("What is")
+    assert barge.on_sustained(voice_now=True)  # words that are not a backchannel: at once
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, float("nan"), "high"])
+def test_barge_in_confidence_is_checked_at_config_load(value: object) -> None:
+    from anima.errors import ConfigError
+    from anima.listening.config import ListenConfig
+
+    with pytest.raises(ConfigError, match=r"listen\.barge_in_confidence must be in \[0, 1\]"):
+        ListenConfig(barge_in_confidence=value)  # type: ignore[arg-type]

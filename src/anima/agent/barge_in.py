@@ -4,14 +4,19 @@ With ``listen.duplex`` the listener hears the person while the robot talks (the 
 voice taken out by the echo canceller) and reports a voice starting as a wake with source
 ``barge_in``, its round recording from the voice's first word. Whether the robot stops:
 
-- a **stop word** in what is heard so far ("stop", "wait", "no", "hold on"…): at once;
-- a voice that goes on for ``listen.barge_in_s`` (0.8 s; voiced in most of it, to its end): at
-  once — a backchannel is shorter;
+- a **stop word** in what is heard so far ("stop", "wait", "no", "hold on"…): at once, however
+  unsure the recognizer is of it;
+- a voice that goes on for ``listen.barge_in_s`` (0.8 s; voiced in most of it, to its end) —
+  a backchannel is shorter — whose words so far are not a backchannel: at once when a partial
+  has words, else at its first partial with words (the echo's remains under a short "sure"
+  keep the VAD voiced, and Whisper reads nothing in them);
 - a **backchannel** ("uh-huh", "yeah", "okay", "right"…) as the first words heard (a partial, at
   the voice's first pause) lets the robot go on, and what the round hears after it (the echo's
   remains read as words: "Okay, hey.") changes nothing unless it holds a stop word;
-- else the round's transcript: a backchannel or nothing (a cough, a laugh: no words) lets the
-  robot go on, untouched; anything else stops it and is the next request.
+- else the round's transcript: a backchannel, nothing (a cough, a laugh: no words) or words the
+  recognizer is unsure of (under ``listen.barge_in_confidence``: Whisper writes "And that's
+  it." for an eSpeak "mm-hmm") lets the robot go on, untouched; anything else stops it and is
+  the next request.
 
 Stopping is the speech's ``end_speak`` with reason ``interrupted`` and the plan canceled, as a
 wake does. :func:`classify` is the words' rule; :class:`BargeIn` holds one candidate and makes
@@ -24,6 +29,8 @@ import re
 import threading
 from typing import Literal
 
+from rapidfuzz import fuzz, process
+
 Words = Literal["stop", "backchannel", "nothing", "other"]
 
 # said to show one is listening, not to take the turn (normalized: lower case, no punctuation)
@@ -32,10 +39,15 @@ BACKCHANNELS = frozenset({
     "yeah", "yes", "yep", "yup", "ok", "okay", "right", "i see", "sure", "cool", "nice", "wow",
     "oh", "ah", "aha", "uh", "um", "got it", "alright", "all right", "oh yeah", "oh okay",
     "okay okay", "yeah yeah", "uh huh yeah", "true", "exactly", "indeed", "great",
+    "ha ha", "haha", "hahaha", "ha ha ha",
 })  # fmt: skip
 STOP_WORDS = ("stop", "wait", "no", "hold on", "hang on", "enough", "quiet", "shut up", "pause",
               "excuse me", "stop it", "be quiet", "nope", "cancel")  # fmt: skip
 _STOP = re.compile(r"\b(" + "|".join(re.escape(w) for w in STOP_WORDS) + r")\b")
+_LETTERS = sorted({b.replace(" ", "") for b in BACKCHANNELS})
+# a reading this close (rapidfuzz ratio, letters only) to a backchannel of one or two words is
+# one misheard ("Hi, see?" for "I see"); 85 keeps "hey" (57 to "yeah") and "wave" apart
+NEAR_BACKCHANNEL = 85.0
 # what Whisper writes for a sound that is not words: "(coughs)", "[laughs]", "*sigh*"
 _SOUND = re.compile(r"[\(\[\*][^\)\]\*]*[\)\]\*]")
 
@@ -52,9 +64,13 @@ def classify(text: str) -> Words:
         return "nothing"
     if _STOP.search(words):
         return "stop"
-    if words in BACKCHANNELS or words.replace(" ", "") in BACKCHANNELS:
+    letters = words.replace(" ", "")
+    if words in BACKCHANNELS or letters in BACKCHANNELS:
         return "backchannel"
-    return "other"
+    near = len(words.split()) <= 2 and process.extractOne(
+        letters, _LETTERS, scorer=fuzz.ratio, score_cutoff=NEAR_BACKCHANNEL
+    )
+    return "backchannel" if near else "other"
 
 
 Decision = Literal["go_on", "stop", "heard"]
@@ -67,12 +83,15 @@ class BargeIn:
     duplex``: :meth:`open` at the barge-in; :meth:`on_partial` and :meth:`on_sustained` answer
     True when the robot must stop now; :meth:`on_final` says what the round's transcript is
     (None: no candidate was open, an ordinary turn); :meth:`on_gave_up` ends a round without
-    words. ``sustain_s`` is ``listen.barge_in_s``; a final under ``min_confidence`` is not words.
+    words. ``sustain_s`` is ``listen.barge_in_s``; a final without a stop word under
+    ``min_confidence`` (``listen.barge_in_confidence``) is not words.
     """
 
     def __init__(self, *, sustain_s: float = 0.8, min_confidence: float = 0.0) -> None:
         self.sustain_s = sustain_s
         self.min_confidence = min_confidence
+        self._words: Words = "nothing"  # what the latest partial reads as
+        self._held = False  # the voice went on for sustain_s (before any partial had words)
         self._lock = threading.Lock()
         self._open = False
         self._stopped = False
@@ -84,6 +103,7 @@ class BargeIn:
     def open(self) -> None:
         with self._lock:
             self._open, self._stopped, self._passed = True, False, False
+            self._words, self._held = "nothing", False
             self.heard += 1
 
     @property
@@ -100,27 +120,34 @@ class BargeIn:
         return True
 
     def on_partial(self, text: str) -> bool:
-        """A partial: True (once) when it holds a stop word; a backchannel as the first words
-        lets the robot go on (the round's final then only stops it with a stop word)."""
+        """A partial: True (once) when it holds a stop word, or words after a held voice; a
+        backchannel as the first words lets the robot go on (the round's final then only stops
+        it with a stop word)."""
         with self._lock:
-            words = classify(text)
+            words = self._words = classify(text)
             if words == "backchannel" and self._open and not self._stopped:
                 self._passed = True
-            return words == "stop" and self._stop_locked()
+            held = self._held and words == "other" and not self._passed
+            return (words == "stop" or held) and self._stop_locked()
 
     def on_sustained(self, voice_now: bool) -> bool:
-        """``sustain_s`` after the barge-in: True (once) when the voice still goes on."""
+        """``sustain_s`` after the barge-in: True (once) when the voice still goes on and the
+        latest partial has words that are not a backchannel (with no partial yet, the first
+        one with words decides: :meth:`on_partial`)."""
         with self._lock:
-            return voice_now and self._stop_locked()
+            if not voice_now or self._passed or self._words == "backchannel":
+                return False
+            if self._words == "nothing":
+                self._held = True
+                return False
+            return self._stop_locked()
 
-    def on_final(
-        self, text: str, confidence: float | None = None, voiced_s: float | None = None
-    ) -> Decision | None:
-        """The round's transcript: ``go_on`` (a backchannel, no words, or a final the
-        recognizer is unsure of — Whisper writes "Thank you for watching." for a breath: drop
-        it, the robot talks on), ``stop`` (stop the robot now, then it is the next request),
-        ``heard`` (the robot was already stopped: it is the next request), None (no candidate
-        was open: an ordinary final)."""
+    def on_final(self, text: str, confidence: float | None = None) -> Decision | None:
+        """The round's transcript: ``go_on`` (a backchannel, no words, or a final without a stop
+        word the recognizer is unsure of — Whisper writes "Thank you for watching." for a
+        breath: drop it, the robot talks on), ``stop`` (stop the robot now, then it is the next
+        request), ``heard`` (the robot was already stopped: it is the next request), None (no
+        candidate was open: an ordinary final)."""
         unsure = confidence is not None and confidence < self.min_confidence
         with self._lock:
             if not self._open:
@@ -128,7 +155,8 @@ class BargeIn:
             self._open = False
             if self._stopped:
                 return "heard"
-            words = "nothing" if unsure else classify(text)
+            words = classify(text)
+            words = "nothing" if unsure and words != "stop" else words
             if words in ("backchannel", "nothing") or (self._passed and words != "stop"):
                 self.passed += 1
                 return "go_on"

@@ -105,8 +105,10 @@ class Conversation:
         self.min_confidence = min_confidence
         listen = runtime.config.listen
         self.duplex = bool(getattr(listen, "duplex", False))
+        # over the robot, words are taken at barge_in_confidence (never below min_confidence)
+        barge_sure = max(min_confidence, float(getattr(listen, "barge_in_confidence", 0.0)))
         barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
-                        min_confidence=min_confidence)  # fmt: skip
+                        min_confidence=barge_sure)  # fmt: skip
         agent = runtime.config.agent
         self.presence = Presence(
             runtime.events, runtime.engine.clock,

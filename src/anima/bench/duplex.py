@@ -19,6 +19,7 @@ guard's margin; held-out ones (other rooms, other phrases) are only measured.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -149,7 +150,7 @@ def _decide(o: object, pos: int, barge: BargeIn, heard: _Heard) -> None:
     elif isinstance(o, Final):
         conf = "-" if o.confidence is None else f"{o.confidence:.2f}"
         heard.heard.append(f"{o.text!r} ({conf}, {o.voiced_s or 0:.2f} s voiced)")
-        if barge.on_final(o.text, o.confidence, o.voiced_s) == "stop":
+        if barge.on_final(o.text, o.confidence) == "stop":
             heard.stopped_at, heard.how = pos, "final"
     elif isinstance(o, GaveUp):
         barge.on_gave_up()
@@ -179,7 +180,7 @@ def _run_trial(
     vad.load()
     recorder = Recorder(cfg, recognizer, speech_detector(cfg, vad))
     guard = ResidualGuard(margin_db=GUARD_DB)
-    barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.min_confidence)
+    barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.barge_in_confidence)
     playing, near, onset = _mix(trial)
     heard = _Heard()
     aec_erle = _Erle()
@@ -316,9 +317,25 @@ def _agent_phrases() -> list[str]:
     return listening_phrases(runtime_registry(runtime), runtime.config.listen)
 
 
-def run_duplex_bench(splits: tuple[str, ...] = SPLITS, *, budget_s: float = 600.0,
-                     echo: str = "auto") -> dict[str, DuplexResult]:  # fmt: skip
+def run_duplex_bench(
+    splits: tuple[str, ...] = SPLITS,
+    *,
+    budget_s: float = 600.0,
+    echo: str = "auto",
+    barge_in_s: float | None = None,
+    barge_in_confidence: float | None = None,
+) -> dict[str, DuplexResult]:
+    """The trials of ``splits`` within about ``budget_s``; ``barge_in_s`` and
+    ``barge_in_confidence`` (None: the config's defaults) to weigh the rules' trade-offs."""
     cfg = ListenConfig(duplex=True, asr="auto", wake_word=False)
+    if barge_in_s is not None or barge_in_confidence is not None:
+        cfg = dataclasses.replace(
+            cfg,
+            barge_in_s=cfg.barge_in_s if barge_in_s is None else barge_in_s,
+            barge_in_confidence=(
+                cfg.barge_in_confidence if barge_in_confidence is None else barge_in_confidence
+            ),
+        )
     recognizer = make_recognizer(cfg, phrases=_agent_phrases())
     recognizer.load()
     speaker = Speaker()

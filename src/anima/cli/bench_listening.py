@@ -83,6 +83,14 @@ def bench_conversation(
     trials: Annotated[
         bool, typer.Option("--trials", help="Also one line per trial: what stopped the robot.")
     ] = False,
+    barge_in_seconds: Annotated[
+        float | None,
+        typer.Option(min=0.05, max=5.0, help="listen.barge_in_s for the trials (default 0.8)."),
+    ] = None,
+    barge_in_confidence: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="listen.barge_in_confidence (default 0.3)."),
+    ] = None,
     category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most this many requests per split.")
@@ -184,6 +192,14 @@ def bench_duplex(
     trials: Annotated[
         bool, typer.Option("--trials", help="Also one line per trial: what stopped the robot.")
     ] = False,
+    barge_in_seconds: Annotated[
+        float | None,
+        typer.Option(min=0.05, max=5.0, help="listen.barge_in_s for the trials (default 0.8)."),
+    ] = None,
+    barge_in_confidence: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="listen.barge_in_confidence (default 0.3)."),
+    ] = None,
     echo: Annotated[str, typer.Option(help="The echo canceller: auto, webrtc or none.")] = "auto",
     loop_seconds: Annotated[
         float,
@@ -203,7 +219,10 @@ def bench_duplex(
 
     splits = SPLITS if split in ("all", "both") else _names(split, SPLITS, "split")
     try:
-        results = run_duplex_bench(splits, budget_s=budget_seconds, echo=echo)
+        results = run_duplex_bench(
+            splits, budget_s=budget_seconds, echo=echo, barge_in_s=barge_in_seconds,
+            barge_in_confidence=barge_in_confidence,
+        )  # fmt: skip
     except AnimaError as exc:
         fail(exc)
     typer.echo(report(results, trials=trials))

@@ -76,6 +76,9 @@ class ListenConfig:
     # duplex: a voice over the robot this long (s) stops it without waiting for its words
     # (backchannels — "uh-huh", "yeah", "okay" — are shorter, and are let pass)
     barge_in_s: float = 0.8
+    # duplex: words heard over the robot less sure than this (0-1) do not stop it unless they
+    # hold a stop word (Whisper writes words for a hum: "mm-hmm" read as "And that's it.", 0.26)
+    barge_in_confidence: float = 0.3
 
     def __post_init__(self) -> None:
         for registry, name in (
@@ -84,14 +87,10 @@ class ListenConfig:
             registry.check(name)
         if self.asr_mode not in ASR_MODES:
             raise ConfigError(f"listen.asr_mode must be one of {', '.join(ASR_MODES)}")
-        if not (
-            isinstance(self.min_confidence, int | float)
-            and math.isfinite(self.min_confidence)
-            and 0 <= self.min_confidence <= 1
-        ):
-            raise ConfigError(
-                f"listen.min_confidence must be in [0, 1], got {_shown(self.min_confidence)}"
-            )
+        for key in ("min_confidence", "barge_in_confidence"):
+            value = getattr(self, key)
+            if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= 1):
+                raise ConfigError(f"listen.{key} must be in [0, 1], got {_shown(value)}")
         beam = self.asr_beam
         if isinstance(beam, bool) or not (isinstance(beam, int) and 1 <= beam <= MAX_BEAM):
             raise ConfigError(

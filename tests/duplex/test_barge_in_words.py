@@ -16,7 +16,8 @@ from anima.agent.barge_in import BargeIn, classify
         ("(coughs)", "nothing"), ("", "nothing"), ("[laughs]", "nothing"),
         ("Can you wave instead?", "other"), ("What is your name?", "other"),
         ("Nobody knows", "other"),  # "no" only as a word
-        ("Hi, see?", "backchannel"), ("Ha ha!", "backchannel"),  # a backchannel misheard
+        ("Oh, oh yeah.", "backchannel"), ("Yeah, okay, I see.", "backchannel"),
+        ("Yeah, wave.", "other"), ("Hi, see?", "backchannel"), ("Ha ha!", "backchannel"),
         ("Hey.", "other"), ("Wave.", "other"), ("Look up.", "other"), ("Okay, wave.", "other"),
     ],
 )  # fmt: skip

@@ -65,12 +65,21 @@ def classify(text: str) -> Words:
     if _STOP.search(words):
         return "stop"
     letters = words.replace(" ", "")
-    if words in BACKCHANNELS or letters in BACKCHANNELS:
+    if words in BACKCHANNELS or letters in BACKCHANNELS or _backchannels(words.split()):
         return "backchannel"
     near = len(words.split()) <= 2 and process.extractOne(
         letters, _LETTERS, scorer=fuzz.ratio, score_cutoff=NEAR_BACKCHANNEL
     )
     return "backchannel" if near else "other"
+
+
+def _backchannels(words: list[str]) -> bool:
+    """``words`` are backchannels one after another ("oh oh yeah", "yeah okay yeah")."""
+    ends = {0}  # how many of the words are covered so far
+    for i in range(len(words)):
+        if i in ends:
+            ends |= {i + n for n in range(1, 4) if " ".join(words[i : i + n]) in BACKCHANNELS}
+    return len(words) in ends
 
 
 Decision = Literal["go_on", "stop", "heard"]

@@ -11,7 +11,7 @@ from anima.errors import ConfigError
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.echo import NoEcho, ResidualGuard, WebRtcEcho, erle_db, make_echo
-from anima.listening.recorder import Recorder, RecordingStarted, Woke
+from anima.listening.recorder import Final, Recorder, RecordingStarted, Woke
 from anima.listening.vad import EnergyVad, SpeechDetector
 from anima.speech.reference import PlaybackReference
 from anima.speech.sinks import NullSink
@@ -167,3 +167,35 @@ def test_a_bad_duplex_setting_is_refused_naming_the_key(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         ListenConfig(**{field: value})  # type: ignore[arg-type]
+
+
+class _OverRecognizer(FakeRecognizer):
+    """Notes what the recorder tells it of each round: a voice over the robot or not."""
+
+    def __init__(self) -> None:
+        super().__init__(["Mm-hmm."])
+        self.over: list[bool] = []
+
+    def hear_over_robot(self, over: bool) -> None:
+        self.over.append(over)
+
+
+def test_a_barge_in_round_tells_the_recognizer_and_its_final_says_how_long_the_voice_was() -> None:
+    cfg = ListenConfig(duplex=True, wake_word=False, endpoint_silence_s=0.3)
+    recognizer = _OverRecognizer()
+    recorder = Recorder(cfg, recognizer, SpeechDetector(EnergyVad(), start_frames=2, end_s=0.3))
+    silence = np.zeros(FRAME_SAMPLES, np.int16) + 3
+    voice = voice_like(0.5, seed=8)
+    recorder.speaking(True)
+    outcomes = [o for _ in range(10) for o in recorder.feed(silence)]
+    for i in range(0, len(voice) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        outcomes += recorder.feed(voice[i : i + FRAME_SAMPLES])
+    outcomes += [o for _ in range(30) for o in recorder.feed(silence)]
+    assert recognizer.over == [True]
+    finals = [o for o in outcomes if isinstance(o, Final)]
+    assert len(finals) == 1
+    assert finals[0].voiced_s is not None
+    assert 0.3 <= finals[0].voiced_s <= 0.55  # the 0.5 s voice, frame by frame
+    recorder.speaking(False)
+    recorder.wake("manual")
+    assert recognizer.over == [True, False]  # an ordinary round: the ordinary prompt

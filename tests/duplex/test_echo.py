@@ -169,20 +169,9 @@ def test_a_bad_duplex_setting_is_refused_naming_the_key(
         ListenConfig(**{field: value})  # type: ignore[arg-type]
 
 
-class _OverRecognizer(FakeRecognizer):
-    """Notes what the recorder tells it of each round: a voice over the robot or not."""
-
-    def __init__(self) -> None:
-        super().__init__(["Mm-hmm."])
-        self.over: list[bool] = []
-
-    def hear_over_robot(self, over: bool) -> None:
-        self.over.append(over)
-
-
-def test_a_barge_in_round_tells_the_recognizer_and_its_final_says_how_long_the_voice_was() -> None:
+def test_a_barge_in_rounds_final_says_how_long_the_voice_was() -> None:
     cfg = ListenConfig(duplex=True, wake_word=False, endpoint_silence_s=0.3)
-    recognizer = _OverRecognizer()
+    recognizer = FakeRecognizer(["Mm-hmm."])
     recorder = Recorder(cfg, recognizer, SpeechDetector(EnergyVad(), start_frames=2, end_s=0.3))
     silence = np.zeros(FRAME_SAMPLES, np.int16) + 3
     voice = voice_like(0.5, seed=8)
@@ -191,11 +180,8 @@ def test_a_barge_in_round_tells_the_recognizer_and_its_final_says_how_long_the_v
     for i in range(0, len(voice) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
         outcomes += recorder.feed(voice[i : i + FRAME_SAMPLES])
     outcomes += [o for _ in range(30) for o in recorder.feed(silence)]
-    assert recognizer.over == [True]
+    assert [o.source for o in outcomes if isinstance(o, Woke)] == ["barge_in"]
     finals = [o for o in outcomes if isinstance(o, Final)]
     assert len(finals) == 1
     assert finals[0].voiced_s is not None
     assert 0.3 <= finals[0].voiced_s <= 0.55  # the 0.5 s voice, frame by frame
-    recorder.speaking(False)
-    recorder.wake("manual")
-    assert recognizer.over == [True, False]  # an ordinary round: the ordinary prompt

@@ -169,33 +169,6 @@ def test_the_last_final_can_be_read_again_with_hints(
     assert asr.reread("", ["look right"]) == ()
 
 
-def test_a_voice_over_the_robot_is_decoded_with_backchannels_first_in_the_prompt(
-    asr: WhisperAsr, espeak: TTSEngine, say: Say, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Full duplex: the recorder says a round is a voice over the robot; its decodes (partials
-    and final) then prompt with the backchannels and stop words before the vocabulary."""
-    prompts: list[str] = []
-    generate = asr._generate
-
-    def noted(window: object, prefix: list[int], samples: int) -> object:
-        prompts.append(asr._tokenizer.decode(prefix))
-        return generate(window, prefix, samples)
-
-    monkeypatch.setattr(asr, "_generate", noted)
-    audio = say(espeak, "okay")
-    try:
-        asr.hear_over_robot(True)
-        assert normalize(recognize(asr, audio)) in ("okay", "ok")
-        assert prompts
-        assert all(p.strip().startswith("Mm-hmm. Uh-huh.") and "nod" in p for p in prompts)
-    finally:
-        asr.hear_over_robot(False)
-    prompts.clear()
-    recognize(asr, audio)
-    assert prompts
-    assert not any("Mm-hmm" in p for p in prompts)  # an ordinary round: the vocabulary only
-
-
 def test_digital_silence_is_nothing(asr: WhisperAsr) -> None:
     assert recognize(asr, np.zeros(SAMPLE_RATE, np.int16)) == ""
     assert asr.confidence is None

@@ -233,9 +233,6 @@ class Recorder:
         )
         self.detector.reset()
         self._voiced.clear()
-        over = getattr(self.recognizer, "hear_over_robot", None)  # Whisper's: a prompt for it
-        if over is not None:
-            over(source == "barge_in")
         out.append(RecordingStarted(restarted=restarted))
         if kept:  # recorded with the next frame, so the wake is reported without waiting for it
             active.replay = np.concatenate([f for _, f in kept])[begin - kept[0][0] :]

@@ -63,10 +63,6 @@ from anima.listening.whisper_thread import STOP_TIMEOUT_S, DecodeThread
 
 logger = logging.getLogger(__name__)
 
-# a voice over the robot is most often a backchannel or a stop word: said first in the prompt,
-# Whisper read eSpeak's "mm-hmm" as "Mm hmm." where with the commands alone it wrote "And
-# that's it." (anima bench duplex: docs/listening.md, *Barge-in*)
-OVER_ROBOT_PROMPT = "Mm-hmm. Uh-huh. Yeah. Okay. Right. I see. Stop. Wait. No."
 PAD_S = 1.0  # silence encoded after the speech (the rest of 30 s is the silence encoded at load)
 MAX_AUDIO_S = 29.0  # Whisper's window less the pad: audio past this is not transcribed
 PARTIAL_EVERY_S = 0.5  # of new audio between two partial decodes
@@ -142,8 +138,6 @@ class WhisperAsr:
         self._silence: NDArray[np.float32] | None = None  # encoder output of 30 s of silence
         # the decoder's first tokens: <|startofprev|> prompt <|startoftranscript|> <|notimestamps|>
         self._prefix: list[int] = []
-        self._over_prefix: list[int] = []  # the prefix for a voice heard over the robot
-        self._over = False  # the utterance is a voice heard over the robot (hear_over_robot)
         self._end_token = -1
         self._audio: list[Frame] = []  # the utterance's frames
         self._loud: list[float] = []  # each frame's RMS level
@@ -185,7 +179,6 @@ class WhisperAsr:
             raise SpeechError(f"whisper: cannot load the model in {path}: {exc}") from exc
         self._ct2, self._model, self._tokenizer = ct2, model, tokenizer
         self._prefix = self._prompt_tokens()
-        self._over_prefix = self._prompt_tokens(f"{OVER_ROBOT_PROMPT} {self.prompt}".strip())
         self._end_token = self._special("<|endoftext|>")
         self._silence = encoded_silence(str(path.resolve()), self._encode)
         # _decode is looked up at each decode, not bound here: a test may wrap it after load
@@ -324,13 +317,7 @@ class WhisperAsr:
         assert self._silence is not None
         # the short window's encoding, then silence's up to 30 s (see the module docstring)
         window = full_window(self._encode(log_mel(levels, pad_s=PAD_S)), self._silence)
-        return self._generate(window, self._over_prefix if self._over else self._prefix, samples)
-
-    def hear_over_robot(self, over: bool) -> None:
-        """The next utterances are a voice heard over the robot (full duplex's barge-in):
-        decoded with :data:`OVER_ROBOT_PROMPT` before the vocabulary, so a hum is read as the
-        backchannel it is rather than as the nearest command."""
-        self._over = over
+        return self._generate(window, self._prefix, samples)
 
     def reread(self, text: str, hints: Sequence[str]) -> tuple[str, ...]:
         """The last final read again with ``hints`` (command phrases it may be) in the prompt

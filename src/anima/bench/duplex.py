@@ -49,6 +49,7 @@ ROOMS = {
     "fresh": (EchoPath(0.02, -8.0, 0.25, seed=11), EchoPath(0.075, -4.0, 0.6, -2.0, seed=13)),
     "unseen": (EchoPath(0.035, -5.0, 0.35, seed=17), EchoPath(0.09, -2.0, 0.55, -4.0, seed=19)),
     "later": (EchoPath(0.05, -7.0, 0.45, seed=23), EchoPath(0.12, -3.0, 0.8, -5.0, seed=29)),
+    "blind": (EchoPath(0.025, -4.0, 0.3, seed=31), EchoPath(0.08, -6.0, 0.65, -3.0, seed=37)),
 }
 INTERRUPTIONS = {
     "dev": ("wait, look at me", "stop", "no, the other way", "can you wave instead?"),
@@ -56,6 +57,7 @@ INTERRUPTIONS = {
     "fresh": ("wait wait", "hang on", "no, stop", "tell me something about the mountains"),
     "unseen": ("stop stop", "wait a moment", "no, that's wrong", "could you look at me please"),
     "later": ("stop please", "wait, i have a question", "no, look at me", "what time is it"),
+    "blind": ("stop it", "wait, not now", "no thanks", "can you tell me a joke"),
 }
 BACKCHANNELS = {
     "dev": ("uh-huh", "yeah", "okay", "cough"),
@@ -63,22 +65,26 @@ BACKCHANNELS = {
     "fresh": ("mhm", "yeah yeah", "i see", "sure", "laugh"),
     "unseen": ("uh huh yeah", "oh okay", "mm", "got it", "alright", "cough"),
     "later": ("yes yes", "oh right", "cool", "exactly", "uh huh", "cough"),
+    "blind": ("okay yeah", "yep", "nice", "wow", "mm hmm", "cough"),
 }
 # short requests with no stop word: whether one stops the robot is the rules' trade-off (a
 # backchannel is short too), so they are counted apart, not as interruptions or backchannels
 REQUESTS: dict[str, tuple[str, ...]] = {
     "dev": (), "heldout": (), "fresh": ("wave", "nod please"), "unseen": ("nod", "look up"),
     "later": ("turn around", "smile"),
+    "blind": ("dance", "look down"),
 }  # fmt: skip
 # "fresh" was built before this session's first rules were chosen (its trials were then looked
-# at); "unseen" after them, run once with them (its failures then read); "later" after that,
-# for the last rules (docs/listening.md, *Measured*)
+# at); "unseen" after them, run once with them (its failures then read); "later" after that
+# (read after one run, of a rule then taken back); "blind" before the second reading was
+# tried, never read trial by trial (docs/listening.md, *Measured*)
 USERS = {
     "dev": ("espeak-us", "espeak-gb-fast"),
     "heldout": ("espeak-us", "espeak-gb-fast"),
     "fresh": ("espeak-us-slow", "espeak-gb-fast", "espeak-us"),
     "unseen": ("espeak-gb-fast", "espeak-us", "espeak-us-slow"),
     "later": ("espeak-us", "espeak-us-slow", "espeak-gb-fast"),
+    "blind": ("espeak-us-slow", "espeak-us", "espeak-gb-fast"),
 }
 ROBOTS = ("piper-joe", "espeak-us-slow")
 SPLITS = tuple(ROOMS)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from anima.agent.barge_in import BargeIn, classify
+from anima.agent.barge_in import HINTS, BargeIn, classify
 
 
 @pytest.mark.parametrize(
@@ -95,3 +97,30 @@ def test_barge_in_confidence_is_checked_at_config_load(value: object) -> None:
 
     with pytest.raises(ConfigError, match=r"listen\.barge_in_confidence must be in \[0, 1\]"):
         ListenConfig(barge_in_confidence=value)  # type: ignore[arg-type]
+
+
+def test_words_that_would_stop_the_robot_are_read_again_with_the_backchannels() -> None:
+    """A final whose words would stop the robot is read again with the backchannels as hints:
+    a backchannel found at least as likely lets the robot go on; stop words, backchannels
+    and unsure words are decided without it."""
+    asked: list[tuple[str, tuple[str, ...]]] = []
+    again = {"And that's it.": "Mm hmm.", "What is your name?": None, "Wave.": "Wait."}
+
+    def second(text: str, hints: Sequence[str]) -> str | None:
+        asked.append((text, tuple(hints)))
+        return again[text]
+
+    barge = BargeIn(min_confidence=0.3, second_reading=second)
+    barge.open()
+    assert barge.on_final("And that's it.", confidence=0.5) == "go_on"
+    barge.open()
+    assert barge.on_final("What is your name?", confidence=0.5) == "stop"
+    barge.open()
+    assert barge.on_final("Wave.", confidence=0.5) == "stop"  # read again, not a backchannel
+    for text, confidence in (("Stop.", 0.5), ("Okay.", 0.5), ("Something", 0.1)):
+        barge.open()
+        barge.on_final(text, confidence)
+    assert barge.on_final("Nobody asked") is None  # nothing open: not read again
+    assert [text for text, _ in asked] == ["And that's it.", "What is your name?", "Wave."]
+    assert all(hints == HINTS for _, hints in asked)
+    assert (barge.second_readings, barge.read_as_backchannel) == (3, 1)

@@ -169,6 +169,24 @@ def test_the_last_final_can_be_read_again_with_hints(
     assert asr.reread("", ["look right"]) == ()
 
 
+def test_a_likelier_reading_with_hints_is_given_only_when_as_likely(
+    asr: WhisperAsr, espeak: TTSEngine, say: Say
+) -> None:
+    """Full duplex's second opinion: the last final read again with hints, kept only when the
+    model finds it at least as likely (never for another final, never for silence)."""
+    heard = recognize(asr, say(espeak, "okay"))
+    assert heard
+    again = asr.likelier(heard, ["Okay.", "Yeah."])
+    assert again is not None  # the same sounds, with the same words hinted
+    assert normalize(again) in ("okay", "ok")
+    asked = recognize(asr, say(espeak, "look at me"))
+    assert asr.likelier(heard, ["Okay."]) is None  # not the last final any more
+    other = asr.likelier(asked, ["Mm-hmm.", "Uh-huh."])
+    assert other is None or "look" in normalize(other), other  # never a hum for clear words
+    recognize(asr, np.zeros(SAMPLE_RATE, np.int16))
+    assert asr.likelier("", ["Okay."]) is None
+
+
 def test_digital_silence_is_nothing(asr: WhisperAsr) -> None:
     assert recognize(asr, np.zeros(SAMPLE_RATE, np.int16)) == ""
     assert asr.confidence is None

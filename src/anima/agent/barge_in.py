@@ -15,8 +15,10 @@ voice taken out by the echo canceller) and reports a voice starting as a wake wi
   remains read as words: "Okay, hey.") changes nothing unless it holds a stop word;
 - else the round's transcript: a backchannel, nothing (a cough, a laugh: no words) or words the
   recognizer is unsure of (under ``listen.barge_in_confidence``: Whisper writes "And that's
-  it." for an eSpeak "mm-hmm") lets the robot go on, untouched; anything else stops it and is
-  the next request.
+  it." for an eSpeak "mm-hmm") lets the robot go on, untouched; so do other words when the
+  recognizer, asked again with the backchannels as hints, finds a backchannel at least as
+  likely (``second_reading``: Whisper's :meth:`~anima.listening.whisper.WhisperAsr.likelier`);
+  anything else stops it and is the next request.
 
 Stopping is the speech's ``end_speak`` with reason ``interrupted`` and the plan canceled, as a
 wake does. :func:`classify` is the words' rule; :class:`BargeIn` holds one candidate and makes
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from rapidfuzz import fuzz, process
@@ -82,6 +85,12 @@ def _backchannels(words: list[str]) -> bool:
     return len(words) in ends
 
 
+# the hints of the second reading (a backchannel as Whisper writes it)
+HINTS = ("Mm-hmm.", "Uh-huh.", "Yeah.", "Okay.", "Right.", "I see.", "Sure.", "Yes.")
+# the recognizer's second reading of its last final with hints: the reading when at least as
+# likely, else None (WhisperAsr.likelier)
+SecondReading = Callable[[str, Sequence[str]], "str | None"]
+
 Decision = Literal["go_on", "stop", "heard"]
 
 
@@ -93,12 +102,22 @@ class BargeIn:
     True when the robot must stop now; :meth:`on_final` says what the round's transcript is
     (None: no candidate was open, an ordinary turn); :meth:`on_gave_up` ends a round without
     words. ``sustain_s`` is ``listen.barge_in_s``; a final without a stop word under
-    ``min_confidence`` (``listen.barge_in_confidence``) is not words.
+    ``min_confidence`` (``listen.barge_in_confidence``) is not words; ``second_reading`` (None:
+    none) asks the recognizer again when a final's words would stop the robot.
     """
 
-    def __init__(self, *, sustain_s: float = 0.8, min_confidence: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        sustain_s: float = 0.8,
+        min_confidence: float = 0.0,
+        second_reading: SecondReading | None = None,
+    ) -> None:
         self.sustain_s = sustain_s
         self.min_confidence = min_confidence
+        self.second_reading = second_reading
+        self.second_readings = 0  # finals read again
+        self.read_as_backchannel = 0  # of them, how many were a backchannel after all
         self._words: Words = "nothing"  # what the latest partial reads as
         self._held = False  # the voice went on for sustain_s (before any partial had words)
         self._lock = threading.Lock()
@@ -158,20 +177,31 @@ class BargeIn:
         request), ``heard`` (the robot was already stopped: it is the next request), None (no
         candidate was open: an ordinary final)."""
         unsure = confidence is not None and confidence < self.min_confidence
+        words = classify(text)
+        words = "nothing" if unsure and words != "stop" else words
+        if words == "other" and self.pending and self.second_reading is not None:
+            words = self._read_again(text)  # a decode (~0.1 s): not under the lock
         with self._lock:
             if not self._open:
                 return None
             self._open = False
             if self._stopped:
                 return "heard"
-            words = classify(text)
-            words = "nothing" if unsure and words != "stop" else words
             if words in ("backchannel", "nothing") or (self._passed and words != "stop"):
                 self.passed += 1
                 return "go_on"
             self._stopped = True
             self.stops += 1
             return "stop"
+
+    def _read_again(self, text: str) -> Words:
+        assert self.second_reading is not None
+        again = self.second_reading(text, HINTS)
+        self.second_readings += 1
+        if again is not None and classify(again) == "backchannel":
+            self.read_as_backchannel += 1
+            return "backchannel"
+        return "other"
 
     def on_gave_up(self) -> bool:
         """The round ended without words (a cough): True when it closed a candidate."""

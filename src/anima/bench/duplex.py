@@ -162,8 +162,13 @@ def _decide(o: object, pos: int, barge: BargeIn, heard: _Heard) -> None:
     elif isinstance(o, Final):
         conf = "-" if o.confidence is None else f"{o.confidence:.2f}"
         heard.heard.append(f"{o.text!r} ({conf}, {o.voiced_s or 0:.2f} s voiced)")
-        if barge.on_final(o.text, o.confidence) == "stop":
-            heard.stopped_at, heard.how = pos, "final"
+        began, read = time.monotonic(), barge.read_as_backchannel  # a second reading is a
+        decision = barge.on_final(o.text, o.confidence)  # decode: its time counts too
+        if barge.read_as_backchannel > read:
+            heard.heard[-1] += " read again as a backchannel"
+        if decision == "stop":
+            late = round((time.monotonic() - began) * SAMPLE_RATE)
+            heard.stopped_at, heard.how = pos + late, "final"
     elif isinstance(o, GaveUp):
         barge.on_gave_up()
     if DEBUG and isinstance(o, Partial | Final | GaveUp):
@@ -192,7 +197,8 @@ def _run_trial(
     vad.load()
     recorder = Recorder(cfg, recognizer, speech_detector(cfg, vad))
     guard = ResidualGuard(margin_db=GUARD_DB)
-    barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.barge_in_confidence)
+    barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.barge_in_confidence,
+                    second_reading=getattr(recognizer, "likelier", None))  # fmt: skip
     playing, near, onset = _mix(trial)
     heard = _Heard()
     aec_erle = _Erle()

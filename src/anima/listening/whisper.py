@@ -333,6 +333,19 @@ class WhisperAsr:
         again = self._generate(last.window, prefix, last.samples)
         return (again.text, *again.alternatives) if again.text else ()
 
+    def likelier(self, text: str, hints: Sequence[str]) -> str | None:
+        """The last final read again with ``hints`` in the prompt (as :meth:`reread`): the new
+        reading when the model finds it at least as likely as ``text`` was (average
+        log-probability per token), else None. Full duplex's second opinion on words heard
+        over the robot: "mm-hmm" first read as "And that's it." (−0.76) read again with the
+        backchannels as "Mm hmm." (−0.43)."""
+        last, model = self.last, self._model
+        if last is None or last.window is None or model is None or last.text != text:
+            return None
+        prefix = self._prompt_tokens(prompt_text(hints))
+        again = self._generate(last.window, prefix, last.samples)
+        return again.text if again.text and again.avg_logprob >= last.avg_logprob else None
+
     def _generate(self, window: Any, prefix: list[int], samples: int) -> Decoded:
         budget = len(prefix) + MIN_TOKENS + round(TOKENS_PER_S * samples / SAMPLE_RATE)
         result = self._model.generate(

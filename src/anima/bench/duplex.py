@@ -12,9 +12,15 @@ decisions are :mod:`anima.agent.barge_in`'s (a stop word in a partial, a voice p
 
 Printed: false self-interruptions per minute of the robot's speech alone (barge-ins heard and
 stops), barge-in detection latency from the person's first loud sample to the barge-in (p50 /
-p95) and to the stop, backchannel false-stop rate, interruptions missed, and the echo return
-loss enhancement (ERLE) of the canceller alone and with the guard. Dev conditions chose the
-guard's margin; held-out ones (other rooms, other phrases) are only measured.
+p95) and to the stop, backchannel false-stop rate, interruptions missed, short requests that
+stopped the robot, and the echo return loss enhancement (ERLE) of the canceller alone and with
+the guard; ``--trials`` adds one line per trial. Six sets of rooms, voices and phrases, each
+built before the rule it was first to judge (``SPLITS``; docs/listening.md, *Measured*).
+
+The frames come faster than real time, but Whisper's partial decodes run on their own thread
+in real time: while one runs, the frames come in real time too, and the time a final's decode
+takes is added to where the robot stops — so the partials and the stops fall where they would
+live.
 """
 
 from __future__ import annotations

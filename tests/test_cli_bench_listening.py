@@ -30,3 +30,14 @@ def test_bench_turn_prints_delay_and_cut_offs_per_detector() -> None:
     assert re.search(
         r"silence\s+\S+\s+delay p50\s+\d+ ms p95\s+\d+ ms\s+cut \d+/\d+", result.output
     )
+
+
+def test_bench_duplex_refuses_an_unknown_set_and_a_confidence_out_of_range() -> None:
+    """Refused before anything loads: the sets are named, the bounds are the config's."""
+    result = CliRunner().invoke(app, ["bench", "duplex", "--split", "dev,tuesday"])
+    assert result.exit_code == 2
+    assert "tuesday" in result.output
+    assert "blind" in result.output  # the known sets are listed
+    result = CliRunner().invoke(app, ["bench", "duplex", "--barge-in-confidence", "1.5"])
+    assert result.exit_code == 2
+    assert "--barge-in-confidence" in result.output

@@ -77,20 +77,7 @@ def bench_conversation(
             "understanding alone)."
         ),
     ] = "wake,ptt",
-    split: Annotated[
-        str, typer.Option(help="dev, heldout, fresh, or all (a comma list for some).")
-    ] = "all",
-    trials: Annotated[
-        bool, typer.Option("--trials", help="Also one line per trial: what stopped the robot.")
-    ] = False,
-    barge_in_seconds: Annotated[
-        float | None,
-        typer.Option(min=0.05, max=5.0, help="listen.barge_in_s for the trials (default 0.8)."),
-    ] = None,
-    barge_in_confidence: Annotated[
-        float | None,
-        typer.Option(min=0.0, max=1.0, help="listen.barge_in_confidence (default 0.3)."),
-    ] = None,
+    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
     category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most this many requests per split.")
@@ -187,7 +174,8 @@ def bench_turn(
 def bench_duplex(
     budget_seconds: Annotated[float, typer.Option(min=1.0, help="About this long in all.")] = 600.0,
     split: Annotated[
-        str, typer.Option(help="dev, heldout, fresh, or all (a comma list for some).")
+        str,
+        typer.Option(help="dev, heldout, fresh, unseen, later, blind (comma list), or all."),
     ] = "all",
     trials: Annotated[
         bool, typer.Option("--trials", help="Also one line per trial: what stopped the robot.")

@@ -135,3 +135,30 @@ def test_a_reload_summary_names_a_few_skipped_files_and_counts_the_rest(tmp_path
     assert "bad39.xml" not in summary
     assert "and 35 more (anima animations validate lists them all)" in summary
     assert len(summary) < 2000
+
+
+def test_execute_gives_a_speeches_id_and_stops_it_with_the_reason_given() -> None:
+    """Issue 15, one command path: ``execute(Speak)`` gives the utterance's id, the one its
+    start_speak and end_speak carry, so no caller needs the speech service; StopSpeaking ends
+    it with the reason it names."""
+    from anima.commands import Spoken
+    from anima.events import SpeechEnded, SpeechStarted
+    from anima.speech.sinks import NullSink
+    from anima.testing.tts import ScriptedEngine
+
+    rt = Runtime(driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    heard: list[Event] = []
+    rt.events.subscribe(heard.append)
+    rt.start()
+    try:
+        spoken = rt.execute(cmd.Speak(text="Hello there, how are you today?"))
+        assert isinstance(spoken, Spoken)
+        assert eventually(lambda: any(isinstance(e, SpeechStarted) for e in heard))
+        assert rt.execute(cmd.StopSpeaking(reason="interrupted")) is None
+        assert eventually(lambda: any(isinstance(e, SpeechEnded) for e in heard))
+    finally:
+        rt.stop(ease=False)
+    started = [e for e in heard if isinstance(e, SpeechStarted)]
+    ended = [e for e in heard if isinstance(e, SpeechEnded)]
+    assert [e.utterance for e in started] == [spoken.utterance]
+    assert [(e.utterance, e.reason) for e in ended] == [(spoken.utterance, "interrupted")]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from anima.events import SpeechEndReason
+
 # The longest text one utterance may carry (characters), whichever way it came: front doors
 # refuse longer payloads and the speech service refuses longer text, so no path can hand a TTS
 # engine a megabyte (a 1 MB reply once held Piper's phonemizer, and the loop, for 15 s).
@@ -60,7 +62,15 @@ class Speak:
 
 @dataclass(frozen=True, kw_only=True)
 class StopSpeaking:
-    pass
+    reason: SpeechEndReason = "stopped"  # what the utterance's end_speak says
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spoken:
+    """What :class:`Speak` gives back: the utterance's id, as its ``start_speak`` and
+    ``end_speak`` carry it (so a caller pairs them without the speech service)."""
+
+    utterance: str
 
 
 @dataclass(frozen=True, kw_only=True)

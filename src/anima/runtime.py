@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast, overload
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary, shipped_folder
@@ -210,8 +210,17 @@ class Runtime:
         self.events.publish(Notice(t=self.engine.clock.now(), source="animations", message=summary))
         return summary
 
-    def execute(self, command: cmd.Command) -> LookAtResult | None:
-        """Carry out a typed command from any front door; AnimaError when refused."""
+    @overload
+    def execute(self, command: cmd.Speak) -> cmd.Spoken: ...
+    @overload
+    def execute(self, command: cmd.LookAt) -> LookAtResult: ...
+    @overload
+    def execute(self, command: cmd.Command) -> cmd.Spoken | LookAtResult | None: ...
+
+    def execute(self, command: cmd.Command) -> cmd.Spoken | LookAtResult | None:
+        """Carry out a typed command from any front door; AnimaError when refused. A
+        :class:`~anima.commands.Speak` gives its utterance's id, a
+        :class:`~anima.commands.LookAt` what the gaze did; the rest give None."""
         b = self.behaviour
         match command:
             case cmd.PlayAnimation(name=name):
@@ -231,10 +240,10 @@ class Runtime:
             case cmd.Speak(text=text, locale=locale):
                 if self.speech is None:
                     raise CommandRefusedError(f"speech is not available: {self.speech_problem}")
-                self.speech.speak(text, locale)
-            case cmd.StopSpeaking():
+                return cmd.Spoken(utterance=self.speech.speak(text, locale))
+            case cmd.StopSpeaking(reason=reason):
                 if self.speech is not None:
-                    self.speech.stop_speaking()
+                    self.speech.stop_speaking(reason)
             case cmd.EmergencyStop():
                 self._emergency_stop()
             case cmd.ResetEmergencyStop():

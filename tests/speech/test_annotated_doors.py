@@ -104,7 +104,7 @@ def test_a_reply_with_a_refused_marker_is_said_without_it() -> None:
     rt.start()
     try:
         assert rt.speech is not None
-        say_reply(rt.speech, "Sure! ^start(moonwalk) Here we go.", "en-US", notices.append)
+        say_reply(rt.execute, "Sure! ^start(moonwalk) Here we go.", "en-US", notices.append)
         assert eventually(lambda: len(said) == 1)
     finally:
         rt.stop(ease=False)

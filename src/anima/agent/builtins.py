@@ -42,13 +42,14 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         text: the words to speak, in the robot's language
     """
     rt = ctx.runtime
-    speech = rt.speech
-    if speech is None:
-        return (False, f"speech is not available: {rt.speech_problem}")
     with ctx.events(SpeechEnded.kind) as inbox:
-        # the service itself, not execute(Speak): its utterance id pairs the end_speak
-        utterance = speech.speak(text, ctx.locale)
-        unhook = ctx.on_cancel(speech.stop_speaking)
+        # refused (no speech, estop, a bad marker): the step fails with the runtime's message
+        utterance = rt.execute(cmd.Speak(text=text, locale=ctx.locale)).utterance
+
+        def hush() -> None:
+            rt.execute(cmd.StopSpeaking())
+
+        unhook = ctx.on_cancel(hush)
         try:
             ended = inbox.wait(
                 lambda e: isinstance(e, SpeechEnded) and e.utterance == utterance,
@@ -57,7 +58,7 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         finally:
             unhook()
         if ended is None and not ctx.canceled:
-            speech.stop_speaking()
+            hush()
     if ended is None:
         return _unfinished(ctx, "speaking")
     assert isinstance(ended, SpeechEnded)

@@ -390,7 +390,7 @@ class Conversation:
             if generation != self._generation:
                 return False
             try:
-                say_reply(speech, text, self._locale, self._notice)
+                say_reply(self.runtime.execute, text, self._locale, self._notice)
             except AnimaError as exc:
                 self._notice(f"cannot say the reply: {exc}")
                 return False

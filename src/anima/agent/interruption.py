@@ -87,7 +87,7 @@ class Interruptions:
         self.planner.interrupt()
         speech = self.runtime.speech
         if speech is not None and speech.speaking:
-            speech.stop_speaking(speech_reason)
+            self.runtime.execute(cmd.StopSpeaking(reason=speech_reason))
         return self.executor.cancel("interrupted")
 
     def glance(self) -> None:

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from anima import commands as cmd
 from anima.agent.executor import PlanResult, PlanTask, StepResult, StepStatus
 from anima.agent.plan import parse_plan
 from anima.agent.planners.base import MAX_SPOKEN_CHARS, speakable
@@ -33,7 +34,6 @@ from anima.speech import markup
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.agent.executor import Executor
-    from anima.speech.service import SpeechService
 
 log = logging.getLogger(__name__)
 
@@ -313,14 +313,17 @@ def canned(planner: object, not_caught: str) -> list[str]:
     return texts
 
 
-def say_reply(speech: SpeechService, text: str, locale: str, notice: Callable[[str], None]) -> None:
-    """Speak a planner's reply; one whose gesture markers are refused (a name the library
-    lacks, a malformed marker) is said without them, with a notice, rather than not at all."""
+def say_reply(
+    execute: Callable[[cmd.Speak], object], text: str, locale: str, notice: Callable[[str], None]
+) -> None:
+    """Speak a planner's reply through ``execute`` (the runtime's); one whose gesture markers
+    are refused (a name the library lacks, a malformed marker) is said without them, with a
+    notice, rather than not at all."""
     try:
-        speech.speak(text, locale)
+        execute(cmd.Speak(text=text, locale=locale))
     except InvalidCommandError as exc:
         said = markup.plain(text)
         if said == text or not said:
             raise
         notice(f"the reply's gestures are left out: {exc}")
-        speech.speak(said, locale)
+        execute(cmd.Speak(text=said, locale=locale))

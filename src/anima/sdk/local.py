@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from anima import commands as cmd
-from anima.errors import CommandRefusedError, NotSupportedError, RobotNotConnectedError
+from anima.errors import NotSupportedError, RobotNotConnectedError
 from anima.events import (
     Event,
     MoveFinished,
@@ -78,11 +78,7 @@ class LocalBackend:
 
     # ------------------------------------------------------------------ speech
     def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
-        rt = self._rt()
-        speech = rt.speech
-        if speech is None:
-            raise CommandRefusedError(f"speech is not available: {rt.speech_problem}")
-        utterance = speech.speak(text, locale)
+        utterance = self._rt().execute(cmd.Speak(text=text, locale=locale)).utterance
         handle = SpeechHandle(text, self.stop_speaking, timeout, utterance=utterance)
         self._book.add_speech(handle)
         return handle

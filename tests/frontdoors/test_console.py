@@ -15,10 +15,14 @@ from typing import TextIO
 import pytest
 
 from anima.commands import Command
+from anima.config import AnimaConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
-from anima.events import Event, MoveStarted
-from anima.frontdoors.console import Console, SpeechPort
+from anima.events import Event, MoveStarted, SpeechStarted
+from anima.frontdoors.console import Console
 from anima.runtime import Runtime
+from anima.speech.sinks import NullSink
+from anima.testing import eventually
+from anima.testing.tts import ScriptedEngine
 
 NECK_PITCH = 8  # channel9, 0-based
 BIG = "1" + "2" * 399  # a 400-digit integer: float() of it as an int overflows
@@ -32,7 +36,6 @@ class Session:
         self,
         rt: Runtime,
         *,
-        speech: SpeechPort | None = None,
         reload: Callable[[], str] | None = None,
         execute: Callable[[Command], object] | None = None,
     ) -> None:
@@ -43,7 +46,7 @@ class Session:
         self._stdout: TextIO = os.fdopen(out_w, "w", encoding="utf-8")
         self._reader: TextIO = os.fdopen(out_r, "r", encoding="utf-8")
         self.console = Console(
-            rt.behaviour, self._stdin, self._stdout, speech=speech, reload=reload, execute=execute
+            rt.behaviour, self._stdin, self._stdout, reload=reload, execute=execute or rt.execute
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._pump = threading.Thread(target=self._read, name="console-output", daemon=True)
@@ -115,13 +118,31 @@ class Started:
             return self._cond.wait_for(lambda: name in self.names, timeout)
 
 
-class FakeSpeech:
-    def __init__(self) -> None:
-        self.said: list[tuple[str, str]] = []
+class Said:
+    """The runtime's start_speak events: (text, locale) in order."""
 
-    def speak(self, text: str, locale: str) -> object:
-        self.said.append((text, locale))
-        return None
+    def __init__(self, rt: Runtime) -> None:
+        self.events: list[Event] = []
+        rt.events.subscribe(self.events.append, SpeechStarted.kind)
+        self._rt = rt
+
+    def texts(self) -> list[tuple[str, str]]:
+        self._rt.events.drain()
+        return [(e.text, e.locale) for e in self.events if isinstance(e, SpeechStarted)]
+
+
+@pytest.fixture
+def speaking_rt() -> Iterator[Runtime]:
+    """A started runtime with speech: a scripted engine for the console's three languages."""
+    runtime = Runtime(
+        driver=SimDriver(), tts=[ScriptedEngine(locales=("en", "de", "fr"))], audio_sink=NullSink()
+    )
+    runtime.start()
+    try:
+        assert runtime.wait_first_tick(2.0)
+        yield runtime
+    finally:
+        runtime.stop(ease=False)
 
 
 @pytest.fixture
@@ -255,16 +276,25 @@ def test_look_at_a_point(rt: Runtime, session: Session) -> None:
 
 
 @pytest.mark.parametrize(("command", "text"), [("s", "hello"), ("ger", "hallo"), ("f", "bonjour")])
-def test_speech_without_a_speech_service_is_an_error(
-    session: Session, command: str, text: str
-) -> None:
-    answer = session.ask(f"{command} {text}")
-    assert answer == "error: speech is not available: no speech service is running"
+def test_speech_without_a_speech_service_is_an_error(command: str, text: str) -> None:
+    """The runtime refuses it, and the console says the runtime's reason."""
+    mute = Runtime(AnimaConfig(speech=SpeechConfig(enabled=False)), driver=SimDriver())
+    mute.start()
+    s = Session(mute)
+    try:
+        answer = s.ask(f"{command} {text}")
+        assert answer == (
+            "error: speech is not available: speech is disabled (speech.enabled: false)"
+        )
+        assert s.ask("g nod") == "ok: playing nod"  # the console goes on
+    finally:
+        s.close()
+        mute.stop(ease=False)
 
 
-def test_speech_goes_to_the_speech_service_with_its_locale(rt: Runtime) -> None:
-    speech = FakeSpeech()
-    s = Session(rt, speech=speech)
+def test_speech_goes_through_the_runtime_with_its_locale(speaking_rt: Runtime) -> None:
+    said = Said(speaking_rt)
+    s = Session(speaking_rt)
     try:
         assert s.ask("s hello there") == "ok: speaking (en-US)"
         assert s.ask("ger hallo") == "ok: speaking (de-DE)"
@@ -276,7 +306,8 @@ def test_speech_goes_to_the_speech_service_with_its_locale(rt: Runtime) -> None:
         assert s.line() == "text to speak> error: nothing to say"
     finally:
         s.close()
-    assert speech.said == [("hello there", "en-US"), ("hallo", "de-DE"), ("bonjour", "fr-FR")]
+    assert eventually(lambda: len(said.texts()) == 3)
+    assert said.texts() == [("hello there", "en-US"), ("hallo", "de-DE"), ("bonjour", "fr-FR")]
 
 
 @pytest.mark.parametrize(
@@ -290,17 +321,18 @@ def test_speech_goes_to_the_speech_service_with_its_locale(rt: Runtime) -> None:
     ],
 )
 def test_text_and_names_follow_the_other_doors_rules(
-    rt: Runtime, command: str, answer: str
+    speaking_rt: Runtime, command: str, answer: str
 ) -> None:
     # the console once spoke whatever it was given: the rules are payloads.py's, as MQTT's
-    speech = FakeSpeech()
-    s = Session(rt, speech=speech)
+    said = Said(speaking_rt)
+    s = Session(speaking_rt)
     try:
         assert s.ask(command) == answer
         assert s.ask("s still here") == "ok: speaking (en-US)"
     finally:
         s.close()
-    assert speech.said == [("still here", "en-US")]
+    assert eventually(lambda: len(said.texts()) == 1)
+    assert said.texts() == [("still here", "en-US")]
 
 
 def test_shut_ignores_look_at_until_wake(rt: Runtime, session: Session) -> None:
@@ -328,10 +360,6 @@ def test_estop_holds_the_robot_refuses_moves_and_reset_releases_it(rt: Runtime) 
         assert s.ask("g nod") == "ok: playing nod"
     finally:
         s.close()
-
-
-def test_estop_without_the_runtime_is_an_error(session: Session) -> None:
-    assert session.ask("estop") == "error: the emergency stop is not available here"
 
 
 def test_reload_answers_with_a_summary(session: Session) -> None:
@@ -424,3 +452,29 @@ def test_anima_console_as_a_process(tmp_path: Path) -> None:
     assert "bye" in out
     assert "Traceback" not in out
     assert not list(tmp_path.glob("anima-*.pid"))  # removed on the way out
+
+
+def test_every_command_goes_through_the_runtimes_execute(rt: Runtime) -> None:
+    """Issue 15, one command path: the console calls nothing of the behaviour or the speech
+    service; each command is a typed command handed to the runtime's ``execute``."""
+    seen: list[str] = []
+
+    def execute(command: Command) -> object:
+        seen.append(type(command).__name__)
+        return rt.execute(command)
+
+    s = Session(rt, execute=execute)
+    try:
+        assert s.ask("g nod") == "ok: playing nod"
+        assert s.ask("look 1 0.3 0.1").startswith("ok: look")  # (ignored while nod plays)
+        assert s.ask("servo 9 120").startswith("ok: channel 9")
+        assert s.ask("shut") == "ok: shutting down (look-at ignored until wake)"
+        assert s.ask("wake") == "ok: awake"
+        assert s.ask("estop").startswith("ok: emergency stop")
+        assert s.ask("reset") == "ok: emergency stop released"
+    finally:
+        s.close()
+    assert seen == [
+        "PlayAnimation", "LookAt", "SetChannelDefault", "Shutdown", "Wake", "EmergencyStop",
+        "ResetEmergencyStop",
+    ]  # fmt: skip

@@ -300,7 +300,6 @@ def _start_console(runtime: Runtime, stop: threading.Event) -> None:
         runtime.behaviour,
         sys.stdin,
         sys.stdout,
-        speech=runtime.speech,
         reload=runtime.reload_animations,
         execute=runtime.execute,
     )

@@ -13,7 +13,9 @@ Commands (arguments may follow the command or be given at its prompt)::
 
 Bad input gets a one-line explanation, never a traceback. Text, names and numbers follow the
 rules of the other front doors (:mod:`anima.frontdoors.payloads`): the same limits, the same
-refusals (``look 1e400 0 0``, ``s`` with a control character).
+refusals (``look 1e400 0 0``, ``s`` with a control character). Every command goes through the
+runtime's ``execute``, as from every front door; the behaviour is only read (the library, the
+body's channels).
 """
 
 from __future__ import annotations
@@ -21,10 +23,22 @@ from __future__ import annotations
 import logging
 import shlex
 from collections.abc import Callable
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from anima.behaviour.controller import Behaviour, LookAtResult
-from anima.commands import Ask, Command, EmergencyStop, Listen, ResetEmergencyStop
+from anima.commands import (
+    Ask,
+    Command,
+    EmergencyStop,
+    Listen,
+    LookAt,
+    PlayAnimation,
+    ResetEmergencyStop,
+    SetChannelDefault,
+    Shutdown,
+    Speak,
+    Wake,
+)
 from anima.errors import AnimaError
 from anima.frontdoors import payloads
 
@@ -34,29 +48,24 @@ LOCALES = {"s": "en-US", "ger": "de-DE", "f": "fr-FR"}
 HELP = __doc__.split("::", 1)[1].split("Bad input", 1)[0].rstrip() if __doc__ else ""
 
 
-class SpeechPort(Protocol):
-    """What the console needs of the speech service."""
-
-    def speak(self, text: str, locale: str) -> object: ...
-
-
 class Console:
+    """``execute`` is the runtime's (every command); ``behaviour`` is read for the library and
+    the body; ``reload`` reloads the animation folders."""
+
     def __init__(
         self,
         behaviour: Behaviour,
         stdin: TextIO,
         stdout: TextIO,
         *,
-        speech: SpeechPort | None = None,
+        execute: Callable[[Command], object],
         reload: Callable[[], str] | None = None,
-        execute: Callable[[Command], object] | None = None,
     ) -> None:
         self._behaviour = behaviour
         self._in = stdin
         self._out = stdout
-        self._speech = speech
         self._reload = reload
-        self._execute = execute  # the runtime's commands (ask, listen, estop, reset)
+        self._execute = execute
 
     def run(self) -> None:
         """Read commands until ``q`` or end of input."""
@@ -108,10 +117,8 @@ class Console:
             text = " ".join(args) or self._ask("text to speak> ")
             if not text:
                 self._say("error: nothing to say")
-            elif self._speech is None:
-                self._say("error: speech is not available: no speech service is running")
             else:
-                self._speech.speak(payloads.speech_text(text), LOCALES[cmd])
+                self._execute(Speak(text=payloads.speech_text(text), locale=LOCALES[cmd]))
                 self._say(f"ok: speaking ({LOCALES[cmd]})")
         elif cmd in ("g", "p"):
             name = args[0] if args else self._ask("animation name> " if cmd == "g" else "posture> ")
@@ -122,7 +129,7 @@ class Console:
             elif cmd == "p" and not b.library.get(name).is_posture:
                 self._say(f"error: {name!r} is a gesture, not a posture: use g")
             else:
-                b.play_animation(name)
+                self._execute(PlayAnimation(name=name))
                 self._say(f"ok: playing {name}")
         elif cmd == "look":
             self._look(args)
@@ -139,20 +146,18 @@ class Console:
         elif cmd == "reload":
             self._say(self._reload() if self._reload is not None else "error: reload not available")
         elif cmd == "shut":
-            b.shutdown()
+            self._execute(Shutdown())
             self._say("ok: shutting down (look-at ignored until wake)")
         elif cmd == "wake":
-            b.wake()
+            self._execute(Wake())
             self._say("ok: awake")
         else:
             self._say(f"error: unknown command {cmd!r} (type help)")
         return True
 
     def _stop(self, cmd: str) -> None:
-        """An emergency stop and its reset go through the runtime, as from every front door."""
-        if self._execute is None:
-            self._say("error: the emergency stop is not available here")
-        elif cmd == "estop":
+        """An emergency stop and its reset."""
+        if cmd == "estop":
             self._execute(EmergencyStop())
             self._say("ok: emergency stop: motion held, speech stopped; reset to resume")
         else:
@@ -160,9 +165,7 @@ class Console:
             self._say("ok: emergency stop released")
 
     def _agent(self, cmd: str, args: list[str]) -> None:
-        if self._execute is None:
-            self._say("error: the agent is not available here")
-        elif cmd == "listen":
+        if cmd == "listen":
             self._execute(Listen())
             self._say("ok: listening")
         elif not args:
@@ -180,7 +183,8 @@ class Console:
         except payloads.PayloadError as exc:
             self._say(f"error: look: {exc}")
             return
-        result = self._behaviour.look_at_position(x, y, z)
+        result = self._execute(LookAt(x=x, y=y, z=z))
+        assert isinstance(result, LookAtResult)  # what execute gives for a LookAt
         if result is LookAtResult.MOVED or result is LookAtResult.DEAD_ZONE:
             self._say(f"ok: looking at ({x:g}, {y:g}, {z:g})")
         else:
@@ -206,5 +210,5 @@ class Console:
         except payloads.PayloadError as exc:
             self._say(f"error: servo: {exc}")
             return
-        self._behaviour.set_channel_default(channel, value)
+        self._execute(SetChannelDefault(channel=channel, value=value))
         self._say(f"ok: channel {channel} → {value:g}")

@@ -246,7 +246,7 @@ def stop(ctx: ActionContext) -> ActionResult:
 
 def halt(ctx: ActionContext) -> None:
     """Hold the motion and silence the speech (what ``stop`` does, and what a cancel does)."""
-    ctx.runtime.engine.clear()
+    ctx.runtime.execute(cmd.StopAnimation())
     ctx.runtime.execute(cmd.StopSpeaking())
 
 

@@ -94,7 +94,7 @@ class ActionContext:
         halt: Callable[[], None] | None = None,
     ) -> None:
         """``halt`` runs first at cancel, right after the event is set (the executor passes
-        ``engine.clear``: holding the motion comes before anything else)."""
+        the runtime's ``StopAnimation``: holding the motion comes before anything else)."""
         self.runtime = runtime
         self._halt = halt
         self.locale = locale  # what say() speaks in

@@ -7,9 +7,10 @@ by ``PlanStarted``/``PlanFinished``. Actions answer with the seed's result proto
 self-feedback (nothing to report), ``True`` — done, ``(ok, message)``.
 
 Cancel is event-driven: :meth:`PlanTask.cancel` sets the plan's cancel event, holds the motion
-at once (``engine.clear()``: the running move decelerates to a hold on the next tick, queued
-ones are dropped), and runs the cancel hooks of the running action (speech stopped, programs
-signalled, waits woken). The remaining steps are canceled and the feedback says INTERRUPTED.
+at once (``StopAnimation``, the engine's ``clear()``: the running move decelerates to a hold on
+the next tick, queued ones are dropped), and runs the cancel hooks of the running action
+(speech stopped, programs signalled, waits woken). The remaining steps are canceled and the
+feedback says INTERRUPTED.
 ``finish()`` ends the task: the rest of the plan is dropped and the result says ``finished`` so
 the caller resets the conversation.
 
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from anima import commands as cmd
 from anima.agent.context import ActionContext
 from anima.agent.plan import Plan, Step
 from anima.errors import AnimaError, CommandRefusedError, EngineStateError
@@ -204,7 +206,7 @@ class PlanTask:
             ctx.reap()  # programs the step started end with it
         if ctx.canceled:
             # a command that raced the cancel (queued after its clear) is held here
-            self._executor.runtime.engine.clear()
+            self._executor.runtime.execute(cmd.StopAnimation())
             if status is not StepStatus.SUCCEEDED and status is not StepStatus.SELF_FEEDBACK:
                 return StepStatus.CANCELED, ctx.cancel_reason or "interrupted"
         return status, message
@@ -304,6 +306,10 @@ class Executor:
     def busy(self) -> bool:
         return self.current is not None
 
+    def _hold(self) -> None:
+        """A cancel's first act: the motion held (the runtime's StopAnimation)."""
+        self.runtime.execute(cmd.StopAnimation())
+
     def start(
         self,
         plan: Plan,
@@ -329,7 +335,7 @@ class Executor:
                 locale=self.locale,
                 step_timeout_s=self.step_timeout_s,
                 process_timeout_s=self.process_timeout_s,
-                halt=self.runtime.engine.clear,
+                halt=self._hold,
             )
             task = PlanTask(self, plan, ctx, on_step)
             self._current = task

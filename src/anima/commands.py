@@ -6,7 +6,9 @@ the runtime; nothing downstream re-parses strings.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+from typing import ClassVar
 
 from anima.events import SpeechEndReason
 
@@ -16,52 +18,73 @@ from anima.events import SpeechEndReason
 MAX_SPEECH_TEXT = 2000
 
 
+class Priority(enum.Enum):
+    """How a command waits behind others (:class:`~anima.frontdoors.dispatch.CommandDispatcher`)."""
+
+    SYSTEM = "system"  # before every ordered command, in arrival order among themselves
+    LATEST = "latest"  # a stream: only the newest waiting one is kept
+    ORDERED = "ordered"  # in arrival order
+
+
+class _Ordered:
+    """What most commands are: carried out in arrival order."""
+
+    priority: ClassVar[Priority] = Priority.ORDERED
+
+
+class _System:
+    """Stops and the emergency stop: they jump the ordered queue."""
+
+    priority: ClassVar[Priority] = Priority.SYSTEM
+
+
 @dataclass(frozen=True, kw_only=True)
-class PlayAnimation:
+class PlayAnimation(_Ordered):
     name: str  # an <animation_name> from the library
 
 
 @dataclass(frozen=True, kw_only=True)
 class LookAt:
+    priority: ClassVar[Priority] = Priority.LATEST  # a gaze stream: the newest wins
     x: float  # metres, head frame: forward
     y: float  # metres, head frame: to the robot's left
     z: float  # metres, head frame: up
 
 
 @dataclass(frozen=True, kw_only=True)
-class LookAtTarget:
+class LookAtTarget(_Ordered):
     name: str  # a posture <animation_name>; the default posture clears the latch
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndLookAt:
+class EndLookAt(_Ordered):
     pass
 
 
 @dataclass(frozen=True, kw_only=True)
-class Shutdown:
+class Shutdown(_Ordered):
     pass
 
 
 @dataclass(frozen=True, kw_only=True)
-class Wake:
+class Wake(_Ordered):
     pass
 
 
 @dataclass(frozen=True, kw_only=True)
-class SetChannelDefault:
+class SetChannelDefault(_Ordered):
     channel: int  # 1-based, as on the servo board and in animations
     value: float  # channel units
 
 
 @dataclass(frozen=True, kw_only=True)
-class Speak:
+class Speak(_Ordered):
     text: str  # at most MAX_SPEECH_TEXT characters
     locale: str = "en-US"
 
 
 @dataclass(frozen=True, kw_only=True)
-class StopSpeaking:
+class StopSpeaking(_System):
     reason: SpeechEndReason = "stopped"  # what the utterance's end_speak says
 
 
@@ -74,27 +97,27 @@ class Spoken:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Listen:
+class Listen(_Ordered):
     """Wake the agent: interrupt what it does and listen (a keyboard or MQTT wake)."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class Ask:
+class Ask(_Ordered):
     text: str  # a request in words, as if heard: planned and acted on by the agent
 
 
 @dataclass(frozen=True, kw_only=True)
-class EmergencyStop:
+class EmergencyStop(_System):
     """Hold the current frame and refuse moves until :class:`ResetEmergencyStop`."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class ResetEmergencyStop:
+class ResetEmergencyStop(_System):
     """Release the emergency stop; idle life blends back in."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class StopAnimation:
+class StopAnimation(_System):
     """Drop queued moves and decelerate the running one to a hold (the engine's ``clear``)."""
 
 

@@ -7,6 +7,7 @@ import threading
 from anima import commands as cmd
 from anima.events import CommandRejected, Event, EventHub
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
+from anima.testing import eventually
 
 
 class HeldWorker:
@@ -102,3 +103,34 @@ def test_stop_speaking_jumps_the_queue() -> None:
     finally:
         d.stop()
     assert ran[1] == cmd.StopSpeaking()
+
+
+def test_priority_is_the_command_types_and_a_reset_never_overtakes_its_estop() -> None:
+    """Issue 15: the dispatcher reads each command type's priority; system commands jump the
+    ordered queue but keep their own order, so a reset sent after an estop runs after it."""
+    assert cmd.EmergencyStop.priority is cmd.Priority.SYSTEM
+    assert cmd.ResetEmergencyStop.priority is cmd.Priority.SYSTEM
+    assert cmd.StopSpeaking.priority is cmd.Priority.SYSTEM
+    assert cmd.StopAnimation.priority is cmd.Priority.SYSTEM
+    assert cmd.LookAt.priority is cmd.Priority.LATEST
+    assert cmd.PlayAnimation.priority is cmd.Priority.ORDERED
+    assert cmd.Speak.priority is cmd.Priority.ORDERED
+    with HeldWorker() as held:
+        d = held.dispatcher
+        d.submit(cmd.PlayAnimation(name="second"), Origin("test", "animation", "second"))
+        d.submit(cmd.EmergencyStop(), Origin("test", "estop"))
+        d.submit(cmd.ResetEmergencyStop(), Origin("test", "reset"))
+        d.submit(cmd.PlayAnimation(name="third"), Origin("test", "animation", "third"))
+        d.submit(cmd.StopSpeaking(), Origin("test", "stop_speak"))
+        held.release_until_estop()
+        d.submit(cmd.Listen(), Origin("test", "listen"))  # ordered: runs after everything
+        assert eventually(lambda: cmd.Listen() in held.ran)
+    assert held.ran == [
+        cmd.PlayAnimation(name="first"),
+        cmd.EmergencyStop(),
+        cmd.ResetEmergencyStop(),
+        cmd.StopSpeaking(),
+        cmd.PlayAnimation(name="third"),
+        cmd.Listen(),
+    ]
+    assert [e.argument for e in held.rejected()] == ["second"]

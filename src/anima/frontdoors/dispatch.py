@@ -3,8 +3,11 @@
 A front door's network thread (paho's, uvicorn's) calls :meth:`submit` and returns at once. One
 worker thread, owned here, executes the commands in arrival order. Look-at requests are a
 stream where only the latest matters: they go to a single slot that each new one overwrites, so a
-1 kHz flood cannot build a backlog. Stop commands jump the queue; an emergency stop also flushes
-everything that was waiting (each flushed command is reported as refused).
+1 kHz flood cannot build a backlog. Stop commands, the emergency stop and its reset jump the
+queue, in their own arrival order (a reset sent after an estop never overtakes it); an
+emergency stop also flushes everything ordered that was waiting (each flushed command is
+reported as refused). Which of the three a command is, is a property of its type
+(:class:`~anima.commands.Priority`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ class CommandDispatcher:
         self._max = max_pending
         self._cond = threading.Condition()
         self._pending: collections.deque[tuple[cmd.Command, Origin]] = collections.deque()
-        self._look: tuple[cmd.LookAt, Origin] | None = None
+        # stops, the emergency stop and its reset: before the ordered ones, in their own order
+        self._system: collections.deque[tuple[cmd.Command, Origin]] = collections.deque()
+        self._look: tuple[cmd.Command, Origin] | None = None  # the newest LATEST command
         self._running = False
         self._thread: threading.Thread | None = None
         self.executed = 0
@@ -64,31 +69,35 @@ class CommandDispatcher:
             self._thread = None
 
     def submit(self, command: cmd.Command, origin: Origin) -> None:
-        """Queue ``command``; never blocks. A full queue refuses it with an error event."""
+        """Queue ``command`` by its type's :class:`~anima.commands.Priority`; never blocks. A
+        full queue refuses an ordered one with an error event."""
         with self._cond:
-            if isinstance(command, cmd.LookAt):
-                if self._look is not None:
-                    self.coalesced += 1
-                self._look = (command, origin)
-            elif isinstance(command, cmd.EmergencyStop):
-                # an emergency stop goes first and flushes what was waiting behind it
-                flushed, self._pending = list(self._pending), collections.deque()
-                self._look = None
-                self._pending.append((command, origin))
-                for waiting, where in flushed:
-                    # an estop still waiting is the same stop (MQTT's estop lane and the door
-                    # both deliver it): merged, not reported as refused
-                    if not isinstance(waiting, cmd.EmergencyStop):
-                        self._reject(where, "flushed by an emergency stop")
-            elif isinstance(command, cmd.StopSpeaking | cmd.StopAnimation):
-                # interruption is a property of the message: it goes first
-                self._pending.appendleft((command, origin))
-            elif len(self._pending) >= self._max:
-                self._reject(origin, f"too many pending commands ({self._max}); try again")
-                return
-            else:
-                self._pending.append((command, origin))
+            match command.priority:
+                case cmd.Priority.LATEST:
+                    if self._look is not None:
+                        self.coalesced += 1
+                    self._look = (command, origin)
+                case cmd.Priority.SYSTEM:
+                    if isinstance(command, cmd.EmergencyStop):
+                        self._flush(origin)
+                    self._system.append((command, origin))
+                case cmd.Priority.ORDERED:
+                    if len(self._pending) >= self._max:
+                        self._reject(origin, f"too many pending commands ({self._max}); try again")
+                        return
+                    self._pending.append((command, origin))
             self._cond.notify()
+
+    def _flush(self, origin: Origin) -> None:
+        """An emergency stop: what waited behind it is refused (an estop already waiting is
+        the same stop, merged: MQTT's estop lane and the door both deliver it)."""
+        flushed, self._pending = list(self._pending), collections.deque()
+        self._look = None
+        self._system = collections.deque(
+            (c, o) for c, o in self._system if not isinstance(c, cmd.EmergencyStop)
+        )
+        for _, where in flushed:
+            self._reject(where, "flushed by an emergency stop")
 
     def _reject(self, origin: Origin, reason: str, command: str = "") -> None:
         log.warning("%s %s refused: %s", origin.source, origin.where, reason)
@@ -103,10 +112,12 @@ class CommandDispatcher:
 
     def _next(self) -> tuple[cmd.Command, Origin] | None:
         with self._cond:
-            while self._running and not self._pending and self._look is None:
+            while self._running and not self._system and not self._pending and self._look is None:
                 self._cond.wait()
             if not self._running:
                 return None
+            if self._system:
+                return self._system.popleft()
             if self._pending:
                 return self._pending.popleft()
             item, self._look = self._look, None

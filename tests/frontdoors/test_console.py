@@ -134,21 +134,17 @@ class Said:
 @pytest.fixture
 def speaking_rt() -> Iterator[Runtime]:
     """A started runtime with speech: a scripted engine for the console's three languages."""
-    runtime = Runtime(
-        driver=SimDriver(), tts=[ScriptedEngine(locales=("en", "de", "fr"))], audio_sink=NullSink()
-    )
-    runtime.start()
-    try:
-        assert runtime.wait_first_tick(2.0)
-        yield runtime
-    finally:
-        runtime.stop(ease=False)
+    engine = ScriptedEngine(locales=("en", "de", "fr"))
+    yield from started(Runtime(driver=SimDriver(), tts=[engine], audio_sink=NullSink()))
 
 
 @pytest.fixture
 def rt() -> Iterator[Runtime]:
     """A started runtime on the simulated robot (the real 100 Hz loop on its thread)."""
-    runtime = Runtime(driver=SimDriver())
+    yield from started(Runtime(driver=SimDriver()))
+
+
+def started(runtime: Runtime) -> Iterator[Runtime]:
     runtime.start()
     try:
         assert runtime.wait_first_tick(2.0)

@@ -126,7 +126,10 @@ def test_sending_100_mb_neither_grows_the_server_nor_stops_it(
     grown = peak_rss() - before
     status, body = status_and_body(answer)
     assert status == 413
-    assert f"exceeds the {MAX_PAYLOAD}-byte limit on request bodies" in body
+    # the server closes with the client's megabytes unread, so its kernel resets the
+    # connection, and the client's may drop the answer's body after its head (seen once in a
+    # fresh-clone run): the explanation is checked when it arrived, and in the test above
+    assert not body or f"exceeds the {MAX_PAYLOAD}-byte limit on request bodies" in body
     assert grown < GROWTH_LIMIT, f"peak RSS grew {grown / 1e6:.0f} MB for a refused body"
     still_answers(http)
 

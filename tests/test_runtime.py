@@ -162,3 +162,33 @@ def test_execute_gives_a_speeches_id_and_stops_it_with_the_reason_given() -> Non
     ended = [e for e in heard if isinstance(e, SpeechEnded)]
     assert [e.utterance for e in started] == [spoken.utterance]
     assert [(e.utterance, e.reason) for e in ended] == [(spoken.utterance, "interrupted")]
+
+
+class _Unreachable(SimDriver):
+    """A robot whose port is missing: connect fails."""
+
+    def connect(self) -> None:
+        from anima.errors import DriverError
+
+        raise DriverError("serial: /dev/ttyNONE: no such port")
+
+
+def test_a_driver_that_cannot_connect_leaves_no_thread_running() -> None:
+    """Issue 15: the runtime stops exactly the parts that started. A failing connect used to
+    leave the event hub's thread running (and the next start refused as 'already started'
+    once a later part failed)."""
+    import threading
+
+    from anima.errors import DriverError
+
+    def hubs() -> int:
+        return sum(t.name == "anima-events" for t in threading.enumerate())
+
+    before = hubs()
+    rt = Runtime(driver=_Unreachable())
+    with pytest.raises(DriverError, match="no such port"):
+        rt.start()
+    assert hubs() == before  # the hub it started is stopped again
+    rt.stop()  # nothing started: a no-op, not an error
+    with pytest.raises(DriverError):
+        rt.start()  # the same failure again, not "already started"

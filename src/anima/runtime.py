@@ -16,7 +16,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, cast, overload
@@ -118,12 +118,26 @@ class Runtime:
             if self._started:
                 raise EngineStateError("runtime already started")
             engines = self._speech_engines()  # imports first: they would stall the loop
-            self.events.start()
-            self.reload_animations()
-            self.driver.connect()
-            self._switch.apply()  # a tick waits at most this long for the GIL (priority.py)
-            self.engine.start()
-            self.idle_life.start()
+            undo: list[Callable[[], object]] = []  # what started, to stop if the next fails
+            try:
+                self.events.start()
+                undo.append(self.events.stop)
+                self.reload_animations()
+                self.driver.connect()
+                undo.append(self.driver.disconnect)
+                self._switch.apply()  # a tick waits at most this long for the GIL (priority.py)
+                undo.append(self._switch.restore)
+                self.engine.start()
+                undo.append(self.engine.stop)
+                self.idle_life.start()
+            except BaseException:
+                # a driver that cannot connect (a port missing) left the events thread running
+                for stop in reversed(undo):
+                    try:
+                        stop()
+                    except Exception:  # the first error is the one to report
+                        log.exception("stopping a part that started failed")
+                raise
             self._started = True
         try:
             self._start_speech(engines)

@@ -175,8 +175,7 @@ class _Unreachable(SimDriver):
 
 def test_a_driver_that_cannot_connect_leaves_no_thread_running() -> None:
     """Issue 15: the runtime stops exactly the parts that started. A failing connect used to
-    leave the event hub's thread running (and the next start refused as 'already started'
-    once a later part failed)."""
+    leave the event hub's thread running."""
     import threading
 
     from anima.errors import DriverError
@@ -191,4 +190,4 @@ def test_a_driver_that_cannot_connect_leaves_no_thread_running() -> None:
     assert hubs() == before  # the hub it started is stopped again
     rt.stop()  # nothing started: a no-op, not an error
     with pytest.raises(DriverError):
-        rt.start()  # the same failure again, not "already started"
+        rt.start()  # the same failure again: nothing was left half started

@@ -8,7 +8,8 @@ import importlib.util
 import pytest
 
 from anima.bench.conversation_audio import Speaker
-from anima.bench.duplex import REPLY, ROOMS, DuplexResult, _run_trial, _Trial, report
+from anima.bench.duplex import DuplexResult, _run_trial, report
+from anima.bench.duplex_sets import REPLY, ROOMS, Trial
 from anima.listening.audio import SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.echo import make_echo
@@ -29,9 +30,9 @@ def test_the_robot_alone_is_not_interrupted_and_a_request_over_it_stops_it() -> 
     robot = speaker.say("piper-joe", REPLY)
     path = ROOMS["dev"][0]
     result = DuplexResult()
-    alone = _Trial(robot, path, None, 0, "alone", "alone")
+    alone = Trial(robot, path, None, 0, "alone", "alone")
     said = speaker.say("espeak-us", "wait, look at me")
-    over = _Trial(robot, path, said, 2 * SAMPLE_RATE, "interruption", "wait")
+    over = Trial(robot, path, said, 2 * SAMPLE_RATE, "interruption", "wait")
     for trial in (alone, over):
         _run_trial(trial, make_echo("webrtc"), cfg, recognizer, result)
     assert result.false_barge_ins == 0, report({"slice": result})

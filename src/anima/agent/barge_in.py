@@ -91,6 +91,19 @@ HINTS = ("Mm-hmm.", "Uh-huh.", "Yeah.", "Okay.", "Right.", "I see.", "Sure.", "Y
 # likely, else None (WhisperAsr.likelier)
 SecondReading = Callable[[str, Sequence[str]], "str | None"]
 
+
+def recognizer_reading(listener: Callable[[], object]) -> SecondReading:
+    """The second reading of ``listener()``'s recognizer, when it has one
+    (:meth:`~anima.listening.whisper.WhisperAsr.likelier`; looked up at each reading, since
+    the conversation's listener may be set after it is made), else no reading."""
+
+    def read(text: str, hints: Sequence[str]) -> str | None:
+        likelier = getattr(getattr(listener(), "recognizer", None), "likelier", None)
+        return likelier(text, hints) if likelier is not None else None
+
+    return read
+
+
 Decision = Literal["go_on", "stop", "heard"]
 
 

@@ -40,11 +40,11 @@ import collections
 import logging
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
-from anima.agent.barge_in import BargeIn
+from anima.agent.barge_in import BargeIn, recognizer_reading
 from anima.agent.executor import Executor, adds_nothing
 from anima.agent.interruption import Interruptions
 from anima.agent.latency import TurnTiming
@@ -108,7 +108,8 @@ class Conversation:
         # over the robot, words are taken at barge_in_confidence (never below min_confidence)
         barge_sure = max(min_confidence, float(getattr(listen, "barge_in_confidence", 0.0)))
         barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
-                        min_confidence=barge_sure, second_reading=self._second_reading)  # fmt: skip
+                        min_confidence=barge_sure,
+                        second_reading=recognizer_reading(lambda: self.listener))  # fmt: skip
         agent = runtime.config.agent
         self.presence = Presence(
             runtime.events, runtime.engine.clock,
@@ -247,12 +248,6 @@ class Conversation:
                 log.exception("agent turn failed")
                 self._notice(f"agent turn failed: {exc!r}")
             self.presence.to("engaged", "the turn is over", when=("thinking",))
-
-    def _second_reading(self, text: str, hints: Sequence[str]) -> str | None:
-        """Words heard over the robot read again with ``hints`` (the backchannels), when the
-        recognizer can (:meth:`~anima.listening.whisper.WhisperAsr.likelier`)."""
-        likelier = getattr(getattr(self.listener, "recognizer", None), "likelier", None)
-        return likelier(text, hints) if likelier is not None else None
 
     def _reading(self, text: str, others: tuple[str, ...]) -> str:
         """``text``, or when the understanding reads it as nothing, the first of its other

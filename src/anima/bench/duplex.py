@@ -15,7 +15,8 @@ stops), barge-in detection latency from the person's first loud sample to the ba
 p95) and to the stop, backchannel false-stop rate, interruptions missed, short requests that
 stopped the robot, and the echo return loss enhancement (ERLE) of the canceller alone and with
 the guard; ``--trials`` adds one line per trial. Six sets of rooms, voices and phrases, each
-built before the rule it was first to judge (``SPLITS``; docs/listening.md, *Measured*).
+built before the rule it was first to judge (:mod:`anima.bench.duplex_sets`;
+docs/listening.md, *Measured*).
 
 The frames come faster than real time, but Whisper's partial decodes run on their own thread
 in real time: while one runs, the frames come in real time too, and the time a final's decode
@@ -25,7 +26,6 @@ live.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from anima.agent.barge_in import BargeIn
 from anima.bench.conversation_audio import LOUD, Speaker
+from anima.bench.duplex_sets import SPLITS, Trial, trials
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.config import ListenConfig
@@ -43,57 +44,8 @@ from anima.listening.listener import speech_detector
 from anima.listening.recorder import Final, GaveUp, Partial, Recorder, Woke
 from anima.listening.registry import make_recognizer
 from anima.listening.vad import load_vad
-from anima.testing.room import EchoPath, to_int16
+from anima.testing.room import to_int16
 
-REPLY = (
-    "Hello! I am anima, a robot that can wave, nod and look around. Today I would like to tell "
-    "you about the sea, the mountains and the little town where I was built, a long time ago."
-)
-ROOMS = {
-    "dev": (EchoPath(0.03, -6.0, 0.3, seed=1), EchoPath(0.06, 0.0, 0.5, seed=2)),
-    "heldout": (EchoPath(0.045, -3.0, 0.4, seed=5), EchoPath(0.1, -10.0, 0.7, -3.0, seed=7)),
-    "fresh": (EchoPath(0.02, -8.0, 0.25, seed=11), EchoPath(0.075, -4.0, 0.6, -2.0, seed=13)),
-    "unseen": (EchoPath(0.035, -5.0, 0.35, seed=17), EchoPath(0.09, -2.0, 0.55, -4.0, seed=19)),
-    "later": (EchoPath(0.05, -7.0, 0.45, seed=23), EchoPath(0.12, -3.0, 0.8, -5.0, seed=29)),
-    "blind": (EchoPath(0.025, -4.0, 0.3, seed=31), EchoPath(0.08, -6.0, 0.65, -3.0, seed=37)),
-}
-INTERRUPTIONS = {
-    "dev": ("wait, look at me", "stop", "no, the other way", "can you wave instead?"),
-    "heldout": ("hold on a second", "no no no", "stop talking please", "what is your name?"),
-    "fresh": ("wait wait", "hang on", "no, stop", "tell me something about the mountains"),
-    "unseen": ("stop stop", "wait a moment", "no, that's wrong", "could you look at me please"),
-    "later": ("stop please", "wait, i have a question", "no, look at me", "what time is it"),
-    "blind": ("stop it", "wait, not now", "no thanks", "can you tell me a joke"),
-}
-BACKCHANNELS = {
-    "dev": ("uh-huh", "yeah", "okay", "cough"),
-    "heldout": ("mm-hmm", "right", "ok"),
-    "fresh": ("mhm", "yeah yeah", "i see", "sure", "laugh"),
-    "unseen": ("uh huh yeah", "oh okay", "mm", "got it", "alright", "cough"),
-    "later": ("yes yes", "oh right", "cool", "exactly", "uh huh", "cough"),
-    "blind": ("okay yeah", "yep", "nice", "wow", "mm hmm", "cough"),
-}
-# short requests with no stop word: whether one stops the robot is the rules' trade-off (a
-# backchannel is short too), so they are counted apart, not as interruptions or backchannels
-REQUESTS: dict[str, tuple[str, ...]] = {
-    "dev": (), "heldout": (), "fresh": ("wave", "nod please"), "unseen": ("nod", "look up"),
-    "later": ("turn around", "smile"),
-    "blind": ("dance", "look down"),
-}  # fmt: skip
-# "fresh" was built before this session's first rules were chosen (its trials were then looked
-# at); "unseen" after them, run once with them (its failures then read); "later" after that
-# (read after one run, of a rule then taken back); "blind" before the second reading was
-# tried, never read trial by trial (docs/listening.md, *Measured*)
-USERS = {
-    "dev": ("espeak-us", "espeak-gb-fast"),
-    "heldout": ("espeak-us", "espeak-gb-fast"),
-    "fresh": ("espeak-us-slow", "espeak-gb-fast", "espeak-us"),
-    "unseen": ("espeak-gb-fast", "espeak-us", "espeak-us-slow"),
-    "later": ("espeak-us", "espeak-us-slow", "espeak-gb-fast"),
-    "blind": ("espeak-us-slow", "espeak-us", "espeak-gb-fast"),
-}
-ROBOTS = ("piper-joe", "espeak-us-slow")
-SPLITS = tuple(ROOMS)
 DEBUG = False  # print every partial and final (while choosing the rules)
 GUARD_DB = 6.0  # the residual guard's margin (ResidualGuard's default)
 FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
@@ -120,28 +72,9 @@ class DuplexResult:
     not_run: int = 0
 
 
-def _cough(seed: int) -> NDArray[np.int16]:
-    """Two bursts of shaped noise (~0.35 s): a cough has no words."""
-    rng = np.random.default_rng(seed)
-    n = int(0.15 * SAMPLE_RATE)
-    env = np.sin(np.linspace(0, np.pi, n)) ** 2
-    burst = np.convolve(rng.standard_normal(n), np.ones(6) / 6, mode="same") * env * 6000
-    return to_int16(np.concatenate([burst, np.zeros(int(0.05 * SAMPLE_RATE)), burst * 0.7]))
-
-
 def _onset(samples: NDArray[np.int16]) -> int:
     loud = np.flatnonzero(np.abs(samples) > LOUD)
     return int(loud[0]) if loud.size else 0
-
-
-@dataclass
-class _Trial:
-    robot: NDArray[np.int16]
-    path: EchoPath
-    user: NDArray[np.int16] | None
-    at: int  # sample where the user's audio starts
-    kind: str  # alone | interruption | backchannel | request
-    label: str
 
 
 @dataclass
@@ -181,7 +114,7 @@ def _decide(o: object, pos: int, barge: BargeIn, heard: _Heard) -> None:
         print(type(o).__name__, pos, repr(o.text), getattr(o, "confidence", None))
 
 
-def _mix(trial: _Trial) -> tuple[NDArray[np.int16], NDArray[np.float64], int | None]:
+def _mix(trial: Trial) -> tuple[NDArray[np.int16], NDArray[np.float64], int | None]:
     """The robot's audio (with 2.5 s after it), the person's and the room's noise on the
     microphone (echo excluded), and where the person's voice begins."""
     robot = np.concatenate([trial.robot, np.zeros(int(2.5 * SAMPLE_RATE), np.int16)])
@@ -196,7 +129,7 @@ def _mix(trial: _Trial) -> tuple[NDArray[np.int16], NDArray[np.float64], int | N
 
 
 def _run_trial(
-    trial: _Trial, echo: EchoCanceller, cfg: ListenConfig, recognizer: Recognizer,
+    trial: Trial, echo: EchoCanceller, cfg: ListenConfig, recognizer: Recognizer,
     result: DuplexResult,
 ) -> None:  # fmt: skip
     vad = load_vad("auto")
@@ -256,7 +189,7 @@ class _Erle:
 
 
 def _count(
-    trial: _Trial, heard: _Heard, onset: int | None, erle: _Erle, result: DuplexResult
+    trial: Trial, heard: _Heard, onset: int | None, erle: _Erle, result: DuplexResult
 ) -> None:
     result.trials += 1
     stopped_at, heard_at = heard.stopped_at, heard.heard_at
@@ -291,45 +224,6 @@ def _count(
             result.backchannel_stops.append(trial.label)
 
 
-def _sound(text: str, seed: int) -> NDArray[np.int16] | None:
-    """The sounds with no words: a cough; a laugh (voiced bursts of falling pitch)."""
-    if text == "cough":
-        return _cough(seed)
-    if text != "laugh":
-        return None
-    t = np.arange(int(0.12 * SAMPLE_RATE)) / SAMPLE_RATE
-    bursts = []
-    for k in range(4):  # "ha ha ha ha": ~0.2 s apart, each a little lower
-        f0 = 260.0 - 20 * k
-        tone = sum(np.sin(2 * np.pi * f0 * h * t) / h for h in range(1, 8))
-        env = np.sin(np.linspace(0, np.pi, len(t))) ** 2 * (0.9**k)
-        bursts += [tone * env * 5000, np.zeros(int(0.08 * SAMPLE_RATE))]
-    return to_int16(np.concatenate(bursts))
-
-
-def trials(split: str, speaker: Speaker) -> list[_Trial]:
-    out: list[_Trial] = []
-    users = USERS[split]
-    kinds = (
-        [(t, "interruption") for t in INTERRUPTIONS[split]]
-        + [(t, "backchannel") for t in BACKCHANNELS[split]]
-        + [(t, "request") for t in REQUESTS[split]]
-    )
-    for r, robot_voice in enumerate(ROBOTS):
-        robot = speaker.say(robot_voice, REPLY)
-        for p, path in enumerate(ROOMS[split]):
-            room = f"{robot_voice} room{p}"
-            out.append(_Trial(robot, path, None, 0, "alone", f"{room} alone"))
-            for k, (text, kind) in enumerate(kinds):
-                voice = users[(k + r + p) % len(users)]
-                sound = _sound(text, k)
-                said = sound if sound is not None else speaker.say(voice, text)
-                at = int((1.5 + 0.7 * ((k + p) % 4)) * SAMPLE_RATE)
-                who = "sound" if sound is not None else voice
-                out.append(_Trial(robot, path, said, at, kind, f"{room} {who} {text!r}"))
-    return out
-
-
 def _agent_phrases() -> list[str]:
     """What the agent's listener is given (its prompt: each kind of action in turn)."""
     from anima.agent.assembly import listening_phrases
@@ -351,15 +245,9 @@ def run_duplex_bench(
 ) -> dict[str, DuplexResult]:
     """The trials of ``splits`` within about ``budget_s``; ``barge_in_s`` and
     ``barge_in_confidence`` (None: the config's defaults) to weigh the rules' trade-offs."""
-    cfg = ListenConfig(duplex=True, asr="auto", wake_word=False)
-    if barge_in_s is not None or barge_in_confidence is not None:
-        cfg = dataclasses.replace(
-            cfg,
-            barge_in_s=cfg.barge_in_s if barge_in_s is None else barge_in_s,
-            barge_in_confidence=(
-                cfg.barge_in_confidence if barge_in_confidence is None else barge_in_confidence
-            ),
-        )
+    given = {"barge_in_s": barge_in_s, "barge_in_confidence": barge_in_confidence}
+    chosen = {key: value for key, value in given.items() if value is not None}
+    cfg = ListenConfig(duplex=True, asr="auto", wake_word=False, **chosen)  # type: ignore[arg-type]
     recognizer = make_recognizer(cfg, phrases=_agent_phrases())
     recognizer.load()
     speaker = Speaker()

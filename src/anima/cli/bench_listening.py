@@ -203,7 +203,8 @@ def bench_duplex(
     reverberation): false self-interruptions per minute, barge-in detection latency, backchannel
     false stops, echo return loss enhancement; with --loop-seconds, the loop's rate and lateness
     while the robot talks, half and full duplex."""
-    from anima.bench.duplex import SPLITS, report, run_duplex_bench
+    from anima.bench.duplex import report, run_duplex_bench
+    from anima.bench.duplex_sets import SPLITS
 
     splits = SPLITS if split in ("all", "both") else _names(split, SPLITS, "split")
     try:

@@ -326,12 +326,8 @@ class WhisperAsr:
         utterance was heard since) or it was silence. The encoding is the final's own: one
         decode (~0.1 s), on the caller's thread. For the agent, when it cannot read ``text``
         nor its other readings (docs/listening.md, *Reading again*)."""
-        last, model = self.last, self._model
-        if last is None or last.window is None or model is None or last.text != text:
-            return ()
-        prefix = self._prompt_tokens(prompt_text(hints, self.wake_phrase))
-        again = self._generate(last.window, prefix, last.samples)
-        return (again.text, *again.alternatives) if again.text else ()
+        again = self._read_again(text, prompt_text(hints, self.wake_phrase))
+        return (again.text, *again.alternatives) if again is not None and again.text else ()
 
     def likelier(self, text: str, hints: Sequence[str]) -> str | None:
         """The last final read again with ``hints`` in the prompt (as :meth:`reread`): the new
@@ -339,12 +335,18 @@ class WhisperAsr:
         log-probability per token), else None. Full duplex's second opinion on words heard
         over the robot: "mm-hmm" first read as "And that's it." (−0.76) read again with the
         backchannels as "Mm hmm." (−0.43)."""
-        last, model = self.last, self._model
-        if last is None or last.window is None or model is None or last.text != text:
+        last, again = self.last, self._read_again(text, prompt_text(hints))
+        if again is None or last is None or not again.text:
             return None
-        prefix = self._prompt_tokens(prompt_text(hints))
-        again = self._generate(last.window, prefix, last.samples)
-        return again.text if again.text and again.avg_logprob >= last.avg_logprob else None
+        return again.text if again.avg_logprob >= last.avg_logprob else None
+
+    def _read_again(self, text: str, prompt: str) -> Decoded | None:
+        """The last final's own encoding decoded again with ``prompt``; None when ``text`` is
+        not the last final any more, or it was silence."""
+        last = self.last
+        if last is None or last.window is None or self._model is None or last.text != text:
+            return None
+        return self._generate(last.window, self._prompt_tokens(prompt), last.samples)
 
     def _generate(self, window: Any, prefix: list[int], samples: int) -> Decoded:
         budget = len(prefix) + MIN_TOKENS + round(TOKENS_PER_S * samples / SAMPLE_RATE)

@@ -121,6 +121,61 @@ class StopAnimation(_System):
     """Drop queued moves and decelerate the running one to a hold (the engine's ``clear``)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class HumanoidMode(_Ordered):
+    """Switch the linked humanoid's mode (SetMode), once its ``mode_enable_list`` allows it."""
+
+    verb: ClassVar[str] = "mode"
+    mode: str  # a mode name (anima.humanoid.spec.MODES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HumanoidMotion(_Ordered):
+    """Run a stand motion (SetStandMotion), once ``motion_enable_list`` allows it."""
+
+    verb: ClassVar[str] = "motion"
+    motion: str  # a motion name (anima.humanoid.spec.MOTIONS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HumanoidPosture(_Ordered):
+    """Set the stand posture (SetStandAction); ranges: anima.humanoid.spec.POSTURE."""
+
+    verb: ClassVar[str] = "posture"
+    pitch: float  # rad
+    roll: float  # rad
+    yaw: float  # rad
+    height: float  # m
+
+
+@dataclass(frozen=True, kw_only=True)
+class HumanoidSpeed(_Ordered):
+    """Walk at a velocity (SetSpeed); ``continuous`` keeps it until told otherwise."""
+
+    verb: ClassVar[str] = "speed"
+    x: float  # m/s, forward
+    y: float  # m/s, to the left
+    yaw: float  # rad/s
+    continuous: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadHumanoidState(_Ordered):
+    """Ask the linked humanoid for its state now (GetRobotState): gives its RobotState."""
+
+    verb: ClassVar[str] = "state"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HumanoidAnswer:
+    """What a humanoid command gives back: the robot's answer, in its words."""
+
+    answer: str
+
+
+HumanoidCommand = HumanoidMode | HumanoidMotion | HumanoidPosture | HumanoidSpeed
+"""The humanoid commands that move the robot (what the front doors' ``humanoid/<verb>`` carry)."""
+
 Command = (
     PlayAnimation
     | LookAt
@@ -136,4 +191,6 @@ Command = (
     | EmergencyStop
     | ResetEmergencyStop
     | StopAnimation
+    | HumanoidCommand
+    | ReadHumanoidState
 )

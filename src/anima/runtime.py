@@ -32,6 +32,7 @@ from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
 from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import EventHub, Notice
+from anima.humanoid.spec import RobotState
 
 if TYPE_CHECKING:
     from anima.agent.conversation import Conversation
@@ -46,6 +47,10 @@ from anima.motion.priority import SwitchInterval
 
 log = logging.getLogger(__name__)
 
+Result = cmd.Spoken | LookAtResult | cmd.HumanoidAnswer | RobotState | None
+"""What :meth:`Runtime.execute` gives back, by command."""
+
+NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
 MAX_SKIPPED_SHOWN = 5  # skipped animation files named in a reload's summary (the rest counted)
 
 
@@ -229,12 +234,18 @@ class Runtime:
     @overload
     def execute(self, command: cmd.LookAt) -> LookAtResult: ...
     @overload
-    def execute(self, command: cmd.Command) -> cmd.Spoken | LookAtResult | None: ...
+    def execute(self, command: cmd.HumanoidCommand) -> cmd.HumanoidAnswer: ...
+    @overload
+    def execute(self, command: cmd.ReadHumanoidState) -> RobotState: ...
+    @overload
+    def execute(self, command: cmd.Command) -> Result: ...
 
-    def execute(self, command: cmd.Command) -> cmd.Spoken | LookAtResult | None:
+    def execute(self, command: cmd.Command) -> Result:
         """Carry out a typed command from any front door; AnimaError when refused. A
         :class:`~anima.commands.Speak` gives its utterance's id, a
-        :class:`~anima.commands.LookAt` what the gaze did; the rest give None."""
+        :class:`~anima.commands.LookAt` what the gaze did, a humanoid command the robot's
+        answer (a gRPC round trip: call it off a network thread), :class:`~anima.commands.
+        ReadHumanoidState` the robot's state; the rest give None."""
         b = self.behaviour
         match command:
             case cmd.PlayAnimation(name=name):
@@ -272,7 +283,21 @@ class Runtime:
                 self._agent_or_refuse().hear(
                     Transcript(t=self.engine.clock.now(), text=text, final=True)
                 )
+            case (
+                cmd.HumanoidMode()
+                | cmd.HumanoidMotion()
+                | cmd.HumanoidPosture()
+                | cmd.HumanoidSpeed()
+            ):
+                return cmd.HumanoidAnswer(answer=self._humanoid_or_refuse().request(command))
+            case cmd.ReadHumanoidState():
+                return self._humanoid_or_refuse().read()
         return None
+
+    def _humanoid_or_refuse(self) -> HumanoidLink:
+        if self.humanoid is None:
+            raise CommandRefusedError(NO_HUMANOID)
+        return self.humanoid
 
     def _emergency_stop(self) -> None:
         was = self.engine.estopped

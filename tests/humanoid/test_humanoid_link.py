@@ -57,13 +57,14 @@ def test_the_agent_built_before_start_has_the_humanoid_actions() -> None:
     assert {"walk_forward", "walk_backward", "turn", "set_gait"} <= set(registry.names())
 
 
-def test_the_linked_robot_reaches_the_humanoid_only_while_the_link_is_up() -> None:
+def test_the_agents_humanoid_reaches_the_robot_only_while_the_link_is_up() -> None:
+    """The agent's humanoid actions send typed commands through the runtime's execute."""
     from anima.errors import CommandRefusedError
-    from anima.humanoid.link import LinkedRobot
+    from anima.humanoid.commanded import CommandedHumanoid
 
     rt = Runtime(_config(), driver=SimDriver())
     assert rt.humanoid is not None
-    robot = LinkedRobot(rt.humanoid)
+    robot = CommandedHumanoid(rt.execute)
     with pytest.raises(CommandRefusedError, match="not connected"):
         robot.set_mode("Start")  # before start: a reason, not an AttributeError on None
     rt.start()
@@ -75,6 +76,20 @@ def test_the_linked_robot_reaches_the_humanoid_only_while_the_link_is_up() -> No
         rt.stop(ease=False)
     with pytest.raises(CommandRefusedError, match="not connected"):
         robot.set_mode("Zero")
+
+
+def test_humanoid_commands_without_a_humanoid_are_refused_with_the_way_to_link_one() -> None:
+    from anima import commands as cmd
+    from anima.errors import CommandRefusedError
+
+    rt = Runtime(AnimaConfig(mqtt=MqttConfig(enabled=False), speech=SpeechConfig(enabled=False)))
+    for command in (
+        cmd.HumanoidMode(mode="Start"),
+        cmd.HumanoidSpeed(x=0.1, y=0.0, yaw=0.0),
+        cmd.ReadHumanoidState(),
+    ):
+        with pytest.raises(CommandRefusedError, match=r"--humanoid sim\|adam"):
+            rt.execute(command)
 
 
 def test_without_a_humanoid_the_state_says_none() -> None:

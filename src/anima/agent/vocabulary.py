@@ -67,11 +67,11 @@ def runtime_registry(
     cfg = runtime.behaviour.config
     hidden = {cfg.shutdown_animation, *cfg.looping_idle_animations}
     if humanoid is None and runtime.humanoid is not None:
-        from anima.humanoid.link import LinkedRobot
+        from anima.humanoid.commanded import CommandedHumanoid
 
-        # the link's client is looked up at each call: the agent is built before the runtime
+        # through the runtime's execute at each call: the agent is built before the runtime
         # starts the link, and its actions must exist from the start
-        humanoid = LinkedRobot(runtime.humanoid)
+        humanoid = CommandedHumanoid(runtime.execute)
     registry = builtin_registry(
         animations=[n for n in runtime.library.gestures() if n not in hidden],
         postures=runtime.library.postures(),

@@ -1,14 +1,14 @@
 """Humanoid commands as the front doors receive them: REST ``POST /api/humanoid/<command>`` and
 MQTT ``<prefix>/agent/control/humanoid/<command>``.
 
-Both parse the payload here, once, into a call on the runtime's
-:class:`~anima.humanoid.client.AdamClient`, so a payload is refused with the same message
-whichever way it came. The client then reads the robot's state and refuses what its enable lists
-do not allow now, with the robot's reason. The call is a gRPC round trip: front doors run it on a
+Both parse the payload here, once, into a typed :data:`~anima.commands.HumanoidCommand`, so a
+payload is refused with the same message whichever way it came. The runtime's ``execute`` sends
+it to the robot, whose client reads the robot's state and refuses what its enable lists do not
+allow now, with the robot's reason. The call is a gRPC round trip: front doors run it on a
 worker thread, never on their network thread.
 
 =========  ========================================  ===========================================
-command    payload                                   call
+command    payload                                   command sent
 =========  ========================================  ===========================================
 mode       ``Start`` or ``{"mode": "Start"}``         SetMode, once the mode is enabled
 motion     ``Greeting`` or ``{"motion": "Greeting"}`` SetStandMotion, once the motion is enabled
@@ -19,43 +19,28 @@ speed      ``{"x","y","yaw"}``                       SetSpeed, continuous (m/s, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from anima import commands as cmd
 from anima.frontdoors.payloads import PayloadError, decode, json_object, name_field, number
-
-if TYPE_CHECKING:
-    from anima.humanoid.client import AdamClient
 
 COMMANDS = ("mode", "motion", "posture", "speed")
 POSTURE_KEYS = ("pitch", "roll", "yaw", "height")
 SPEED_KEYS = ("x", "y", "yaw")
-NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
 
 
-@dataclass(frozen=True)
-class HumanoidRequest:
-    """A parsed humanoid command: ``call(client)`` runs it and returns the robot's answer."""
-
-    command: str
-    call: Callable[[AdamClient], str]
-
-
-def parse_humanoid(command: str, raw: bytes | str) -> HumanoidRequest:
-    """The request for ``command`` (one of :data:`COMMANDS`) with payload ``raw``."""
+def parse_humanoid(command: str, raw: bytes | str) -> cmd.HumanoidCommand:
+    """The typed command for ``command`` (one of :data:`COMMANDS`) with payload ``raw``."""
     if command == "mode":
-        mode = name_field(raw, "mode")
-        return HumanoidRequest(command, lambda c: c.set_mode(mode))
+        return cmd.HumanoidMode(mode=name_field(raw, "mode"))
     if command == "motion":
-        motion = name_field(raw, "motion")
-        return HumanoidRequest(command, lambda c: c.stand_motion(motion))
+        return cmd.HumanoidMotion(motion=name_field(raw, "motion"))
     if command == "posture":
         pitch, roll, yaw, height = _numbers(raw, POSTURE_KEYS)
-        return HumanoidRequest(command, lambda c: c.posture(pitch, roll, yaw, height))
+        return cmd.HumanoidPosture(pitch=pitch, roll=roll, yaw=yaw, height=height)
     if command == "speed":
         x, y, w = _numbers(raw, SPEED_KEYS)
-        return HumanoidRequest(command, lambda c: c.speed(x, y, w, continuous=True))
+        return cmd.HumanoidSpeed(x=x, y=y, yaw=w, continuous=True)
     raise PayloadError(f"unknown humanoid command {command!r} (commands: {', '.join(COMMANDS)})")
 
 

@@ -1,9 +1,11 @@
 """The runtime's link to a humanoid: a client, the simulated Adam when asked, its state.
 
 ``humanoid.type: sim`` serves the simulated Adam on loopback inside the runtime (what
-``anima serve --humanoid sim`` does); ``adam`` connects to a real robot. Either way the agent's
-actions reach it through :class:`~anima.humanoid.client.AdamClient`, and its mode, posture and
-velocity are read a few times a second into :attr:`HumanoidLink.state` for the runtime's state.
+``anima serve --humanoid sim`` does); ``adam`` connects to a real robot. Either way every
+humanoid command (:data:`~anima.commands.HumanoidCommand`, from a front door or the agent) comes
+through :meth:`Runtime.execute <anima.runtime.Runtime.execute>` to :meth:`HumanoidLink.request`,
+and its mode, posture and velocity are read a few times a second into :attr:`HumanoidLink.state`
+for the runtime's state.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from anima import commands as cmd
 from anima.config import HumanoidConfig
 from anima.errors import AnimaError, CommandRefusedError, ConfigError
 from anima.humanoid.spec import RobotState
@@ -69,7 +72,7 @@ class HumanoidLink:
             self._thread = None
         if self.client is not None:
             self.client.close()
-            self.client = None  # a call now is refused (LinkedRobot), not sent on a closed channel
+            self.client = None  # a call now is refused (request), not sent on a closed channel
         if self.server is not None:
             self.server.stop()
             self.server = None
@@ -108,35 +111,26 @@ class HumanoidLink:
             "error": self.error,
         }
 
-
-class LinkedRobot:
-    """The link's client as the agent's actions call it, looked up at each call.
-
-    The agent is built before the runtime starts its humanoid link (``anima serve --agent
-    --humanoid sim``): its actions hold this instead of a client, so they exist from the start,
-    and a call while the link is down is refused with the reason.
-    """
-
-    def __init__(self, link: HumanoidLink) -> None:
-        self._link = link
-
     def _client(self) -> AdamClient:
-        client = self._link.client
+        client = self.client
         if client is None:
             raise CommandRefusedError("the humanoid is not connected (the runtime is not running)")
         return client
 
-    def state(self) -> RobotState:
+    def request(self, command: cmd.HumanoidCommand) -> str:
+        """Send ``command`` to the robot (a gRPC round trip); the robot's answer. The client
+        refuses what the robot's enable lists do not allow now, with the robot's reason."""
+        client = self._client()
+        match command:
+            case cmd.HumanoidMode(mode=mode):
+                return client.set_mode(mode)
+            case cmd.HumanoidMotion(motion=motion):
+                return client.stand_motion(motion)
+            case cmd.HumanoidPosture(pitch=pitch, roll=roll, yaw=yaw, height=height):
+                return client.posture(pitch, roll, yaw, height)
+            case cmd.HumanoidSpeed(x=x, y=y, yaw=yaw, continuous=continuous):
+                return client.speed(x, y, yaw, continuous=continuous)
+
+    def read(self) -> RobotState:
+        """The robot's state now (a round trip; :attr:`state` is the last one read)."""
         return self._client().state()
-
-    def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str:
-        return self._client().speed(x, y, yaw, continuous=continuous)
-
-    def stand_motion(self, motion: str, /) -> str:
-        return self._client().stand_motion(motion)
-
-    def posture(self, pitch: float, roll: float, yaw: float, height: float, /) -> str:
-        return self._client().posture(pitch, roll, yaw, height)
-
-    def set_mode(self, mode: str, /) -> str:
-        return self._client().set_mode(mode)

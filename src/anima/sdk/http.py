@@ -40,6 +40,7 @@ from anima.events import (
     SpeechStarted,
 )
 from anima.frontdoors.payloads import excerpt
+from anima.humanoid.commanded import poll_for_mode
 from anima.sdk.backend import (
     IDLE_ANIMATIONS,
     RobotSnapshot,
@@ -48,7 +49,7 @@ from anima.sdk.backend import (
     snapshot_from_state,
 )
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
-from anima.sdk.humanoid import HumanoidActions, poll_for_mode, robot_state
+from anima.sdk.humanoid import HumanoidActions, robot_state
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState

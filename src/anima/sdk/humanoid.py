@@ -1,19 +1,17 @@
 """The linked humanoid's actions, for scripts: modes, stand motions, posture, walking.
 
-A thin face over a :class:`HumanoidControl`: in-process, the runtime's
-:class:`~anima.humanoid.client.AdamClient` (which checks the robot's enable lists before each
-command and raises CommandNotAllowedError with the reason); over REST, the served runtime's
-humanoid endpoints (:class:`anima.sdk.http.RestHumanoid`), which do the same on the robot's side.
+A thin face over a :class:`HumanoidControl`: in-process, typed commands through the runtime's
+``execute`` (:class:`~anima.humanoid.commanded.CommandedHumanoid`; the link's AdamClient checks
+the robot's enable lists before each command and raises CommandNotAllowedError with the
+reason); over REST, the served runtime's humanoid endpoints
+(:class:`anima.sdk.http.RestHumanoid`), which do the same on the robot's side.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 from typing import Any, Protocol
 
-from anima.errors import HumanoidError
 from anima.humanoid.spec import RobotState
 
 
@@ -41,21 +39,6 @@ def robot_state(data: dict[str, Any]) -> RobotState:
         k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names
     }
     return RobotState(**fields)
-
-
-def poll_for_mode(
-    read: Callable[[], RobotState], mode: str, timeout_s: float, poll_s: float
-) -> RobotState:
-    """Read the state every ``poll_s`` until ``fsm_name`` is ``mode``; HumanoidError after
-    ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        s = read()
-        if s.fsm_name == mode:
-            return s
-        if time.monotonic() >= deadline:
-            raise HumanoidError(f"the humanoid did not reach {mode} within {timeout_s:g} s")
-        time.sleep(poll_s)
 
 
 class HumanoidActions:

@@ -154,8 +154,10 @@ class LocalBackend:
 
     def humanoid(self) -> HumanoidActions:
         rt = self._rt()
-        if rt.humanoid is None or rt.humanoid.client is None:
+        if rt.humanoid is None:
             raise NotSupportedError(
                 "no humanoid is linked to this runtime: set humanoid.type to sim or adam"
             )
-        return HumanoidActions(rt.humanoid.client)
+        from anima.humanoid.commanded import CommandedHumanoid
+
+        return HumanoidActions(CommandedHumanoid(rt.execute))

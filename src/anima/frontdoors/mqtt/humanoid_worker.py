@@ -1,7 +1,8 @@
 """Humanoid commands from MQTT (``<prefix>/agent/control/humanoid/<command>``).
 
-Each is parsed on paho's thread (quick, :mod:`anima.frontdoors.humanoid`) and run on one worker
-thread of the door, because the call is a gRPC round trip to the robot. At most
+Each is parsed on paho's thread (quick, :mod:`anima.frontdoors.humanoid`) into a typed command,
+which one worker thread of the door hands to the runtime's ``execute``, because the call is a
+gRPC round trip to the robot. At most
 :data:`MAX_PENDING` wait; more are refused. The robot's answer goes to
 ``<prefix>/agent/feedback/humanoid``, a refusal to the error topic.
 """
@@ -14,8 +15,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from anima import commands as cmd
 from anima.errors import AnimaError
-from anima.frontdoors.humanoid import NO_HUMANOID, HumanoidRequest, parse_humanoid
+from anima.frontdoors.humanoid import parse_humanoid
 from anima.frontdoors.payloads import excerpt
 
 if TYPE_CHECKING:
@@ -55,10 +57,9 @@ class HumanoidWorker:
         except AnimaError as exc:
             self._refuse(topic, payload, str(exc))
             return
-        link = self.runtime.humanoid
         pool = self._pool
-        if link is None or link.client is None or pool is None:
-            self._refuse(topic, payload, NO_HUMANOID)
+        if pool is None:
+            self._refuse(topic, payload, "the MQTT door is not running")
             return
         with self._lock:
             if self._pending >= MAX_PENDING:
@@ -68,19 +69,16 @@ class HumanoidWorker:
             self._pending += 1
         pool.submit(self._run, topic, payload, request)
 
-    def _run(self, topic: str, payload: bytes, request: HumanoidRequest) -> None:
+    def _run(self, topic: str, payload: bytes, request: cmd.HumanoidCommand) -> None:
         try:
-            link = self.runtime.humanoid
-            if link is None or link.client is None:
-                raise AnimaError(NO_HUMANOID)
-            answer = request.call(link.client)
+            answer = self.runtime.execute(request).answer
         except AnimaError as exc:
             self._refuse(topic, payload, str(exc))
         except Exception as exc:  # a bug must cost one command, not the worker
             log.exception("humanoid command on %s failed", topic)
             self._refuse(topic, payload, f"internal error: {exc!r}")
         else:
-            self._answer(request.command, excerpt(payload), answer)
+            self._answer(request.verb, excerpt(payload), answer)
         finally:
             with self._lock:
                 self._pending -= 1

@@ -1,11 +1,10 @@
-"""The humanoid over REST: mode, stand motions, stand posture, walking and state, via AdamClient.
+"""The humanoid over REST: mode, stand motions, stand posture, walking and state.
 
-Payloads are parsed by :mod:`anima.frontdoors.humanoid`, as MQTT's are.
-
-Each call goes through the runtime's :class:`~anima.humanoid.client.AdamClient`, which reads the
-robot's state first and refuses what its enable lists do not allow now; the answer is the
-robot's (202), or the refusal with its reason (400 bad value, 409 not allowed now or no
-humanoid). The gRPC round trip runs in a worker thread, never on the server's event loop.
+Payloads are parsed by :mod:`anima.frontdoors.humanoid` into typed commands, as MQTT's are, and
+carried out by the runtime's ``execute``: the robot's client reads its state first and refuses
+what its enable lists do not allow now; the answer is the robot's (202), or the refusal with its
+reason (400 bad value, 409 not allowed now or no humanoid). The gRPC round trip runs in a worker
+thread, never on the server's event loop.
 """
 
 from __future__ import annotations
@@ -19,14 +18,14 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from anima import commands as cmd
 from anima.errors import AnimaError, CommandNotAllowedError, HumanoidError, InvalidCommandError
-from anima.frontdoors.humanoid import NO_HUMANOID, POSTURE_KEYS, parse_humanoid
+from anima.frontdoors.humanoid import POSTURE_KEYS, parse_humanoid
 from anima.frontdoors.state import PAYLOAD_VERSION
 from anima.humanoid.spec import POSTURE
 
 if TYPE_CHECKING:
     from anima.frontdoors.web.app import RefusedError as _Refused
-    from anima.humanoid.client import AdamClient
     from anima.runtime import Runtime
 
 _T = TypeVar("_T")
@@ -40,13 +39,9 @@ def posture_ranges() -> dict[str, list[float]]:
 def add_humanoid_routes(
     api: APIRouter, runtime: Runtime, refused: Callable[[int, str], _Refused]
 ) -> None:
-    async def ask(fn: Callable[[AdamClient], _T]) -> _T:
-        link = runtime.humanoid
-        if link is None or link.client is None:
-            raise refused(409, NO_HUMANOID)
-        client = link.client
+    async def ask(fn: Callable[[], _T]) -> _T:
         try:
-            return await run_in_threadpool(fn, client)
+            return await run_in_threadpool(fn)
         except CommandNotAllowedError as exc:
             raise refused(409, str(exc)) from None
         except InvalidCommandError as exc:
@@ -60,8 +55,8 @@ def add_humanoid_routes(
                 parsed = parse_humanoid(command, await request.body())
             except AnimaError as exc:
                 raise refused(400, str(exc)) from None
-            answer = await ask(parsed.call)
-            return JSONResponse({"v": PAYLOAD_VERSION, "answer": str(answer)}, status_code=202)
+            answer = await ask(lambda: runtime.execute(parsed).answer)
+            return JSONResponse({"v": PAYLOAD_VERSION, "answer": answer}, status_code=202)
 
         body = {"content": {"application/json": {"schema": {"type": "object"}, "example": example}}}
         api.add_api_route(
@@ -89,7 +84,7 @@ def add_humanoid_routes(
 
     @api.get("/humanoid/state", summary="The humanoid's own state (GetRobotState's fields)")
     async def state() -> dict[str, Any]:
-        s = await ask(lambda c: c.state())
+        s = await ask(lambda: runtime.execute(cmd.ReadHumanoidState()))
         return {"v": PAYLOAD_VERSION, **dataclasses.asdict(s)}
 
     @api.get("/humanoid/ranges", summary="The stand posture's documented ranges")

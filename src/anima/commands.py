@@ -97,6 +97,14 @@ class Spoken:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Played:
+    """What :class:`PlayAnimation` gives back: whether the animation became an idle layer
+    (a blink, a looping idle animation: no move, so no ``MoveFinished`` to wait for)."""
+
+    idle_layer: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class Listen(_Ordered):
     """Wake the agent: interrupt what it does and listen (a keyboard or MQTT wake)."""
 

@@ -47,7 +47,7 @@ from anima.motion.priority import SwitchInterval
 
 log = logging.getLogger(__name__)
 
-Result = cmd.Spoken | LookAtResult | cmd.HumanoidAnswer | RobotState | None
+Result = cmd.Played | cmd.Spoken | LookAtResult | cmd.HumanoidAnswer | RobotState | None
 """What :meth:`Runtime.execute` gives back, by command."""
 
 NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
@@ -230,6 +230,8 @@ class Runtime:
         return summary
 
     @overload
+    def execute(self, command: cmd.PlayAnimation) -> cmd.Played: ...
+    @overload
     def execute(self, command: cmd.Speak) -> cmd.Spoken: ...
     @overload
     def execute(self, command: cmd.LookAt) -> LookAtResult: ...
@@ -242,14 +244,15 @@ class Runtime:
 
     def execute(self, command: cmd.Command) -> Result:
         """Carry out a typed command from any front door; AnimaError when refused. A
-        :class:`~anima.commands.Speak` gives its utterance's id, a
+        :class:`~anima.commands.PlayAnimation` whether it became an idle layer, a
+        :class:`~anima.commands.Speak` its utterance's id, a
         :class:`~anima.commands.LookAt` what the gaze did, a humanoid command the robot's
         answer (a gRPC round trip: call it off a network thread), :class:`~anima.commands.
         ReadHumanoidState` the robot's state; the rest give None."""
         b = self.behaviour
         match command:
             case cmd.PlayAnimation(name=name):
-                b.play_animation(name)
+                return cmd.Played(idle_layer=b.play_animation(name))
             case cmd.LookAt(x=x, y=y, z=z):
                 return b.look_at_position(x, y, z)
             case cmd.LookAtTarget(name=name):

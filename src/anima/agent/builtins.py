@@ -110,13 +110,9 @@ def play_animation(ctx: ActionContext, name: str) -> ActionResult:
     Args:
         name: the animation's name, e.g. nod, shake, LOOKUP_Waving, smile
     """
-    rt = ctx.runtime
-    cfg = rt.behaviour.config
-    if name == cfg.blink_animation or name in cfg.looping_idle_animations:
-        rt.execute(cmd.PlayAnimation(name=name))  # an idle layer: no move to wait for
-        return True
     with ctx.events(MoveFinished.kind) as inbox:
-        rt.execute(cmd.PlayAnimation(name=name))
+        if ctx.runtime.execute(cmd.PlayAnimation(name=name)).idle_layer:
+            return True  # a blink or a looping idle animation: no move to wait for
         return _move_done(ctx, inbox, name)
 
 
@@ -152,14 +148,15 @@ def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
         y: metres to the robot's left (negative: right)
         z: metres up (negative: down)
     """
-    rt = ctx.runtime
-    if rt.behaviour.latched_target is not None:
+    execute = ctx.runtime.execute
+    result = execute(cmd.LookAt(x=x, y=y, z=z))
+    if result is LookAtResult.LATCHED:
         # a person who asks the robot to look somewhere means it: a held gaze posture ("look
-        # at the camera") would make the runtime ignore the look-at, so release it first (the
-        # runtime's own end_look_at; an estop refuses it, and that refusal is the step's)
-        rt.execute(cmd.EndLookAt())
-    result = rt.execute(cmd.LookAt(x=x, y=y, z=z))
-    if result is None or result in (LookAtResult.MOVED, LookAtResult.DEAD_ZONE):
+        # at the camera") made the runtime ignore the look-at, so release it and look again
+        # (the runtime's own end_look_at; an estop refuses it, and that refusal is the step's)
+        execute(cmd.EndLookAt())
+        result = execute(cmd.LookAt(x=x, y=y, z=z))
+    if result in (LookAtResult.MOVED, LookAtResult.DEAD_ZONE):
         return True
     return (False, f"look_at {result.value}")
 

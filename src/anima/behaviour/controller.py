@@ -122,17 +122,18 @@ class Behaviour:
             raise EStopActiveError(what) from None
 
     # ------------------------------------------------------------------ gestures
-    def play_animation(self, name: str) -> None:
-        """Play a gesture or posture by ``<animation_name>`` (see the module docstring)."""
+    def play_animation(self, name: str) -> bool:
+        """Play a gesture or posture by ``<animation_name>`` (see the module docstring); True
+        when it became an idle layer (blink, a looping idle animation: no move to wait for)."""
         anim = self.library.get(name)  # UnknownAnimationError: nothing moves
         with self._asked(repr(name)):
-            self._play(name, anim)
+            return self._play(name, anim)
 
-    def _play(self, name: str, anim: Animation) -> None:
+    def _play(self, name: str, anim: Animation) -> bool:
         cfg = self.config
         if name == cfg.blink_animation or name in cfg.looping_idle_animations:
             self._play_idle(anim, loop=name in cfg.looping_idle_animations)
-            return
+            return True
         keep_gaze = self._recent_look_at() or self._latched is not None
         skip = self._head_eye if self._recent_look_at() else set()
         move = self._move_for(anim, skip)
@@ -156,6 +157,7 @@ class Behaviour:
                     self.engine.queue_move(m)
             if name in cfg.head_animations:
                 self._head_animations += 1  # its MoveFinished (played or dropped) counts it out
+        return False
 
     def _play_idle(self, anim: Animation, *, loop: bool) -> None:
         self.engine.add_idle_layer(AnimationLayer(anim, self.body, loop=loop))

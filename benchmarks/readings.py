@@ -32,7 +32,7 @@ import numpy as np
 
 from anima.agent.understanding import Understanding, asr_phrases, prompt_phrases, understand
 from anima.agent.understanding.readings import hints, pick_reading, reread_reading
-from anima.agent.vocabulary import runtime_registry
+from anima.agent.vocabulary import robot_registry
 from anima.bench.conversation import bench_config
 from anima.bench.conversation_audio import NOISES, VOICES, Room, Speaker
 from anima.bench.conversation_judge import Observed, judge
@@ -66,7 +66,7 @@ def main() -> None:
             parser.error(f"unknown voice or noise {name!r}")
     runtime = Runtime(bench_config(None))  # never started: its library and registry only
     runtime.library.load()
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     requests = load_requests(registry, args.split)[: args.limit]
     asr = WhisperAsr(vocabulary=prompt_phrases(registry), wake_phrase="hey robot", partials=False)
     asr.load()

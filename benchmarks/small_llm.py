@@ -39,7 +39,7 @@ from typing import Any
 from anima.agent.actions import ActionRegistry
 from anima.agent.plan import parse_plan
 from anima.agent.planners.openai import OpenAIPlanner
-from anima.agent.vocabulary import runtime_registry
+from anima.agent.vocabulary import robot_registry
 from anima.bench.conversation import bench_config
 from anima.bench.conversation_judge import plan_matches, speech_kind, words
 from anima.bench.conversation_set import Request, load_requests
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         agent = dataclasses.replace(agent, mode=args.mode)
     runtime = Runtime(config, driver=SimDriver())  # never started: only its registry is used
     runtime.library.load()  # the gestures play_animation accepts
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     requests = interleaved([r for s in args.splits for r in load_requests(registry, s)])
     if args.limit:
         requests = requests[: args.limit]

@@ -20,12 +20,12 @@ from anima.bench.conversation_figures import figures, word_errors
 from anima.bench.conversation_judge import Observed, judge, plan_matches, speech_kind
 from anima.bench.conversation_report import report_lines
 from anima.bench.conversation_set import Request, default_set_dir, load_requests
+from anima.build import build
 from anima.config import AnimaConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.listening import ListenConfig
-from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
 
@@ -36,12 +36,12 @@ REQUIRED = {"gesture", "gaze", "speech", "multi_step", "humanoid", "question", "
 @pytest.fixture(scope="module")
 def registry() -> ActionRegistry:
     """The registry the bench judges against: the shipped animations and the humanoid's."""
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
 
     cfg = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
-    rt = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+    rt = build(cfg, doors=False, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
     rt.library.load()
-    return runtime_registry(rt)
+    return robot_registry(rt)
 
 
 def test_the_shipped_set_is_big_enough_and_every_expected_plan_is_valid(

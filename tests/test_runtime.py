@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from anima import commands as cmd
-from anima.behaviour.controller import LookAtResult
+from anima.commands import LookAtResult
 from anima.config import AnimaConfig, DriverConfig, ServeConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError, EngineStateError

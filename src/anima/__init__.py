@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from anima.version import __version__
 
 if TYPE_CHECKING:
     from anima.sdk.robot import Robot

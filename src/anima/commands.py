@@ -8,14 +8,27 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeAlias, overload
 
 from anima.events import SpeechEndReason
+
+if TYPE_CHECKING:
+    from anima.humanoid.spec import RobotState
 
 # The longest text one utterance may carry (characters), whichever way it came: front doors
 # refuse longer payloads and the speech service refuses longer text, so no path can hand a TTS
 # engine a megabyte (a 1 MB reply once held Piper's phonemizer, and the loop, for 15 s).
 MAX_SPEECH_TEXT = 2000
+
+
+class LookAtResult(enum.Enum):
+    """What became of a position look-at (a 30 Hz stream: no error event for each)."""
+
+    MOVED = "moved"
+    DEAD_ZONE = "dead_zone"  # too close to the current target to bother the head
+    LATCHED = "ignored: a gaze target is latched"
+    HEAD_ANIMATION = "ignored: a head animation (nod/shake) is playing"
+    SHUTDOWN = "ignored: shutting down"
 
 
 class Priority(enum.Enum):
@@ -202,3 +215,23 @@ Command = (
     | HumanoidCommand
     | ReadHumanoidState
 )
+
+Result: TypeAlias = "Played | Spoken | LookAtResult | HumanoidAnswer | RobotState | None"
+"""What executing a command gives back, by command (see :class:`Execute`)."""
+
+
+class Execute(Protocol):
+    """The runtime's ``execute`` as its callers see it: each command's own result type."""
+
+    @overload
+    def __call__(self, command: PlayAnimation, /) -> Played: ...
+    @overload
+    def __call__(self, command: Speak, /) -> Spoken: ...
+    @overload
+    def __call__(self, command: LookAt, /) -> LookAtResult: ...
+    @overload
+    def __call__(self, command: HumanoidCommand, /) -> HumanoidAnswer: ...
+    @overload
+    def __call__(self, command: ReadHumanoidState, /) -> RobotState: ...
+    @overload
+    def __call__(self, command: Command, /) -> Result: ...

@@ -14,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,12 @@ class PlanFinished(Event):
 
 
 Handler = Callable[[Event], None]
+
+
+class Publisher(Protocol):
+    """Where a part publishes its events: the hub, or the agent's port to the robot."""
+
+    def publish(self, event: Event) -> None: ...
 
 
 class _Flush:

@@ -17,25 +17,25 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, cast, overload
 
 from anima import commands as cmd
-from anima.animation.library import AnimationLibrary, shipped_folder
+from anima.animation.library import AnimationLibrary, configured_folders
 from anima.behaviour.body_language import BodyLanguage
-from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.behaviour.controller import Behaviour
 from anima.behaviour.idle_life import IdleLife
+from anima.behaviour.vocabulary import Vocabulary
 from anima.body import Body, load_body
 from anima.clock import Clock
+from anima.commands import LookAtResult
 from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
 from anima.errors import CommandRefusedError, EngineStateError
-from anima.events import EventHub, Notice
+from anima.events import ConversationPhase, Event, EventHub, Notice, Transcript
 from anima.humanoid.spec import RobotState
 
 if TYPE_CHECKING:
-    from anima.agent.conversation import Conversation
     from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
     from anima.speech.markup import Mode
@@ -47,8 +47,6 @@ from anima.motion.priority import SwitchInterval
 
 log = logging.getLogger(__name__)
 
-Result = cmd.Played | cmd.Spoken | LookAtResult | cmd.HumanoidAnswer | RobotState | None
-"""What :meth:`Runtime.execute` gives back, by command."""
 
 NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
 MAX_SKIPPED_SHOWN = 5  # skipped animation files named in a reload's summary (the rest counted)
@@ -60,6 +58,19 @@ class FrontDoor(Protocol):
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
+
+
+class Agent(FrontDoor, Protocol):
+    """The voice agent as the runtime sees it (anima.agent.conversation.Conversation): a part
+    started after the runtime that wakes on :class:`~anima.commands.Listen` and plans what
+    :class:`~anima.commands.Ask` says, and whose phase the state shows."""
+
+    def wake(self, source: str = "manual") -> None: ...
+
+    def hear(self, transcript: Transcript) -> None: ...
+
+    @property
+    def phase(self) -> ConversationPhase: ...
 
 
 class Runtime:
@@ -74,8 +85,11 @@ class Runtime:
         clock: Clock | None = None,
         tts: Sequence[TTSEngine] | None = None,
         audio_sink: AudioSink | None = None,
+        humanoid: HumanoidLink | None = None,
     ) -> None:
-        """Parts given here replace the configured ones (tests, custom engines)."""
+        """Parts given here replace the configured ones (tests, custom engines). The humanoid
+        link, the agent and the front doors are the composition root's to add
+        (:func:`anima.build.build`)."""
         self.config = config or AnimaConfig()
         self._tts = list(tts) if tts is not None else None
         self._audio_sink = audio_sink
@@ -85,9 +99,7 @@ class Runtime:
         self.engine = MotionEngine(
             self.body, self.driver, clock=clock, config=self.config.motion, events=self.events
         )
-        folders = [shipped_folder()] if self.config.animation.shipped else []
-        folders += [Path(f) for f in self.config.animation.folders]
-        self.library = AnimationLibrary(folders, len(self.body))
+        self.library = AnimationLibrary(configured_folders(self.config.animation), len(self.body))
         self.behaviour = Behaviour(
             self.engine,
             self.library,
@@ -101,12 +113,8 @@ class Runtime:
         self.body_language = BodyLanguage(self.behaviour, self.events, self.config.body_language)
         self.frontdoors: list[FrontDoor] = []  # started last; stopped first, once speech ended
         self.speech: SpeechService | None = None  # created at start when an engine loads
-        self.humanoid: HumanoidLink | None = None  # when humanoid.type is sim or adam
-        if self.config.humanoid.type != "none":
-            from anima.humanoid.link import HumanoidLink  # its constructor touches nothing
-
-            self.humanoid = HumanoidLink(self.config.humanoid)
-        self.agent: Conversation | None = None  # the voice agent, when attached
+        self.humanoid = humanoid  # when humanoid.type is sim or adam (anima.build)
+        self.agent: Agent | None = None  # the voice agent, when attached (attach_agent)
         # full duplex (listen.duplex): what the speech sink really plays, for the echo canceller
         self.playback: PlaybackReference | None = None
         if self.config.listen.duplex:
@@ -199,7 +207,7 @@ class Runtime:
             sink.name + (f" ({cfg.audio_out})" if sink.name == "wav" else ""),
         )
 
-    def _agent_or_refuse(self) -> Conversation:
+    def _agent_or_refuse(self) -> Agent:
         if self.agent is None:
             raise CommandRefusedError("the agent is not running (anima serve --agent)")
         return self.agent
@@ -210,10 +218,60 @@ class Runtime:
         if self._started:
             door.start()
 
+    def attach_agent(self, agent: Agent) -> None:
+        """Attach the voice agent: :class:`~anima.commands.Listen` and
+        :class:`~anima.commands.Ask` reach it; started and stopped as a front door."""
+        if self.agent is not None:
+            raise EngineStateError("an agent is already attached")
+        self.agent = agent
+        self.attach(agent)
+
+    def detach_agent(self) -> None:
+        """Stop the attached agent (when started) and take it away; Listen and Ask are then
+        refused. A benchmark tries one planner after another on one runtime."""
+        agent, self.agent = self.agent, None
+        if agent is None:
+            return
+        self.frontdoors.remove(agent)
+        if self._started:
+            agent.stop()
+
+    # --- what the agent sees of the robot (anima.agent.port.RobotPort) ----------------------
     @property
     def speaking(self) -> bool:
         """True while an utterance plays or waits."""
         return self.speech is not None and self.speech.speaking
+
+    @property
+    def clock(self) -> Clock:
+        return self.engine.clock
+
+    @property
+    def estopped(self) -> bool:
+        return self.engine.estopped
+
+    @property
+    def moving(self) -> bool:
+        state = self.engine.state()
+        return state.move is not None or bool(state.queued)
+
+    def vocabulary(self) -> Vocabulary:
+        """The names the agent may use; loads the library when nothing was loaded yet (the
+        agent is built before the runtime starts)."""
+        if len(self.library) == 0:
+            self.library.load()
+        humanoid = self.humanoid is not None
+        return Vocabulary.of(self.library, self.behaviour.config, humanoid=humanoid)
+
+    def subscribe(self, handler: Callable[[Event], None], *kinds: str) -> Callable[[], None]:
+        return self.events.subscribe(handler, *kinds)
+
+    def publish(self, event: Event) -> None:
+        self.events.publish(event)
+
+    def prepare_speech(self, texts: Sequence[str], locale: str) -> None:
+        if self.speech is not None:
+            self.speech.prepare(texts, locale)
 
     def reload_animations(self) -> str:
         """(Re)load the animation folders without stopping anything; returns a summary."""
@@ -240,9 +298,9 @@ class Runtime:
     @overload
     def execute(self, command: cmd.ReadHumanoidState) -> RobotState: ...
     @overload
-    def execute(self, command: cmd.Command) -> Result: ...
+    def execute(self, command: cmd.Command) -> cmd.Result: ...
 
-    def execute(self, command: cmd.Command) -> Result:
+    def execute(self, command: cmd.Command) -> cmd.Result:
         """Carry out a typed command from any front door; AnimaError when refused. A
         :class:`~anima.commands.PlayAnimation` whether it became an idle layer, a
         :class:`~anima.commands.Speak` its utterance's id, a
@@ -281,8 +339,6 @@ class Runtime:
             case cmd.Listen():
                 self._agent_or_refuse().wake("command")
             case cmd.Ask(text=text):
-                from anima.events import Transcript
-
                 self._agent_or_refuse().hear(
                     Transcript(t=self.engine.clock.now(), text=text, final=True)
                 )

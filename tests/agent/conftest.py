@@ -15,7 +15,7 @@ from anima.agent.assembly import build_conversation
 from anima.agent.conversation import Conversation
 from anima.agent.executor import Executor
 from anima.agent.planners.openai import OpenAIPlanner
-from anima.agent.vocabulary import builtin_registry, runtime_registry
+from anima.agent.vocabulary import builtin_registry, robot_registry
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.events import CommandRejected, Event, EventHub
@@ -75,10 +75,10 @@ class Ears:
 
 
 def started_conversation(runtime: Runtime, **kw: Any) -> Conversation:
-    """The agent's conversation on ``runtime`` (no audio in), started and set as its agent."""
-    conv = build_conversation(runtime, audio_in="none", **kw)
-    runtime.agent = conv
-    conv.start()
+    """The agent's conversation on a started ``runtime`` (no audio in), attached as its agent
+    (which starts it)."""
+    conv = build_conversation(runtime, runtime.config, audio_in="none", **kw)
+    runtime.attach_agent(conv)
     return conv
 
 
@@ -114,7 +114,7 @@ def recorder(runtime: Runtime) -> Recorder:
 
 @pytest.fixture
 def registry(runtime: Runtime) -> ActionRegistry:
-    return runtime_registry(runtime)
+    return robot_registry(runtime)
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import pytest
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor, StepStatus
-from anima.agent.latency import measure_interrupt_latency
 from anima.agent.plan import parse_plan
 from anima.agent.vocabulary import builtin_registry
+from anima.bench.interrupt import measure_interrupt_latency
 from anima.body import Role
 from anima.errors import CommandRefusedError
 from anima.events import (

@@ -350,9 +350,7 @@ def talk(
         timeout_s=2.0,
         events=runtime.events,
     )
-    conv = Conversation(runtime, registry, planner, Executor(runtime))
-    runtime.agent = conv
-    conv.start()
+    runtime.attach_agent(Conversation(runtime, registry, planner, Executor(runtime)))
 
     def ask(text: str) -> None:
         runtime.execute(cmd.Ask(text=text))
@@ -360,8 +358,7 @@ def talk(
     try:
         yield ask
     finally:
-        conv.stop()
-        runtime.agent = None
+        runtime.detach_agent()
 
 
 def _said(recorder: Recorder) -> list[str]:
@@ -482,9 +479,7 @@ class _BrokenPlanner:
 def test_a_planner_that_raises_is_apologized_for(
     runtime: Runtime, registry: ActionRegistry, recorder: Recorder
 ) -> None:
-    conv = Conversation(runtime, registry, _BrokenPlanner(), Executor(runtime))
-    runtime.agent = conv
-    conv.start()
+    runtime.attach_agent(Conversation(runtime, registry, _BrokenPlanner(), Executor(runtime)))
     try:
         runtime.execute(cmd.Ask(text="hi"))
         recorder.wait_for(lambda e: isinstance(e, SpeechStarted) and e.text == APOLOGY)
@@ -493,8 +488,7 @@ def test_a_planner_that_raises_is_apologized_for(
         notices = [getattr(e, "message", "") for e in recorder.of("notice")]
         assert any("planner failed: RecursionError" in m for m in notices)
     finally:
-        conv.stop()
-        runtime.agent = None
+        runtime.detach_agent()
 
 
 # ---------------------------------------------------------------------- `anima agent`'s ears

@@ -330,20 +330,24 @@ def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() 
     simulated Adam from its fresh start, on its real clock (the 7 s bring-up, Start → Walk)."""
     pytest.importorskip("grpc")
     from anima import commands as cmd
-    from anima.agent.assembly import build_conversation
-    from anima.config import HumanoidConfig
+    from anima.build import build
+    from anima.config import AgentConfig, HumanoidConfig
     from anima.events import PlanFinished
 
     from .conftest import quiet_config
 
-    config = dataclasses.replace(quiet_config(), humanoid=HumanoidConfig(type="sim", sim_port=0))
-    rt = Runtime(config, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
-    conv = build_conversation(rt, audio_in="none")  # before start, as serve builds the agent
+    config = dataclasses.replace(
+        quiet_config(),
+        humanoid=HumanoidConfig(type="sim", sim_port=0),
+        agent=AgentConfig(enabled=True, audio_in="none"),
+    )
+    # as serve builds it: the agent before the runtime starts the link
+    rt = build(
+        config, doors=False, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()]
+    )
     rec = Recorder()
     rt.events.subscribe(rec)
     rt.start()
-    rt.agent = conv
-    conv.start()
     try:
         rt.execute(cmd.Ask(text="walk forward a bit"))
         done = rec.wait_for(lambda e: isinstance(e, PlanFinished), timeout=40)
@@ -355,5 +359,4 @@ def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() 
         assert rt.humanoid.client is not None
         assert rt.humanoid.client.state().fsm_name == "Walk"
     finally:
-        conv.stop()
-        rt.stop(ease=False)
+        rt.stop(ease=False)  # the agent with it

@@ -141,11 +141,10 @@ def test_round_trip_from_synthesized_speech_to_motion(
     write_wav(
         wav, np.concatenate([silence, audio, silence, silence, silence]), chunks[0].sample_rate
     )
-    conv = build_conversation(runtime, audio_in=str(wav))
-    runtime.agent = conv
+    conv = build_conversation(runtime, runtime.config, audio_in=str(wav))
     assert conv.listener is not None
     conv.listener.wake("test")  # the request comes right after a wake
-    conv.start()
+    runtime.attach_agent(conv)  # started: the runtime runs
     try:
         heard = recorder.wait_for(lambda e: isinstance(e, Transcript) and e.final, timeout=10)
         assert isinstance(heard, Transcript)
@@ -156,7 +155,7 @@ def test_round_trip_from_synthesized_speech_to_motion(
         time.sleep(1.2)
         assert runtime.engine.last_frame[R_SHOULDER_PITCH] > 120
     finally:
-        conv.stop()
+        runtime.detach_agent()
 
 
 def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
@@ -164,7 +163,7 @@ def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
         quiet_config(), listen=ListenConfig(wake_phrase="hello nadine")
     )  # one wake phrase: the listener's; the planner strips it from a typed or heard request
     rt = Runtime(config, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
-    conv = build_conversation(rt, audio_in="none")
+    conv = build_conversation(rt, config, audio_in="none")
     try:
         assert conv.planner.plan("Hello Nadine, nod").actions == ["play_animation(name='nod')"]
         # (another robot's "hey robot" in front is now just words the understanding skips)
@@ -176,10 +175,10 @@ def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
     runtime: Runtime,
 ) -> None:
     from anima.agent.assembly import _hears_whisper, listening_phrases
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
     from anima.listening.whisper import prompt_text
 
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     words = listening_phrases(registry, ListenConfig(asr="whisper"))
     assert "say" in words  # "say {text}" by its fixed words
     assert not any("{" in w for w in words)

@@ -20,7 +20,7 @@ from anima.agent.conversation import NOT_CAUGHT, Conversation
 from anima.agent.executor import Executor
 from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.planners.rules import RulePlanner
-from anima.agent.vocabulary import runtime_registry
+from anima.agent.vocabulary import robot_registry
 from anima.drivers.sim import SimDriver
 from anima.events import PlanStarted, SpeechEnded, SpeechStarted, Transcript
 from anima.runtime import Runtime
@@ -64,11 +64,10 @@ def runtime(sink: FirstAudio) -> Iterator[Runtime]:
 def _conversation(
     runtime: Runtime, server: ScriptedOpenAIServer, mode: str = "tools", **kw: object
 ) -> Conversation:
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     planner = OpenAIPlanner(registry, base_url=server.base_url, model="test", mode=mode)
     conv = Conversation(runtime, registry, planner, Executor(runtime), **kw)  # type: ignore[arg-type]
-    runtime.agent = conv
-    conv.start()
+    runtime.attach_agent(conv)  # started: the runtime runs
     return conv
 
 
@@ -217,7 +216,7 @@ def test_a_failed_step_is_told_once_per_turn(
     try:
         client.set_mode("Start")
         client.set_mode("Stop")  # the robot's own emergency stop: drive errors latched
-        registry = runtime_registry(runtime, humanoid=client)
+        registry = robot_registry(runtime, humanoid=client)
         planner = OpenAIPlanner(registry, base_url=server.base_url, model="test")
         conv = Conversation(runtime, registry, planner, Executor(runtime))
         conv.start()
@@ -255,7 +254,7 @@ def test_a_failed_step_is_told_once_per_turn(
 def test_a_transcript_heard_with_low_confidence_is_not_acted_on(
     runtime: Runtime, recorder: Recorder
 ) -> None:
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     conv = Conversation(
         runtime, registry, RulePlanner(registry), Executor(runtime), min_confidence=0.5
     )
@@ -398,7 +397,7 @@ def _tool(name: str, arguments: str) -> dict[str, object]:
 def test_a_wake_is_acknowledged_with_a_glance_unless_turned_off(runtime: Runtime) -> None:
     # the glance alone: body language would lean the head in as the phase becomes listening
     runtime.body_language.close()
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     for enabled in (False, True):
         conv = Conversation(
             runtime, registry, RulePlanner(registry), Executor(runtime), acknowledge_wake=enabled
@@ -442,7 +441,7 @@ def _calm(runtime: Runtime, quiet_s: float = 0.3, within_s: float = 8.0) -> None
 
 
 def test_the_glance_never_fights_a_commanded_move(runtime: Runtime, recorder: Recorder) -> None:
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     conv = Conversation(runtime, registry, RulePlanner(registry), Executor(runtime))
     conv.start()
     try:
@@ -495,7 +494,7 @@ def test_the_listener_stays_gated_between_the_sentences_of_a_streamed_reply(
 def test_what_might_promise_an_action_waits_for_the_plan(runtime: Runtime) -> None:
     from anima.agent.reply import ActionWords
 
-    words = ActionWords(runtime_registry(runtime))
+    words = ActionWords(robot_registry(runtime))
     for promise in (
         "Let me dance!",
         "Sure.",

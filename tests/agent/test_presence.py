@@ -29,7 +29,7 @@ def changes(hub: EventHub) -> list[ConversationChanged]:
 def test_each_change_is_published_once_with_where_it_came_from() -> None:
     hub = EventHub()
     seen = changes(hub)
-    presence = Presence(hub, FakeClock(), engaged_s=60, sleep_after_s=None)
+    presence = Presence(hub.publish, FakeClock(), engaged_s=60, sleep_after_s=None)
     assert presence.state == "idle"
     presence.to("listening", "wake (mqtt)")
     presence.to("listening", "wake (mqtt)")  # already there: nothing published
@@ -50,7 +50,7 @@ def test_each_change_is_published_once_with_where_it_came_from() -> None:
 def test_engaged_falls_idle_then_asleep_and_a_wake_ends_it() -> None:
     hub = EventHub()
     seen = changes(hub)
-    presence = Presence(hub, FakeClock(), engaged_s=0.05, sleep_after_s=0.05)
+    presence = Presence(hub.publish, FakeClock(), engaged_s=0.05, sleep_after_s=0.05)
     try:
         presence.to("engaged", "the turn is over")
         assert eventually(lambda: presence.state == "sleeping", timeout=5)
@@ -67,7 +67,7 @@ def test_engaged_falls_idle_then_asleep_and_a_wake_ends_it() -> None:
 
 def test_a_stay_in_engaged_starts_its_time_again() -> None:
     hub = EventHub()
-    presence = Presence(hub, FakeClock(), engaged_s=0.3, sleep_after_s=None)
+    presence = Presence(hub.publish, FakeClock(), engaged_s=0.3, sleep_after_s=None)
     try:
         presence.to("engaged", "turn")
         for _ in range(4):  # re-armed every 0.15 s: never 0.3 s without a turn
@@ -95,6 +95,5 @@ def test_a_turn_goes_listening_thinking_speaking_engaged_and_the_state_says_so(
         assert states[:4] == ["listening", "thinking", "speaking", "engaged"]
         assert runtime_state(runtime)["conversation"] == "engaged"
     finally:
-        conv.stop()
-        runtime.agent = None
+        runtime.detach_agent()
     assert runtime_state(runtime)["conversation"] is None

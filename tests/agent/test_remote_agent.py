@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from anima.agent.assembly import build_conversation
+from anima.build import attach_agent
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import AnimaError
@@ -45,9 +45,7 @@ def test_anima_agent_forwards_what_it_hears_to_the_running_agent(tmp_path: Path)
     broker.start()
     cfg = AnimaConfig(mqtt=MqttConfig(prefix="remote"))
     rt = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
-    conversation = build_conversation(rt, audio_in="none")
-    rt.agent = conversation
-    rt.attach(conversation)
+    attach_agent(rt, audio_in="none")
     door = MqttFrontDoor(rt, cfg.mqtt, broker.address)
     rt.attach(door)
     recorder = Recorder()

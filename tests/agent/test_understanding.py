@@ -24,11 +24,11 @@ from anima.agent.understanding import (
     choice_aliases,
     understand,
 )
-from anima.agent.vocabulary import builtin_registry, runtime_registry
+from anima.agent.vocabulary import builtin_registry, robot_registry
 from anima.runtime import Runtime
 
 # the gestures and postures of the animation library that ships with anima, as
-# runtime_registry offers them (test_understanding checks this against a real runtime)
+# robot_registry offers them (test_understanding checks this against a real runtime)
 SHIPPED_GESTURES = (
     "LOOKUPPostureDefaultBlink",
     "LOOKUP_Waving",
@@ -477,7 +477,7 @@ def test_the_dev_set_is_varied_and_fully_understood() -> None:
 
 
 def test_the_shipped_names_are_what_a_runtime_offers(runtime: Runtime) -> None:
-    registry = runtime_registry(runtime)
+    registry = robot_registry(runtime)
     assert registry["play_animation"].param("name").choices == SHIPPED_GESTURES
     assert registry["look_at_target"].param("name").choices == SHIPPED_POSTURES
     assert understand("give me a nod", registry).actions == ["play_animation(name='nod')"]

@@ -15,11 +15,11 @@ from anima.agent.actions import ActionRegistry
 from anima.agent.plan import parse_plan
 from anima.agent.understanding import Understander, understand
 from anima.agent.understanding.soundalike import SoundAlikes
-from anima.agent.vocabulary import builtin_registry, runtime_registry
+from anima.agent.vocabulary import builtin_registry, robot_registry
+from anima.build import build
 from anima.config import AnimaConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
 from anima.drivers.sim import SimDriver
-from anima.runtime import Runtime
 
 WAVE = "play_animation(name='LOOKUP_Waving')"
 NOD = "play_animation(name='nod')"
@@ -36,9 +36,9 @@ def registry() -> ActionRegistry:
     """The registry `anima serve --agent --humanoid sim` gives (a runtime never started: its
     constructor touches nothing), with the shipped animation library."""
     config = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
-    runtime = Runtime(config, driver=SimDriver())
+    runtime = build(config, doors=False, driver=SimDriver())
     runtime.library.load()
-    return runtime_registry(runtime)
+    return robot_registry(runtime)
 
 
 def plan(text: str, registry: ActionRegistry) -> list[str]:

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from anima.animation import AnimationLibrary, shipped_folder
-from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.behaviour.controller import Behaviour
+from anima.commands import LookAtResult
 from anima.config import AnimaConfig, BehaviourConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import (

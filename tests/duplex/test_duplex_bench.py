@@ -13,7 +13,8 @@ from anima.bench.duplex_sets import REPLY, ROOMS, Trial
 from anima.listening.audio import SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.echo import make_echo
-from anima.listening.registry import make_recognizer, whisper_installed
+from anima.listening.makers import make_recognizer
+from anima.listening.registry import whisper_installed
 
 pytestmark = pytest.mark.skipif(
     not whisper_installed()

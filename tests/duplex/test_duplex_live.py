@@ -96,17 +96,17 @@ def robot(hears: list[str]) -> Iterator[tuple[Runtime, RoomSource, Ends]]:
     room = RoomSource(runtime.playback.reader(), EchoPath(delay_s=0.04, gain_db=-3.0))
     ends = Ends()
     runtime.events.subscribe(ends, SpeechStarted.kind, SpeechEnded.kind)
-    conversation = build_conversation(runtime, audio_in=room)
+    conversation = build_conversation(
+        runtime, runtime.config, playback=runtime.playback, audio_in=room
+    )
     if hears:
         assert conversation.listener is not None
         conversation.listener.recognizer = FakeRecognizer(hears)
-    runtime.agent = conversation
-    conversation.start()
+    runtime.attach_agent(conversation)  # started: the runtime runs
     try:
         yield runtime, room, ends
     finally:
-        conversation.stop()
-        runtime.stop(ease=False)
+        runtime.stop(ease=False)  # the agent with it
 
 
 def test_the_robot_talking_alone_is_not_interrupted(

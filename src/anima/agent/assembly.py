@@ -1,5 +1,8 @@
 """The agent's composition: :func:`build_conversation` makes the configured conversation for a
-runtime — its registry, planner, executor, and a listener on the configured audio source."""
+robot — its registry, planner, executor, and a listener on the configured audio source.
+
+It is given the robot's port (the runtime) and the config; the composition root
+(:func:`anima.build.build`) calls it and attaches the conversation to the runtime."""
 
 from __future__ import annotations
 
@@ -13,49 +16,52 @@ from anima.agent.conversation import Conversation
 from anima.agent.executor import Executor
 
 if TYPE_CHECKING:
+    from anima.agent.port import RobotPort
+    from anima.config import AnimaConfig
     from anima.listening.config import ListenConfig
     from anima.listening.listener import RoundReport
     from anima.listening.sources import AudioSource
-    from anima.runtime import Runtime
+    from anima.speech.reference import PlaybackReference
 
 
 def build_conversation(
-    runtime: Runtime,
+    robot: RobotPort,
+    config: AnimaConfig,
     *,
+    playback: PlaybackReference | None = None,
     audio_in: str | AudioSource | None = None,
     on_round: Callable[[RoundReport], None] | None = None,
 ) -> Conversation:
-    """The configured agent for ``runtime``: registry, planner, executor, and a listener on
+    """The configured agent for ``robot``: registry, planner, executor, and a listener on
     ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path; or a source
-    object, e.g. a PushSource a benchmark feeds). ``on_round`` gets the listener's report of
+    object, e.g. a PushSource a benchmark feeds). ``playback``: what the speech sink plays,
+    for the echo canceller (``listen.duplex``). ``on_round`` gets the listener's report of
     each round (its stream positions and times: when the end of turn was decided)."""
     from anima.agent.planners import create_planner
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
 
-    cfg = runtime.config.agent
-    if len(runtime.library) == 0:
-        runtime.library.load()  # the vocabulary names the animations: built before start()
-    registry = runtime_registry(runtime, user_actions=cfg.user_actions)
-    planner = create_planner(
-        cfg, registry, runtime.events, wake_phrase=runtime.config.listen.wake_phrase
-    )
-    executor = Executor.from_config(runtime, cfg, on_finish=planner.reset)
+    cfg = config.agent
+    registry = robot_registry(robot, user_actions=cfg.user_actions)
+    planner = create_planner(cfg, registry, robot, wake_phrase=config.listen.wake_phrase)
+    executor = Executor.from_config(robot, cfg, on_finish=planner.reset)
     conversation = Conversation(
-        runtime,
+        robot,
         registry,
         planner,
         executor,
         feedback_rounds=cfg.feedback_rounds,
         locale=cfg.locale,
-        acknowledge_wake=getattr(cfg, "acknowledge_wake", True),
+        acknowledge_wake=cfg.acknowledge_wake,
+        listen=config.listen,
+        agent=cfg,
     )
     source = _source(audio_in if audio_in is not None else cfg.audio_in)
-    if source is not None and runtime.config.listen.duplex:
-        source = _echo_cancelled(runtime, source)
+    if source is not None and config.listen.duplex:
+        source = _echo_cancelled(config.listen, playback, source)
     if source is not None:
         from anima.listening.listener import Listener
 
-        listen = runtime.config.listen
+        listen = config.listen
         whisper = _hears_whisper(listen)
         if cfg.planner != "rules" and not whisper:
             # pocketsphinx's open-vocabulary model for an LLM (a grammar would force every
@@ -65,7 +71,7 @@ def build_conversation(
             source,
             config=listen,
             phrases=listening_phrases(registry, listen),
-            hub=runtime.events,
+            hub=robot,
             on_wake=conversation.interrupt,
             on_partial=conversation.partial,
             on_final=conversation.hear,
@@ -75,17 +81,17 @@ def build_conversation(
     return conversation
 
 
-def _echo_cancelled(runtime: Runtime, source: AudioSource) -> AudioSource:
+def _echo_cancelled(
+    listen: ListenConfig, playback: PlaybackReference | None, source: AudioSource
+) -> AudioSource:
     """Full duplex: ``source`` with the robot's own voice taken out (the echo canceller fed what
-    the speech sink played: ``runtime.playback``)."""
+    the speech sink played: ``playback``)."""
     from anima.errors import ConfigError
     from anima.listening.echo import EchoCancelledSource, make_echo
 
-    if runtime.playback is None:
+    if playback is None:
         raise ConfigError("listen.duplex needs the runtime's speech (a TTS engine and its sink)")
-    return EchoCancelledSource(
-        source, runtime.playback.reader(), make_echo(runtime.config.listen.echo)
-    )
+    return EchoCancelledSource(source, playback.reader(), make_echo(listen.echo))
 
 
 def _hears_whisper(listen: ListenConfig) -> bool:

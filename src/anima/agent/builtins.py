@@ -14,7 +14,7 @@ from anima import commands as cmd
 from anima.agent.actions import ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext, Inbox
 from anima.agent.phrases import Phrase
-from anima.behaviour.controller import LookAtResult
+from anima.commands import LookAtResult
 from anima.events import Event, MoveFinished, SpeechEnded
 from anima.speech import markup
 
@@ -41,7 +41,7 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
     Args:
         text: the words to speak, in the robot's language
     """
-    rt = ctx.runtime
+    rt = ctx.robot
     with ctx.events(SpeechEnded.kind) as inbox:
         # refused (no speech, estop, a bad marker): the step fails with the runtime's message
         utterance = rt.execute(cmd.Speak(text=text, locale=ctx.locale)).utterance
@@ -111,7 +111,7 @@ def play_animation(ctx: ActionContext, name: str) -> ActionResult:
         name: the animation's name, e.g. nod, shake, LOOKUP_Waving, smile
     """
     with ctx.events(MoveFinished.kind) as inbox:
-        if ctx.runtime.execute(cmd.PlayAnimation(name=name)).idle_layer:
+        if ctx.robot.execute(cmd.PlayAnimation(name=name)).idle_layer:
             return True  # a blink or a looping idle animation: no move to wait for
         return _move_done(ctx, inbox, name)
 
@@ -148,7 +148,7 @@ def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
         y: metres to the robot's left (negative: right)
         z: metres up (negative: down)
     """
-    execute = ctx.runtime.execute
+    execute = ctx.robot.execute
     result = execute(cmd.LookAt(x=x, y=y, z=z))
     if result is LookAtResult.LATCHED:
         # a person who asks the robot to look somewhere means it: a held gaze posture ("look
@@ -189,7 +189,7 @@ def look_at_target(ctx: ActionContext, name: str) -> ActionResult:
         name: the gaze posture's name
     """
     with ctx.events(MoveFinished.kind) as inbox:
-        ctx.runtime.execute(cmd.LookAtTarget(name=name))
+        ctx.robot.execute(cmd.LookAtTarget(name=name))
         return _move_done(ctx, inbox, name)
 
 
@@ -243,8 +243,8 @@ def stop(ctx: ActionContext) -> ActionResult:
 
 def halt(ctx: ActionContext) -> None:
     """Hold the motion and silence the speech (what ``stop`` does, and what a cancel does)."""
-    ctx.runtime.execute(cmd.StopAnimation())
-    ctx.runtime.execute(cmd.StopSpeaking())
+    ctx.robot.execute(cmd.StopAnimation())
+    ctx.robot.execute(cmd.StopSpeaking())
 
 
 @action(

@@ -1,11 +1,11 @@
-"""What a running action gets: the runtime, the plan's cancel signal, event-driven waits.
+"""What a running action gets: the robot, the plan's cancel signal, event-driven waits.
 
 Interruption is a :class:`threading.Event` plus hooks run at the moment of cancel, never a
 flag checked every 0.1–0.2 s (the seed's loops). Every wait here returns as soon as either the
 awaited thing happens or the plan is canceled::
 
     with ctx.events(MoveFinished.kind) as inbox:
-        ctx.runtime.execute(cmd.PlayAnimation(name="nod"))
+        ctx.robot.execute(cmd.PlayAnimation(name="nod"))
         done = inbox.wait(lambda e: e.name == "nod", ctx.step_timeout_s)
     if done is None:  # canceled or timed out: ctx.canceled says which
         ...
@@ -26,7 +26,7 @@ from anima.agent.process import ManagedProcess
 from anima.events import Event
 
 if TYPE_CHECKING:
-    from anima.runtime import Runtime
+    from anima.agent.port import RobotPort
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Inbox:
         self._events: list[Event] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._unsubscribe = ctx.runtime.events.subscribe(self._on_event, *kinds)
+        self._unsubscribe = ctx.robot.subscribe(self._on_event, *kinds)
         self._unhook = ctx.on_cancel(self._wake.set)
 
     def _on_event(self, event: Event) -> None:
@@ -86,7 +86,7 @@ class ActionContext:
 
     def __init__(
         self,
-        runtime: Runtime,
+        robot: RobotPort,
         *,
         locale: str = "en-US",
         step_timeout_s: float = 60.0,
@@ -95,7 +95,7 @@ class ActionContext:
     ) -> None:
         """``halt`` runs first at cancel, right after the event is set (the executor passes
         the runtime's ``StopAnimation``: holding the motion comes before anything else)."""
-        self.runtime = runtime
+        self.robot = robot  # every command through robot.execute, as the front doors'
         self._halt = halt
         self.locale = locale  # what say() speaks in
         self.step_timeout_s = step_timeout_s  # longest wait for one completion event

@@ -54,8 +54,10 @@ from anima.agent.presence import Presence
 from anima.agent.reply import ActionWords, Answer, canned, failure_speech, say_reply
 from anima.agent.understanding import About, Understander, Understanding, asr_phrases
 from anima.agent.understanding.readings import choose_reading
+from anima.config import AgentConfig, ListenConfig
 from anima.errors import AnimaError
 from anima.events import (
+    ConversationPhase,
     Event,
     ListenTimeout,
     Notice,
@@ -66,8 +68,8 @@ from anima.events import (
 )  # fmt: skip
 
 if TYPE_CHECKING:
+    from anima.agent.port import RobotPort
     from anima.listening.listener import Listener
-    from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ _Request = tuple[int, str, tuple[str, ...], bool, float]
 class Conversation:
     def __init__(
         self,
-        runtime: Runtime,
+        robot: RobotPort,
         registry: ActionRegistry,
         planner: Planner,
         executor: Executor,
@@ -91,9 +93,15 @@ class Conversation:
         locale: str = "en-US",
         min_confidence: float | None = None,
         acknowledge_wake: bool = True,
+        listen: ListenConfig | None = None,
+        agent: AgentConfig | None = None,
     ) -> None:
-        """``min_confidence``: None reads ``listen.min_confidence`` (0 while it is absent)."""
-        self.runtime = runtime
+        """``listen``/``agent``: the config sections it follows (their defaults when None);
+        ``min_confidence``: None reads ``listen.min_confidence``."""
+        self.robot = robot
+        listen = listen or ListenConfig()
+        agent = agent or AgentConfig()
+        self._about = About(name=agent.name, wake_phrase=listen.wake_phrase)
         self.registry = registry
         self.planner = planner
         self.executor = executor
@@ -101,23 +109,20 @@ class Conversation:
         self._rounds = feedback_rounds
         self._locale = locale
         if min_confidence is None:
-            min_confidence = float(getattr(runtime.config.listen, "min_confidence", 0.0))
+            min_confidence = listen.min_confidence
         self.min_confidence = min_confidence
-        listen = runtime.config.listen
-        self.duplex = bool(getattr(listen, "duplex", False))
+        self.duplex = listen.duplex
         # over the robot, words are taken at barge_in_confidence (never below min_confidence)
-        barge_sure = max(min_confidence, float(getattr(listen, "barge_in_confidence", 0.0)))
-        barge = BargeIn(sustain_s=float(getattr(listen, "barge_in_s", 0.8)),
+        barge_sure = max(min_confidence, listen.barge_in_confidence)
+        barge = BargeIn(sustain_s=listen.barge_in_s,
                         min_confidence=barge_sure,
                         second_reading=recognizer_reading(lambda: self.listener))  # fmt: skip
-        agent = runtime.config.agent
         self.presence = Presence(
-            runtime.events, runtime.engine.clock,
-            engaged_s=float(getattr(agent, "engaged_s", 20.0)),
-            sleep_after_s=getattr(agent, "sleep_after_s", 600.0),
+            robot.publish, robot.clock,
+            engaged_s=agent.engaged_s, sleep_after_s=agent.sleep_after_s,
         )  # fmt: skip
         self.interruptions = Interruptions(
-            runtime, planner, executor, bump=self._bump, listener=lambda: self.listener,
+            robot, planner, executor, bump=self._bump, listener=lambda: self.listener,
             barge=barge, presence=self.presence, acknowledge_wake=acknowledge_wake,
         )  # fmt: skip
         self._words = ActionWords(registry)
@@ -129,26 +134,29 @@ class Conversation:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._unsubscribe: list[object] = []
+        self._stopped = False
         self.turns = 0
         # when each recent turn was heard and planned (anima bench conversation's stages)
         self.timings: collections.deque[TurnTiming] = collections.deque(maxlen=TIMINGS)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        events = self.runtime.events
         self._unsubscribe = [
-            events.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
+            self.robot.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
         ]
         self._understand()  # compiled now, not at the first request
         self._thread = threading.Thread(target=self._work, name="anima-agent", daemon=True)
         self._thread.start()
-        speech = self.runtime.speech
-        if speech is not None:
-            speech.prepare(self.canned(), self._locale)
+        self.robot.prepare_speech(self.canned(), self._locale)
         if self.listener is not None:
             self.listener.start()
 
     def stop(self) -> None:
+        """Stop listening, planning and acting; a second call does nothing (the runtime stops
+        the agent it has, and a test may have stopped it first)."""
+        if self._stopped:
+            return
+        self._stopped = True
         if self.listener is not None:
             self.listener.stop()
         self.planner.interrupt()
@@ -161,6 +169,11 @@ class Conversation:
             unsubscribe()  # type: ignore[operator]
         self.planner.close()
         self.presence.close()
+
+    @property
+    def phase(self) -> ConversationPhase:
+        """Where the conversation is (idle, listening, thinking, …): the presence's state."""
+        return self.presence.state
 
     def canned(self) -> list[str]:
         """What the robot says often in the same words (:func:`~anima.agent.reply.canned`)."""
@@ -216,7 +229,7 @@ class Conversation:
         # A start gates (it is published before its utterance is queued, so `speaking` may
         # not show it yet; its end follows in order). A streamed reply is several utterances:
         # the end of one with the next waiting keeps the gate; the end of the last opens it.
-        talking = isinstance(event, SpeechStarted) or self.runtime.speaking
+        talking = isinstance(event, SpeechStarted) or self.robot.speaking
         if talking:
             self.presence.to("speaking", "the robot speaks")
         else:
@@ -275,11 +288,7 @@ class Conversation:
         understand = getattr(self.planner, "understanding", None)
         if understand is None:
             if self._understander is None:
-                cfg = self.runtime.config
-                name = str(getattr(cfg.agent, "name", "Anima"))
-                wake = str(getattr(cfg.listen, "wake_phrase", "hey robot"))
-                about = About(name=name, wake_phrase=wake)
-                self._understander = Understander(self.registry, about=about)
+                self._understander = Understander(self.registry, about=self._about)
             understand = self._understander.understand
         return understand
 
@@ -377,15 +386,14 @@ class Conversation:
     def _say(self, generation: int, text: str) -> bool:
         """Say ``text`` if the turn is still current (checked under the lock a wake takes, so
         a wake either comes first and nothing is said, or comes after and stops it)."""
-        speech = self.runtime.speech
         text = speakable(text)  # any planner's reply, bounded before it reaches the TTS
-        if not text or speech is None:
+        if not text:
             return False
         with self._lock:
             if generation != self._generation:
                 return False
             try:
-                say_reply(self.runtime.execute, text, self._locale, self._notice)
+                say_reply(self.robot.execute, text, self._locale, self._notice)
             except AnimaError as exc:
                 self._notice(f"cannot say the reply: {exc}")
                 return False
@@ -393,7 +401,7 @@ class Conversation:
 
     def _notice(self, message: str) -> None:
         log.warning("%s", message)
-        self.runtime.events.publish(Notice(t=self._now(), source="agent", message=message))
+        self.robot.publish(Notice(t=self._now(), source="agent", message=message))
 
     def _now(self) -> float:
-        return self.runtime.engine.clock.now()
+        return self.robot.clock.now()

@@ -37,8 +37,8 @@ from anima.errors import AnimaError, CommandRefusedError, EngineStateError
 from anima.events import ActionStatus, PlanFinished, PlanStarted
 
 if TYPE_CHECKING:
+    from anima.agent.port import RobotPort
     from anima.config import AgentConfig
-    from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ class PlanTask:
             ctx.reap()  # programs the step started end with it
         if ctx.canceled:
             # a command that raced the cancel (queued after its clear) is held here
-            self._executor.runtime.execute(cmd.StopAnimation())
+            self._executor.robot.execute(cmd.StopAnimation())
             if status is not StepStatus.SUCCEEDED and status is not StepStatus.SELF_FEEDBACK:
                 return StepStatus.CANCELED, ctx.cancel_reason or "interrupted"
         return status, message
@@ -251,11 +251,11 @@ class PlanTask:
 
 
 class Executor:
-    """Runs plans on a runtime, one at a time."""
+    """Runs plans on a robot (the runtime, through its port), one at a time."""
 
     def __init__(
         self,
-        runtime: Runtime,
+        robot: RobotPort,
         *,
         locale: str = "en-US",
         step_timeout_s: float = 60.0,
@@ -267,7 +267,7 @@ class Executor:
         """``on_finish`` is called on the plan's thread when finish() ended a task, before
         join() returns: reset the planner's conversation there (never join or close the
         executor from it). ``source`` is reported in PlanStarted events."""
-        self.runtime = runtime
+        self.robot = robot
         self.locale = locale
         self.step_timeout_s = step_timeout_s
         self.stop_on_failure = stop_on_failure
@@ -280,7 +280,7 @@ class Executor:
     @classmethod
     def from_config(
         cls,
-        runtime: Runtime,
+        robot: RobotPort,
         config: AgentConfig,
         *,
         on_finish: Callable[[], None] | None = None,
@@ -288,7 +288,7 @@ class Executor:
     ) -> Executor:
         """An executor with the agent section's locale, timeouts and failure policy."""
         return cls(
-            runtime,
+            robot,
             locale=config.locale,
             step_timeout_s=config.step_timeout_s,
             stop_on_failure=config.stop_on_failure,
@@ -308,7 +308,7 @@ class Executor:
 
     def _hold(self) -> None:
         """A cancel's first act: the motion held (the runtime's StopAnimation)."""
-        self.runtime.execute(cmd.StopAnimation())
+        self.robot.execute(cmd.StopAnimation())
 
     def start(
         self,
@@ -331,7 +331,7 @@ class Executor:
                 if running.join(self.process_timeout_s + 2.0) is None:
                     raise EngineStateError(f"plan {running.id} did not stop after cancel")
             ctx = ActionContext(
-                self.runtime,
+                self.robot,
                 locale=self.locale,
                 step_timeout_s=self.step_timeout_s,
                 process_timeout_s=self.process_timeout_s,
@@ -373,13 +373,13 @@ class Executor:
 
     # ------------------------------------------------------------------ events
     def now(self) -> float:
-        return self.runtime.engine.clock.now()
+        return self.robot.clock.now()
 
     def publish(self, event: PlanStarted | PlanFinished | ActionStatus) -> None:
-        self.runtime.events.publish(event)
+        self.robot.publish(event)
 
     def publish_step(self, plan: str, step: Step, status: StepStatus, message: str) -> None:
-        self.runtime.events.publish(
+        self.robot.publish(
             ActionStatus(
                 t=self.now(),
                 plan=plan,

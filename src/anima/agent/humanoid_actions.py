@@ -123,7 +123,7 @@ def _reached(mode: str) -> Callable[[RobotState], bool]:
 
 
 def _state(ctx: ActionContext, robot: Humanoid) -> RobotState:
-    if ctx.runtime.engine.estopped:
+    if ctx.robot.estopped:
         raise BringUpError(ESTOP)
     try:
         return robot.state()

@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING
 from anima import commands as cmd
 from anima.agent.barge_in import BargeIn
 from anima.agent.presence import Presence
-from anima.behaviour.controller import LookAtResult
+from anima.commands import LookAtResult
 from anima.errors import AnimaError
 from anima.events import SpeechEndReason, Transcript, WakeDetected
 
 if TYPE_CHECKING:
     from anima.agent.executor import Executor
     from anima.agent.planners.base import Planner
+    from anima.agent.port import RobotPort
     from anima.listening.listener import Listener
-    from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class Interruptions:
 
     def __init__(
         self,
-        runtime: Runtime,
+        robot: RobotPort,
         planner: Planner,
         executor: Executor,
         *,
@@ -60,7 +60,7 @@ class Interruptions:
         presence: Presence,
         acknowledge_wake: bool = True,
     ) -> None:
-        self.runtime = runtime
+        self.robot = robot
         self.planner = planner
         self.executor = executor
         self.barge = barge
@@ -85,32 +85,28 @@ class Interruptions:
         ``speech_reason``), the plan. True when a plan was running."""
         self._bump()
         self.planner.interrupt()
-        speech = self.runtime.speech
-        if speech is not None and speech.speaking:
-            self.runtime.execute(cmd.StopSpeaking(reason=speech_reason))
+        if self.robot.speaking:
+            self.robot.execute(cmd.StopSpeaking(reason=speech_reason))
         return self.executor.cancel("interrupted")
 
     def glance(self) -> None:
         """Look at the person: a look-at, which the gaze controller ignores while a head
         animation plays or a gaze posture is latched, or a blink when the robot already looks
         there; skipped while any move plays or waits."""
-        engine = self.runtime.engine
-        state = engine.state()
-        if engine.estopped or state.move is not None or state.queued:
+        robot = self.robot
+        if robot.estopped or robot.moving:
             return
         try:
-            looked = self.runtime.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
+            looked = robot.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
             if looked is not LookAtResult.MOVED:
                 # already looking there (or the gaze is held): a blink shows it heard instead
-                blink = self.runtime.behaviour.config.blink_animation
-                self.runtime.execute(cmd.PlayAnimation(name=blink))
+                robot.execute(cmd.PlayAnimation(name=robot.vocabulary().blink))
         except AnimaError as exc:  # an acknowledgement that cannot be made is not an error
             log.debug("no wake glance: %s", exc)
 
     # ------------------------------------------------------------------ barge-in (duplex)
     def _barge_heard(self) -> None:
-        speech = self.runtime.speech
-        if speech is None or not speech.speaking:
+        if not self.robot.speaking:
             return  # the robot finished meanwhile: an ordinary turn
         self.barge.open()
         timer = threading.Timer(self.barge.sustain_s, self._barge_sustained)

@@ -21,9 +21,10 @@ the MQTT retained state, ``GET /api/state``). The conversation moves it
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from anima.clock import Clock
-from anima.events import ConversationChanged, ConversationPhase, EventHub
+from anima.events import ConversationChanged, ConversationPhase, Event
 
 
 class Presence:
@@ -31,13 +32,13 @@ class Presence:
 
     def __init__(
         self,
-        hub: EventHub,
+        publish: Callable[[Event], None],
         clock: Clock,
         *,
         engaged_s: float = 20.0,
         sleep_after_s: float | None = 600.0,
     ) -> None:
-        self._hub = hub
+        self._publish = publish
         self._clock = clock
         self.engaged_s = engaged_s
         self.sleep_after_s = sleep_after_s
@@ -74,7 +75,7 @@ class Presence:
             if state == previous:
                 return
             self._state = state
-        self._hub.publish(
+        self._publish(
             ConversationChanged(t=self._clock.now(), state=state, previous=previous, reason=reason)
         )
 

@@ -12,11 +12,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
+from anima.behaviour.vocabulary import Vocabulary
 from anima.errors import ActionDefinitionError
+from anima.humanoid.commanded import CommandedHumanoid
 
 if TYPE_CHECKING:
     from anima.agent.humanoid_actions import Humanoid
-    from anima.runtime import Runtime
+    from anima.agent.port import RobotPort
 
 
 def load_user_actions(registry: ActionRegistry, module: str) -> None:
@@ -57,25 +59,28 @@ def builtin_registry(
     return registry
 
 
-def runtime_registry(
-    runtime: Runtime, *, user_actions: str | None = None, humanoid: Humanoid | None = None
+def robot_registry(
+    robot: RobotPort, *, user_actions: str | None = None, humanoid: Humanoid | None = None
 ) -> ActionRegistry:
-    """The registry for a runtime: the built-ins narrowed to its animation library (without the
-    shutdown animation and the looping idle ones, which are not gestures to ask for), the
-    humanoid actions for ``humanoid`` or the runtime's linked humanoid, and ``user_actions``'
-    own (``agent.user_actions``)."""
-    cfg = runtime.behaviour.config
-    hidden = {cfg.shutdown_animation, *cfg.looping_idle_animations}
-    if humanoid is None and runtime.humanoid is not None:
-        from anima.humanoid.commanded import CommandedHumanoid
+    """The registry for a robot: the built-ins narrowed to its vocabulary (its animation
+    library without the shutdown animation and the looping idle ones, which are not gestures
+    to ask for), the humanoid actions for ``humanoid`` or, when the robot has a humanoid
+    linked, through its ``execute``, and ``user_actions``' own (``agent.user_actions``)."""
+    vocabulary = robot.vocabulary()
+    if humanoid is None and vocabulary.humanoid:
+        # through execute at each call: the agent is built before the runtime starts the
+        # link, and its actions must exist from the start
+        humanoid = CommandedHumanoid(robot.execute)
+    return vocabulary_registry(vocabulary, user_actions=user_actions, humanoid=humanoid)
 
-        # through the runtime's execute at each call: the agent is built before the runtime
-        # starts the link, and its actions must exist from the start
-        humanoid = CommandedHumanoid(runtime.execute)
+
+def vocabulary_registry(
+    vocabulary: Vocabulary, *, user_actions: str | None = None, humanoid: Humanoid | None = None
+) -> ActionRegistry:
+    """The registry for ``vocabulary`` (no robot needed: ``anima agent actions``), with the
+    humanoid actions calling ``humanoid`` when one is given."""
     registry = builtin_registry(
-        animations=[n for n in runtime.library.gestures() if n not in hidden],
-        postures=runtime.library.postures(),
-        humanoid=humanoid,
+        animations=vocabulary.gestures, postures=vocabulary.postures, humanoid=humanoid
     )
     if user_actions:
         load_user_actions(registry, user_actions)

@@ -17,9 +17,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anima.animation.xml_format import Animation, parse_animation_file
 from anima.errors import AnimationFileError, UnknownAnimationError
+
+if TYPE_CHECKING:
+    from anima.config import AnimationConfig
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +31,12 @@ log = logging.getLogger(__name__)
 def shipped_folder() -> Path:
     """The folder of animations that ship with anima."""
     return Path(str(resources.files("anima.animation") / "data"))
+
+
+def configured_folders(config: AnimationConfig) -> list[Path]:
+    """The folders ``config`` names, the shipped one first when ``animation.shipped``."""
+    folders = [shipped_folder()] if config.shipped else []
+    return folders + [Path(f) for f in config.folders]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,6 @@ The seed's ``NadineControl`` behaviour, kept, with its flaws fixed:
 from __future__ import annotations
 
 import contextlib
-import enum
 import logging
 import threading
 from collections.abc import Iterable, Iterator
@@ -29,6 +28,7 @@ from anima.behaviour.gaze import GazeFollower, GazeUpdate
 from anima.body import Body, Role
 from anima.body.gaze import GazeKinematics
 from anima.clock import Clock
+from anima.commands import LookAtResult
 from anima.config import AnimationConfig, BehaviourConfig
 from anima.errors import AnimaError, CommandRefusedError, EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, MoveFinished, Notice
@@ -38,16 +38,6 @@ from anima.motion.moves import Goto, Move
 log = logging.getLogger(__name__)
 
 _HEAD_EYE_ROLES = (Role.NECK_YAW, Role.NECK_PITCH, Role.NECK_ROLL, Role.EYES_YAW, Role.EYES_PITCH)
-
-
-class LookAtResult(enum.Enum):
-    """What became of a position look-at (a 30 Hz stream: no error event for each)."""
-
-    MOVED = "moved"
-    DEAD_ZONE = "dead_zone"  # too close to the current target to bother the head
-    LATCHED = "ignored: a gaze target is latched"
-    HEAD_ANIMATION = "ignored: a head animation (nod/shake) is playing"
-    SHUTDOWN = "ignored: shutting down"
 
 
 class Behaviour:

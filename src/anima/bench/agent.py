@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from anima import commands as cmd
-from anima.agent.assembly import build_conversation
-from anima.agent.latency import measure_interrupt_latency
+from anima.bench.interrupt import measure_interrupt_latency
 from anima.bench.listen import ListenBenchResult, Spread, run_listen_bench
+from anima.build import attach_agent
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.base import Frame
 from anima.drivers.sim import SimDriver
@@ -82,9 +82,7 @@ def _spread(values: list[float]) -> Spread:
 
 
 def _request_to_motion(runtime: Runtime, driver: _StampedSim, trials: int) -> list[float]:
-    conversation = build_conversation(runtime, audio_in="none")
-    runtime.agent = conversation
-    conversation.start()
+    attach_agent(runtime, audio_in="none")
     started = threading.Event()
     unsubscribe = runtime.events.subscribe(
         lambda e: started.set() if isinstance(e, MoveStarted) and e.name == "nod" else None,
@@ -107,8 +105,7 @@ def _request_to_motion(runtime: Runtime, driver: _StampedSim, trials: int) -> li
             time.sleep(0.1)
     finally:
         unsubscribe()
-        conversation.stop()
-        runtime.agent = None
+        runtime.detach_agent()
     return out
 
 
@@ -183,7 +180,7 @@ def run_hostile_planner_bench(timeout_s: float = 2.0) -> HostilePlannerResult:
     from anima.agent.conversation import Conversation
     from anima.agent.executor import Executor
     from anima.agent.planners.openai import OpenAIPlanner
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
 
     quiet = MotionConfig(breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False))
     cfg = AnimaConfig(mqtt=MqttConfig(enabled=False), motion=quiet)
@@ -192,7 +189,7 @@ def run_hostile_planner_bench(timeout_s: float = 2.0) -> HostilePlannerResult:
     replies: list[HostileReply] = []
     try:
         with ScriptedOpenAIServer() as server:
-            registry = runtime_registry(runtime)
+            registry = robot_registry(runtime)
             planner = OpenAIPlanner(
                 registry,
                 base_url=server.base_url,
@@ -201,9 +198,7 @@ def run_hostile_planner_bench(timeout_s: float = 2.0) -> HostilePlannerResult:
                 timeout_s=timeout_s,
                 events=runtime.events,
             )
-            conversation = Conversation(runtime, registry, planner, Executor(runtime))
-            runtime.agent = conversation
-            conversation.start()
+            runtime.attach_agent(Conversation(runtime, registry, planner, Executor(runtime)))
             missed0 = runtime.engine.stats().missed
             try:
                 dribbling = Scripted.json_reply("Sure.", ["play_animation('nod')"]).dribble(1.0)
@@ -215,8 +210,7 @@ def run_hostile_planner_bench(timeout_s: float = 2.0) -> HostilePlannerResult:
                     replies.append(_hostile_turn(runtime, server, name, scripted))
                 stats = runtime.engine.stats()
             finally:
-                conversation.stop()
-                runtime.agent = None
+                runtime.detach_agent()
     finally:
         runtime.stop(ease=False)
     return HostilePlannerResult(

@@ -15,13 +15,13 @@ def prompt_vocabulary() -> list[str]:
     registry of a runtime with the shipped library and the simulated humanoid (never started:
     its constructor touches nothing), each kind of action in turn."""
     from anima.agent.understanding import prompt_phrases
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
+    from anima.build import build
     from anima.config import AnimaConfig, MqttConfig
     from anima.config.sections import HumanoidConfig
     from anima.drivers.sim import SimDriver
-    from anima.runtime import Runtime
 
     config = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
-    runtime = Runtime(config, driver=SimDriver())
+    runtime = build(config, doors=False, driver=SimDriver())
     runtime.library.load()
-    return prompt_phrases(runtime_registry(runtime))
+    return prompt_phrases(robot_registry(runtime))

@@ -131,7 +131,7 @@ def _false_wakes(
     wake phrase: ``texts`` and ``anima bench wake``'s near misses ("hey Robert"), each voice in
     turn, half a second apart — counted by that bench's own :func:`count_wakes`."""
     from anima.bench.wake import NEAR_MISSES, count_wakes
-    from anima.listening.spotting import make_spotter
+    from anima.listening.makers import make_spotter
 
     talk: list[Samples] = []
     n = 0

@@ -25,13 +25,13 @@ from typing import Literal
 import numpy as np
 
 from anima import commands as cmd
-from anima.agent.assembly import build_conversation
 from anima.agent.conversation import Conversation
 from anima.bench.conversation_audio import Room, Samples, Speaker, last_loud
 from anima.bench.conversation_figures import Stages, Trial, word_errors
 from anima.bench.conversation_judge import Observed, judge
 from anima.bench.conversation_logs import EventLog, RoundLog, StampedSink
 from anima.bench.conversation_set import Request
+from anima.build import attach_agent, build
 from anima.config import AnimaConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import AnimaError
@@ -50,7 +50,6 @@ from anima.events import (
 )
 from anima.listening import Listener, PushSource
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Framer
-from anima.runtime import Runtime
 
 Mode = Literal["wake", "ptt", "text"]  # text: the request's words as cmd.Ask (no audio)
 TEXT = "text"  # the voice and room of a text trial
@@ -89,25 +88,20 @@ class Harness:
         self.round_log = RoundLog()
         self.source = PushSource()
         self.framer = Framer()
-        self.runtime = Runtime(config, driver=SimDriver(), audio_sink=self.sink)
+        self.runtime = build(config, doors=False, driver=SimDriver(), audio_sink=self.sink)
         self.conversation: Conversation | None = None
         self.listener: Listener | None = None
 
     def start(self) -> None:
         rt = self.runtime
         rt.events.subscribe(self.log.add)
-        conversation = build_conversation(  # the agent's own wiring
-            rt, audio_in=self.source, on_round=self.round_log.add
-        )
+        # the agent's own wiring, started with the runtime and stopped with it
+        conversation = attach_agent(rt, audio_in=self.source, on_round=self.round_log.add)
         self.listener = conversation.listener
+        self.conversation = conversation
         rt.start()
-        rt.agent = self.conversation = conversation
-        conversation.start()
 
     def stop(self) -> None:
-        if self.conversation is not None:
-            self.conversation.stop()
-            self.runtime.agent = None
         self.runtime.stop(ease=False)
 
     # ------------------------------------------------------------------ feeding audio

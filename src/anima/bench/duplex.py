@@ -41,8 +41,8 @@ from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.echo import EchoCanceller, ResidualGuard, erle_db, make_echo
 from anima.listening.listener import speech_detector
+from anima.listening.makers import make_recognizer
 from anima.listening.recorder import Final, GaveUp, Partial, Recorder, Woke
-from anima.listening.registry import make_recognizer
 from anima.listening.vad import load_vad
 from anima.testing.room import to_int16
 
@@ -227,12 +227,12 @@ def _count(
 def _agent_phrases() -> list[str]:
     """What the agent's listener is given (its prompt: each kind of action in turn)."""
     from anima.agent.assembly import listening_phrases
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import robot_registry
     from anima.runtime import Runtime
 
     runtime = Runtime()
     runtime.library.load()
-    return listening_phrases(runtime_registry(runtime), runtime.config.listen)
+    return listening_phrases(robot_registry(runtime), runtime.config.listen)
 
 
 def run_duplex_bench(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from anima.agent.assembly import build_conversation
+from anima.build import attach_agent
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.runtime import Runtime
@@ -60,9 +60,7 @@ def loop_while_talking(duplex: bool, seconds: float) -> LoopWhileTalking:
     runtime.start()
     try:
         room = RoomSource(reference.reader(), EchoPath(delay_s=0.04, gain_db=-3.0))
-        conversation = build_conversation(runtime, audio_in=room)
-        runtime.agent = conversation
-        conversation.start()
+        conversation = attach_agent(runtime, audio_in=room)  # started: the runtime runs
         time.sleep(WARM_S)
         speech = runtime.speech
         assert speech is not None
@@ -76,7 +74,7 @@ def loop_while_talking(duplex: bool, seconds: float) -> LoopWhileTalking:
         late = runtime.engine.period_errors_since(before.ticks) * 1e3
         source = conversation.listener.source if conversation.listener is not None else None
         cleaned = int(getattr(source, "frames", 0)) if duplex else 0
-        conversation.stop()
+        runtime.detach_agent()
     finally:
         runtime.stop(ease=False)
     span = after.elapsed_s - before.elapsed_s

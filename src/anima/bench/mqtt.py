@@ -31,10 +31,8 @@ client in this process too, so the figures include its cost.
 
 from __future__ import annotations
 
-import collections
 import math
 import random
-import threading
 import time
 from dataclasses import dataclass
 
@@ -42,10 +40,9 @@ import numpy as np
 
 from anima.bench.measure import percentile, rss_mb
 from anima.bench.mqtt_refusals import RefusalFigures, refusal_flood
+from anima.bench.timed_driver import TimedDriver
 from anima.body import FloatArray, Role
 from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig
-from anima.drivers.base import Frame
-from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
@@ -103,45 +100,6 @@ class MqttBenchResult:
     target_p99_ms: float = 12.0  # the issue's target for the command latency
 
 
-class _TimedDriver:
-    """A sim driver that also notes when each frame arrived (``time.monotonic()``)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.sim = SimDriver(history=1)
-        self._lock = threading.Lock()
-        self._times: collections.deque[float] = collections.deque(maxlen=capacity)
-        self._frames: collections.deque[FloatArray] = collections.deque(maxlen=capacity)
-
-    @property
-    def is_connected(self) -> bool:
-        return self.sim.is_connected
-
-    def connect(self) -> None:
-        self.sim.connect()
-
-    def disconnect(self) -> None:
-        self.sim.disconnect()
-
-    def send(self, frame: Frame) -> Frame:
-        sent = self.sim.send(frame)
-        with self._lock:
-            self._times.append(time.monotonic())
-            self._frames.append(sent.values)
-        return sent
-
-    def since(self, t: float, channel: int) -> tuple[FloatArray, FloatArray]:
-        """(arrival times, values of ``channel``) of the frames that arrived after ``t``."""
-        times: list[float] = []
-        values: list[float] = []
-        with self._lock:
-            for when, frame in zip(reversed(self._times), reversed(self._frames), strict=True):
-                if when <= t:
-                    break
-                times.append(when)
-                values.append(float(frame[channel]))
-        return np.array(times[::-1]), np.array(values[::-1])
-
-
 def _payload(point: tuple[float, float, float]) -> str:
     x, y, z = point
     return f'{{"x": {x:.4f}, "y": {y:.4f}, "z": {z:.4f}}}'
@@ -177,7 +135,7 @@ def _reflecting_frame(times: FloatArray, eyes: FloatArray, side: int, after: flo
 
 
 def _latency(
-    runtime: Runtime, door: MqttFrontDoor, driver: _TimedDriver, pub: MqttProbe, commands: int
+    runtime: Runtime, door: MqttFrontDoor, driver: TimedDriver, pub: MqttProbe, commands: int
 ) -> LatencyFigures:
     topic = door.topics.control + "look_at"
     eyes = runtime.body.index("eyes_yaw")
@@ -245,7 +203,7 @@ def _sweep(t: float) -> tuple[float, float, float]:
 
 
 def _flood(
-    runtime: Runtime, door: MqttFrontDoor, driver: _TimedDriver, pub: MqttProbe, seconds: float
+    runtime: Runtime, door: MqttFrontDoor, driver: TimedDriver, pub: MqttProbe, seconds: float
 ) -> FloodFigures:
     topic = door.topics.control + "look_at"
     hz = 1000.0
@@ -310,7 +268,7 @@ def _bench_one(
         speech=SpeechConfig(enabled=False),  # no voice loading while the loop is timed
     )
     # the floods' frames: the look-at one, and up to a minute of refusals
-    driver = _TimedDriver(capacity=int(flood_seconds * 120) + (7200 if refusals else 0) + 1000)
+    driver = TimedDriver(capacity=int(flood_seconds * 120) + (7200 if refusals else 0) + 1000)
     runtime = Runtime(config, driver=driver)
     door = MqttFrontDoor(runtime, config.mqtt, address)
     runtime.attach(door)

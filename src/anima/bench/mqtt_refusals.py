@@ -15,7 +15,7 @@ from anima.bench.measure import percentile
 from anima.testing.mqtt import MqttProbe
 
 if TYPE_CHECKING:
-    from anima.bench.mqtt import _TimedDriver
+    from anima.bench.timed_driver import TimedDriver
     from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
     from anima.runtime import Runtime
 
@@ -35,7 +35,7 @@ class RefusalFigures:
 
 
 def refusal_flood(
-    runtime: Runtime, door: MqttFrontDoor, driver: _TimedDriver, pub: MqttProbe, count: int
+    runtime: Runtime, door: MqttFrontDoor, driver: TimedDriver, pub: MqttProbe, count: int
 ) -> RefusalFigures:
     """``count`` unknown animation names published at once: each refusal timed."""
     topic = door.topics.control + "animation"

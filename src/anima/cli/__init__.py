@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import typer
 
-from anima import __version__
 from anima.cli import agent, animations, bench, body, config, humanoid, serve, session
+from anima.version import __version__
 
 app = typer.Typer(
     name="anima",

@@ -47,16 +47,21 @@ class _NotConnected:
 def _registry(config: Path | AnimaConfig | None, humanoid: bool | None) -> ActionRegistry:
     """The registry the configured agent would use (the humanoid's when one is configured);
     ``config`` a file, or a config already loaded."""
-    from anima.agent.vocabulary import runtime_registry
+    from anima.agent.vocabulary import vocabulary_registry
+    from anima.animation.library import AnimationLibrary, configured_folders
+    from anima.behaviour.vocabulary import Vocabulary
+    from anima.body import load_body
     from anima.config import AnimaConfig, load_config
-    from anima.runtime import Runtime
 
     cfg = config if isinstance(config, AnimaConfig) else load_config(config)
-    rt = Runtime(cfg)  # touches no hardware: only the body and the animation library
-    rt.library.load()
+    # no runtime: only the body's size and the animation library
+    library = AnimationLibrary(
+        configured_folders(cfg.animation), len(load_body(cfg.body.checker_ini))
+    )
+    library.load()
     with_humanoid = cfg.humanoid.type != "none" if humanoid is None else humanoid
-    return runtime_registry(
-        rt,
+    return vocabulary_registry(
+        Vocabulary.of(library, cfg.behaviour, humanoid=with_humanoid),
         user_actions=cfg.agent.user_actions,
         humanoid=_NotConnected() if with_humanoid else None,
     )

@@ -20,7 +20,6 @@ from anima.errors import AnimaError
 
 if TYPE_CHECKING:
     from anima.config import AnimaConfig
-    from anima.frontdoors.web import WebFrontDoor
     from anima.runtime import Runtime
 
 log = logging.getLogger("anima")
@@ -141,10 +140,15 @@ def _configure(
     mqtt: bool,
     audio_out: str | None = None,
     humanoid: str | None = None,
+    *,
+    web: bool = True,
+    agent: bool = False,
 ) -> AnimaConfig:
     from anima.config import load_config
 
     cfg = load_config(config)
+    cfg = _override(cfg, "agent", enabled=True if agent else None)
+    cfg = _override(cfg, "web", enabled=None if web else False)
     cfg = _override(cfg, "humanoid", type=humanoid)
     cfg = _override(cfg, "speech", audio_out=audio_out)
     cfg = _override(cfg, "mqtt", broker=broker, enabled=None if mqtt else False)
@@ -179,11 +183,14 @@ def run(
     agent: bool = False,
     audio_in: str | None = None,
 ) -> None:
-    from anima.runtime import Runtime
+    from anima.build import build
+    from anima.frontdoors.web import WebFrontDoor
 
     stop = threading.Event()
     try:
-        cfg = _configure(config, record, driver, port, broker, mqtt, audio_out, humanoid)
+        cfg = _configure(
+            config, record, driver, port, broker, mqtt, audio_out, humanoid, web=web, agent=agent
+        )
         logging.basicConfig(
             level=cfg.log_level.upper(),
             format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
@@ -192,12 +199,8 @@ def run(
             # the embedded broker narrates every state change at INFO
             for noisy in ("amqtt", "transitions"):
                 logging.getLogger(noisy).setLevel(logging.WARNING)
-        runtime = Runtime(cfg)
-        if agent:
-            _attach_agent(runtime, audio_in)
-        if cfg.mqtt.enabled:
-            _attach_mqtt(runtime, cfg)
-        web_door = _attach_web(runtime, cfg) if web and cfg.web.enabled else None
+        runtime = build(cfg, audio_in=audio_in, report=typer.echo)
+        web_door = next((d for d in runtime.frontdoors if isinstance(d, WebFrontDoor)), None)
         _install_signals(runtime, stop)
         runtime.start()
     except AnimaError as exc:
@@ -234,49 +237,6 @@ def _claim_pid_file(prefix: str) -> Path | None:
             instances.pid_file(prefix),
         )
     return path
-
-
-def _attach_agent(runtime: Runtime, audio_in: str | None) -> None:
-    from anima.agent.assembly import build_conversation
-
-    conversation = build_conversation(runtime, audio_in=audio_in)
-    runtime.agent = conversation
-    runtime.attach(conversation)
-    ears = "no audio (wake and ask over MQTT or the console)"
-    if conversation.listener is not None:
-        ears = conversation.listener.source.name
-    typer.echo(f"anima agent: {runtime.config.agent.planner} planner, listening to {ears}")
-
-
-def _attach_mqtt(runtime: Runtime, cfg: AnimaConfig) -> None:
-    from anima.frontdoors.mqtt.choice import choose_broker
-    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-    from anima.frontdoors.mqtt.link import tls_context
-
-    m = cfg.mqtt
-    choice = choose_broker(
-        m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
-    )
-    if choice.owned is not None:
-        runtime.attach(choice.owned)  # stopped after the front door that uses it
-    runtime.attach(MqttFrontDoor(runtime, m, choice.address))
-    kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
-    typer.echo(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
-
-
-def _attach_web(runtime: Runtime, cfg: AnimaConfig) -> WebFrontDoor | None:
-    from anima.frontdoors.web import WebFrontDoor
-
-    try:
-        import fastapi  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        # on by default: a core install without the web extra still serves, and says why not
-        log.warning("no dashboard: install anima[web] (fastapi, uvicorn), or pass --no-web")
-        return None
-    door = WebFrontDoor(runtime, cfg.web)
-    runtime.attach(door)
-    return door
 
 
 def _install_signals(runtime: Runtime, stop: threading.Event) -> None:

@@ -257,6 +257,7 @@ MAX_NAME = 60  # characters of agent.name: a name, not a sentence
 
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
+    enabled: bool = False  # run the voice agent inside (anima serve --agent turns it on)
     planner: str = "rules"  # rules (offline, from the actions' phrases) | openai | dify
     name: str = "Anima"  # what the robot calls itself ("what's your name?")
     base_url: str = (

@@ -25,13 +25,14 @@ import shlex
 from collections.abc import Callable
 from typing import TextIO
 
-from anima.behaviour.controller import Behaviour, LookAtResult
+from anima.behaviour.controller import Behaviour
 from anima.commands import (
     Ask,
     Command,
     EmergencyStop,
     Listen,
     LookAt,
+    LookAtResult,
     PlayAnimation,
     ResetEmergencyStop,
     SetChannelDefault,

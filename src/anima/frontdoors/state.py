@@ -35,7 +35,7 @@ def runtime_state(runtime: Runtime) -> dict[str, Any]:
         "looking": b.gaze.active,
         "speaking": rt.speaking,
         # the voice agent's phase (anima.agent.presence); null without the agent
-        "conversation": None if rt.agent is None else rt.agent.presence.state,
+        "conversation": None if rt.agent is None else rt.agent.phase,
         "shutdown": b.shutting_down,
         "estop": st.estopped,
         "driver_connected": st.driver_connected,

@@ -10,20 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol, overload
 
 from anima import commands as cmd
 from anima.errors import HumanoidError
 from anima.humanoid.spec import RobotState
-
-
-class Execute(Protocol):
-    """The runtime's ``execute``, for the humanoid's commands."""
-
-    @overload
-    def __call__(self, command: cmd.HumanoidCommand, /) -> cmd.HumanoidAnswer: ...
-    @overload
-    def __call__(self, command: cmd.ReadHumanoidState, /) -> RobotState: ...
 
 
 def poll_for_mode(
@@ -44,7 +34,7 @@ def poll_for_mode(
 class CommandedHumanoid:
     """AdamClient's calls as typed commands carried out by ``execute``."""
 
-    def __init__(self, execute: Execute, poll_s: float = 0.05) -> None:
+    def __init__(self, execute: cmd.Execute, poll_s: float = 0.05) -> None:
         self._execute = execute
         self.poll_s = poll_s  # GetRobotState while waiting for a mode
 

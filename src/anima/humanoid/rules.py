@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from anima.humanoid.spec import (
     CARRY_BOX,
@@ -30,7 +30,23 @@ from anima.humanoid.spec import (
 )
 
 if TYPE_CHECKING:
-    from anima.humanoid.fsm import SimulatedAdam
+    from anima.humanoid.dynamics import Gait
+    from anima.humanoid.paradigm import ControlParadigm
+
+
+class SimulatedAdam(Protocol):
+    """What the rules read of the simulated robot (:class:`anima.humanoid.fsm.SimulatedAdam`)."""
+
+    mode: str  # the mode reached
+    entering: tuple[str, float] | None  # (mode, when it is reached)
+    errors: bool  # drive errors latched by an emergency stop
+    motion: tuple[str, float] | None  # (stand motion, when it ends)
+    carry: tuple[str, float] | None  # (carry-box code, when the move ends)
+    holding_box: bool
+    closed: bool  # CloseProgram accepted: nothing else is
+    motion_files: bool  # whether the motion-capture files are loaded
+    gait: Gait
+    paradigm: ControlParadigm
 
 
 def finite(values: Mapping[str, float]) -> str | None:

@@ -25,10 +25,11 @@ from typing import TypeVar
 
 from anima.clock import Clock, MonotonicClock
 from anima.errors import EngineStateError
-from anima.events import Event, EventHub, ListenTimeout, Notice, Transcript, WakeDetected
+from anima.events import Event, ListenTimeout, Notice, Publisher, Transcript, WakeDetected
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, Frame
 from anima.listening.config import ListenConfig
+from anima.listening.makers import make_recognizer, make_spotter
 from anima.listening.recorder import (
     Final,
     GaveUp,
@@ -39,9 +40,8 @@ from anima.listening.recorder import (
     Round,
     Woke,
 )
-from anima.listening.registry import make_recognizer
 from anima.listening.sources import AudioSource
-from anima.listening.spotting import Spotter, make_spotter
+from anima.listening.spotting import Spotter
 from anima.listening.turn import turn_for
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
 from anima.listening.wake import WakeTrigger
@@ -114,7 +114,7 @@ class Listener:
         spotter: Spotter | None = None,
         trigger: WakeTrigger | None = None,
         clock: Clock | None = None,
-        hub: EventHub | None = None,
+        hub: Publisher | None = None,
         on_wake: Callable[[WakeDetected], None] | None = None,
         on_recording_started: Callable[[RecordingStart], None] | None = None,
         on_partial: Callable[[Transcript], None] | None = None,

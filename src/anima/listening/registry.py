@@ -21,15 +21,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from anima.errors import ConfigError
-
-if TYPE_CHECKING:
-    from anima.listening.asr import Recognizer
-    from anima.listening.config import ListenConfig
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +76,7 @@ VADS = Registry(
 SPOTTERS = Registry(
     "listen.wake",
     {
-        "auto": "anima.listening.spotting:make_spotter",  # asr when Whisper is installed
+        "auto": "anima.listening.makers:make_spotter",  # asr when Whisper is installed
         "asr": "anima.listening.spotting_asr:AsrSpotter",
         "keyphrase": "anima.listening.wake:KeyphraseSpotter",
     },
@@ -88,7 +84,7 @@ SPOTTERS = Registry(
 RECOGNIZERS = Registry(
     "listen.asr",
     {
-        "auto": "anima.listening.registry:auto_recognizer",  # whisper when installed
+        "auto": "anima.listening.makers:auto_recognizer",  # whisper when installed
         "whisper": "anima.listening.whisper:WhisperAsr",
         "pocketsphinx": "anima.listening.asr:PocketsphinxAsr",
     },
@@ -112,44 +108,3 @@ NO_WHISPER = (
 def whisper_installed() -> bool:
     """True when the packages Whisper needs are installed (found, not imported: no cost)."""
     return all(importlib.util.find_spec(name) is not None for name in WHISPER_PACKAGES)
-
-
-def make_recognizer(
-    config: ListenConfig,
-    *,
-    phrases: Sequence[str] = (),
-    on_notice: Callable[[str], None] | None = None,
-) -> Recognizer:
-    """The recognizer ``config.asr`` names, made (not loaded): ``whisper`` is biased towards
-    ``phrases`` and the wake phrase; ``pocketsphinx`` uses ``config.asr_mode`` (its grammar is
-    ``phrases``). ``auto`` falls back to pocketsphinx when Whisper is missing and says so
-    through ``on_notice`` (and the log)."""
-    name = RECOGNIZERS.check(config.asr)
-    if name == "auto":
-        return auto_recognizer(config, phrases=phrases, on_notice=on_notice)
-    if name == "whisper":
-        from anima.listening.whisper import WhisperAsr
-
-        return WhisperAsr(
-            vocabulary=phrases, wake_phrase=config.wake_phrase, beam_size=config.asr_beam
-        )
-    from anima.listening.asr import PocketsphinxAsr
-
-    return PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
-
-
-def auto_recognizer(
-    config: ListenConfig,
-    *,
-    phrases: Sequence[str] = (),
-    on_notice: Callable[[str], None] | None = None,
-) -> Recognizer:
-    """``listen.asr: auto``: Whisper when installed, else pocketsphinx with a notice."""
-    from dataclasses import replace
-
-    if whisper_installed():
-        return make_recognizer(replace(config, asr="whisper"), phrases=phrases)
-    logger.warning("%s", NO_WHISPER)
-    if on_notice is not None:
-        on_notice(NO_WHISPER)
-    return make_recognizer(replace(config, asr="pocketsphinx"), phrases=phrases)

@@ -17,22 +17,15 @@ installed, else ``keyphrase``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from anima.listening.audio import Frame
-from anima.listening.registry import SPOTTERS, whisper_installed
 
 if TYPE_CHECKING:
-    from anima.listening.config import ListenConfig
+    pass
 
 logger = logging.getLogger(__name__)
-
-NO_WHISPER_WAKE = (
-    "Whisper is not installed (pip install 'anima[listen]'): the wake phrase is spotted by "
-    "pocketsphinx, which misses it in some voices (never hears eSpeak NG's en-us)"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,24 +61,3 @@ class Spotter(Protocol):
     def close(self) -> None:
         """Free what :meth:`load` took (a worker process, a model); a later feed loads again."""
         ...
-
-
-def make_spotter(
-    config: ListenConfig, *, on_notice: Callable[[str], None] | None = None
-) -> Spotter:
-    """The spotter ``config.wake`` names, made (not loaded). ``auto`` is ``asr`` when Whisper
-    is installed, else ``keyphrase`` — and says so through ``on_notice`` (and the log)."""
-    name = SPOTTERS.check(config.wake)
-    if name == "auto":
-        name = "asr" if whisper_installed() else "keyphrase"
-        if name == "keyphrase":
-            logger.warning("%s", NO_WHISPER_WAKE)
-            if on_notice is not None:
-                on_notice(NO_WHISPER_WAKE)
-    if name == "asr":
-        from anima.listening.spotting_asr import AsrSpotter
-
-        return AsrSpotter(config.wake_phrase)
-    from anima.listening.wake import KeyphraseSpotter
-
-    return KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)

@@ -36,8 +36,11 @@ class LocalBackend:
 
     description = "local runtime"
 
-    def __init__(self, config: AnimaConfig | None = None, **runtime_kwargs: Any) -> None:
+    def __init__(
+        self, config: AnimaConfig | None = None, *, doors: bool = False, **runtime_kwargs: Any
+    ) -> None:
         self._config = config
+        self._doors = doors
         self._kwargs = runtime_kwargs
         self.runtime: Runtime | None = None
         self._book = HandleBook()
@@ -45,9 +48,9 @@ class LocalBackend:
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, timeout: float) -> None:
-        from anima.runtime import Runtime
+        from anima.build import build
 
-        runtime = Runtime(self._config, **self._kwargs)
+        runtime = build(self._config, doors=self._doors, **self._kwargs)
         events = runtime.events
         self._unsubscribe = [
             events.subscribe(self._on_event, SpeechEnded.kind, MoveFinished.kind),

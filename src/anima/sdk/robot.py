@@ -48,16 +48,24 @@ class Robot:
     # ------------------------------------------------------------------ construction
     @classmethod
     def local(
-        cls, config: AnimaConfig | None = None, *, timeout: float = 30.0, **runtime_kwargs: Any
+        cls,
+        config: AnimaConfig | None = None,
+        *,
+        doors: bool = False,
+        timeout: float = 30.0,
+        **runtime_kwargs: Any,
     ) -> Robot:
-        """A robot whose runtime runs in this process (the simulated robot by default).
+        """A robot whose runtime runs in this process (the simulated robot by default), built
+        from ``config`` as ``anima serve`` builds it (:func:`anima.build.build`): its humanoid
+        link and its voice agent when the config turns them on.
 
-        ``runtime_kwargs`` go to :class:`~anima.runtime.Runtime` (``driver=``, ``tts=``,
-        ``audio_sink=``, ``clock=``, ``body=``).
+        ``doors``: also serve the config's MQTT contract and dashboard (off by default: a
+        script's robot opens no port unless asked). ``runtime_kwargs`` replace configured
+        parts (``driver=``, ``tts=``, ``audio_sink=``, ``clock=``, ``body=``).
         """
         from anima.sdk.local import LocalBackend
 
-        return cls(LocalBackend(config, **runtime_kwargs), timeout=timeout)
+        return cls(LocalBackend(config, doors=doors, **runtime_kwargs), timeout=timeout)
 
     @classmethod
     def connect(

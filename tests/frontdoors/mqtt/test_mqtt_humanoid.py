@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from anima.build import build
 from anima.config import HumanoidConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.mqtt.broker import BrokerAddress
@@ -27,7 +28,7 @@ def adam(broker: BrokerAddress, prefix: str, probe: MqttProbe) -> Iterator[Runti
     cfg = dataclasses.replace(
         robot_config(prefix), humanoid=HumanoidConfig(type="sim", sim_port=0, state_hz=20.0)
     )
-    runtime = Runtime(cfg, driver=SimDriver())
+    runtime = build(cfg, doors=False, driver=SimDriver())
     door = MqttFrontDoor(runtime, cfg.mqtt, broker)
     runtime.attach(door)
     with runtime:

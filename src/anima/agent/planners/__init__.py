@@ -15,14 +15,14 @@ from anima.errors import ConfigError
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.config import AgentConfig
-    from anima.events import EventHub
+    from anima.events import Publisher
 
 # (agent config, registry, error events, the listener's wake phrase) → planner
-PlannerFactory = Callable[["AgentConfig", "ActionRegistry", "EventHub | None", str], Planner]
+PlannerFactory = Callable[["AgentConfig", "ActionRegistry", "Publisher | None", str], Planner]
 
 
 def _rules(
-    config: AgentConfig, registry: ActionRegistry, events: EventHub | None, wake_phrase: str
+    config: AgentConfig, registry: ActionRegistry, events: Publisher | None, wake_phrase: str
 ) -> Planner:
     from anima.agent.planners.rules import RulePlanner
 
@@ -30,7 +30,7 @@ def _rules(
 
 
 def _openai(
-    config: AgentConfig, registry: ActionRegistry, events: EventHub | None, wake_phrase: str
+    config: AgentConfig, registry: ActionRegistry, events: Publisher | None, wake_phrase: str
 ) -> Planner:
     from anima.agent.planners.openai import OpenAIPlanner
 
@@ -38,7 +38,7 @@ def _openai(
 
 
 def _dify(
-    config: AgentConfig, registry: ActionRegistry, events: EventHub | None, wake_phrase: str
+    config: AgentConfig, registry: ActionRegistry, events: Publisher | None, wake_phrase: str
 ) -> Planner:
     from anima.agent.planners.dify import DifyPlanner
 
@@ -51,7 +51,7 @@ PLANNERS: dict[str, PlannerFactory] = {"rules": _rules, "openai": _openai, "dify
 def create_planner(
     config: AgentConfig,
     registry: ActionRegistry,
-    events: EventHub | None = None,
+    events: Publisher | None = None,
     *,
     wake_phrase: str = "hey robot",
 ) -> Planner:

@@ -29,7 +29,7 @@ from anima.errors import PlannerError
 
 if TYPE_CHECKING:
     from anima.config import AgentConfig
-    from anima.events import EventHub
+    from anima.events import Publisher
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class DifyPlanner:
         user: str = "anima",
         timeout_s: float = 20.0,
         inputs: Mapping[str, str] | None = None,
-        events: EventHub | None = None,
+        events: Publisher | None = None,
     ) -> None:
         """``base_url`` is the app's API base (``https://api.dify.ai/v1``); no network here."""
         if not api_key:
@@ -63,7 +63,7 @@ class DifyPlanner:
         self._inflight = InflightCall(self.name)
 
     @classmethod
-    def from_config(cls, config: AgentConfig, events: EventHub | None = None) -> DifyPlanner:
+    def from_config(cls, config: AgentConfig, events: Publisher | None = None) -> DifyPlanner:
         return cls(
             base_url=config.base_url,
             api_key=api_key(config.api_key_env, "DIFY_API_KEY"),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from anima.agent.planners.base import json_value
 from anima.errors import MissingDependencyError, PlannerError
-from anima.events import CommandRejected, EventHub
+from anima.events import CommandRejected, Publisher
 
 if TYPE_CHECKING:
     import httpx
@@ -167,7 +167,7 @@ def api_key(variable: str | None, default: str) -> str | None:
     return os.environ.get(variable or default) or None
 
 
-def report(events: EventHub | None, source: str, command: str, argument: str, reason: str) -> None:
+def report(events: Publisher | None, source: str, command: str, argument: str, reason: str) -> None:
     """Log a planner failure and publish it as a CommandRejected event (source ``agent``)."""
     log.warning("%s planner: %s", source, reason)
     if events is not None:

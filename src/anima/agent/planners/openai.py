@@ -59,7 +59,7 @@ from anima.errors import ConfigError, PlannerError
 
 if TYPE_CHECKING:
     from anima.config import AgentConfig
-    from anima.events import EventHub
+    from anima.events import Publisher
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class OpenAIPlanner:
         max_tokens: int = 512,
         max_history: int = 40,
         instructions: str = "",
-        events: EventHub | None = None,
+        events: Publisher | None = None,
         stream: bool = True,
     ) -> None:
         """No network here: the first request opens the connection. ``stream``: ask for a
@@ -115,7 +115,7 @@ class OpenAIPlanner:
 
     @classmethod
     def from_config(
-        cls, config: AgentConfig, registry: ActionRegistry, events: EventHub | None = None
+        cls, config: AgentConfig, registry: ActionRegistry, events: Publisher | None = None
     ) -> OpenAIPlanner:
         return cls(
             registry,

@@ -10,39 +10,52 @@ arrives as a ``command_rejected`` event on the WebSocket.
 from __future__ import annotations
 
 import asyncio
-import hmac
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fastapi import APIRouter, Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
-from anima import __version__
 from anima import commands as cmd
 from anima.errors import AnimaError
 from anima.frontdoors import payloads
 from anima.frontdoors.dispatch import Origin
 from anima.frontdoors.state import PAYLOAD_VERSION, animations_description, body_description
+from anima.frontdoors.web.access import RefusedError
 from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
+from anima.version import __version__
 
 if TYPE_CHECKING:
-    from anima.frontdoors.web.server import WebFrontDoor
+    from anima.config import WebConfig
+    from anima.frontdoors.dispatch import CommandDispatcher
+    from anima.frontdoors.state import StateReader
+    from anima.frontdoors.web.stream import Clients
+    from anima.runtime import Runtime
+
+
+class WebFrontDoor(Protocol):
+    """What the app serves from (:class:`anima.frontdoors.web.server.WebFrontDoor`)."""
+
+    runtime: Runtime
+    config: WebConfig
+    dispatcher: CommandDispatcher
+    reader: StateReader
+    clients: Clients
+    rejected: int
+
+    def token_ok(self, given: str | None) -> bool: ...
+
+    def hello(self) -> dict[str, Any]: ...
+
+    def state_message(self) -> dict[str, Any]: ...
+
 
 STATIC = Path(__file__).with_name("static")
 DOCS_ASSETS = "/static/api-docs"  # Swagger UI and ReDoc files (fastapi-offline)
-
-
-class RefusedError(Exception):
-    """A request answered with ``status`` and the reason, as ``{"v":1,"path":…,"reason":…}``."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -224,12 +237,6 @@ def _bearer(request: Request) -> str | None:
     if auth.lower().startswith("bearer "):
         return auth[7:].strip()
     return request.query_params.get("token")
-
-
-def token_matches(expected: str | None, given: str | None) -> bool:
-    if expected is None:
-        return True
-    return given is not None and hmac.compare_digest(expected.encode(), given.encode())
 
 
 async def _tick(door: WebFrontDoor, client: Client) -> None:

@@ -25,7 +25,7 @@ from anima.frontdoors.state import PAYLOAD_VERSION
 from anima.humanoid.spec import POSTURE
 
 if TYPE_CHECKING:
-    from anima.frontdoors.web.app import RefusedError as _Refused
+    from anima.frontdoors.web.access import RefusedError as _Refused
     from anima.runtime import Runtime
 
 _T = TypeVar("_T")

@@ -20,6 +20,7 @@ from anima.frontdoors.state import (
     body_description,
     event_fields,
 )
+from anima.frontdoors.web.access import token_matches
 from anima.frontdoors.web.stream import Clients, dumps
 
 if TYPE_CHECKING:
@@ -77,8 +78,6 @@ class WebFrontDoor:
         return f"http://{shown}:{self.port}/"
 
     def token_ok(self, given: str | None) -> bool:
-        from anima.frontdoors.web.app import token_matches
-
         return token_matches(self.config.token, given)
 
     # ------------------------------------------------------------------ lifecycle

@@ -1,0 +1,130 @@
+"""The composition root: the one place that reads which parts a config enables and wires them.
+
+:func:`build` makes a :class:`~anima.runtime.Runtime` (body, driver, motion, behaviour,
+speech), then adds what the config turns on: the humanoid link (``humanoid.type``), the voice
+agent (``agent.enabled``), and the front doors (``mqtt.enabled``, ``web.enabled``). ``anima
+serve``, ``Robot.local``, the benchmarks and the tests all build their runtime here, so one
+config gives one robot whichever way it is started. Nothing is started: ``runtime.start()``
+starts the parts in order and stops exactly those that started if one fails.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from anima.config import AnimaConfig
+from anima.runtime import Runtime
+
+if TYPE_CHECKING:
+    from anima.agent.conversation import Conversation
+    from anima.body import Body
+    from anima.clock import Clock
+    from anima.drivers import Driver
+    from anima.listening.listener import RoundReport
+    from anima.listening.sources import AudioSource
+    from anima.speech.base import AudioSink, TTSEngine
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[str], None]  # a line for the person who started it (anima serve prints it)
+
+
+def build(
+    config: AnimaConfig | None = None,
+    *,
+    doors: bool = True,
+    audio_in: str | AudioSource | None = None,
+    on_round: Callable[[RoundReport], None] | None = None,
+    report: Report | None = None,
+    body: Body | None = None,
+    driver: Driver | None = None,
+    clock: Clock | None = None,
+    tts: Sequence[TTSEngine] | None = None,
+    audio_sink: AudioSink | None = None,
+) -> Runtime:
+    """The runtime ``config`` describes, not started.
+
+    ``doors``: False leaves out the MQTT and web doors whatever the config says (a script's
+    robot, a test). ``audio_in`` and ``on_round``: the agent's ears (see
+    :func:`~anima.agent.assembly.build_conversation`). ``report``: one line per part wired
+    (logged at INFO when None). The rest replace the configured parts (tests, custom engines).
+    """
+    cfg = config or AnimaConfig()
+    say = report or log.info
+    humanoid = None
+    if cfg.humanoid.type != "none":
+        from anima.humanoid.link import HumanoidLink  # its constructor touches nothing
+
+        humanoid = HumanoidLink(cfg.humanoid)
+    runtime = Runtime(
+        cfg,
+        body=body,
+        driver=driver,
+        clock=clock,
+        tts=tts,
+        audio_sink=audio_sink,
+        humanoid=humanoid,
+    )
+    if cfg.agent.enabled:
+        conversation = attach_agent(runtime, audio_in=audio_in, on_round=on_round)
+        ears = "no audio (wake and ask over MQTT or the console)"
+        if conversation.listener is not None:
+            ears = conversation.listener.source.name
+        say(f"anima agent: {cfg.agent.planner} planner, listening to {ears}")
+    if doors and cfg.mqtt.enabled:
+        _attach_mqtt(runtime, say)
+    if doors and cfg.web.enabled:
+        _attach_web(runtime)
+    return runtime
+
+
+def attach_agent(
+    runtime: Runtime,
+    *,
+    audio_in: str | AudioSource | None = None,
+    on_round: Callable[[RoundReport], None] | None = None,
+) -> Conversation:
+    """Build the configured conversation for ``runtime`` and attach it (what :func:`build`
+    does for ``agent.enabled``; a benchmark's own ears, e.g. a PushSource, come in here)."""
+    from anima.agent.assembly import build_conversation
+
+    conversation = build_conversation(
+        runtime,
+        runtime.config,
+        playback=runtime.playback,
+        audio_in=audio_in,
+        on_round=on_round,
+    )
+    runtime.attach_agent(conversation)
+    return conversation
+
+
+def _attach_mqtt(runtime: Runtime, say: Report) -> None:
+    from anima.frontdoors.mqtt.choice import choose_broker
+    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+    from anima.frontdoors.mqtt.link import tls_context
+
+    m = runtime.config.mqtt
+    choice = choose_broker(
+        m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
+    )
+    if choice.owned is not None:
+        runtime.attach(choice.owned)  # stopped after the front door that uses it
+    runtime.attach(MqttFrontDoor(runtime, m, choice.address))
+    kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
+    say(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
+
+
+def _attach_web(runtime: Runtime) -> None:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        # on by default: a core install without the web extra still serves, and says why not
+        log.warning("no dashboard: install anima[web] (fastapi, uvicorn), or pass --no-web")
+        return
+    from anima.frontdoors.web import WebFrontDoor
+
+    runtime.attach(WebFrontDoor(runtime, runtime.config.web))

@@ -1,0 +1,88 @@
+"""The listening parts a config names, made (not loaded), through their registries: the
+recognizer (``listen.asr``) and the wake spotter (``listen.wake``).
+
+``auto`` is the Whisper-based part when its packages are installed, else the pocketsphinx one,
+with a notice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from anima.listening.registry import NO_WHISPER, RECOGNIZERS, SPOTTERS, whisper_installed
+
+if TYPE_CHECKING:
+    from anima.listening.asr import Recognizer
+    from anima.listening.config import ListenConfig
+    from anima.listening.spotting import Spotter
+
+logger = logging.getLogger(__name__)
+
+NO_WHISPER_WAKE = (
+    "Whisper is not installed (pip install 'anima[listen]'): the wake phrase is spotted by "
+    "pocketsphinx, which misses it in some voices (never hears eSpeak NG's en-us)"
+)
+
+
+def make_recognizer(
+    config: ListenConfig,
+    *,
+    phrases: Sequence[str] = (),
+    on_notice: Callable[[str], None] | None = None,
+) -> Recognizer:
+    """The recognizer ``config.asr`` names, made (not loaded): ``whisper`` is biased towards
+    ``phrases`` and the wake phrase; ``pocketsphinx`` uses ``config.asr_mode`` (its grammar is
+    ``phrases``). ``auto`` falls back to pocketsphinx when Whisper is missing and says so
+    through ``on_notice`` (and the log)."""
+    name = RECOGNIZERS.check(config.asr)
+    if name == "auto":
+        return auto_recognizer(config, phrases=phrases, on_notice=on_notice)
+    if name == "whisper":
+        from anima.listening.whisper import WhisperAsr
+
+        return WhisperAsr(
+            vocabulary=phrases, wake_phrase=config.wake_phrase, beam_size=config.asr_beam
+        )
+    from anima.listening.asr import PocketsphinxAsr
+
+    return PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
+
+
+def auto_recognizer(
+    config: ListenConfig,
+    *,
+    phrases: Sequence[str] = (),
+    on_notice: Callable[[str], None] | None = None,
+) -> Recognizer:
+    """``listen.asr: auto``: Whisper when installed, else pocketsphinx with a notice."""
+    from dataclasses import replace
+
+    if whisper_installed():
+        return make_recognizer(replace(config, asr="whisper"), phrases=phrases)
+    logger.warning("%s", NO_WHISPER)
+    if on_notice is not None:
+        on_notice(NO_WHISPER)
+    return make_recognizer(replace(config, asr="pocketsphinx"), phrases=phrases)
+
+
+def make_spotter(
+    config: ListenConfig, *, on_notice: Callable[[str], None] | None = None
+) -> Spotter:
+    """The spotter ``config.wake`` names, made (not loaded). ``auto`` is ``asr`` when Whisper
+    is installed, else ``keyphrase`` — and says so through ``on_notice`` (and the log)."""
+    name = SPOTTERS.check(config.wake)
+    if name == "auto":
+        name = "asr" if whisper_installed() else "keyphrase"
+        if name == "keyphrase":
+            logger.warning("%s", NO_WHISPER_WAKE)
+            if on_notice is not None:
+                on_notice(NO_WHISPER_WAKE)
+    if name == "asr":
+        from anima.listening.spotting_asr import AsrSpotter
+
+        return AsrSpotter(config.wake_phrase)
+    from anima.listening.wake import KeyphraseSpotter
+
+    return KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)

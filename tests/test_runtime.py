@@ -191,3 +191,75 @@ def test_a_driver_that_cannot_connect_leaves_no_thread_running() -> None:
     rt.stop()  # nothing started: a no-op, not an error
     with pytest.raises(DriverError):
         rt.start()  # the same failure again: nothing was left half started
+
+
+class _Part:
+    """A part that notes what the runtime did to it, and when (the loop's ticks so far)."""
+
+    def __init__(self, runtime: Runtime, name: str, log: list[str], *, fail: bool = False) -> None:
+        self.runtime, self.name, self.log, self.fail = runtime, name, log, fail
+        self.prepared_at_tick: int | None = None
+
+    def prepare(self) -> None:
+        self.prepared_at_tick = self.runtime.engine.stats().ticks
+        self.log.append(f"prepare {self.name}")
+
+    def start(self) -> None:
+        self.log.append(f"start {self.name}")
+        if self.fail:
+            raise ConfigError(f"{self.name}: the port is taken")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        assert timeout > 0
+        self.log.append(f"stop {self.name}")
+
+
+def test_parts_are_prepared_before_the_loop_and_stopped_last_first() -> None:
+    log: list[str] = []
+    rt = Runtime(driver=SimDriver())
+    first, second = _Part(rt, "mqtt", log), _Part(rt, "web", log)
+    rt.attach(first)
+    rt.attach(second)
+    with rt:
+        assert rt.wait_first_tick()
+        assert first.prepared_at_tick == second.prepared_at_tick == 0  # before any tick
+        late = _Part(rt, "late", log)
+        rt.attach(late)  # attached while running: prepared and started at once
+    assert log == [
+        "prepare mqtt",
+        "prepare web",
+        "start mqtt",
+        "start web",
+        "prepare late",
+        "start late",
+        "stop late",
+        "stop web",
+        "stop mqtt",
+    ]
+
+
+def test_a_part_that_cannot_start_stops_every_part_prepared_and_the_core() -> None:
+    import threading
+
+    def threads() -> set[str]:
+        return {t.name for t in threading.enumerate() if t.name.startswith("anima")}
+
+    before = threads()
+    log: list[str] = []
+    rt = Runtime(driver=SimDriver())
+    for name, fail in (("broker", False), ("web", True), ("agent", False)):
+        rt.attach(_Part(rt, name, log, fail=fail))
+    with pytest.raises(ConfigError, match="port is taken"):
+        rt.start()
+    assert log == [
+        "prepare broker",
+        "prepare web",
+        "prepare agent",
+        "start broker",
+        "start web",  # fails: the agent never starts, but gives back what it prepared
+        "stop agent",
+        "stop web",
+        "stop broker",
+    ]
+    assert threads() == before  # the loop, the event hub: all stopped
+    assert not rt.driver.is_connected

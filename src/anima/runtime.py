@@ -52,15 +52,27 @@ NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
 MAX_SKIPPED_SHOWN = 5  # skipped animation files named in a reload's summary (the rest counted)
 
 
-class FrontDoor(Protocol):
-    """Something that brings commands in (MQTT, REST, …); owned and stopped by the runtime."""
+PART_STOP_S = 5.0  # the longest one part (a door, the agent, the humanoid link) takes to stop
+
+
+class Part(Protocol):
+    """What the runtime starts after its loop and stops before it: a front door (MQTT, REST,
+    …), the broker it started, the agent, the humanoid link."""
+
+    def prepare(self) -> None:
+        """Imports and model loads, before the loop starts (they would hold the GIL while it
+        runs); no thread, no socket yet. The runtime calls it once, then :meth:`start`."""
 
     def start(self) -> None: ...
 
-    def stop(self) -> None: ...
+    def stop(self, timeout: float = PART_STOP_S) -> None:
+        """Stop within ``timeout`` seconds; a part that never started stops at once."""
 
 
-class Agent(FrontDoor, Protocol):
+FrontDoor = Part  # the name the front doors know it by
+
+
+class Agent(Part, Protocol):
     """The voice agent as the runtime sees it (anima.agent.conversation.Conversation): a part
     started after the runtime that wakes on :class:`~anima.commands.Listen` and plans what
     :class:`~anima.commands.Ask` says, and whose phase the state shows."""
@@ -111,7 +123,9 @@ class Runtime:
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
         # the conversation's phase on the body (follows the agent's conversation events)
         self.body_language = BodyLanguage(self.behaviour, self.events, self.config.body_language)
-        self.frontdoors: list[FrontDoor] = []  # started last; stopped first, once speech ended
+        self.frontdoors: list[Part] = []  # started last; stopped first, once speech ended
+        # the parts prepared (and then started), in order: exactly those are stopped, last first
+        self._owned: list[Part] = []
         self.speech: SpeechService | None = None  # created at start when an engine loads
         self.humanoid = humanoid  # when humanoid.type is sim or adam (anima.build)
         self.agent: Agent | None = None  # the voice agent, when attached (attach_agent)
@@ -133,6 +147,10 @@ class Runtime:
             engines = self._speech_engines()  # imports first: they would stall the loop
             undo: list[Callable[[], object]] = []  # what started, to stop if the next fails
             try:
+                for part in self._parts():
+                    self._owned.append(part)
+                    part.prepare()  # model loads and imports, before the loop starts
+                undo.append(self._stop_parts)
                 self.events.start()
                 undo.append(self.events.stop)
                 self.reload_animations()
@@ -154,12 +172,11 @@ class Runtime:
             self._started = True
         try:
             self._start_speech(engines)
-            if self.humanoid is not None:
-                self.humanoid.start()
-            for door in self.frontdoors:
-                door.start()
+            for part in self._parts():
+                part.start()
         except BaseException:
-            # a part that cannot start (a taken port, an unreachable robot) stops the others
+            # a part that cannot start (a taken port, an unreachable robot) stops the ones
+            # that did, and the core
             self.stop(ease=False)
             raise
         # Everything loaded so far lives as long as the process: keep it out of the cyclic
@@ -212,10 +229,17 @@ class Runtime:
             raise CommandRefusedError("the agent is not running (anima serve --agent)")
         return self.agent
 
-    def attach(self, door: FrontDoor) -> None:
-        """Add a front door: started after the runtime, stopped before it."""
+    def _parts(self) -> list[Part]:
+        """The parts in start order: the humanoid link, then the front doors as attached."""
+        return ([self.humanoid] if self.humanoid is not None else []) + self.frontdoors
+
+    def attach(self, door: Part) -> None:
+        """Add a front door: started after the runtime, stopped before it (prepared and
+        started at once when the runtime runs)."""
         self.frontdoors.append(door)
         if self._started:
+            self._owned.append(door)
+            door.prepare()
             door.start()
 
     def attach_agent(self, agent: Agent) -> None:
@@ -233,8 +257,9 @@ class Runtime:
         if agent is None:
             return
         self.frontdoors.remove(agent)
-        if self._started:
-            agent.stop()
+        if agent in self._owned:
+            self._owned.remove(agent)
+            agent.stop(PART_STOP_S)
 
     # --- what the agent sees of the robot (anima.agent.port.RobotPort) ----------------------
     @property
@@ -429,13 +454,7 @@ class Runtime:
                     self.speech = None
                 if not self.events.flush(1.0):  # the doors hear those ends before they close
                     log.warning("events still undelivered when the front doors stop")
-                for door in reversed(self.frontdoors):
-                    try:
-                        door.stop()
-                    except Exception:  # one front door must not keep the robot from resting
-                        log.exception("stopping %r failed", door)
-                if self.humanoid is not None:
-                    self.humanoid.stop()  # kept: its last state stays readable
+                self._stop_parts()
                 self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()
@@ -446,6 +465,16 @@ class Runtime:
                 self.events.stop()
                 self._switch.restore()
                 self._started = False
+
+    def _stop_parts(self) -> None:
+        """Stop every part prepared, last first: the doors, then the humanoid link (kept: its
+        last state stays readable). A part prepared but never started stops at once."""
+        owned, self._owned = self._owned, []
+        for part in reversed(owned):
+            try:
+                part.stop(PART_STOP_S)
+            except Exception:  # one part must not keep the robot from resting
+                log.exception("stopping %r failed", part)
 
     def __enter__(self) -> Runtime:
         self.start()

@@ -111,10 +111,13 @@ class EventDoor:
         self._unsubscribe: Callable[[], None] | None = None
         self.stopped = False
 
+    def prepare(self) -> None:
+        pass
+
     def start(self) -> None:
         self._unsubscribe = self._events.subscribe(self.heard.append)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self.stopped = True
         if self._unsubscribe is not None:
             self._unsubscribe()

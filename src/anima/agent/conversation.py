@@ -140,6 +140,13 @@ class Conversation:
         self.timings: collections.deque[TurnTiming] = collections.deque(maxlen=TIMINGS)
 
     # ------------------------------------------------------------------ lifecycle
+    def prepare(self) -> None:
+        """Before the runtime's loop runs: the understanding compiled, the listener's models
+        loaded (Whisper, Silero, the spotter hold the GIL while they load)."""
+        self._understand()
+        if self.listener is not None:
+            self.listener.prepare()
+
     def start(self) -> None:
         self._unsubscribe = [
             self.robot.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
@@ -151,9 +158,9 @@ class Conversation:
         if self.listener is not None:
             self.listener.start()
 
-    def stop(self) -> None:
-        """Stop listening, planning and acting; a second call does nothing (the runtime stops
-        the agent it has, and a test may have stopped it first)."""
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop listening, planning and acting, within about ``timeout`` s; a second call does
+        nothing (the runtime stops the agent it has, and a test may have stopped it first)."""
         if self._stopped:
             return
         self._stopped = True

@@ -43,6 +43,11 @@ class HumanoidLink:
         """The last state read (None before the first one)."""
         return self._state
 
+    def prepare(self) -> None:
+        """Import gRPC and the generated stubs (~0.1 s holding the GIL) before the loop runs."""
+        import anima.humanoid.client
+        import anima.humanoid.server  # noqa: F401
+
     def start(self) -> None:
         from anima.humanoid.client import AdamClient
         from anima.humanoid.server import AdamServer
@@ -65,16 +70,16 @@ class HumanoidLink:
         self._thread = threading.Thread(target=self._watch, name="anima-humanoid", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(2.0)
+            self._thread.join(min(2.0, timeout))
             self._thread = None
         if self.client is not None:
             self.client.close()
             self.client = None  # a call now is refused (request), not sent on a closed channel
         if self.server is not None:
-            self.server.stop()
+            self.server.stop(timeout_s=timeout)
             self.server = None
 
     def _watch(self) -> None:

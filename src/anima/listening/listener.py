@@ -169,10 +169,8 @@ class Listener:
         recorder = self._recorder
         return recorder is not None and recorder.voice_held
 
-    def start(self) -> None:
-        """Load the models, start the worker, then open the source."""
-        if self._thread is not None:
-            raise EngineStateError("listener: already started")
+    def prepare(self) -> None:
+        """Load the models (the VAD, the recognizer, the spotter); done again after a stop."""
         if self._vad is None:
             self._vad = load_vad(self.config.vad)
             if self.config.vad == "auto" and isinstance(self._vad, EnergyVad):
@@ -181,6 +179,14 @@ class Listener:
         self.recognizer.load()
         if self.spotter is not None:
             self.spotter.load()
+
+    def start(self) -> None:
+        """Load the models (when :meth:`prepare` did not), start the worker, then open the
+        source."""
+        if self._thread is not None:
+            raise EngineStateError("listener: already started")
+        self.prepare()
+        assert self._vad is not None
         detector = speech_detector(self.config, self._vad)
         self._recorder = Recorder(self.config, self.recognizer, detector, self.spotter)
         self._thread = threading.Thread(target=self._run, name="anima-listen", daemon=True)

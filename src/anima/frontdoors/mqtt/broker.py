@@ -134,6 +134,9 @@ class EmbeddedBroker:
             },
         }
 
+    def prepare(self) -> None:
+        """Nothing more to load: amqtt was imported with this module's broker class."""
+
     def start(self, timeout: float = 5.0) -> None:
         try:
             from amqtt.broker import Broker

@@ -47,11 +47,14 @@ class OwnedMosquitto:
     def running(self) -> bool:
         return self.mosquitto.running
 
+    def prepare(self) -> None:
+        """Nothing to load: the broker is a process of its own."""
+
     def start(self) -> None:
         self.mosquitto.start()
 
-    def stop(self) -> None:
-        self.mosquitto.close()
+    def stop(self, timeout: float = 5.0) -> None:
+        self.mosquitto.close(timeout)
 
 
 @dataclass(frozen=True)

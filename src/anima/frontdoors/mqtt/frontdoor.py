@@ -104,6 +104,9 @@ class MqttFrontDoor:
         )
 
     # ------------------------------------------------------------------ lifecycle
+    def prepare(self) -> None:
+        """Nothing to load: paho came with this module; the client is made at start."""
+
     def start(self) -> None:
         cfg = self.config
         client = mqtt_link.new_client(cfg, clean_session=not cfg.persistent_session)
@@ -136,10 +139,10 @@ class MqttFrontDoor:
         thread = self._net_thread
         return self._connected.is_set() and (thread is None or thread.is_alive())
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         if self._state_thread is not None:
-            self._state_thread.join(2.0)
+            self._state_thread.join(min(2.0, timeout))
             self._state_thread = None
         for unsubscribe in self._unsubscribe:
             unsubscribe()

@@ -227,9 +227,9 @@ class Mosquitto:
         self.stop(timeout)
         self.start(timeout)
 
-    def close(self) -> None:
-        """Stop the broker and remove its folder."""
-        self.stop()
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the broker (within ``timeout`` s) and remove its folder."""
+        self.stop(timeout)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

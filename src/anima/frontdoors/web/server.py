@@ -45,10 +45,7 @@ class WebFrontDoor:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._unsubscribe: Any = None
-        # Built now, before the runtime starts its loop: importing uvicorn's protocols and
-        # building FastAPI's routes hold the GIL for several milliseconds, a late tick if the
-        # loop were running.
-        self._uvicorn = self._make_uvicorn_config()
+        self._uvicorn: Any = None  # made by prepare()
 
     def _make_uvicorn_config(self) -> Any:
         try:
@@ -81,9 +78,17 @@ class WebFrontDoor:
         return token_matches(self.config.token, given)
 
     # ------------------------------------------------------------------ lifecycle
+    def prepare(self) -> None:
+        """Before the runtime starts its loop: importing uvicorn's protocols and building
+        FastAPI's routes hold the GIL for several milliseconds, a late tick if the loop were
+        running. MissingDependencyError without the web extra."""
+        if self._uvicorn is None:
+            self._uvicorn = self._make_uvicorn_config()
+
     def start(self) -> None:
         import uvicorn
 
+        self.prepare()
         cfg = self.config
         family = socket.AF_INET6 if ":" in cfg.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -114,7 +119,7 @@ class WebFrontDoor:
             time.sleep(0.005)
         log.info("dashboard at %s", self.url)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -122,7 +127,7 @@ class WebFrontDoor:
         if server is not None:
             server.should_exit = True
         if self._thread is not None:
-            self._thread.join(5.0)
+            self._thread.join(timeout)
             if self._thread.is_alive() and server is not None:
                 server.force_exit = True
                 self._thread.join(2.0)

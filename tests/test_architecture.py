@@ -115,3 +115,26 @@ def test_the_runtime_imports_no_front_door_agent_or_humanoid_client() -> None:
         if m.startswith(("anima.agent", "anima.frontdoors", "anima.cli", "anima.sdk"))
         or m in ("anima.build", "anima.humanoid.client", "anima.humanoid.server")
     }
+
+
+def test_the_sdk_and_the_remote_ears_speak_the_wire_package_not_the_servers() -> None:
+    """Issue 15: the clients import anima.wire (payloads, topics, events, state, the MQTT
+    client factory), never a front door's module."""
+    graph = import_graph()
+    clients = [
+        name
+        for name in graph
+        if name.startswith("anima.sdk") or name in ("anima.agent.remote", "anima.testing.mqtt")
+    ]
+    assert "anima.sdk.mqtt" in clients
+    reaching = {
+        name: sorted(m for m in graph[name] if m.startswith("anima.frontdoors")) for name in clients
+    }
+    assert {name: found for name, found in reaching.items() if found} == {}
+    wire = [name for name in graph if name.startswith("anima.wire")]
+    assert not {
+        m
+        for name in wire
+        for m in graph[name]
+        if m.startswith(("anima.frontdoors", "anima.sdk", "anima.runtime"))
+    }

@@ -104,7 +104,7 @@ def attach_agent(
 def _attach_mqtt(runtime: Runtime, say: Report) -> None:
     from anima.frontdoors.mqtt.choice import choose_broker
     from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-    from anima.frontdoors.mqtt.link import tls_context
+    from anima.wire.mqtt import tls_context
 
     m = runtime.config.mqtt
     choice = choose_broker(

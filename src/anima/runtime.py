@@ -1,10 +1,14 @@
-"""Wires the parts together and owns their start/stop order.
+"""The core of one robot: body, driver, motion, behaviour, speech; ``execute``, the one way in;
+a typed state snapshot; the start/stop order of its parts.
 
-Start: event hub → animation library → driver.connect() → motion loop → idle life → speech
-→ humanoid link → front doors.
+Start: every part's ``prepare`` (model loads, imports) → event hub → animation library →
+driver.connect() → motion loop → idle life → speech → humanoid link → front doors and agent.
 Stop: speech (every utterance gets its ``end_speak``, reason ``shutdown``) → the event hub
-delivers what was published → front doors → humanoid link → idle life → ease the body to its
-rest posture (bounded in time) → motion loop → driver.disconnect() → event hub.
+delivers what was published → front doors and agent (last attached first) → humanoid link →
+idle life → ease the body to its rest posture (bounded in time) → motion loop →
+driver.disconnect() → event hub. A start that fails part-way stops exactly what it prepared
+or started. Which humanoid, doors and agent there are is the composition root's choice
+(:mod:`anima.build`).
 
 An emergency stop, from any front door, comes through :meth:`Runtime.execute`: motion holds,
 speech stops (``end_speak`` reason ``estop``) and both are refused until the reset.
@@ -18,13 +22,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, cast, overload
+from typing import TYPE_CHECKING, overload
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary, configured_folders
 from anima.behaviour.body_language import BodyLanguage
 from anima.behaviour.controller import Behaviour
 from anima.behaviour.idle_life import IdleLife
+from anima.behaviour.rest import ease_to_rest
 from anima.behaviour.vocabulary import Vocabulary
 from anima.body import Body, load_body
 from anima.clock import Clock
@@ -32,57 +37,25 @@ from anima.commands import LookAtResult
 from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
 from anima.errors import CommandRefusedError, EngineStateError
-from anima.events import ConversationPhase, Event, EventHub, Notice, Transcript
+from anima.events import Event, EventHub, Notice, Transcript
 from anima.humanoid.spec import RobotState
 
 if TYPE_CHECKING:
     from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
-    from anima.speech.markup import Mode
     from anima.speech.reference import PlaybackReference
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
-from anima.motion.moves import Goto
 from anima.motion.priority import SwitchInterval
+from anima.parts import Agent, Part, Parts
+from anima.speech.startup import speech_engines, start_speech
+from anima.wire.state import LoopState, RuntimeState
 
 log = logging.getLogger(__name__)
 
 
 NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
 MAX_SKIPPED_SHOWN = 5  # skipped animation files named in a reload's summary (the rest counted)
-
-
-PART_STOP_S = 5.0  # the longest one part (a door, the agent, the humanoid link) takes to stop
-
-
-class Part(Protocol):
-    """What the runtime starts after its loop and stops before it: a front door (MQTT, REST,
-    …), the broker it started, the agent, the humanoid link."""
-
-    def prepare(self) -> None:
-        """Imports and model loads, before the loop starts (they would hold the GIL while it
-        runs); no thread, no socket yet. The runtime calls it once, then :meth:`start`."""
-
-    def start(self) -> None: ...
-
-    def stop(self, timeout: float = PART_STOP_S) -> None:
-        """Stop within ``timeout`` seconds; a part that never started stops at once."""
-
-
-FrontDoor = Part  # the name the front doors know it by
-
-
-class Agent(Part, Protocol):
-    """The voice agent as the runtime sees it (anima.agent.conversation.Conversation): a part
-    started after the runtime that wakes on :class:`~anima.commands.Listen` and plans what
-    :class:`~anima.commands.Ask` says, and whose phase the state shows."""
-
-    def wake(self, source: str = "manual") -> None: ...
-
-    def hear(self, transcript: Transcript) -> None: ...
-
-    @property
-    def phase(self) -> ConversationPhase: ...
 
 
 class Runtime:
@@ -123,11 +96,13 @@ class Runtime:
         self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
         # the conversation's phase on the body (follows the agent's conversation events)
         self.body_language = BodyLanguage(self.behaviour, self.events, self.config.body_language)
-        self.frontdoors: list[Part] = []  # started last; stopped first, once speech ended
-        # the parts prepared (and then started), in order: exactly those are stopped, last first
-        self._owned: list[Part] = []
+        # the humanoid link, then the front doors and the agent as attached: started last,
+        # stopped first, once speech ended
+        self.parts = Parts()
         self.speech: SpeechService | None = None  # created at start when an engine loads
         self.humanoid = humanoid  # when humanoid.type is sim or adam (anima.build)
+        if humanoid is not None:
+            self.parts.add(humanoid, running=False)
         self.agent: Agent | None = None  # the voice agent, when attached (attach_agent)
         # full duplex (listen.duplex): what the speech sink really plays, for the echo canceller
         self.playback: PlaybackReference | None = None
@@ -135,7 +110,7 @@ class Runtime:
             from anima.speech.reference import PlaybackReference
 
             self.playback = PlaybackReference()
-        self.speech_problem = "speech is disabled (speech.enabled: false)"
+        self.speech_problem = "speech has not started (the runtime is not running)"
         self._started = False
         self._lock = threading.Lock()
         self._switch = SwitchInterval(self.config.motion.switch_interval_ms)
@@ -144,13 +119,13 @@ class Runtime:
         with self._lock:
             if self._started:
                 raise EngineStateError("runtime already started")
-            engines = self._speech_engines()  # imports first: they would stall the loop
+            # imports first: they would stall the loop
+            engines, problem = speech_engines(self.config.speech, self._tts)
+            self.speech_problem = problem or self.speech_problem
             undo: list[Callable[[], object]] = []  # what started, to stop if the next fails
             try:
-                for part in self._parts():
-                    self._owned.append(part)
-                    part.prepare()  # model loads and imports, before the loop starts
-                undo.append(self._stop_parts)
+                undo.append(self.parts.stop)
+                self.parts.prepare()  # model loads and imports, before the loop starts
                 self.events.start()
                 undo.append(self.events.stop)
                 self.reload_animations()
@@ -172,8 +147,7 @@ class Runtime:
             self._started = True
         try:
             self._start_speech(engines)
-            for part in self._parts():
-                part.start()
+            self.parts.start()
         except BaseException:
             # a part that cannot start (a taken port, an unreachable robot) stops the ones
             # that did, and the core
@@ -183,64 +157,32 @@ class Runtime:
         # garbage collector, whose full passes over it took ~15 ms and cost the loop a tick.
         gc.freeze()
 
-    def _speech_engines(self) -> list[TTSEngine]:
-        """The configured TTS engines, their packages imported (voices load later)."""
-        cfg = self.config.speech
-        if not cfg.enabled:
-            return []
-        from anima.speech import load_engines
-
-        engines, problems = (self._tts, []) if self._tts is not None else load_engines(cfg)
-        if not engines:
-            self.speech_problem = "no TTS engine available: " + "; ".join(problems)
-            log.warning("speech unavailable: %s", self.speech_problem)
-        return engines
-
     def _start_speech(self, engines: list[TTSEngine]) -> None:
-        if not engines:
-            return
-        from anima.behaviour.speech_gestures import BehaviourGestures
-        from anima.speech.service import SpeechService
-        from anima.speech.sinks import choose_sink
-
-        cfg = self.config.speech
-        sink = self._audio_sink or choose_sink(cfg.audio_out)
-        if self.playback is not None:
-            sink = self.playback.attach(sink)
-        self.speech = SpeechService(
-            engines,
-            sink,
-            self.engine,
-            self.events,
-            self.engine.clock,
-            before_speaking=self.behaviour.prepare_to_speak,
-            gestures=BehaviourGestures(self.behaviour, self.events),
-            gesture_mode=cast("Mode", cfg.gesture_mode),  # checked by the config
-        )
-        self.speech.start()
-        log.info(
-            "speech: engines %s, audio sink %s",
-            ", ".join(e.name for e in engines),
-            sink.name + (f" ({cfg.audio_out})" if sink.name == "wav" else ""),
-        )
+        if engines:
+            self.speech = start_speech(
+                self.config.speech,
+                engines,
+                engine=self.engine,
+                behaviour=self.behaviour,
+                events=self.events,
+                sink=self._audio_sink,
+                playback=self.playback,
+            )
 
     def _agent_or_refuse(self) -> Agent:
         if self.agent is None:
             raise CommandRefusedError("the agent is not running (anima serve --agent)")
         return self.agent
 
-    def _parts(self) -> list[Part]:
-        """The parts in start order: the humanoid link, then the front doors as attached."""
-        return ([self.humanoid] if self.humanoid is not None else []) + self.frontdoors
+    @property
+    def frontdoors(self) -> list[Part]:
+        """The parts attached (front doors, an owned broker, the agent), in start order."""
+        return [p for p in self.parts.all if p is not self.humanoid]
 
     def attach(self, door: Part) -> None:
         """Add a front door: started after the runtime, stopped before it (prepared and
         started at once when the runtime runs)."""
-        self.frontdoors.append(door)
-        if self._started:
-            self._owned.append(door)
-            door.prepare()
-            door.start()
+        self.parts.add(door, running=self._started)
 
     def attach_agent(self, agent: Agent) -> None:
         """Attach the voice agent: :class:`~anima.commands.Listen` and
@@ -254,12 +196,8 @@ class Runtime:
         """Stop the attached agent (when started) and take it away; Listen and Ask are then
         refused. A benchmark tries one planner after another on one runtime."""
         agent, self.agent = self.agent, None
-        if agent is None:
-            return
-        self.frontdoors.remove(agent)
-        if agent in self._owned:
-            self._owned.remove(agent)
-            agent.stop(PART_STOP_S)
+        if agent is not None:
+            self.parts.remove(agent)
 
     # --- what the agent sees of the robot (anima.agent.port.RobotPort) ----------------------
     @property
@@ -300,14 +238,7 @@ class Runtime:
 
     def reload_animations(self) -> str:
         """(Re)load the animation folders without stopping anything; returns a summary."""
-        report = self.library.load()
-        summary = f"animations: {report.loaded} loaded from {report.files} files"
-        if report.errors:
-            shown = "; ".join(str(e) for e in report.errors[:MAX_SKIPPED_SHOWN])
-            more = len(report.errors) - MAX_SKIPPED_SHOWN
-            if more > 0:  # a folder of thousands of bad files must not make a megabyte line
-                shown += f"; and {more} more (anima animations validate lists them all)"
-            summary += f", {len(report.errors)} skipped: {shown}"
+        summary = self.library.load().summary(MAX_SKIPPED_SHOWN)
         log.info(summary)
         self.events.publish(Notice(t=self.engine.clock.now(), source="animations", message=summary))
         return summary
@@ -420,24 +351,32 @@ class Runtime:
         return True
 
     def ease_to_rest(self, timeout: float | None = None) -> bool:
-        """Blend the whole body to its rest posture and end idle life; True when it got there
-        within ``timeout``. Channels the posture does not name go to their defaults."""
+        """Blend the whole body to its rest posture (``body.rest_posture``) and end idle life;
+        True when it got there within ``timeout`` (``serve.shutdown_s``)."""
         timeout = self.config.serve.shutdown_s if timeout is None else timeout
-        name = self.config.body.rest_posture
-        if name not in self.body.postures:
-            log.warning("no posture %r in the body; easing to 'default'", name)
-            name = "default"
-        if self.engine.estopped:
-            return False
-        engine = self.engine
-        # Breathing and blinking would take their channels back when the move ends, and a gaze
-        # offset would still turn the head: end them under the move, which owns every channel.
-        for layer in engine.idle_layer_names:
-            engine.stop_idle_layer(layer)
-        for source in engine.state().offsets:
-            engine.clear_offset(source)
-        engine.play_now(Goto.posture(self.body, name, duration=min(1.0, 0.7 * timeout)))
-        return engine.wait_until_idle(timeout)
+        return ease_to_rest(self.engine, self.body, self.config.body.rest_posture, timeout)
+
+    def state(self) -> RuntimeState:
+        """The runtime's state now, as every front door and the SDK report it."""
+        s = self.engine.stats()
+        st = self.engine.state()
+        b = self.behaviour
+        return RuntimeState(
+            t=self.engine.clock.now(),
+            move=st.move,
+            queued=st.queued,
+            gaze_target=b.latched_target,
+            looking=b.gaze.active,
+            speaking=self.speaking,
+            conversation=None if self.agent is None else self.agent.phase,
+            shutdown=b.shutting_down,
+            estop=st.estopped,
+            driver_connected=st.driver_connected,
+            humanoid=None if self.humanoid is None else self.humanoid.summary(),
+            loop=LoopState(
+                rate_hz=s.rate_hz, period_error_p99_ms=s.period_error_p99_ms, missed=s.missed
+            ),
+        )
 
     def stop(self, *, ease: bool = True) -> None:
         with self._lock:
@@ -454,7 +393,7 @@ class Runtime:
                     self.speech = None
                 if not self.events.flush(1.0):  # the doors hear those ends before they close
                     log.warning("events still undelivered when the front doors stop")
-                self._stop_parts()
+                self.parts.stop()  # the doors (last attached first), then the humanoid link
                 self.idle_life.stop()
                 if ease:
                     reached = self.ease_to_rest()
@@ -465,16 +404,6 @@ class Runtime:
                 self.events.stop()
                 self._switch.restore()
                 self._started = False
-
-    def _stop_parts(self) -> None:
-        """Stop every part prepared, last first: the doors, then the humanoid link (kept: its
-        last state stays readable). A part prepared but never started stops at once."""
-        owned, self._owned = self._owned, []
-        for part in reversed(owned):
-            try:
-                part.stop(PART_STOP_S)
-            except Exception:  # one part must not keep the robot from resting
-                log.exception("stopping %r failed", part)
 
     def __enter__(self) -> Runtime:
         self.start()

@@ -8,7 +8,6 @@ from tests.agent.conftest import Recorder, started_conversation
 
 from anima.agent.presence import Presence
 from anima.events import ConversationChanged, Event, EventHub, Transcript
-from anima.frontdoors.state import runtime_state
 from anima.runtime import Runtime
 from anima.testing import FakeClock, eventually
 
@@ -84,16 +83,16 @@ def test_a_turn_goes_listening_thinking_speaking_engaged_and_the_state_says_so(
 ) -> None:
     conv = started_conversation(runtime)
     try:
-        assert runtime_state(runtime)["conversation"] == "idle"
+        assert runtime.state().conversation == "idle"
         conv.wake("mqtt")
-        assert runtime_state(runtime)["conversation"] == "listening"
+        assert runtime.state().conversation == "listening"
         conv.hear(Transcript(t=0.0, text="say hello", final=True, confidence=0.9))
         assert eventually(lambda: conv.presence.state == "engaged", timeout=10)
         states = [
             e.state for e in recorder.of("conversation") if isinstance(e, ConversationChanged)
         ]
         assert states[:4] == ["listening", "thinking", "speaking", "engaged"]
-        assert runtime_state(runtime)["conversation"] == "engaged"
+        assert runtime.state().conversation == "engaged"
     finally:
         runtime.detach_agent()
-    assert runtime_state(runtime)["conversation"] is None
+    assert runtime.state().conversation is None

@@ -81,7 +81,7 @@ def test_the_ears_ask_the_reading_they_chose() -> None:
     the reading chosen here (choose_reading in `anima agent`), and the report line says so."""
     from anima.agent.remote import RemoteEars
     from anima.events import Transcript
-    from anima.frontdoors.mqtt.broker import BrokerAddress
+    from anima.wire.mqtt import BrokerAddress
 
     class Client:
         def __init__(self) -> None:

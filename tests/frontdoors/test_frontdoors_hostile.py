@@ -14,8 +14,8 @@ import pytest
 
 from anima import commands as cmd
 from anima.animation import AnimationLibrary, shipped_folder
-from anima.frontdoors.humanoid import parse_humanoid
-from anima.frontdoors.payloads import (
+from anima.wire.humanoid import parse_humanoid
+from anima.wire.payloads import (
     PayloadError,
     control_parsers,
     name_field,
@@ -60,7 +60,7 @@ HOSTILE_NUMBERS = [
 
 @pytest.mark.parametrize(("value", "reason"), HOSTILE_NUMBERS)
 def test_the_number_rule(value: str, reason: str) -> None:
-    from anima.frontdoors.payloads import json_object
+    from anima.wire.payloads import json_object
 
     data = json_object(f'{{"k": {value}}}', {"k"}, {"k"})
     with pytest.raises(PayloadError) as refused:

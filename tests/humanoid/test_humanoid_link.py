@@ -10,10 +10,10 @@ from anima.build import build
 from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
+from anima.wire.mqtt import BrokerAddress
 
 
 def _config(**humanoid: object) -> AnimaConfig:
@@ -34,9 +34,9 @@ def test_sim_humanoid_runs_in_the_runtime_and_its_state_is_read() -> None:
         assert eventually(lambda: link.summary() is not None)
         summary = link.summary()
         assert summary is not None
-        assert summary["fsm"] == link.client.state().fsm_name
+        assert summary.fsm == link.client.state().fsm_name
         link.client.set_mode("Start")  # the documented first step
-        assert eventually(lambda: (link.summary() or {}).get("fsm") == "Start")
+        assert eventually(lambda: getattr(link.summary(), "fsm", None) == "Start")
         door = MqttFrontDoor(rt, MqttConfig(), BrokerAddress("127.0.0.1", 1))
         state = json.loads(door.state_payload())
         assert state["humanoid"]["fsm"] == "Start"
@@ -72,7 +72,7 @@ def test_the_agents_humanoid_reaches_the_robot_only_while_the_link_is_up() -> No
     try:
         robot.set_mode("Start")  # the documented first step, on the simulated Adam
         link = rt.humanoid
-        assert eventually(lambda: (link.summary() or {}).get("fsm") == "Start")
+        assert eventually(lambda: getattr(link.summary(), "fsm", None) == "Start")
     finally:
         rt.stop(ease=False)
     with pytest.raises(CommandRefusedError, match="not connected"):

@@ -18,13 +18,13 @@ from anima.drivers.sim import SimDriver
 from anima.errors import PlanError
 from anima.events import Event, MoveStarted, SpeechStarted
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing import eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
+from anima.wire.topics import Topics
 
 GESTURES = ("nod", "shake", "LOOKUP_Waving", "bow")
 

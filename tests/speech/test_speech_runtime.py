@@ -16,7 +16,6 @@ from anima.drivers.sim import SimDriver
 from anima.errors import CommandRefusedError, SpeechError
 from anima.events import Event, MoveStarted, Notice, SpeechEnded, SpeechStarted
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
 from anima.motion import Goto
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
@@ -24,6 +23,7 @@ from anima.testing import eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
+from anima.wire.topics import Topics
 
 
 def _runtime(**kw: object) -> Runtime:

@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from anima.errors import AnimaError
-from anima.frontdoors import payloads
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
+from anima.wire import payloads
 
 Robot = tuple[Runtime, WebFrontDoor]
 

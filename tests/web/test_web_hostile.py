@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from anima.events import Event, SpeechStarted
-from anima.frontdoors.payloads import MAX_PAYLOAD
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
+from anima.wire.payloads import MAX_PAYLOAD
 
 Robot = tuple[Runtime, WebFrontDoor]
 BIG = "1" + "2" * 399  # 400 digits: float() of it as an int overflows

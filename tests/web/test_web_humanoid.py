@@ -34,10 +34,10 @@ def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:
         assert "Walk" in r.json()["reason"]
         r = http.post("/api/humanoid/mode", json={"mode": "Start"})
         assert r.status_code == 202, r.text
-        assert eventually(lambda: (link.summary() or {}).get("fsm") == "Start", timeout=10.0)
+        assert eventually(lambda: getattr(link.summary(), "fsm", None) == "Start", timeout=10.0)
         summary = link.summary()
         assert summary is not None
-        assert isinstance(summary["mode_enable_list"], list)
+        assert isinstance(summary.mode_enable_list, tuple)
         r = http.post(
             "/api/humanoid/posture", json={"pitch": 0.5, "roll": 0, "yaw": 0, "height": 0}
         )

@@ -22,9 +22,9 @@ from typing import Any
 
 from anima.errors import MissingDependencyError
 from anima.events import Transcript, WakeDetected
-from anima.frontdoors.mqtt.broker import BrokerAddress
-from anima.frontdoors.mqtt.topics import Topics
 from anima.listening.listener import Listener
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.topics import Topics
 
 log = logging.getLogger(__name__)
 

@@ -45,6 +45,17 @@ class LoadReport:
     files: int  # XML files looked at
     errors: tuple[AnimationFileError, ...]  # files skipped, each with its reason
 
+    def summary(self, shown: int = 5) -> str:
+        """One line: what loaded, and the first ``shown`` files skipped (the rest counted)."""
+        line = f"animations: {self.loaded} loaded from {self.files} files"
+        if self.errors:
+            named = "; ".join(str(e) for e in self.errors[:shown])
+            more = len(self.errors) - shown
+            if more > 0:  # a folder of thousands of bad files must not make a megabyte line
+                named += f"; and {more} more (anima animations validate lists them all)"
+            line += f", {len(self.errors)} skipped: {named}"
+        return line
+
 
 class AnimationLibrary:
     """Name → :class:`Animation`, loaded from folders of XML files."""

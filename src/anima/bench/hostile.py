@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from anima.bench.measure import percentile, rss_mb
-from anima.frontdoors.mqtt.broker import BrokerAddress, free_port
+from anima.frontdoors.mqtt.broker import free_port
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import Message, MqttProbe
 from anima.testing.serve import ServeProcess
+from anima.wire.mqtt import BrokerAddress
 
 PREFIX = "hostile"
 PERIOD_S = 0.01

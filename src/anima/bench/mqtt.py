@@ -44,11 +44,12 @@ from anima.bench.timed_driver import TimedDriver
 from anima.body import FloatArray, Role
 from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig
 from anima.errors import ConfigError
-from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, free_port
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
+from anima.wire.mqtt import BrokerAddress
 
 BROKERS = ("mosquitto", "embedded")
 LEFT, RIGHT = (1.0, 0.1, 0.0), (1.0, -0.1, 0.0)  # ±0.1 rad of yaw: mostly the eyes' share

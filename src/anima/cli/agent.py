@@ -155,8 +155,8 @@ def agent_command(
     from anima.agent.understanding.readings import choose_reading
     from anima.config import load_config
     from anima.events import Transcript
-    from anima.frontdoors.mqtt.broker import BrokerAddress
     from anima.listening.listener import Listener
+    from anima.wire.mqtt import BrokerAddress
 
     try:
         cfg = load_config(config)

@@ -12,7 +12,7 @@ Commands (arguments may follow the command or be given at its prompt)::
     help        this list             q          quit
 
 Bad input gets a one-line explanation, never a traceback. Text, names and numbers follow the
-rules of the other front doors (:mod:`anima.frontdoors.payloads`): the same limits, the same
+rules of the other front doors (:mod:`anima.wire.payloads`): the same limits, the same
 refusals (``look 1e400 0 0``, ``s`` with a control character). Every command goes through the
 runtime's ``execute``, as from every front door; the behaviour is only read (the library, the
 body's channels).
@@ -41,7 +41,7 @@ from anima.commands import (
     Wake,
 )
 from anima.errors import AnimaError
-from anima.frontdoors import payloads
+from anima.wire import payloads
 
 log = logging.getLogger(__name__)
 

@@ -12,40 +12,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from anima.events import Event
 from anima.session.format import body_fields
+from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
-
-PAYLOAD_VERSION = 1  # every JSON message anima sends carries "v": 1
-
-
-def runtime_state(runtime: Runtime) -> dict[str, Any]:
-    """The runtime's state as JSON-ready fields (without ``v``)."""
-    rt = runtime
-    s = rt.engine.stats()
-    st = rt.engine.state()
-    b = rt.behaviour
-    return {
-        "t": round(rt.engine.clock.now(), 3),
-        "move": st.move,
-        "queued": st.queued,
-        "gaze_target": b.latched_target,
-        "looking": b.gaze.active,
-        "speaking": rt.speaking,
-        # the voice agent's phase (anima.agent.presence); null without the agent
-        "conversation": None if rt.agent is None else rt.agent.phase,
-        "shutdown": b.shutting_down,
-        "estop": st.estopped,
-        "driver_connected": st.driver_connected,
-        "humanoid": None if rt.humanoid is None else rt.humanoid.summary(),
-        "loop": {
-            "rate_hz": round(s.rate_hz, 3),
-            "period_error_p99_ms": round(s.period_error_p99_ms, 3),
-            "missed": s.missed,
-        },
-    }
 
 
 def body_description(runtime: Runtime) -> dict[str, Any]:
@@ -59,12 +30,6 @@ def animations_description(runtime: Runtime) -> dict[str, Any]:
     return {"gestures": lib.gestures(), "postures": lib.postures()}
 
 
-def event_fields(event: Event) -> dict[str, Any]:
-    """An event as JSON-ready fields: its ``kind`` and its dataclass fields."""
-    fields = dataclasses.asdict(event)
-    return {"kind": event.kind, **fields}
-
-
 class StateReader:
     """Builds state snapshots for many readers, recomputing loop statistics at most ``stats_hz``."""
 
@@ -73,20 +38,22 @@ class StateReader:
         self._period = 1.0 / stats_hz
         self._lock = threading.Lock()
         self._at = -1e9
-        self._state: dict[str, Any] = {}
+        self._state: RuntimeState | None = None
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> RuntimeState:
         now = time.monotonic()
         with self._lock:
-            if now - self._at >= self._period:
-                self._state = runtime_state(self.runtime)
+            if self._state is None or now - self._at >= self._period:
+                self._state = self.runtime.state()
                 self._at = now
-            state = dict(self._state)
+                return self._state
+            state = self._state
         rt = self.runtime
         # the fast-changing parts are fresh on every read
         st = rt.engine.state()
-        state.update(
-            t=round(rt.engine.clock.now(), 3),
+        return dataclasses.replace(
+            state,
+            t=rt.engine.clock.now(),
             move=st.move,
             queued=st.queued,
             estop=st.estopped,
@@ -94,7 +61,6 @@ class StateReader:
             driver_connected=st.driver_connected,
             gaze_target=rt.behaviour.latched_target,
         )
-        return state
 
     def frame(self) -> list[float]:
         """The last commanded channel values, rounded to what a display needs."""

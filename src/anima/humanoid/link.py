@@ -18,6 +18,7 @@ from anima import commands as cmd
 from anima.config import HumanoidConfig
 from anima.errors import AnimaError, CommandRefusedError, ConfigError
 from anima.humanoid.spec import RobotState
+from anima.wire.state import HumanoidState
 
 if TYPE_CHECKING:
     from anima.humanoid.client import AdamClient
@@ -99,22 +100,22 @@ class HumanoidLink:
                 log.warning("humanoid state unavailable: %s", exc)
             self.error = str(exc)
 
-    def summary(self) -> dict[str, object] | None:
+    def summary(self) -> HumanoidState | None:
         """The humanoid's part of the runtime state (None before the first read)."""
         s = self._state
         if s is None:
             return None
-        return {
-            "fsm": s.fsm_name,
-            "motion": s.current_motion,
-            "posture": [s.stand_pitch, s.stand_roll, s.stand_yaw, s.stand_height],
-            "velocity": [s.x_vel, s.y_vel, s.yaw_vel],
-            "balance": s.balance_control_state,
-            "control_mode": s.current_control_mode,
-            "mode_enable_list": list(s.mode_enable_list),  # what the controls may ask for now
-            "motion_enable_list": list(s.motion_enable_list),
-            "error": self.error,
-        }
+        return HumanoidState(
+            fsm=s.fsm_name,
+            motion=s.current_motion,
+            posture=(s.stand_pitch, s.stand_roll, s.stand_yaw, s.stand_height),
+            velocity=(s.x_vel, s.y_vel, s.yaw_vel),
+            balance=s.balance_control_state,
+            control_mode=s.current_control_mode,
+            mode_enable_list=tuple(s.mode_enable_list),
+            motion_enable_list=tuple(s.motion_enable_list),
+            error=self.error,
+        )
 
     def _client(self) -> AdamClient:
         client = self.client

@@ -22,6 +22,7 @@ from anima.events import (
     SpeechEnded,
     SpeechStarted,
 )
+from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:
     from anima.sdk.handles import AnimationHandle, SpeechHandle
@@ -119,25 +120,24 @@ class Backend(Protocol):
     def humanoid(self) -> HumanoidActions: ...
 
 
-def snapshot_from_state(data: dict[str, Any]) -> RobotSnapshot:
-    """A snapshot from the runtime's state payload (MQTT ``…/agent/state``, REST ``/api/state``)."""
-    h = data.get("humanoid")
-    humanoid = None
-    if isinstance(h, dict):
-        humanoid = HumanoidSnapshot(
-            fsm=str(h.get("fsm", "")),
-            motion=str(h.get("motion", "")),
-            error=str(h.get("error", "")),
-        )
+def snapshot_of(state: RuntimeState) -> RobotSnapshot:
+    """The script's view of the runtime's snapshot (:class:`anima.wire.state.RuntimeState`)."""
+    h = state.humanoid
+    humanoid = None if h is None else HumanoidSnapshot(fsm=h.fsm, motion=h.motion, error=h.error)
     return RobotSnapshot(
-        t=float(data["t"]),
-        move=data.get("move"),
-        queued=int(data.get("queued", 0)),
-        gaze_target=data.get("gaze_target"),
-        looking=bool(data.get("looking", False)),
-        speaking=bool(data.get("speaking", False)),
-        shutdown=bool(data.get("shutdown", False)),
-        estop=bool(data.get("estop", False)),
-        driver_connected=bool(data.get("driver_connected", False)),
+        t=state.t,
+        move=state.move,
+        queued=state.queued,
+        gaze_target=state.gaze_target,
+        looking=state.looking,
+        speaking=state.speaking,
+        shutdown=state.shutdown,
+        estop=state.estop,
+        driver_connected=state.driver_connected,
         humanoid=humanoid,
     )
+
+
+def snapshot_from_state(data: dict[str, Any]) -> RobotSnapshot:
+    """A snapshot from the runtime's state payload (MQTT ``…/agent/state``, REST ``/api/state``)."""
+    return snapshot_of(RuntimeState.from_json(data))

@@ -39,7 +39,6 @@ from anima.events import (
     SpeechEnded,
     SpeechStarted,
 )
-from anima.frontdoors.payloads import excerpt
 from anima.humanoid.commanded import poll_for_mode
 from anima.sdk.backend import (
     IDLE_ANIMATIONS,
@@ -50,6 +49,8 @@ from anima.sdk.backend import (
 )
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
+from anima.wire.events import event_from_fields
+from anima.wire.payloads import excerpt
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
@@ -188,33 +189,21 @@ class HttpBackend:
                 log.warning("ignored an event from %s: %s", self.base, exc)
 
     def _on_event(self, data: dict[str, Any]) -> None:
-        kind, t = data["kind"], float(data.get("t", 0.0))
+        event = event_from_fields(data)  # the door's own encoding (anima.wire.events)
         book = self._book
-        event: Event | None = None
-        if kind == SpeechStarted.kind:
-            event = SpeechStarted(
-                t=t, utterance=data["utterance"], text=data["text"], locale=data["locale"]
-            )
+        if isinstance(event, SpeechStarted):
             book.speech_started(event.utterance, event.text)
-        elif kind == SpeechEnded.kind:
-            event = SpeechEnded(t=t, utterance=data["utterance"], reason=data["reason"])
+        elif isinstance(event, SpeechEnded):
             book.speech_ended(event.utterance, event.reason)
-        elif kind == MoveFinished.kind and data["name"] in self._animations:
-            event = MoveFinished(t=t, name=data["name"], cut=data["cut"], reason=data["reason"])
+        elif isinstance(event, MoveFinished):
+            if event.name not in self._animations:
+                return  # a posture's reset, a gaze move: not an animation asked for
             book.animation_ended(event.name, event.reason or "done")
-        elif kind == Notice.kind:
-            event = Notice(t=t, source=data["source"], message=data["message"])
-        elif kind == CommandRejected.kind:
-            event = CommandRejected(
-                t=t,
-                command=data["command"],
-                argument=data["argument"],
-                reason=data["reason"],
-                source=data["source"],
-            )
+        elif isinstance(event, CommandRejected):
             self._refused(event)
-        if event is not None:
-            self._events.publish(event)
+        elif not isinstance(event, Notice):
+            return  # the SDK's subscribers hear these five kinds (sdk/backend.py)
+        self._events.publish(event)
 
     def _refused(self, event: CommandRejected) -> None:
         if event.source != "rest":

@@ -18,10 +18,10 @@ from anima.events import (
 )
 from anima.sdk.backend import (
     IDLE_ANIMATIONS,
-    HumanoidSnapshot,
     RobotSnapshot,
     check_kind,
     hub_kind,
+    snapshot_of,
 )
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions
@@ -121,26 +121,7 @@ class LocalBackend:
 
     # ------------------------------------------------------------------ state and events
     def state(self, timeout: float) -> RobotSnapshot:
-        rt = self._rt()
-        st = rt.engine.state()
-        humanoid = None
-        if rt.humanoid is not None and rt.humanoid.state is not None:
-            hs = rt.humanoid.state
-            humanoid = HumanoidSnapshot(
-                fsm=hs.fsm_name, motion=hs.current_motion, error=rt.humanoid.error
-            )
-        return RobotSnapshot(
-            t=rt.engine.clock.now(),
-            move=st.move,
-            queued=st.queued,
-            gaze_target=rt.behaviour.latched_target,
-            looking=rt.behaviour.gaze.active,
-            speaking=rt.speaking,
-            shutdown=rt.behaviour.shutting_down,
-            estop=st.estopped,
-            driver_connected=st.driver_connected,
-            humanoid=humanoid,
-        )
+        return snapshot_of(self._rt().state())
 
     def subscribe(self, kind: str, fn: Callable[[Event], None]) -> Callable[[], None]:
         check_kind(kind)

@@ -9,6 +9,7 @@ error topic and fail the handle they belong to (CommandRejectedByRobotError with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -32,7 +33,6 @@ from anima.events import (
     Event,
     EventHub,
     MoveFinished,
-    Notice,
     SpeechEnded,
     SpeechStarted,
 )
@@ -46,6 +46,7 @@ from anima.sdk.backend import (
 )
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
+from anima.wire.feedback import decode_event
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
@@ -181,29 +182,19 @@ class MqttBackend:
             log.warning("ignored a message on %s: %s", topic, exc)
 
     def _on_feedback(self, leaf: str, data: dict[str, Any]) -> None:
-        book = self._book
-        event: Event | None = None
-        if leaf == "start_speak":
-            event = SpeechStarted(utterance=data["id"], text=data["text"], locale=data["locale"])
-            book.speech_started(event.utterance, event.text)
-        elif leaf == "end_speak":
-            event = SpeechEnded(utterance=data["id"], reason=data["reason"])
-            book.speech_ended(event.utterance, event.reason)
-        elif leaf == "animation_done":
-            reason = data.get("reason", "done")
-            event = MoveFinished(name=data["name"], cut=bool(data["cut"]), reason=reason)
-            book.animation_ended(event.name, reason)
-        elif leaf == "notice":
-            event = Notice(source=data["source"], message=data["message"])
-        elif leaf == "humanoid":
+        if leaf == "humanoid":
             self._humanoid_answered(data["command"], data["request"], str(data["answer"]), None)
-        elif leaf == "error":
-            event = CommandRejected(
-                command=data["topic"],
-                argument=data["payload"],
-                reason=data["reason"],
-                source="mqtt",
-            )
+            return
+        event = decode_event("feedback/" + leaf, data)  # the door's own table (anima.wire)
+        book = self._book
+        if isinstance(event, SpeechStarted):
+            book.speech_started(event.utterance, event.text)
+        elif isinstance(event, SpeechEnded):
+            book.speech_ended(event.utterance, event.reason)
+        elif isinstance(event, MoveFinished):
+            book.animation_ended(event.name, event.reason or "done")
+        elif isinstance(event, CommandRejected):
+            event = dataclasses.replace(event, source="mqtt")
             self._refused(event)
         if event is not None:
             self._events.publish(event)

@@ -113,13 +113,9 @@ def record_remote(url: str, path: Path, seconds: float, token: str | None = None
 def record_local(runtime: Runtime, path: Path, seconds: float, hz: float = 30.0) -> SessionWriter:
     """Record a started runtime in-process: the same messages, without a server."""
     from anima.events import Event
-    from anima.frontdoors.state import (
-        PAYLOAD_VERSION,
-        StateReader,
-        animations_description,
-        body_description,
-        event_fields,
-    )
+    from anima.frontdoors.state import StateReader, animations_description, body_description
+    from anima.wire import PAYLOAD_VERSION
+    from anima.wire.events import event_fields
 
     reader = StateReader(runtime)
     with SessionWriter(path) as writer:
@@ -146,7 +142,7 @@ def record_local(runtime: Runtime, path: Path, seconds: float, hz: float = 30.0)
                     {
                         "v": PAYLOAD_VERSION,
                         "type": "state",
-                        **reader.state(),
+                        **reader.state().to_json(),
                         "values": reader.frame(),
                     }
                 )

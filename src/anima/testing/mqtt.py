@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from anima.errors import MissingDependencyError
-from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.wire.mqtt import BrokerAddress
 
 _ids = itertools.count(1)
 

@@ -15,13 +15,14 @@ import pytest
 
 from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, free_port
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.topics import Topics
 
 BROKERS = ("embedded", "mosquitto")
 NO_MOSQUITTO = "mosquitto is not installed (Debian: apt-get install mosquitto)"

@@ -12,7 +12,7 @@ import socket
 import threading
 from types import TracebackType
 
-from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.wire.mqtt import BrokerAddress
 
 
 class LinkProxy:

@@ -8,7 +8,7 @@ from typing import Any
 
 from anima.events import EventHub, Transcript
 from anima.frontdoors.mqtt.feedback import Feedback
-from anima.frontdoors.mqtt.topics import Topics
+from anima.wire.topics import Topics
 
 
 def _asr_payloads(*events: Transcript) -> list[dict[str, Any]]:

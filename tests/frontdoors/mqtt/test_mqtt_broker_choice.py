@@ -28,16 +28,16 @@ from anima.config import MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.frontdoors.mqtt import choice
-from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, answers, free_port
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, answers, free_port
 from anima.frontdoors.mqtt.choice import OwnedMosquitto, choose_broker
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.link import tls_context
 from anima.frontdoors.mqtt.probe import Answer, probe
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
+from anima.wire.mqtt import BrokerAddress, tls_context
+from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 

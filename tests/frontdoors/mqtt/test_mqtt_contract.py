@@ -14,12 +14,12 @@ import numpy as np
 from anima.body.gaze import GazeKinematics
 from anima.drivers.sim import SimDriver
 from anima.events import SpeechEnded, SpeechStarted
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
-from anima.frontdoors.payloads import MAX_PAYLOAD, excerpt
 from anima.runtime import Runtime
 from anima.testing.mqtt import Message, MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.payloads import MAX_PAYLOAD, excerpt
+from anima.wire.topics import Topics
 
 from .conftest import wait_until
 

@@ -18,12 +18,12 @@ import pytest
 from anima import commands as cmd
 from anima.config import MqttConfig
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
-from anima.frontdoors.payloads import control_parsers
 from anima.runtime import Runtime
 from anima.testing.mqtt import MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.payloads import control_parsers
+from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 

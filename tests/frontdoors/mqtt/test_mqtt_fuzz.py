@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from anima.errors import AnimaError
 from anima.events import CommandRejected, Event
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
-from anima.frontdoors.payloads import MAX_PAYLOAD, control_parsers
 from anima.runtime import Runtime
 from anima.testing.mqtt import Message, MqttProbe
+from anima.wire.payloads import MAX_PAYLOAD, control_parsers
+from anima.wire.topics import Topics
 
 from .conftest import wait_until
 

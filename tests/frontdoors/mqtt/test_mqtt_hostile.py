@@ -17,13 +17,13 @@ import pytest
 
 from anima import commands as cmd
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
-from anima.frontdoors.payloads import Parser, control_parsers
 from anima.runtime import Runtime
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import Message, MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.payloads import Parser, control_parsers
+from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 

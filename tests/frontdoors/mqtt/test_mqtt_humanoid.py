@@ -13,11 +13,11 @@ import pytest
 from anima.build import build
 from anima.config import HumanoidConfig
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.testing.mqtt import MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.topics import Topics
 
 from .conftest import robot_config
 

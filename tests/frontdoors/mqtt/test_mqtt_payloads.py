@@ -1,4 +1,4 @@
-"""The payload parsers every front door shares (``anima.frontdoors.payloads``), without a broker."""
+"""The payload parsers every front door shares (``anima.wire.payloads``), without a broker."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from anima import commands as cmd
 from anima.animation import AnimationLibrary, shipped_folder
 from anima.errors import InvalidCommandError, UnknownAnimationError
-from anima.frontdoors.payloads import (
+from anima.wire.payloads import (
     MAX_COORD,
     MAX_NAME,
     MAX_PAYLOAD,

@@ -17,12 +17,12 @@ import pytest
 
 from anima.body import Role
 from anima.body.gaze import GazeKinematics
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import Message, MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.topics import Topics
 
 from .conftest import wait_until
 

@@ -19,14 +19,14 @@ import pytest
 
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.mqtt.session import Backlog
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.testing import FakeClock
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import Message, MqttProbe
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 from .proxy import LinkProxy

@@ -7,13 +7,13 @@ import json
 
 from anima.config import SpeechConfig
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-from anima.frontdoors.mqtt.topics import Topics
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.topics import Topics
 
 from .conftest import robot_config
 

@@ -1,4 +1,4 @@
-"""Broker addresses, and amqtt: the in-process broker used where no Mosquitto is installed.
+"""Brokers that answer, and amqtt: the in-process broker used where no Mosquitto is installed.
 
 Which broker ``anima serve`` uses is decided in :mod:`anima.frontdoors.mqtt.choice`. The amqtt
 broker runs its own asyncio loop on a thread this object owns, bound to loopback only.
@@ -20,34 +20,12 @@ import re
 import socket
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any
 
 from anima.errors import ConfigError, MissingDependencyError
+from anima.wire.mqtt import BrokerAddress
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class BrokerAddress:
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    @classmethod
-    def parse(cls, text: str) -> BrokerAddress:
-        host, sep, port = text.strip().rpartition(":")
-        if not sep or not host:
-            raise ConfigError(f"broker {text!r}: expected HOST:PORT")
-        try:
-            number = int(port)
-        except ValueError:
-            raise ConfigError(f"broker {text!r}: port {port!r} is not a number") from None
-        if not 0 < number < 65536:
-            raise ConfigError(f"broker {text!r}: port {number} out of range")
-        return cls(host, number)
 
 
 def answers(address: BrokerAddress, timeout: float = 0.3) -> bool:

@@ -19,7 +19,7 @@ import ssl
 from dataclasses import dataclass
 
 from anima.errors import ConfigError
-from anima.frontdoors.mqtt.broker import BrokerAddress, EmbeddedBroker, answers, free_port
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, answers, free_port
 from anima.frontdoors.mqtt.mosquitto import (
     Mosquitto,
     MosquittoError,
@@ -27,6 +27,7 @@ from anima.frontdoors.mqtt.mosquitto import (
     find_mosquitto,
 )
 from anima.frontdoors.mqtt.probe import Answer, probe
+from anima.wire.mqtt import BrokerAddress
 
 log = logging.getLogger(__name__)
 

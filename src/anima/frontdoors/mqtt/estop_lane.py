@@ -21,7 +21,7 @@ from typing import Any
 
 from anima.config import MqttConfig
 from anima.frontdoors.mqtt import link as mqtt_link
-from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.wire.mqtt import BrokerAddress
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ through a second connection that hears nothing else (``estop_lane.py``), so it n
 behind a flood.
 
 Beyond Nadine's contract, when a humanoid is linked: ``<prefix>/agent/control/humanoid/<command>``
-(mode, motion, posture, speed; :mod:`anima.frontdoors.humanoid`) runs on a worker thread of this
+(mode, motion, posture, speed; :mod:`anima.wire.humanoid`) runs on a worker thread of this
 door (a gRPC round trip, ``humanoid_worker.py``), answering on
 ``<prefix>/agent/feedback/humanoid`` or the error topic, and its whole state is retained on
 ``<prefix>/agent/humanoid/state``.
@@ -33,19 +33,18 @@ from typing import TYPE_CHECKING, Any
 from anima.config import MqttConfig
 from anima.errors import AnimaError
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
-from anima.frontdoors.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.frontdoors.mqtt import link as mqtt_link
 from anima.frontdoors.mqtt.acks import AckWindow
-from anima.frontdoors.mqtt.broker import BrokerAddress
 from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
-from anima.frontdoors.mqtt.feedback import payload as as_json
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
 from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
 from anima.frontdoors.mqtt.session import Backlog
-from anima.frontdoors.mqtt.topics import Topics
-from anima.frontdoors.payloads import Parser, control_parsers, excerpt, parse_estop
-from anima.frontdoors.state import runtime_state
+from anima.wire import encode as as_json
+from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
+from anima.wire.mqtt import BrokerAddress
+from anima.wire.payloads import Parser, control_parsers, excerpt, parse_estop
+from anima.wire.topics import Topics
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
@@ -328,7 +327,7 @@ class MqttFrontDoor:
         )
 
     def state_payload(self) -> str:
-        return as_json(**runtime_state(self.runtime))
+        return as_json(**self.runtime.state().to_json())
 
     def _watch(self) -> None:
         """The door's own thread: restarts a dead network thread; publishes the state."""

@@ -1,6 +1,6 @@
 """Humanoid commands from MQTT (``<prefix>/agent/control/humanoid/<command>``).
 
-Each is parsed on paho's thread (quick, :mod:`anima.frontdoors.humanoid`) into a typed command,
+Each is parsed on paho's thread (quick, :mod:`anima.wire.humanoid`) into a typed command,
 which one worker thread of the door hands to the runtime's ``execute``, because the call is a
 gRPC round trip to the robot. At most
 :data:`MAX_PENDING` wait; more are refused. The robot's answer goes to
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from anima import commands as cmd
 from anima.errors import AnimaError
-from anima.frontdoors.humanoid import parse_humanoid
-from anima.frontdoors.payloads import excerpt
+from anima.wire.humanoid import parse_humanoid
+from anima.wire.payloads import excerpt
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime

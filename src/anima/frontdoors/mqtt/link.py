@@ -10,58 +10,14 @@ cut within a second of connecting.
 from __future__ import annotations
 
 import logging
-import ssl
 import threading
-from typing import Any
 
 from anima.config import MqttConfig
-from anima.errors import ConfigError, MissingDependencyError
-from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.wire.mqtt import BrokerAddress, client_id, new_client, tls_context
+
+__all__ = ["client_id", "end_session", "new_client", "tls_context"]
 
 log = logging.getLogger(__name__)
-
-
-def client_id(config: MqttConfig) -> str:
-    return config.client_id or f"anima-{config.prefix}"
-
-
-def new_client(config: MqttConfig, *, clean_session: bool, suffix: str = "") -> Any:
-    """A paho 2 client with the door's id (+ ``suffix``), credentials and TLS; not connected."""
-    try:
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-    except ImportError as exc:
-        raise MissingDependencyError("paho-mqtt", "mqtt") from exc
-    client = mqtt.Client(
-        CallbackAPIVersion.VERSION2,
-        client_id=client_id(config) + suffix,
-        clean_session=clean_session,
-    )
-    if config.username is not None:
-        client.username_pw_set(config.username, config.password)
-    if config.tls_ca is not None:
-        client.tls_set(
-            ca_certs=config.tls_ca,
-            certfile=config.tls_cert,
-            keyfile=config.tls_key,
-            cert_reqs=ssl.CERT_REQUIRED,
-        )
-    return client
-
-
-def tls_context(config: MqttConfig) -> ssl.SSLContext | None:
-    """The door's TLS settings as a context (for probing candidates), or None without TLS."""
-    if config.tls_ca is None:
-        return None
-    try:
-        context = ssl.create_default_context(cafile=config.tls_ca)
-        if config.tls_cert is not None:
-            context.load_cert_chain(config.tls_cert, config.tls_key)
-    except (OSError, ssl.SSLError) as exc:
-        files = ", ".join(f for f in (config.tls_ca, config.tls_cert, config.tls_key) if f)
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigError(f"mqtt.tls_ca/tls_cert/tls_key ({files}): {reason}") from None
-    return context
 
 
 def end_session(config: MqttConfig, address: BrokerAddress, timeout: float = 1.0) -> bool:

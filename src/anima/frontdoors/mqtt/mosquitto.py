@@ -27,7 +27,8 @@ from pathlib import Path
 from types import TracebackType
 
 from anima.errors import AnimaError, MissingDependencyError
-from anima.frontdoors.mqtt.broker import BrokerAddress, free_port
+from anima.frontdoors.mqtt.broker import free_port
+from anima.wire.mqtt import BrokerAddress
 
 # Debian installs the broker in /usr/sbin, which is not on an ordinary user's PATH
 _SBIN = os.pathsep.join(("/usr/sbin", "/usr/local/sbin"))

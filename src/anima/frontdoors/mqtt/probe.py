@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
-from anima.frontdoors.mqtt.broker import BrokerAddress
+from anima.wire.mqtt import BrokerAddress
 
 KEEPALIVE_S = 5  # the probe disconnects at once; a short keepalive if a DISCONNECT is lost
 _CONNACK = 0x20

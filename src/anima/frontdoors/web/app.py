@@ -1,6 +1,6 @@
 """The FastAPI application: REST commands, state, the WebSocket and the page.
 
-Request bodies are read raw and parsed by :mod:`anima.frontdoors.payloads`, the functions the
+Request bodies are read raw and parsed by :mod:`anima.wire.payloads`, the functions the
 MQTT door uses, so a command is refused with the same reason whichever way it came; the OpenAPI
 description documents the bodies without a second validator. Accepted commands answer 202: they
 are executed in order by the door's dispatcher, and a refusal at execution (an estopped engine)
@@ -20,14 +20,14 @@ from fastapi_offline import FastAPIOffline
 
 from anima import commands as cmd
 from anima.errors import AnimaError
-from anima.frontdoors import payloads
 from anima.frontdoors.dispatch import Origin
-from anima.frontdoors.state import PAYLOAD_VERSION, animations_description, body_description
+from anima.frontdoors.state import animations_description, body_description
 from anima.frontdoors.web.access import RefusedError
 from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
 from anima.version import __version__
+from anima.wire import PAYLOAD_VERSION, payloads
 
 if TYPE_CHECKING:
     from anima.config import WebConfig
@@ -122,7 +122,11 @@ def create_app(door: WebFrontDoor) -> FastAPI:
 
     @api.get("/state", summary="The runtime's state and the last channel values")
     def state() -> dict[str, Any]:
-        return {"v": PAYLOAD_VERSION, **door.reader.state(), "values": door.reader.frame()}
+        return {
+            "v": PAYLOAD_VERSION,
+            **door.reader.state().to_json(),
+            "values": door.reader.frame(),
+        }
 
     @api.get("/animations", summary="The library's gestures and gaze postures")
     def animations() -> dict[str, Any]:

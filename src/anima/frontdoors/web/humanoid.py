@@ -1,6 +1,6 @@
 """The humanoid over REST: mode, stand motions, stand posture, walking and state.
 
-Payloads are parsed by :mod:`anima.frontdoors.humanoid` into typed commands, as MQTT's are, and
+Payloads are parsed by :mod:`anima.wire.humanoid` into typed commands, as MQTT's are, and
 carried out by the runtime's ``execute``: the robot's client reads its state first and refuses
 what its enable lists do not allow now; the answer is the robot's (202), or the refusal with its
 reason (400 bad value, 409 not allowed now or no humanoid). The gRPC round trip runs in a worker
@@ -20,9 +20,9 @@ from starlette.requests import Request
 
 from anima import commands as cmd
 from anima.errors import AnimaError, CommandNotAllowedError, HumanoidError, InvalidCommandError
-from anima.frontdoors.humanoid import POSTURE_KEYS, parse_humanoid
-from anima.frontdoors.state import PAYLOAD_VERSION
 from anima.humanoid.spec import POSTURE
+from anima.wire import PAYLOAD_VERSION
+from anima.wire.humanoid import POSTURE_KEYS, parse_humanoid
 
 if TYPE_CHECKING:
     from anima.frontdoors.web.access import RefusedError as _Refused

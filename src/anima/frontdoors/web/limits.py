@@ -21,7 +21,7 @@ from __future__ import annotations
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from anima.frontdoors.state import PAYLOAD_VERSION
+from anima.wire import PAYLOAD_VERSION
 
 DRAIN = 1024 * 1024  # bytes of a refused body read and dropped, so the client hears the 413
 

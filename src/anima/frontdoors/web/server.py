@@ -12,16 +12,16 @@ from anima.config import WebConfig
 from anima.errors import AnimaError, ConfigError, MissingDependencyError
 from anima.events import Event
 from anima.frontdoors.dispatch import CommandDispatcher
-from anima.frontdoors.payloads import MAX_PAYLOAD
 from anima.frontdoors.state import (
-    PAYLOAD_VERSION,
     StateReader,
     animations_description,
     body_description,
-    event_fields,
 )
 from anima.frontdoors.web.access import token_matches
 from anima.frontdoors.web.stream import Clients, dumps
+from anima.wire import PAYLOAD_VERSION
+from anima.wire.events import event_fields
+from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
@@ -150,7 +150,7 @@ class WebFrontDoor:
         return {
             "v": PAYLOAD_VERSION,
             "type": "state",
-            **self.reader.state(),
+            **self.reader.state().to_json(),
             "values": self.reader.frame(),
         }
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PAYLOAD_VERSION = 1  # "v" in every JSON payload anima publishes
-
 
 @dataclass(frozen=True)
 class Topics:

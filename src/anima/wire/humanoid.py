@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from anima import commands as cmd
-from anima.frontdoors.payloads import PayloadError, decode, json_object, name_field, number
+from anima.wire.payloads import PayloadError, decode, json_object, name_field, number
 
 COMMANDS = ("mode", "motion", "posture", "speed")
 POSTURE_KEYS = ("pitch", "roll", "yaw", "height")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,50 @@ def test_configs_validate_when_built_in_code() -> None:
         MotionConfig(rate_hz=0)
     with pytest.raises(ConfigError, match="stats_window"):
         MotionConfig(stats_window=4)
+
+
+def test_settings_that_are_one_of_a_few_names_take_them_from_yaml_and_the_environment(
+    tmp_path: Path,
+) -> None:
+    """Issue 15: such settings are StrEnums (their YAML and JSON unchanged). listen.turn_gate,
+    a Literal before, could not be set from a file at all ("unsupported config type")."""
+    from anima.choices import EchoCanceller, HumanoidType, PlannerMode, TurnGate
+
+    path = _yaml(tmp_path, "listen:\n  turn_gate: hold\n  echo: none\nagent:\n  mode: json\n")
+    cfg = load_config(path, env={"ANIMA_HUMANOID__TYPE": "sim"})
+    assert cfg.listen.turn_gate is TurnGate.HOLD
+    assert cfg.listen.turn_gate == "hold"
+    assert cfg.listen.echo is EchoCanceller.NONE
+    assert cfg.agent.mode is PlannerMode.JSON
+    assert cfg.humanoid.type is HumanoidType.SIM
+    assert json.loads(json.dumps({"type": cfg.humanoid.type})) == {"type": "sim"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "listen:\n  turn_gate: maybe\n",
+            r"listen\.turn_gate must be one of hold, cues, got 'maybe'",
+        ),
+        (
+            "humanoid:\n  type: robot\n",
+            r"humanoid\.type must be one of none, sim, adam, got 'robot'",
+        ),
+        ("mqtt:\n  embedded_broker: 3\n", r"mqtt\.embedded_broker must be one of auto, mosquitto"),
+    ],
+)
+def test_a_name_not_among_the_choices_is_refused_naming_them(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(_yaml(tmp_path, text), env={})
+
+
+def test_a_choice_given_in_python_is_checked_too() -> None:
+    from anima.choices import HumanoidType
+    from anima.config import HumanoidConfig
+
+    assert HumanoidConfig(type="adam").type is HumanoidType.ADAM  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"humanoid\.type must be one of none, sim, adam"):
+        HumanoidConfig(type="robot")  # type: ignore[arg-type]

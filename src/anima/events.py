@@ -14,6 +14,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import ClassVar, Literal, Protocol
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,25 @@ class ListenTimeout(Event):
     text: str = ""  # what was heard, when it was discarded as too short
 
 
+class StepStatus(StrEnum):
+    """Where one step of a plan is (``action_status``'s ``status``)."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"  # True or (True, message)
+    SELF_FEEDBACK = "self_feedback"  # None: done, nothing to report
+    FAILED = "failed"  # (False, message), False, an exception, an unexpected value
+    CANCELED = "canceled"  # interrupted, or not run (interrupt, failure, finish)
+
+
+class PlanOutcome(StrEnum):
+    """How a plan ended (``plan_finished``'s ``outcome``)."""
+
+    SUCCEEDED = "succeeded"  # every step succeeded
+    FAILED = "failed"  # a step failed (the rest canceled when stop_on_failure)
+    INTERRUPTED = "interrupted"  # canceled: a wake, a stop, a new request
+    FINISHED = "finished"  # finish(): the task is over
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlanStarted(Event):
     """The agent's executor began a validated plan (``…/agent/plan``)."""
@@ -175,7 +195,7 @@ class ActionStatus(Event):
     index: int  # 0-based position of the step in the plan
     action: str  # the action's registered name
     step: str  # the action string as run, e.g. play_animation(name='nod')
-    status: str  # running | succeeded | self_feedback | failed | canceled
+    status: StepStatus
     message: str = ""  # the action's result message, the error, or why it was canceled
 
 
@@ -185,7 +205,7 @@ class PlanFinished(Event):
 
     kind: ClassVar[str] = "plan_finished"
     plan: str
-    outcome: str  # succeeded | failed | interrupted | finished
+    outcome: PlanOutcome
     feedback: str = ""  # "Robot feedback: …" (empty when there is nothing to report)
 
 

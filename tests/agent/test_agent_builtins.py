@@ -6,9 +6,10 @@ import time
 
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
-from anima.agent.executor import Executor, StepStatus
+from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.body import Role
+from anima.events import StepStatus
 from anima.runtime import Runtime
 
 

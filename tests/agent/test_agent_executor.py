@@ -11,7 +11,7 @@ import pytest
 
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
-from anima.agent.executor import Executor, StepStatus
+from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.vocabulary import builtin_registry
 from anima.bench.interrupt import measure_interrupt_latency
@@ -26,6 +26,7 @@ from anima.events import (
     PlanStarted,
     SpeechEnded,
     SpeechStarted,
+    StepStatus,
 )
 from anima.runtime import Runtime
 

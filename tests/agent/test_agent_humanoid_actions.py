@@ -9,12 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from anima.agent.executor import Executor, StepStatus
+from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.vocabulary import builtin_registry
 from anima.drivers.sim import SimDriver
 from anima.errors import CommandNotAllowedError, PlanError
-from anima.events import ActionStatus
+from anima.events import ActionStatus, StepStatus
 from anima.humanoid.spec import MOTIONS, NEXT_MODES, POSTURE, RobotState
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink

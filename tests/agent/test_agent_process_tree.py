@@ -9,11 +9,11 @@ import time
 
 from anima.agent.actions import ActionRegistry, ActionResult
 from anima.agent.context import ActionContext
-from anima.agent.executor import Executor, StepStatus
+from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.process import ManagedProcess, group_members
 from anima.agent.vocabulary import builtin_registry
-from anima.events import ActionStatus
+from anima.events import ActionStatus, StepStatus
 from anima.runtime import Runtime
 
 from .conftest import Recorder

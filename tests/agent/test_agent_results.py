@@ -6,10 +6,11 @@ import pytest
 
 from anima.agent.actions import ActionRegistry, ActionResult
 from anima.agent.context import ActionContext
-from anima.agent.executor import Executor, StepStatus, interpret, summarize
+from anima.agent.executor import Executor, interpret, summarize
 from anima.agent.plan import parse_plan
 from anima.agent.vocabulary import builtin_registry
 from anima.errors import CommandRefusedError
+from anima.events import StepStatus
 from anima.runtime import Runtime
 
 

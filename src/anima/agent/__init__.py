@@ -10,10 +10,11 @@
 
 from anima.agent.actions import Action, ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext
-from anima.agent.executor import Executor, PlanResult, PlanTask, StepResult, StepStatus
+from anima.agent.executor import Executor, PlanResult, PlanTask, StepResult
 from anima.agent.phrases import Phrase
 from anima.agent.plan import Plan, Step, parse_plan
 from anima.agent.vocabulary import builtin_registry, load_user_actions, robot_registry
+from anima.events import StepStatus
 
 __all__ = [
     "Action",

@@ -39,6 +39,7 @@ def build_conversation(
     each round (its stream positions and times: when the end of turn was decided)."""
     from anima.agent.planners import create_planner
     from anima.agent.vocabulary import robot_registry
+    from anima.choices import AsrMode
 
     cfg = config.agent
     registry = robot_registry(robot, user_actions=cfg.user_actions)
@@ -66,7 +67,7 @@ def build_conversation(
         if cfg.planner != "rules" and not whisper:
             # pocketsphinx's open-vocabulary model for an LLM (a grammar would force every
             # request into a known phrase); asr_mode means nothing to whisper, open already
-            listen = dataclasses.replace(listen, asr_mode="lm")
+            listen = dataclasses.replace(listen, asr_mode=AsrMode.LM)
         conversation.listener = Listener(
             source,
             config=listen,

@@ -23,7 +23,6 @@ The feedback summary has the seed's form, for the planner::
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 from collections.abc import Callable
@@ -34,21 +33,13 @@ from anima import commands as cmd
 from anima.agent.context import ActionContext
 from anima.agent.plan import Plan, Step
 from anima.errors import AnimaError, CommandRefusedError, EngineStateError
-from anima.events import ActionStatus, PlanFinished, PlanStarted
+from anima.events import ActionStatus, PlanFinished, PlanOutcome, PlanStarted, StepStatus
 
 if TYPE_CHECKING:
     from anima.agent.port import RobotPort
     from anima.config import AgentConfig
 
 log = logging.getLogger(__name__)
-
-
-class StepStatus(enum.StrEnum):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"  # True or (True, message)
-    SELF_FEEDBACK = "self_feedback"  # None: done, nothing to report
-    FAILED = "failed"  # (False, message), False, an exception, an unexpected value
-    CANCELED = "canceled"  # interrupted, or not run (interrupt, failure, finish)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +55,7 @@ class StepResult:
 class PlanResult:
     plan: str  # the plan's id
     steps: tuple[StepResult, ...]
-    outcome: str  # succeeded | failed | interrupted | finished
+    outcome: PlanOutcome
     feedback: str | None  # "Robot feedback: …" for the planner; None: nothing to report
     finished: bool = False  # finish() ran: reset the conversation
 
@@ -226,12 +217,16 @@ class PlanTask:
     def _finish(self, steps: tuple[StepResult, ...]) -> None:
         ctx, ex = self._ctx, self._executor
         if ctx.canceled:
-            outcome, feedback = "interrupted", summarize(steps, interrupted=ctx.cancel_reason)
+            outcome, feedback = (
+                PlanOutcome.INTERRUPTED,
+                summarize(steps, interrupted=ctx.cancel_reason),
+            )
         elif ctx.finished:
-            outcome, feedback = "finished", None
+            outcome, feedback = PlanOutcome.FINISHED, None
         else:
             failed = any(s.status is StepStatus.FAILED for s in steps)
-            outcome, feedback = ("failed" if failed else "succeeded"), summarize(steps)
+            outcome = PlanOutcome.FAILED if failed else PlanOutcome.SUCCEEDED
+            feedback = summarize(steps)
         self._result = PlanResult(
             plan=self.plan.id,
             steps=steps,
@@ -386,7 +381,7 @@ class Executor:
                 index=step.index,
                 action=step.name,
                 step=step.text,
-                status=str(status),
+                status=status,
                 message=message,
             )
         )

@@ -20,10 +20,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from anima.errors import MissingDependencyError
 from anima.events import Transcript, WakeDetected
 from anima.listening.listener import Listener
-from anima.wire.mqtt import BrokerAddress
+from anima.wire.mqtt import BrokerAddress, Credentials, connack_reason, new_client
 from anima.wire.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -42,11 +41,17 @@ class RemoteEars:
         address: BrokerAddress,
         prefix: str,
         report: Callable[[str], None],
+        *,
         choose: Callable[[Transcript], str] | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
         """``choose``: the words of a final to ask (its best reading, or another the
-        understanding reads: :func:`~anima.agent.understanding.readings.choose_reading`)."""
+        understanding reads: :func:`~anima.agent.understanding.readings.choose_reading`).
+        ``credentials``: the broker's login and TLS (the config's ``mqtt:`` section)."""
         self.topics = Topics(prefix)
+        self.credentials = credentials or Credentials()
+        self._refusal = ""
+        self._answered = threading.Event()  # connected or refused
         self._choose = choose
         self.address = address
         self._report = report
@@ -55,20 +60,18 @@ class RemoteEars:
         self.listener = listener_factory(self)
 
     def start(self, timeout: float = 5.0) -> None:
-        try:
-            import paho.mqtt.client as mqtt
-            from paho.mqtt.enums import CallbackAPIVersion
-        except ImportError as exc:
-            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="")
+        client = new_client(self.credentials, client_id="")
         client.on_connect = self._on_connect
         client.on_message = self._on_message
-        client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
+        client.reconnect_delay_set(0.25, 2)  # floats work (paho types them int)
         client.connect_async(self.address.host, self.address.port)
         client.loop_start()
         self._client = client
-        if not self._connected.wait(timeout):
+        self._answered.wait(timeout)
+        if not self._connected.is_set():
             self.stop()
+            if self._refusal:
+                raise ConnectionError(f"the MQTT broker at {self.address} refused: {self._refusal}")
             raise ConnectionError(f"no MQTT broker answers at {self.address}")
         self.listener.start()
 
@@ -99,10 +102,13 @@ class RemoteEars:
     # ------------------------------------------------------------------ runtime → here
     def _on_connect(self, client: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if reason.is_failure:
+            self._refusal = connack_reason(reason)
+            self._answered.set()  # a bad login does not fix itself: start() says so at once
             return
         for leaf in _REPORTED:
             client.subscribe(f"{self.topics.prefix}/agent/{leaf}", qos=1)
         self._connected.set()
+        self._answered.set()
 
     def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
         try:

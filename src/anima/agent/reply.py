@@ -25,10 +25,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from anima import commands as cmd
-from anima.agent.executor import PlanResult, PlanTask, StepResult, StepStatus
+from anima.agent.executor import PlanResult, PlanTask, StepResult
 from anima.agent.plan import parse_plan
 from anima.agent.planners.base import MAX_SPOKEN_CHARS, speakable
 from anima.errors import AnimaError, InvalidCommandError, PlanError
+from anima.events import StepStatus
 from anima.speech import markup
 
 if TYPE_CHECKING:

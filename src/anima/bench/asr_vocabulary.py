@@ -17,11 +17,14 @@ def prompt_vocabulary() -> list[str]:
     from anima.agent.understanding import prompt_phrases
     from anima.agent.vocabulary import robot_registry
     from anima.build import build
+    from anima.choices import HumanoidType
     from anima.config import AnimaConfig, MqttConfig
     from anima.config.sections import HumanoidConfig
     from anima.drivers.sim import SimDriver
 
-    config = AnimaConfig(mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type="sim"))
+    config = AnimaConfig(
+        mqtt=MqttConfig(enabled=False), humanoid=HumanoidConfig(type=HumanoidType.SIM)
+    )
     runtime = build(config, doors=False, driver=SimDriver())
     runtime.library.load()
     return prompt_phrases(robot_registry(runtime))

@@ -39,6 +39,7 @@ from anima.bench.conversation_audio import Room, Samples, Speaker
 from anima.bench.conversation_figures import TARGETS, Figures, Trial, grouped
 from anima.bench.conversation_set import Request, Split, load_requests
 from anima.bench.conversation_trial import TEXT, Condition, Harness, Mode
+from anima.choices import HumanoidType
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
 from anima.listening.audio import SAMPLE_RATE
@@ -161,7 +162,9 @@ def bench_config(base: AnimaConfig | None) -> AnimaConfig:
         blink=BlinkConfig(enabled=False),
     )
     humanoid = (
-        cfg.humanoid if cfg.humanoid.type != "none" else HumanoidConfig(type="sim", sim_port=0)
+        cfg.humanoid
+        if cfg.humanoid.type != "none"
+        else HumanoidConfig(type=HumanoidType.SIM, sim_port=0)
     )
     return dataclasses.replace(cfg, mqtt=MqttConfig(enabled=False), motion=quiet, humanoid=humanoid)
 

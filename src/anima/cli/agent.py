@@ -156,7 +156,7 @@ def agent_command(
     from anima.config import load_config
     from anima.events import Transcript
     from anima.listening.listener import Listener
-    from anima.wire.mqtt import BrokerAddress
+    from anima.wire.mqtt import BrokerAddress, Credentials
 
     try:
         cfg = load_config(config)
@@ -190,7 +190,7 @@ def agent_command(
 
         ears = RemoteEars(
             make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix, report=typer.echo,
-            choose=choose,
+            choose=choose, credentials=Credentials.of(cfg.mqtt),  # the config's login and TLS
         )  # fmt: skip
         if wake_now:
             ears.listener.wake("keyboard")

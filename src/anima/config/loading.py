@@ -8,6 +8,7 @@ the value: never a traceback, never an unbounded message.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import os
 import re
@@ -16,7 +17,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, Union
+from typing import Any, Literal, TypeVar, Union
 
 from anima.config.files import FileRefusedError, excerpt, read_text
 from anima.config.sections import ENV_PREFIX, AnimaConfig
@@ -189,6 +190,10 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
             _coerce(a, v, source, f"{key}[{i}]", origins)
             for i, (a, v) in enumerate(zip(args, value, strict=True))
         )
+    if isinstance(tp, type) and issubclass(tp, enum.StrEnum):
+        return _choice(tuple(m.value for m in tp), value, source, key, tp)
+    if origin is Literal:
+        return _choice(typing.get_args(tp), value, source, key)
     if tp is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{source}: {key} must be true or false, got {excerpt(value)}")
@@ -206,15 +211,30 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
     raise ConfigError(f"{source}: {key}: unsupported config type {tp!r}")
 
 
+def _choice(choices: tuple[Any, ...], value: Any, source: str, key: str, make: Any = None) -> Any:
+    """``value`` when it is one of ``choices`` (a StrEnum's member when ``make`` is one)."""
+    if not isinstance(value, str) or value not in choices:
+        shown = ", ".join(str(c) for c in choices)
+        raise ConfigError(f"{source}: {key} must be one of {shown}, got {excerpt(value)}")
+    return make(value) if make is not None else value
+
+
 def _from_env(tp: Any, value: _EnvValue) -> Any:
     """An environment value as the field's type wants it: text for a string field, YAML for
     the rest (numbers, booleans, lists, whole sections); a null for an optional field."""
     args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else (tp,)
     if type(None) in args and value.raw.strip() in _NULLS:
         return None
-    if str in args:
+    if str in args or any(_is_choice(a) for a in args):
         return value.raw
     return load_scalar_or_yaml(value.raw, f"environment {value.name}")
+
+
+def _is_choice(tp: Any) -> bool:
+    """A field whose value is one of a few names: a StrEnum or a Literal of strings."""
+    return (isinstance(tp, type) and issubclass(tp, enum.StrEnum)) or (
+        typing.get_origin(tp) is Literal
+    )
 
 
 def _float(value: Any, source: str, key: str) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from anima.choices import EmbeddedBroker, HumanoidType, PlannerMode, checked
 from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import count, positive, rate, seconds
 from anima.config.speech import SpeechConfig
@@ -200,7 +201,7 @@ class MqttConfig:
     candidates: tuple[str, ...] = ("localhost:1883", "emqx:1883")  # probed in order by auto
     embedded_port: int = 1883  # the embedded broker's loopback port (another if taken)
     # the broker anima starts: auto (Mosquitto when installed, else amqtt) | mosquitto | amqtt
-    embedded_broker: str = "auto"
+    embedded_broker: EmbeddedBroker = EmbeddedBroker.AUTO
     prefix: str = "nadine"  # topic prefix: one per robot on a shared broker
     client_id: str | None = None  # None: anima-<prefix>, stable so the broker keeps the session
     persistent_session: bool = True  # the broker queues QoS 1 commands while the link is down
@@ -227,25 +228,21 @@ class MqttConfig:
                 f"got {self.prefix[:40]!r}"
             )
         count("mqtt", 5, 65535, keepalive_s=self.keepalive_s)  # MQTT's keep alive is 16 bits
-        if self.embedded_broker not in ("auto", "mosquitto", "amqtt"):
-            raise ConfigError(
-                "mqtt.embedded_broker must be auto, mosquitto or amqtt, "
-                f"got {self.embedded_broker!r}"
-            )
+        broker = checked(EmbeddedBroker, self.embedded_broker, "mqtt.embedded_broker")
+        object.__setattr__(self, "embedded_broker", broker)
         rate("mqtt", 100, state_hz=self.state_hz)  # one retained message each time
         seconds("mqtt", 86400, stale_after_s=self.stale_after_s)  # a day: beyond, never stale
 
 
 @dataclass(frozen=True, kw_only=True)
 class HumanoidConfig:
-    type: str = "none"  # none | sim (serve the simulated Adam in-process) | adam (a real one)
+    type: HumanoidType = HumanoidType.NONE
     address: str | None = None  # adam: HOST:PORT; None = ip_config.json, else 127.0.0.1:6666
     sim_port: int = 6666  # sim: the gRPC port it serves on (loopback)
     state_hz: float = 2.0  # how often the humanoid's state is read for the runtime's state
 
     def __post_init__(self) -> None:
-        if self.type not in ("none", "sim", "adam"):
-            raise ConfigError(f"humanoid.type must be none, sim or adam, got {self.type!r}")
+        object.__setattr__(self, "type", checked(HumanoidType, self.type, "humanoid.type"))
         if not 0 <= self.sim_port < 65536:
             raise ConfigError(f"humanoid.sim_port out of range: {self.sim_port}")
         rate("humanoid", 100, state_hz=self.state_hz)  # a gRPC read each time
@@ -265,7 +262,7 @@ class AgentConfig:
     )
     model: str = "llama3.2"  # openai: the model name the server knows
     api_key_env: str | None = None  # variable holding the key; None: OPENAI_API_KEY / DIFY_API_KEY
-    mode: str = "tools"  # openai: tools (tool calls → actions) | json (the seed's JSON reply)
+    mode: PlannerMode = PlannerMode.TOOLS  # openai: tool calls → actions, or the seed's JSON
     timeout_s: float = 20.0  # one planner request, seconds: then a spoken apology, no motion
     temperature: float = 0.2  # openai: low, so plans are repeatable
     # openai: the longest reply asked for, in tokens (a plan and a few sentences take ~50-300);
@@ -295,8 +292,7 @@ class AgentConfig:
             raise ConfigError(
                 f"agent.planner must be one of {', '.join(PLANNER_TYPES)}, got {self.planner!r}"
             )
-        if self.mode not in ("tools", "json"):
-            raise ConfigError(f"agent.mode must be tools or json, got {self.mode!r}")
+        object.__setattr__(self, "mode", checked(PlannerMode, self.mode, "agent.mode"))
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"agent.base_url must be an http(s) URL, got {self.base_url!r}")
         env = self.api_key_env

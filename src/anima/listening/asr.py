@@ -29,13 +29,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from anima.choices import AsrMode
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.audio import Frame
 from anima.listening.sphinx_worker import SphinxWorker, still_running
 
 logger = logging.getLogger(__name__)
 
-ASR_MODES = ("grammar", "lm")
+ASR_MODES = tuple(AsrMode)  # the choices of listen.asr_mode
 _NOT_WORD = re.compile(r"[^a-z0-9']+")
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
+from anima.choices import AsrMode, EchoCanceller, TurnGate, checked
 from anima.errors import ConfigError
-from anima.listening.asr import ASR_MODES
 from anima.listening.registry import RECOGNIZERS, SPOTTERS, TURNS, VADS
 
 # measured (anima bench asr, docs/listening.md): Whisper's confidence on requests it heard right,
@@ -42,7 +41,7 @@ class ListenConfig:
     wake_threshold: float = 1e-30  # keyphrase detection threshold: lower hears more, misfires more
     wake_while_gated: bool = False  # spot the wake phrase while gated (barge-in; needs an AEC)
     asr: str = "auto"  # auto | whisper | pocketsphinx (auto: Whisper, else pocketsphinx + notice)
-    asr_mode: str = "grammar"  # pocketsphinx only: grammar (the command phrases) | lm (any words)
+    asr_mode: AsrMode = AsrMode.GRAMMAR  # pocketsphinx only: the command phrases, or any words
     # Whisper only: the decoder's beam (1: greedy). 5 heard eSpeak's en-us with about half the
     # word errors of greedy decoding, for ~1.5× the decode time; 3 sometimes stopped a
     # hypothesis early ("What can you" for "what can you do?"): docs/listening.md
@@ -55,7 +54,7 @@ class ListenConfig:
     turn_hold_s: float = 1.2  # cues: after "and", "the", "um"… or a voice that does not fall
     # cues: a silence only the level gate hears (babble, which the VAD calls speech) ends the
     # turn after turn_hold_s ("hold"), or after turn_quick_s when the voice fell ("cues")
-    turn_gate: Literal["hold", "cues"] = "cues"
+    turn_gate: TurnGate = TurnGate.CUES
     # cues: frames this far (dB) below the utterance's own voice are the room's (babble the VAD
     # calls speech); null: no level gate (in babble the turn then ends at max_utterance_s)
     turn_gate_db: float | None = 12.0
@@ -72,7 +71,7 @@ class ListenConfig:
     # full duplex (docs/listening.md): the microphone stays open while the robot speaks, its
     # own voice taken out by the echo canceller; a person who talks over it is heard (barge-in)
     duplex: bool = False
-    echo: str = "auto"  # the echo canceller: auto | webrtc | none (anima.listening.echo)
+    echo: EchoCanceller = EchoCanceller.AUTO  # the echo canceller (anima.listening.echo)
     # duplex: a voice over the robot this long (s) stops it without waiting for its words
     # (backchannels — "uh-huh", "yeah", "okay" — are shorter, and are let pass)
     barge_in_s: float = 0.8
@@ -85,8 +84,7 @@ class ListenConfig:
             (RECOGNIZERS, self.asr), (VADS, self.vad), (SPOTTERS, self.wake), (TURNS, self.turn)
         ):  # fmt: skip
             registry.check(name)
-        if self.asr_mode not in ASR_MODES:
-            raise ConfigError(f"listen.asr_mode must be one of {', '.join(ASR_MODES)}")
+        object.__setattr__(self, "asr_mode", checked(AsrMode, self.asr_mode, "listen.asr_mode"))
         for key in ("min_confidence", "barge_in_confidence"):
             value = getattr(self, key)
             if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= 1):
@@ -113,10 +111,7 @@ class ListenConfig:
             raise ConfigError(
                 f"listen.duplex must be true or false, got {_shown_text(self.duplex)}"
             )
-        if self.echo not in ("auto", "webrtc", "none"):
-            raise ConfigError(
-                f"listen.echo must be auto, webrtc or none, got {_shown_text(self.echo)}"
-            )
+        object.__setattr__(self, "echo", checked(EchoCanceller, self.echo, "listen.echo"))
         barge = self.barge_in_s
         if not (isinstance(barge, int | float) and math.isfinite(barge) and 0 < barge <= 5):
             raise ConfigError(f"listen.barge_in_s must be in (0, 5] seconds, got {_shown(barge)}")
@@ -147,10 +142,7 @@ class ListenConfig:
                 f"listen.turn_gate_db must be in (0, {MAX_GATE_DB:g}] dB or null, "
                 f"got {_shown(gate_db)}"
             )
-        if self.turn_gate not in ("hold", "cues"):
-            raise ConfigError(
-                f"listen.turn_gate must be hold or cues, got {_shown_text(self.turn_gate)}"
-            )
+        object.__setattr__(self, "turn_gate", checked(TurnGate, self.turn_gate, "listen.turn_gate"))
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
         if not 0 <= self.min_chars <= MAX_MIN_CHARS:

@@ -17,13 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from anima.errors import (
     AnimaError,
     CommandRejectedByRobotError,
     ConfigError,
-    MissingDependencyError,
     NotSupportedError,
     RobotNotConnectedError,
     RobotTimeoutError,
@@ -47,6 +46,7 @@ from anima.sdk.backend import (
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
 from anima.wire.feedback import decode_event
+from anima.wire.mqtt import Credentials, connack_reason, new_client
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
@@ -57,15 +57,39 @@ _EXCERPT = 120  # characters of a payload the error topic quotes (frontdoors.pay
 
 
 def parse_url(url: str) -> tuple[str, int]:
-    """``mqtt://host:1883`` (port 1883 when omitted) → (host, port)."""
+    """``mqtt://host:1883`` (port 1883 when omitted; ``mqtts://``: TLS, port 8883) → (host,
+    port). A user name and password in the URL are read by :func:`url_credentials`."""
     parts = urlsplit(url)
-    if parts.scheme != "mqtt" or not parts.hostname:
-        raise ConfigError(f"robot address {url!r}: expected mqtt://HOST[:PORT]")
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise ConfigError(
+            f"robot address {_hidden(url)!r}: expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"
+        )
     try:
-        port = parts.port or 1883
+        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
     except ValueError:
-        raise ConfigError(f"robot address {url!r}: bad port") from None
+        raise ConfigError(f"robot address {_hidden(url)!r}: bad port") from None
     return parts.hostname, port
+
+
+def url_credentials(url: str, given: Credentials) -> Credentials:
+    """``given`` with what the URL adds: ``user:password@`` and TLS for ``mqtts://``."""
+    parts = urlsplit(url)
+    changes: dict[str, Any] = {}
+    if parts.username is not None and given.username is None:
+        changes["username"] = unquote(parts.username)
+        if parts.password is not None:
+            changes["password"] = unquote(parts.password)
+    if parts.scheme == "mqtts":
+        changes["tls"] = True
+    return dataclasses.replace(given, **changes) if changes else given
+
+
+def _hidden(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 def _excerpt(text: str) -> str:
@@ -76,10 +100,16 @@ def _excerpt(text: str) -> str:
 class MqttBackend:
     """A client of one robot's topics; ``open()`` connects, ``close()`` disconnects."""
 
-    def __init__(self, url: str, prefix: str = "nadine") -> None:
+    def __init__(
+        self, url: str, prefix: str = "nadine", credentials: Credentials | None = None
+    ) -> None:
         self.host, self.port = parse_url(url)
+        self.credentials = url_credentials(url, credentials or Credentials())
         self.prefix = prefix
-        self.description = f"mqtt://{self.host}:{self.port} prefix {prefix}"
+        scheme = "mqtts" if self.credentials.tls else "mqtt"
+        self.description = f"{scheme}://{self.host}:{self.port} prefix {prefix}"
+        self._refusal = ""  # the broker's CONNACK refusal, when it gave one
+        self._answered = threading.Event()  # subscribed or refused
         self._control = f"{prefix}/agent/control/"
         self._feedback = f"{prefix}/agent/feedback/"
         self._book = HandleBook()
@@ -96,15 +126,10 @@ class MqttBackend:
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, timeout: float) -> None:
-        try:
-            import paho.mqtt.client as mqtt
-            from paho.mqtt.enums import CallbackAPIVersion
-        except ImportError as exc:
-            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
         self._timeout = timeout
         client_id = f"anima-sdk-{os.getpid()}-{id(self):x}"
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id)
-        client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # typed int; floats work
+        client = new_client(self.credentials, client_id=client_id)
+        client.reconnect_delay_set(0.25, 2)  # floats work (paho types it int)
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe
         client.on_disconnect = self._on_disconnect
@@ -114,10 +139,17 @@ class MqttBackend:
         client.connect_async(self.host, self.port, keepalive=30)
         client.loop_start()
         deadline = time.monotonic() + timeout
-        if not self._subscribed.wait(timeout):
+        self._answered.wait(timeout)  # subscribed, or refused: a bad login does not fix itself
+        if not self._subscribed.is_set():
             self.close()
+            if self._refusal:
+                raise RobotNotConnectedError(
+                    f"the MQTT broker at {self.host}:{self.port} refused the connection: "
+                    f"{self._refusal}"
+                )
             raise RobotNotConnectedError(
                 f"no MQTT broker answered at {self.host}:{self.port} within {timeout:g} s"
+                + (" (over TLS: is it a TLS listener?)" if self.credentials.tls else "")
             )
         with self._cond:
             online = self._cond.wait_for(
@@ -143,7 +175,9 @@ class MqttBackend:
     # ------------------------------------------------------------------ paho callbacks
     def _on_connect(self, client: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if reason.is_failure:
-            log.warning("MQTT connection to %s refused: %s", self.description, reason)
+            self._refusal = connack_reason(reason)
+            log.warning("MQTT connection to %s refused: %s", self.description, self._refusal)
+            self._answered.set()
             return
         topics = [(self._feedback + "#", 1), (f"{self.prefix}/agent/state", 0)]
         topics.append((f"{self.prefix}/agent/status", 1))
@@ -153,6 +187,7 @@ class MqttBackend:
     def _on_subscribe(self, _c: Any, _u: Any, mid: int, reasons: Any, _p: Any) -> None:
         if mid == self._subscription and not any(r.is_failure for r in reasons):
             self._subscribed.set()
+            self._answered.set()
 
     def _on_disconnect(self, _c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if self._subscribed.is_set():

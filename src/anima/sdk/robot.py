@@ -75,25 +75,43 @@ class Robot:
         prefix: str = "nadine",
         token: str | None = None,
         timeout: float = 30.0,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
     ) -> Robot:
         """A robot served by ``anima serve`` elsewhere: over MQTT (``mqtt://host:1883``, the
         topics under ``prefix``) or over the dashboard's REST API and WebSocket
         (``http://host:8080``, with the ``token`` when it needs one).
 
-        The connection is made by :meth:`open` (or ``with``).
+        A broker that wants a login: ``username``/``password`` (or
+        ``mqtt://user:password@host``); TLS: ``mqtts://host:8883``, with ``tls_ca`` the
+        broker's CA file (the system's CAs without it) and ``tls_cert``/``tls_key`` a client
+        certificate. The connection is made by :meth:`open` (or ``with``).
         """
         scheme = url.split("://", 1)[0].lower() if "://" in url else ""
         if scheme in ("http", "https"):
             from anima.sdk.http import HttpBackend
 
             return cls(HttpBackend(url, token), timeout=timeout)
-        if scheme != "mqtt":
+        if scheme not in ("mqtt", "mqtts"):
             raise ConfigError(
-                f"robot address {url!r}: expected mqtt://HOST[:PORT] or http://HOST[:PORT]"
+                f"robot address {url!r}: expected mqtt://HOST[:PORT], mqtts://HOST[:PORT] or "
+                "http://HOST[:PORT]"
             )
         from anima.sdk.mqtt import MqttBackend
+        from anima.wire.mqtt import Credentials
 
-        return cls(MqttBackend(url, prefix), timeout=timeout)
+        credentials = Credentials(
+            username=username,
+            password=password,
+            tls=tls_ca is not None or tls_cert is not None,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+        )
+        return cls(MqttBackend(url, prefix, credentials), timeout=timeout)
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> Robot:

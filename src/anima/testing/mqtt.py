@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from anima.errors import MissingDependencyError
-from anima.wire.mqtt import BrokerAddress
+from anima.wire.mqtt import BrokerAddress, Credentials, new_client
 
 _ids = itertools.count(1)
 
@@ -55,8 +54,10 @@ class MqttProbe:
         subscribe: str | Sequence[str] = (),
         client_id: str | None = None,
         history: int = 100_000,
+        credentials: Credentials | None = None,
     ) -> None:
         self.address = address
+        self.credentials = credentials or Credentials()
         self._filters = [subscribe] if isinstance(subscribe, str) else list(subscribe)
         self._client_id = client_id or f"anima-probe-{os.getpid()}-{next(_ids)}"
         self._history = history
@@ -71,13 +72,8 @@ class MqttProbe:
     # ------------------------------------------------------------------ lifecycle
     def connect(self, timeout: float = 5.0) -> None:
         """Connect, subscribe, and return once the broker acknowledged the subscriptions."""
-        try:
-            import paho.mqtt.client as mqtt
-            from paho.mqtt.enums import CallbackAPIVersion
-        except ImportError as exc:
-            raise MissingDependencyError("paho-mqtt", "mqtt") from exc
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self._client_id)
-        client.reconnect_delay_set(0.1, 1)  # type: ignore[arg-type]  # typed int; floats work
+        client = new_client(self.credentials, client_id=self._client_id)
+        client.reconnect_delay_set(0.1, 1)  # floats work (paho types them int)
         client.max_queued_messages_set(0)  # unbounded: a flood is queued, not refused
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe

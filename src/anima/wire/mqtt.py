@@ -39,32 +39,85 @@ class BrokerAddress:
         return cls(host, number)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Credentials:
+    """How a client proves itself to a broker: a user name and password, and TLS (with
+    ``tls_ca`` the broker's CA file; without one, the system's CAs)."""
+
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    tls_ca: str | None = None
+    tls_cert: str | None = None  # a client certificate (with tls_key)
+    tls_key: str | None = None
+
+    @classmethod
+    def of(cls, config: MqttConfig) -> Credentials:
+        """The ``mqtt:`` section's credentials (TLS when it names a CA file)."""
+        return cls(
+            username=config.username,
+            password=config.password,
+            tls=config.tls_ca is not None,
+            tls_ca=config.tls_ca,
+            tls_cert=config.tls_cert,
+            tls_key=config.tls_key,
+        )
+
+    def __repr__(self) -> str:  # never the password in a log line
+        shown = "***" if self.password is not None else None
+        return (
+            f"Credentials(username={self.username!r}, password={shown}, tls={self.tls}, "
+            f"tls_ca={self.tls_ca!r})"
+        )
+
+
 def client_id(config: MqttConfig) -> str:
     return config.client_id or f"anima-{config.prefix}"
 
 
-def new_client(config: MqttConfig, *, clean_session: bool, suffix: str = "") -> Any:
-    """A paho 2 client with the door's id (+ ``suffix``), credentials and TLS; not connected."""
+def new_client(credentials: Credentials, *, client_id: str, clean_session: bool = True) -> Any:
+    """A paho 2 client with ``credentials`` set (every anima client makes its client here:
+    the door, its estop lane, the SDK, the remote ears, the test probe); not connected.
+    ConfigError for a TLS file that cannot be read."""
     try:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
     except ImportError as exc:
         raise MissingDependencyError("paho-mqtt", "mqtt") from exc
     client = mqtt.Client(
-        CallbackAPIVersion.VERSION2,
-        client_id=client_id(config) + suffix,
-        clean_session=clean_session,
+        CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session
     )
-    if config.username is not None:
-        client.username_pw_set(config.username, config.password)
-    if config.tls_ca is not None:
-        client.tls_set(
-            ca_certs=config.tls_ca,
-            certfile=config.tls_cert,
-            keyfile=config.tls_key,
-            cert_reqs=ssl.CERT_REQUIRED,
-        )
+    if credentials.username is not None:
+        client.username_pw_set(credentials.username, credentials.password)
+    if credentials.tls:
+        try:
+            client.tls_set(
+                ca_certs=credentials.tls_ca,
+                certfile=credentials.tls_cert,
+                keyfile=credentials.tls_key,
+                cert_reqs=ssl.CERT_REQUIRED,
+            )
+        except (OSError, ssl.SSLError) as exc:
+            files = [credentials.tls_ca, credentials.tls_cert, credentials.tls_key]
+            shown = ", ".join(f for f in files if f) or "the system's CAs"
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(f"MQTT TLS ({shown}): {reason}") from None
     return client
+
+
+def door_client(config: MqttConfig, *, clean_session: bool, suffix: str = "") -> Any:
+    """The door's client: its stable id (+ ``suffix``) and the section's credentials."""
+    return new_client(
+        Credentials.of(config), client_id=client_id(config) + suffix, clean_session=clean_session
+    )
+
+
+def connack_reason(reason: Any) -> str:
+    """A refused CONNACK in words that say what to fix."""
+    text = str(reason)
+    if "authorized" in text.lower() or "password" in text.lower():
+        return f"{text} (check the user name and password: mqtt.username/password)"
+    return text
 
 
 def tls_context(config: MqttConfig) -> ssl.SSLContext | None:

@@ -20,8 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from anima.config import MqttConfig
-from anima.frontdoors.mqtt import link as mqtt_link
-from anima.wire.mqtt import BrokerAddress
+from anima.wire.mqtt import BrokerAddress, door_client
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +52,7 @@ class EstopLane:
         return self._subscribed.is_set()
 
     def start(self) -> None:
-        client = mqtt_link.new_client(self.config, clean_session=True, suffix=SUFFIX)
+        client = door_client(self.config, clean_session=True, suffix=SUFFIX)
         client.reconnect_delay_set(0.25, 2)  # seconds (floats work)
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe

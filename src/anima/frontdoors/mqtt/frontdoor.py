@@ -42,7 +42,7 @@ from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
 from anima.frontdoors.mqtt.session import Backlog
 from anima.wire import encode as as_json
 from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
-from anima.wire.mqtt import BrokerAddress
+from anima.wire.mqtt import BrokerAddress, client_id, connack_reason, door_client
 from anima.wire.payloads import Parser, control_parsers, excerpt, parse_estop
 from anima.wire.topics import Topics
 
@@ -72,7 +72,7 @@ class MqttFrontDoor:
         self.config = config
         self.address = address
         self.topics = Topics(config.prefix)
-        self.client_id = mqtt_link.client_id(config)
+        self.client_id = client_id(config)
         self.dispatcher = CommandDispatcher(runtime.execute, runtime.events)
         self._parsers: dict[str, Parser] = (
             control_parsers(runtime.library) if parsers is None else dict(parsers)
@@ -108,7 +108,7 @@ class MqttFrontDoor:
 
     def start(self) -> None:
         cfg = self.config
-        client = mqtt_link.new_client(cfg, clean_session=not cfg.persistent_session)
+        client = door_client(cfg, clean_session=not cfg.persistent_session)
         client.will_set(self.topics.status, "offline", qos=1, retain=True)
         client.reconnect_delay_set(0.25, 2)  # seconds (floats work)
         guard = self._boundary.guard
@@ -169,7 +169,7 @@ class MqttFrontDoor:
     ) -> None:
         self._net_thread = threading.current_thread()  # paho's: the watchdog follows it
         if reason.is_failure:
-            log.warning("MQTT connection to %s refused: %s", self.address, reason)
+            log.warning("MQTT connection to %s refused: %s", self.address, connack_reason(reason))
             return
         self.connects += 1
         self._connected_at = time.monotonic()

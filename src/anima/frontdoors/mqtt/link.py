@@ -13,9 +13,7 @@ import logging
 import threading
 
 from anima.config import MqttConfig
-from anima.wire.mqtt import BrokerAddress, client_id, new_client, tls_context
-
-__all__ = ["client_id", "end_session", "new_client", "tls_context"]
+from anima.wire.mqtt import BrokerAddress, door_client
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +25,7 @@ def end_session(config: MqttConfig, address: BrokerAddress, timeout: float = 1.0
     not queued for its next start. False (logged) when the broker did not answer in time.
     """
     ended = threading.Event()
-    client = new_client(config, clean_session=True)
+    client = door_client(config, clean_session=True)
     client.connect_timeout = timeout  # a broker that vanished must not hold the stop
     client.on_connect = lambda *_args: ended.set()
     try:

@@ -23,6 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -79,7 +80,14 @@ class Mosquitto:
         binary: str | None = None,
         tcp_nodelay: bool = True,
         die_with_parent: bool = False,
+        anonymous: bool = True,
+        listener_options: Sequence[str] = (),
     ) -> None:
+        """``anonymous``: clients without a login are let in; ``listener_options``: lines of
+        Mosquitto's config for the listener (``cafile``, ``certfile``, ``password_file`` …:
+        a broker that wants TLS and a password, for tests)."""
+        self._anonymous = anonymous
+        self._listener_options = tuple(listener_options)
         self._binary = binary
         self._port = port
         self._die_with_parent = die_with_parent and os.uname().sysname == "Linux"
@@ -141,7 +149,8 @@ class Mosquitto:
             "\n".join(
                 (
                     f"listener {self._port} 127.0.0.1",
-                    "allow_anonymous true",
+                    *self._listener_options,
+                    f"allow_anonymous {'true' if self._anonymous else 'false'}",
                     "persistence false",
                     # Mosquitto's default queues 1000 QoS 1 messages per client and drops what
                     # comes next: a flood then cost refusals to a slow subscriber, and could

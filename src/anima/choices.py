@@ -1,0 +1,57 @@
+"""Settings and wire values that are one of a few names: StrEnums (a member is its name, as a
+string: YAML, JSON and comparisons with plain strings are unchanged), and the check a config
+section runs on one given in Python."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeVar
+
+from anima.errors import ConfigError
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def checked(kind: type[E], value: object, key: str) -> E:
+    """``value`` as a member of ``kind``; ConfigError naming ``key`` and the choices."""
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return kind(value)
+    except ValueError:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        choices = ", ".join(m.value for m in kind)
+        raise ConfigError(f"{key} must be one of {choices}, got {shown}") from None
+
+
+class HumanoidType(StrEnum):
+    NONE = "none"  # no humanoid
+    SIM = "sim"  # serve the simulated Adam in-process
+    ADAM = "adam"  # a real one
+
+
+class EmbeddedBroker(StrEnum):
+    AUTO = "auto"  # Mosquitto when installed, else amqtt
+    MOSQUITTO = "mosquitto"
+    AMQTT = "amqtt"
+
+
+class PlannerMode(StrEnum):
+    TOOLS = "tools"  # tool calls → actions
+    JSON = "json"  # the seed's JSON reply
+
+
+class AsrMode(StrEnum):
+    GRAMMAR = "grammar"  # pocketsphinx: the command phrases only
+    LM = "lm"  # pocketsphinx: any words
+
+
+class TurnGate(StrEnum):
+    HOLD = "hold"  # a silence only the level gate hears ends the turn after turn_hold_s
+    CUES = "cues"  # … after turn_quick_s when the voice fell
+
+
+class EchoCanceller(StrEnum):
+    AUTO = "auto"
+    WEBRTC = "webrtc"
+    NONE = "none"

@@ -138,3 +138,35 @@ def test_the_sdk_and_the_remote_ears_speak_the_wire_package_not_the_servers() ->
         for m in graph[name]
         if m.startswith(("anima.frontdoors", "anima.sdk", "anima.runtime"))
     }
+
+
+def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
+    """A cycle through a package's ``__init__`` (which the graph above does not follow: it
+    counts ``from a.b import c`` as a use of ``a.b.c``) fails only when that package is the
+    first thing a process imports: ``import anima.config`` once failed this way while every
+    test passed. Each package, and each top-level module, first in its own interpreter."""
+    import subprocess
+    import sys
+
+    modules = _modules()
+    firsts = sorted(
+        name
+        for name, path in modules.items()
+        if (path.name == "__init__.py" or name.count(".") == 1) and name != "anima.__main__"
+    )
+    assert {"anima.config", "anima.speech", "anima.runtime", "anima.build"} <= set(firsts)
+    running = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", f"import {name}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name in firsts
+    }
+    failed = {}
+    for name, process in running.items():
+        _, err = process.communicate(timeout=120)
+        if process.returncode != 0:
+            lines = err.decode(errors="replace").strip().splitlines()
+            failed[name] = lines[-1] if lines else f"exit status {process.returncode}"
+    assert failed == {}

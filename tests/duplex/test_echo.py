@@ -159,7 +159,7 @@ def test_no_barge_in_without_the_robot_speaking_or_after_it_stopped() -> None:
         ("barge_in_s", 99.0, r"listen\.barge_in_s must be in \(0, 5\]"),
         ("barge_in_s", float("nan"), r"listen\.barge_in_s"),
         ("duplex", "yes", r"listen\.duplex must be true or false"),
-        ("echo", "speex", r"listen\.echo must be auto, webrtc or none"),
+        ("echo", "speex", r"listen\.echo must be one of auto, webrtc, none, got 'speex'"),
     ],
 )
 def test_a_bad_duplex_setting_is_refused_naming_the_key(

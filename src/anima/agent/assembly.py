@@ -7,13 +7,13 @@ It is given the robot's port (the runtime) and the config; the composition root
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.conversation import Conversation
 from anima.agent.executor import Executor
+from anima.listening.makers import make_source
 
 if TYPE_CHECKING:
     from anima.agent.port import RobotPort
@@ -56,7 +56,8 @@ def build_conversation(
         listen=config.listen,
         agent=cfg,
     )
-    source = _source(audio_in if audio_in is not None else cfg.audio_in)
+    given = audio_in if audio_in is not None else cfg.audio_in
+    source = make_source(given) if isinstance(given, str) else given
     if source is not None and config.listen.duplex:
         source = _echo_cancelled(config.listen, playback, source)
     if source is not None:
@@ -113,28 +114,3 @@ def listening_phrases(registry: ActionRegistry, listen: ListenConfig) -> list[st
     from anima.agent.understanding import prompt_phrases
 
     return prompt_phrases(registry)
-
-
-def _source(audio_in: str | AudioSource) -> AudioSource | None:
-    from anima.listening.sources import MicrophoneSource, RawPcmSource, WavSource
-
-    if not isinstance(audio_in, str):
-        return audio_in
-    if audio_in == "none":
-        return None
-    if audio_in == "stdin":
-        return RawPcmSource(sys.stdin.buffer)
-    if audio_in == "mic":
-        return MicrophoneSource()
-    if audio_in == "auto":
-        return MicrophoneSource() if _has_microphone() else None
-    return WavSource(audio_in, realtime=True)
-
-
-def _has_microphone() -> bool:
-    try:
-        import sounddevice as sd
-
-        return sd.query_devices(kind="input") is not None
-    except Exception:  # no PortAudio or no input device
-        return False

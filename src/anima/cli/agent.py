@@ -149,18 +149,19 @@ def agent_command(
     import signal
     import threading
 
-    from anima.agent.assembly import _source, listening_phrases
+    from anima.agent.assembly import listening_phrases
     from anima.agent.remote import RemoteEars
     from anima.agent.understanding import About, Understander, asr_phrases
     from anima.agent.understanding.readings import choose_reading
     from anima.config import load_config
     from anima.events import Transcript
     from anima.listening.listener import Listener
+    from anima.listening.makers import make_source
     from anima.wire.mqtt import BrokerAddress, Credentials
 
     try:
         cfg = load_config(config)
-        source = _source(audio_in)
+        source = make_source(audio_in)
         if source is None:
             raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
 

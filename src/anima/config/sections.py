@@ -15,6 +15,7 @@ from anima.config.bounds import count, positive, rate, seconds
 from anima.config.speech import SpeechConfig
 from anima.errors import ConfigError
 from anima.listening.config import ListenConfig
+from anima.listening.registry import check_audio_in
 
 ENV_PREFIX = "ANIMA_"
 
@@ -288,6 +289,7 @@ class AgentConfig:
     )
 
     def __post_init__(self) -> None:
+        check_audio_in(self.audio_in)
         if self.planner not in PLANNER_TYPES:
             raise ConfigError(
                 f"agent.planner must be one of {', '.join(PLANNER_TYPES)}, got {self.planner!r}"

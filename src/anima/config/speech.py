@@ -6,13 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anima.errors import ConfigError
+from anima.speech.registry import check_audio_out
 
 
 @dataclass(frozen=True, kw_only=True)
 class SpeechConfig:
     enabled: bool = True  # run the speech service (when an engine is available)
     engines: tuple[str, ...] = ("piper", "espeak")  # by preference; see anima.speech.ENGINES
-    audio_out: str | None = None  # None/auto: sound card if any, else null; "null"; or a .wav path
+    # None/auto: the sound card if any, else null; null; sounddevice; or a .wav file's path
+    # (anima.speech.sinks.SINKS)
+    audio_out: str | None = None
     espeak_wpm: int = 165  # eSpeak NG speaking rate, words per minute
     # automatic gestures in speech (a tilt on questions, beats): contextual | disabled; a text's
     # ^mode(...) changes it from there (docs/speech.md, annotated speech)
@@ -23,6 +26,7 @@ class SpeechConfig:
             raise ConfigError(
                 f"speech.gesture_mode must be contextual or disabled, got {self.gesture_mode!r}"
             )
+        check_audio_out(self.audio_out)
         if not self.engines:
             raise ConfigError("speech.engines must name at least one engine")
         if len(self.engines) > 10:

@@ -11,11 +11,19 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from anima.listening.registry import NO_WHISPER, RECOGNIZERS, SPOTTERS, whisper_installed
+from anima.listening.registry import (
+    NO_WHISPER,
+    RECOGNIZERS,
+    SOURCES,
+    SPOTTERS,
+    check_audio_in,
+    whisper_installed,
+)
 
 if TYPE_CHECKING:
     from anima.listening.asr import Recognizer
     from anima.listening.config import ListenConfig
+    from anima.listening.sources import AudioSource
     from anima.listening.spotting import Spotter
 
 logger = logging.getLogger(__name__)
@@ -86,3 +94,45 @@ def make_spotter(
     from anima.listening.wake import KeyphraseSpotter
 
     return KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)
+
+
+def make_source(audio_in: str) -> AudioSource | None:
+    """The source ``audio_in`` names (``agent.audio_in``), or a :class:`WavSource` playing
+    that ``.wav`` file in real time; None for ``none`` (or ``auto`` without a microphone)."""
+    if audio_in in SOURCES.entries:
+        made: AudioSource | None = SOURCES.load(audio_in)()
+        return made
+    check_audio_in(audio_in)
+    from anima.listening.sources import WavSource
+
+    return WavSource(audio_in, realtime=True)
+
+
+def auto_source() -> AudioSource | None:
+    """``auto``: the microphone when the machine has an input device, else nothing."""
+    from anima.listening.sources import MicrophoneSource
+
+    return MicrophoneSource() if _has_microphone() else None
+
+
+def no_source() -> None:
+    """``none``: no ears (wake and ask over MQTT or the console)."""
+    return
+
+
+def stdin_source() -> AudioSource:
+    """``stdin``: raw 16-bit mono PCM at 16 kHz on standard input."""
+    import sys
+
+    from anima.listening.sources import RawPcmSource
+
+    return RawPcmSource(sys.stdin.buffer)
+
+
+def _has_microphone() -> bool:
+    try:
+        import sounddevice as sd
+
+        return sd.query_devices(kind="input") is not None
+    except Exception:  # no PortAudio or no input device
+        return False

@@ -21,50 +21,37 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from anima.errors import ConfigError
+from anima.registry import Registry
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Registry:
-    """Names of one kind of part → ``"module:attr"`` of the class or function that makes it."""
-
-    key: str  # the config key that names one, for messages: "listen.asr"
-    entries: dict[str, str]
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.entries)
-
-    def check(self, name: object) -> str:
-        """``name`` if it is registered, else a :class:`ConfigError` listing the known names."""
-        if not isinstance(name, str) or name not in self.entries:
-            shown = repr(name) if len(repr(name)) <= 40 else repr(name)[:37] + "..."
-            raise ConfigError(f"{self.key} must be one of {', '.join(self.names)}, got {shown}")
-        return name
-
-    def load(self, name: str) -> Callable[..., Any]:
-        """The maker registered as ``name`` (imported now)."""
-        module, _, attr = self.entries[self.check(name)].partition(":")
-        made: Callable[..., Any] = getattr(importlib.import_module(module), attr)
-        return made
-
-
-# agent.audio_in: a path to a WAV file is also accepted there (WavSource)
+# agent.audio_in: one of these names, or a .wav file's path (WavSource, played in real time);
+# "push" is for code that feeds the frames itself (a benchmark), not for a config
 SOURCES = Registry(
     "agent.audio_in",
     {
+        "auto": "anima.listening.makers:auto_source",  # the microphone when there is one
+        "none": "anima.listening.makers:no_source",  # deaf: wake and ask over MQTT or the console
         "mic": "anima.listening.sources:MicrophoneSource",
-        "stdin": "anima.listening.sources:RawPcmSource",
-        "wav": "anima.listening.sources:WavSource",
+        "stdin": "anima.listening.makers:stdin_source",
         "push": "anima.listening.sources:PushSource",
     },
 )
+
+
+def check_audio_in(audio_in: str) -> None:
+    """ConfigError unless ``audio_in`` is a source's name or a ``.wav`` path."""
+    if audio_in in SOURCES.entries or audio_in.lower().endswith(".wav"):
+        return
+    raise ConfigError(
+        f"agent.audio_in must be one of {', '.join(SOURCES.names)} or a .wav file's path, "
+        f"got {audio_in[:60]!r}"
+    )
+
+
 VADS = Registry(
     "listen.vad",
     {

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from anima.config import SpeechConfig
 from anima.errors import AnimaError, ConfigError
 from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
+
+if TYPE_CHECKING:
+    from anima.config import SpeechConfig
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,7 @@ import numpy as np
 from anima.clock import Clock, MonotonicClock
 from anima.errors import MissingDependencyError, SpeechError
 from anima.speech.base import AudioSink, Samples
+from anima.speech.registry import SINKS, check_audio_out
 
 log = logging.getLogger(__name__)
 
@@ -320,15 +321,25 @@ class SoundDeviceSink:
             self._stream = None
 
 
+def _auto(clock: Clock | None) -> AudioSink:
+    """The sound card when there is one, else the null sink."""
+    return SoundDeviceSink() if SoundDeviceSink.available() else NullSink(clock)
+
+
+def _null(clock: Clock | None) -> AudioSink:
+    return NullSink(clock)
+
+
+def _sounddevice(_clock: Clock | None) -> AudioSink:
+    return SoundDeviceSink()
+
+
 def choose_sink(audio_out: str | None, clock: Clock | None = None) -> AudioSink:
-    """``None``/``"auto"``: the sound card when there is one, else the null sink;
-    ``"null"``; ``"sounddevice"``; anything else is a WAV file path."""
-    if audio_out in (None, "auto"):
-        if SoundDeviceSink.available():
-            return SoundDeviceSink()
-        return NullSink(clock)
-    if audio_out == "null":
-        return NullSink(clock)
-    if audio_out == "sounddevice":
-        return SoundDeviceSink()
-    return WavSink(audio_out, clock)
+    """The sink ``audio_out`` names (None is ``auto``: the sound card when there is one, else
+    the null sink), or a :class:`WavSink` writing that ``.wav`` path."""
+    name = audio_out or "auto"
+    if name in SINKS.entries:
+        made: AudioSink = SINKS.load(name)(clock)
+        return made
+    check_audio_out(name)
+    return WavSink(name, clock)

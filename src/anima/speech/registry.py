@@ -1,0 +1,28 @@
+"""The speech seams' names, checked when the config loads (nothing heavy is imported here):
+the audio sinks (``speech.audio_out``). The makers are in :mod:`anima.speech.sinks`."""
+
+from __future__ import annotations
+
+from anima.errors import ConfigError
+from anima.registry import Registry
+
+# speech.audio_out: one of these names, or a .wav file's path (WavSink)
+SINKS = Registry(
+    "speech.audio_out",
+    {
+        "auto": "anima.speech.sinks:_auto",
+        "null": "anima.speech.sinks:_null",
+        "sounddevice": "anima.speech.sinks:_sounddevice",
+    },
+)
+
+
+def check_audio_out(audio_out: str | None) -> None:
+    """ConfigError unless ``audio_out`` is a sink's name or a ``.wav`` path (checked when the
+    config loads: a typo such as ``nul`` would otherwise be written as a file named nul)."""
+    if audio_out is None or audio_out in SINKS.entries or audio_out.lower().endswith(".wav"):
+        return
+    raise ConfigError(
+        f"speech.audio_out must be one of {', '.join(SINKS.names)} or a .wav file's path, "
+        f"got {audio_out[:60]!r}"
+    )

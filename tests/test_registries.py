@@ -1,0 +1,48 @@
+"""The audio sink and source registries (issue 15): a name a config gives is checked when it
+loads, naming the choices; each registered maker imports and makes its part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from anima.config import AgentConfig, SpeechConfig
+from anima.errors import ConfigError
+from anima.listening.makers import make_source
+from anima.listening.registry import SOURCES
+from anima.listening.sources import PushSource, WavSource
+from anima.speech.registry import SINKS
+from anima.speech.sinks import NullSink, WavSink, choose_sink
+
+
+@pytest.mark.parametrize("typo", ["nul", "sound-device", "out.mp3"])
+def test_a_sink_name_that_is_no_sink_is_refused_when_the_config_loads(typo: str) -> None:
+    """A typo used to become a WAV file of that name, written wherever the robot ran."""
+    with pytest.raises(
+        ConfigError, match=r"speech\.audio_out must be one of auto, null, sounddevice"
+    ):
+        SpeechConfig(audio_out=typo)
+
+
+def test_each_sink_name_makes_its_sink(tmp_path: Path) -> None:
+    assert set(SINKS.names) == {"auto", "null", "sounddevice"}
+    assert isinstance(choose_sink("null"), NullSink)
+    wav = choose_sink(str(tmp_path / "speech.WAV"))
+    assert isinstance(wav, WavSink)
+    assert choose_sink(None).name in ("null", "sounddevice")  # auto: no sound card here → null
+
+
+@pytest.mark.parametrize("typo", ["microphone", "stdin.txt", ""])
+def test_a_source_name_that_is_no_source_is_refused_when_the_config_loads(typo: str) -> None:
+    with pytest.raises(ConfigError, match=r"agent\.audio_in must be one of auto, none, mic"):
+        AgentConfig(audio_in=typo)
+
+
+def test_each_source_name_makes_its_source(tmp_path: Path) -> None:
+    assert set(SOURCES.names) == {"auto", "none", "mic", "stdin", "push"}
+    assert make_source("none") is None
+    assert isinstance(make_source("push"), PushSource)
+    assert isinstance(make_source(str(tmp_path / "request.wav")), WavSource)
+    with pytest.raises(ConfigError, match=r"agent\.audio_in"):
+        make_source("nothing")

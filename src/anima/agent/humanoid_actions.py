@@ -24,13 +24,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Literal, Protocol
+from typing import Literal
 
 from anima.agent.actions import ActionRegistry, ActionResult, make_action
 from anima.agent.builtins import halt
 from anima.agent.context import ActionContext
 from anima.agent.phrases import Phrase
 from anima.errors import AnimaError
+from anima.humanoid.commanded import HumanoidControl
 from anima.humanoid.spec import (
     GAITS,
     MOTIONS,
@@ -46,19 +47,7 @@ from anima.humanoid.spec import (
 log = logging.getLogger(__name__)
 
 
-class Humanoid(Protocol):
-    """What the humanoid actions call (AdamClient has them all)."""
-
-    def state(self) -> RobotState: ...
-
-    def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str: ...
-
-    def stand_motion(self, motion: str, /) -> str: ...
-
-    def posture(self, pitch: float, roll: float, yaw: float, height: float, /) -> str: ...
-
-    def set_mode(self, mode: str, /) -> str: ...
-
+Humanoid = HumanoidControl  # what the actions call (anima.humanoid.commanded)
 
 _SECONDS = (0.1, 30.0)  # one walking step of a plan, seconds
 MODE_TIMEOUT_S = 15.0  # longest wait for one mode (the sim's calibration takes 3 s)

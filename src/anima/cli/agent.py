@@ -31,16 +31,19 @@ class _NotConnected:
     def state(self) -> RobotState:
         raise CommandRefusedError("listing only: no humanoid is connected")
 
-    def speed(self, x: float, y: float, yaw: float, /, *, continuous: bool = False) -> str:
+    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState:
+        return self.state()
+
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
         return self._refuse()
 
-    def stand_motion(self, motion: str, /) -> str:
+    def stand_motion(self, motion: str) -> str:
         return self._refuse()
 
-    def posture(self, pitch: float, roll: float, yaw: float, height: float, /) -> str:
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str:
         return self._refuse()
 
-    def set_mode(self, mode: str, /) -> str:
+    def set_mode(self, mode: str) -> str:
         return self._refuse()
 
 

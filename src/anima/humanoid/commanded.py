@@ -10,10 +10,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from anima import commands as cmd
 from anima.errors import HumanoidError
 from anima.humanoid.spec import RobotState
+
+
+class HumanoidControl(Protocol):
+    """A humanoid as the agent's actions and scripts drive it: AdamClient,
+    :class:`CommandedHumanoid` (through the runtime's ``execute``), and the SDK's REST and
+    MQTT stand-ins all have these; each command returns the robot's answer."""
+
+    def state(self) -> RobotState: ...
+
+    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState: ...
+
+    def set_mode(self, mode: str) -> str: ...
+
+    def stand_motion(self, motion: str) -> str: ...
+
+    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str: ...
+
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str: ...
 
 
 def poll_for_mode(

@@ -10,25 +10,12 @@ reason); over REST, the served runtime's humanoid endpoints
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+from typing import Any
 
+from anima.humanoid.commanded import HumanoidControl
 from anima.humanoid.spec import RobotState
 
-
-class HumanoidControl(Protocol):
-    """The part of AdamClient that scripts use; each command returns the robot's answer."""
-
-    def state(self) -> RobotState: ...
-
-    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState: ...
-
-    def set_mode(self, mode: str) -> str: ...
-
-    def stand_motion(self, motion: str) -> str: ...
-
-    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str: ...
-
-    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str: ...
+__all__ = ["HumanoidActions", "HumanoidControl", "robot_state"]
 
 
 def robot_state(data: dict[str, Any]) -> RobotState:

@@ -318,7 +318,8 @@ def test_config_names_and_silences() -> None:
         ({"turn_gate_db": "12"}, "listen.turn_gate_db must be in (0, 60] dB or null, got '12'"),
         (
             {"turn_gate": "fast" * 30},
-            "listen.turn_gate must be one of hold, cues, got 'fastfastfastfastfastfastfastfastfast...",
+            "listen.turn_gate must be one of hold, cues, "
+            "got 'fastfastfastfastfastfastfastfastfast...",
         ),
     ],
 )

@@ -245,3 +245,19 @@ def test_a_choice_given_in_python_is_checked_too() -> None:
     assert HumanoidConfig(type="adam").type is HumanoidType.ADAM  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"humanoid\.type must be one of none, sim, adam"):
         HumanoidConfig(type="robot")  # type: ignore[arg-type]
+
+
+def test_a_sections_refusal_carries_its_key_and_points_at_its_line(tmp_path: Path) -> None:
+    """Issue 15: the error says which setting, as data (``key``), not only in its words."""
+    path = _yaml(tmp_path, "mqtt:\n  prefix: lab\n  keepalive_s: 3\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert caught.value.key == "mqtt.keepalive_s"  # the section's own check
+    assert str(caught.value).startswith(f"{path}:3: ")
+    path = _yaml(tmp_path, "mqtt:\n  prefix: lab\n  embedded_broker: nope\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert caught.value.key == "mqtt.embedded_broker"  # the loader's check of the choices
+    with pytest.raises(ConfigError) as caught:
+        load_config(_yaml(tmp_path, "motion:\n  rate_hz: fast\n"), env={})
+    assert caught.value.key == "motion.rate_hz"  # the loader's check of the type

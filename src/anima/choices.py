@@ -21,7 +21,7 @@ def checked(kind: type[E], value: object, key: str) -> E:
     except ValueError:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         choices = ", ".join(m.value for m in kind)
-        raise ConfigError(f"{key} must be one of {choices}, got {shown}") from None
+        raise ConfigError(f"{key} must be one of {choices}, got {shown}", key=key) from None
 
 
 class HumanoidType(StrEnum):

@@ -40,7 +40,13 @@ class AnimaError(Exception):
 
 
 class ConfigError(AnimaError):
-    """A configuration value or file is invalid; the message names the key or file and line."""
+    """A configuration value or file is invalid; the message names the key or file and line.
+    ``key`` is the setting at fault (``listen.echo``) when the check knows it, so the loader
+    points at its line without reading the message."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class BodyDefinitionError(ConfigError):

@@ -15,7 +15,10 @@ def positive(section: str, **values: float) -> None:
     """Finite numbers > 0."""
     for key, value in values.items():
         if not (math.isfinite(value) and value > 0):
-            raise ConfigError(f"{section}.{key} must be a finite number > 0, got {value!r}")
+            raise ConfigError(
+                f"{section}.{key} must be a finite number > 0, got {value!r}",
+                key=f"{section}.{key}",
+            )
 
 
 def seconds(section: str, longest: float, **values: float) -> None:
@@ -23,7 +26,9 @@ def seconds(section: str, longest: float, **values: float) -> None:
     positive(section, **values)
     for key, value in values.items():
         if value > longest:
-            raise ConfigError(f"{section}.{key} must be ≤ {longest:g} s, got {value:g}")
+            raise ConfigError(
+                f"{section}.{key} must be ≤ {longest:g} s, got {value:g}", key=f"{section}.{key}"
+            )
 
 
 def rate(section: str, highest: float, **values: float) -> None:
@@ -31,7 +36,9 @@ def rate(section: str, highest: float, **values: float) -> None:
     positive(section, **values)
     for key, value in values.items():
         if value > highest:
-            raise ConfigError(f"{section}.{key} must be ≤ {highest:g} Hz, got {value:g}")
+            raise ConfigError(
+                f"{section}.{key} must be ≤ {highest:g} Hz, got {value:g}", key=f"{section}.{key}"
+            )
 
 
 def count(section: str, lo: int, hi: int, **values: int) -> None:
@@ -39,4 +46,6 @@ def count(section: str, lo: int, hi: int, **values: int) -> None:
     for key, value in values.items():
         if not lo <= value <= hi:
             shown = value if abs(value) < 10**30 else f"an integer of {value.bit_length()} bits"
-            raise ConfigError(f"{section}.{key} must be in [{lo}, {hi}], got {shown}")
+            raise ConfigError(
+                f"{section}.{key} must be in [{lo}, {hi}], got {shown}", key=f"{section}.{key}"
+            )

@@ -147,13 +147,18 @@ def from_dict(
     try:
         return cls(**kwargs)
     except ConfigError as exc:
-        raise ConfigError(f"{_blame(str(exc), prefix, origins, source)}: {exc}") from None
+        where = _blame(exc, prefix, origins, source)
+        raise ConfigError(f"{where}: {exc}", key=exc.key) from None
 
 
-def _blame(message: str, prefix: str, origins: Mapping[str, str], source: str) -> str:
-    """Where a section's own check failed: the keys its message names, else the variables
-    that set something in the section, else the section's line in the file."""
+def _blame(exc: ConfigError, prefix: str, origins: Mapping[str, str], source: str) -> str:
+    """Where a section's own check failed: the key it names (``exc.key``), else the keys its
+    message names, else the variables that set something in the section, else the section's
+    line in the file."""
     inside = {k: o for k, o in origins.items() if k.startswith(prefix)}
+    if exc.key is not None and exc.key in inside:
+        return inside[exc.key]
+    message = str(exc)
     named = sorted((k for k in inside if re.search(rf"{re.escape(k)}\b", message)), key=len)
     if named:
         return inside[named[-1]]  # the most specific key the message names
@@ -177,7 +182,7 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         return from_dict(tp, value, source, prefix=f"{key}.", origins=origins)
     if origin is tuple and typing.get_args(tp)[-1] is Ellipsis:
         if not isinstance(value, list | tuple):
-            raise ConfigError(f"{source}: {key} must be a list, got {excerpt(value)}")
+            raise ConfigError(f"{source}: {key} must be a list, got {excerpt(value)}", key=key)
         item = typing.get_args(tp)[0]
         return tuple(_coerce(item, v, source, f"{key}[{i}]", origins) for i, v in enumerate(value))
     if origin is tuple:
@@ -196,26 +201,28 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         return _choice(typing.get_args(tp), value, source, key)
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {key} must be true or false, got {excerpt(value)}")
+            raise ConfigError(
+                f"{source}: {key} must be true or false, got {excerpt(value)}", key=key
+            )
         return value
     if tp is float:
         return _float(value, source, key)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: {key} must be an integer, got {excerpt(value)}")
+            raise ConfigError(f"{source}: {key} must be an integer, got {excerpt(value)}", key=key)
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{source}: {key} must be a string, got {excerpt(value)}")
+            raise ConfigError(f"{source}: {key} must be a string, got {excerpt(value)}", key=key)
         return value
-    raise ConfigError(f"{source}: {key}: unsupported config type {tp!r}")
+    raise ConfigError(f"{source}: {key}: unsupported config type {tp!r}", key=key)
 
 
 def _choice(choices: tuple[Any, ...], value: Any, source: str, key: str, make: Any = None) -> Any:
     """``value`` when it is one of ``choices`` (a StrEnum's member when ``make`` is one)."""
     if not isinstance(value, str) or value not in choices:
         shown = ", ".join(str(c) for c in choices)
-        raise ConfigError(f"{source}: {key} must be one of {shown}, got {excerpt(value)}")
+        raise ConfigError(f"{source}: {key} must be one of {shown}, got {excerpt(value)}", key=key)
     return make(value) if make is not None else value
 
 
@@ -241,11 +248,13 @@ def _float(value: Any, source: str, key: str) -> float:
     if isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
         value = float(value.replace("_", ""))  # 1e3, 1e-50: numbers, though YAML 1.1 says text
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{source}: {key} must be a number, got {excerpt(value)}")
+        raise ConfigError(f"{source}: {key} must be a number, got {excerpt(value)}", key=key)
     try:
         number = float(value)
     except OverflowError:  # an integer past 1.8e308
-        raise ConfigError(f"{source}: {key} must be a number, got {excerpt(value)}") from None
+        raise ConfigError(
+            f"{source}: {key} must be a number, got {excerpt(value)}", key=key
+        ) from None
     if not math.isfinite(number):  # no setting means anything by nan or inf
-        raise ConfigError(f"{source}: {key} must be a finite number, got {number}")
+        raise ConfigError(f"{source}: {key} must be a finite number, got {number}", key=key)
     return number

@@ -4,8 +4,7 @@ a scripted OpenAI-compatible server with a planner on it."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,43 +20,14 @@ from anima.drivers.sim import SimDriver
 from anima.events import CommandRejected, Event, EventHub
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing.events import EventRecorder
 from anima.testing.llm import ScriptedOpenAIServer
 from anima.testing.tts import ScriptedEngine
 
 
-class Recorder:
-    """Every event the runtime publishes, with waits that wake on each new one."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._cond = threading.Condition()
-
-    def __call__(self, event: Event) -> None:
-        with self._cond:
-            self.events.append(event)
-            self._cond.notify_all()
-
-    def of(self, kind: str) -> list[Event]:
-        with self._cond:
-            return [e for e in self.events if e.kind == kind]
-
-    def wait_for(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
-        with self._cond:
-            seen = 0
-            found: list[Event] = []
-
-            def ready() -> bool:
-                nonlocal seen
-                for e in self.events[seen:]:
-                    if match(e):
-                        found.append(e)
-                        return True
-                seen = len(self.events)
-                return False
-
-            if not self._cond.wait_for(ready, timeout):
-                raise AssertionError("the awaited event never came")
-            return found[0]
+class Recorder(EventRecorder):
+    """Every event the runtime publishes (anima.testing.EventRecorder; subscribed by the
+    fixture); ``wait_for`` raises AssertionError when the awaited event never came."""
 
 
 class Ears:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from anima import Robot
@@ -17,6 +15,7 @@ from anima.errors import (
     UnknownAnimationError,
 )
 from anima.events import Event, MoveFinished, SpeechEnded, SpeechStarted
+from anima.testing.events import EventRecorder
 
 from .conftest import eventually
 
@@ -24,22 +23,12 @@ QUICK = "LOOKUPPostureDefaultBlink"  # a 0.24 s gesture that needs no reset move
 LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
 
 
-class Seen:
-    """Events handed to a Robot.on() callback."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._cond = threading.Condition()
-
-    def __call__(self, event: Event) -> None:
-        with self._cond:
-            self.events.append(event)
-            self._cond.notify_all()
+class Seen(EventRecorder):
+    """Events handed to a Robot.on() callback (anima.testing.EventRecorder)."""
 
     def wait(self, count: int = 1, timeout: float = 5.0) -> list[Event]:
-        with self._cond:
-            assert self._cond.wait_for(lambda: len(self.events) >= count, timeout)
-            return list(self.events)
+        self.wait_for(lambda _e: True, timeout, count=count)
+        return self.events
 
 
 def test_say_and_wait_returns_after_end_speak(robot: Robot) -> None:

@@ -22,6 +22,7 @@ from anima.speech.base import AudioChunk, Cancel
 from anima.speech.service import LIPS, SpeechService
 from anima.speech.sinks import NullSink
 from anima.testing import eventually
+from anima.testing.events import EventRecorder
 from anima.testing.tts import RATE, ScriptedEngine
 
 LIP_OPEN = 4  # 0-based index of lip_open in the shipped body
@@ -34,18 +35,11 @@ class Rig:
         self.driver = SimDriver(history=5000)
         self.driver.connect()
         self.hub = EventHub()
-        self.events: list[Event] = []
-        self.done = threading.Condition()
-        self.hub.subscribe(self._seen)
+        self.recorder = EventRecorder().attach(self.hub)
         self.motion = MotionEngine(self.body, self.driver, clock=self.clock, events=self.hub)
         self.sink = NullSink(self.clock)
         self.tts = engine or ScriptedEngine()
         self.speech = SpeechService([self.tts], self.sink, self.motion, self.hub, self.clock)
-
-    def _seen(self, e: Event) -> None:
-        with self.done:
-            self.events.append(e)
-            self.done.notify_all()
 
     def start(self) -> None:
         self.hub.start()
@@ -57,6 +51,10 @@ class Rig:
         self.motion.stop()
         self.hub.stop()
 
+    @property
+    def events(self) -> list[Event]:
+        return self.recorder.events
+
     def ended(self) -> list[SpeechEnded]:
         return [e for e in self.events if isinstance(e, SpeechEnded)]
 
@@ -64,13 +62,10 @@ class Rig:
         return [e for e in self.events if isinstance(e, SpeechStarted)]
 
     def wait_ended(self, n: int, timeout: float = 10.0) -> bool:
-        end = time.monotonic() + timeout
-        with self.done:
-            while len(self.ended()) < n:
-                left = end - time.monotonic()
-                if left <= 0:
-                    return False
-                self.done.wait(left)
+        try:
+            self.recorder.wait_for(SpeechEnded, timeout, count=n)
+        except AssertionError:
+            return False
         return True
 
 
@@ -200,9 +195,11 @@ def test_every_start_has_exactly_one_end(rig: Rig, script: list[str]) -> None:
             time.sleep(0.03)
     rig.speech.stop_speaking()
     deadline = time.monotonic() + 10
-    with rig.done:  # events arrive on the hub's thread: wait until every id has ended
-        while not set(ids) <= {e.utterance for e in rig.ended()}:
-            assert rig.done.wait(max(0.0, deadline - time.monotonic()))
+    for uid in ids:  # events arrive on the hub's thread: wait until every id has ended
+        rig.recorder.wait_for(
+            lambda e, uid=uid: isinstance(e, SpeechEnded) and e.utterance == uid,
+            max(0.0, deadline - time.monotonic()),
+        )
     time.sleep(0.05)  # a second end would have arrived by now
     started = {e.utterance for e in rig.started()}
     ends = [e.utterance for e in rig.ended()]
@@ -337,9 +334,11 @@ def test_estops_refuse_or_end_but_every_start_still_has_exactly_one_end(
     rig.motion.reset()
     rig.speech.stop_speaking()
     deadline = time.monotonic() + 10
-    with rig.done:
-        while not set(ids) <= {e.utterance for e in rig.ended()}:
-            assert rig.done.wait(max(0.0, deadline - time.monotonic()))
+    for uid in ids:  # events arrive on the hub's thread: wait until every id has ended
+        rig.recorder.wait_for(
+            lambda e, uid=uid: isinstance(e, SpeechEnded) and e.utterance == uid,
+            max(0.0, deadline - time.monotonic()),
+        )
     time.sleep(0.05)
     ends = [e.utterance for e in rig.ended()]
     assert all(ends.count(uid) == 1 for uid in ids)

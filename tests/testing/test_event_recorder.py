@@ -25,6 +25,7 @@ def test_it_waits_for_an_event_by_type_kind_or_predicate_from_a_started_hub() ->
         assert second == Notice(source="b", message="two")
         assert [e.kind for e in recorder.of("notice")] == ["notice", "notice"]
         assert recorder.of(MoveFinished, since=mark) == []
+        assert recorder.wait_for("notice", count=2) == Notice(source="b", message="two")
     finally:
         hub.stop()
 
@@ -34,6 +35,8 @@ def test_its_checks_fail_when_they_should() -> None:
     recorder(Notice(source="x", message="y"))
     with pytest.raises(AssertionError, match=r"no matching event within 0\.05 s \(came: notice\)"):
         recorder.wait_for(MoveFinished, timeout=0.05)
+    with pytest.raises(AssertionError, match=r"no matching event"):
+        recorder.wait_for("notice", timeout=0.05, count=2)  # only one came
     with pytest.raises(AssertionError, match="must not come"):
         recorder.none_for("notice", seconds=0.01, since=0)
     recorder.none_for("notice", seconds=0.01)  # nothing new came after now

@@ -74,9 +74,11 @@ class EventRecorder:
         with self._cond:
             return [e for e in self._events[since:] if test(e)]
 
-    def wait_for(self, match: Match, timeout: float = 5.0, *, since: int = 0) -> Event:
-        """The first matching event after ``since``, waiting up to ``timeout`` seconds for it;
-        AssertionError naming the kinds that did come."""
+    def wait_for(
+        self, match: Match, timeout: float = 5.0, *, since: int = 0, count: int = 1
+    ) -> Event:
+        """The ``count``-th matching event after ``since`` (the first by default), waiting up
+        to ``timeout`` seconds for it; AssertionError naming the kinds that did come."""
         test = _matcher(match)
         with self._cond:
             seen = since
@@ -87,16 +89,15 @@ class EventRecorder:
                 for event in self._events[seen:]:
                     if test(event):
                         found.append(event)
-                        return True
                 seen = len(self._events)
-                return False
+                return len(found) >= count
 
             if not self._cond.wait_for(ready, timeout):
                 kinds = sorted({e.kind for e in self._events[since:]})
                 raise AssertionError(
                     f"no matching event within {timeout:g} s (came: {', '.join(kinds) or 'none'})"
                 )
-            return found[0]
+            return found[count - 1]
 
     def none_for(self, match: Match, seconds: float, *, since: int | None = None) -> None:
         """Assert that no matching event comes (after ``since``, default now) for ``seconds``:

@@ -17,12 +17,10 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
 from anima.errors import (
     AnimaError,
     CommandRejectedByRobotError,
-    ConfigError,
     NotSupportedError,
     RobotNotConnectedError,
     RobotTimeoutError,
@@ -46,7 +44,7 @@ from anima.sdk.backend import (
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
 from anima.wire.feedback import decode_event
-from anima.wire.mqtt import Credentials, connack_reason, new_client
+from anima.wire.mqtt import Credentials, connack_reason, new_client, parse_url, url_credentials
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
@@ -54,42 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _EXCERPT = 120  # characters of a payload the error topic quotes (frontdoors.payloads.excerpt)
-
-
-def parse_url(url: str) -> tuple[str, int]:
-    """``mqtt://host:1883`` (port 1883 when omitted; ``mqtts://``: TLS, port 8883) → (host,
-    port). A user name and password in the URL are read by :func:`url_credentials`."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-        raise ConfigError(
-            f"robot address {_hidden(url)!r}: expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"
-        )
-    try:
-        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
-    except ValueError:
-        raise ConfigError(f"robot address {_hidden(url)!r}: bad port") from None
-    return parts.hostname, port
-
-
-def url_credentials(url: str, given: Credentials) -> Credentials:
-    """``given`` with what the URL adds: ``user:password@`` and TLS for ``mqtts://``."""
-    parts = urlsplit(url)
-    changes: dict[str, Any] = {}
-    if parts.username is not None and given.username is None:
-        changes["username"] = unquote(parts.username)
-        if parts.password is not None:
-            changes["password"] = unquote(parts.password)
-    if parts.scheme == "mqtts":
-        changes["tls"] = True
-    return dataclasses.replace(given, **changes) if changes else given
-
-
-def _hidden(url: str) -> str:
-    """``url`` without its password (for messages)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 def _excerpt(text: str) -> str:

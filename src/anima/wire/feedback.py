@@ -10,6 +10,7 @@ field → the payload's key), so the door's encoding and the SDK's decoding cann
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,17 @@ class Route:
     keys: Mapping[str, str]  # the event's field → the payload's key, in payload order
     optional: frozenset[str] = frozenset()  # fields left out when None or empty
     digits: Mapping[str, int] = field(default_factory=dict)  # fields rounded on the wire
+    empty: Mapping[str, object] = field(default_factory=dict)  # what an empty field says
+
+    @functools.cached_property
+    def required(self) -> frozenset[str]:
+        """The payload keys every message of this kind carries (its event's required fields)."""
+        needed = {
+            f.name
+            for f in dataclasses.fields(self.event)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
+        return frozenset(k for n, k in self.keys.items() if n in needed and n not in self.optional)
 
 
 def _same(*names: str) -> dict[str, str]:
@@ -58,7 +70,14 @@ ROUTES: tuple[Route, ...] = (
         {"command": "topic", "argument": "payload", "reason": "reason"},
     ),
     Route(Notice, "feedback/notice", 0, _same("source", "message")),
-    Route(MoveFinished, "feedback/animation_done", 1, _same("name", "cut", "reason")),
+    # a gesture that ran to its end says so: reason "done"
+    Route(
+        MoveFinished,
+        "feedback/animation_done",
+        1,
+        _same("name", "cut", "reason"),
+        empty={"reason": "done"},
+    ),
     Route(
         Transcript,
         "asr",
@@ -105,8 +124,8 @@ def encode_event(event: Event, topics: Topics) -> Message | None:
         value = getattr(event, name)
         if name in route.optional and value in (None, (), ""):
             continue
-        if isinstance(event, MoveFinished) and name == "reason":
-            value = value or "done"  # a gesture that ran to its end says so
+        if not value and name in route.empty:
+            value = route.empty[name]
         if name in route.digits and value is not None:
             value = round(value, route.digits[name])
         fields[key] = list(value) if isinstance(value, tuple) else value
@@ -121,12 +140,7 @@ def decode_event(leaf: str, data: Mapping[str, Any]) -> Event | None:
         if route.leaf != leaf:
             continue
         keys = {key: name for name, key in route.keys.items()}
-        required = {
-            key
-            for name, key in route.keys.items()
-            if name not in route.optional and _required(route.event, name)
-        }
-        if not required <= data.keys():
+        if not route.required <= data.keys():
             continue  # another kind on the same topic (asr: a transcript, a wake, a time out)
         values = {keys[k]: v for k, v in data.items() if k in keys}
         for name, value in values.items():
@@ -134,8 +148,3 @@ def decode_event(leaf: str, data: Mapping[str, Any]) -> Event | None:
                 values[name] = tuple(value)
         return route.event(**values)
     return None
-
-
-def _required(event: type[Event], name: str) -> bool:
-    f = {f.name: f for f in dataclasses.fields(event)}[name]
-    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING

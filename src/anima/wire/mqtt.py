@@ -9,9 +9,11 @@ reaches a broker that wants a user name and password, or TLS, from the same sett
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from anima.config import MqttConfig
 from anima.errors import ConfigError, MissingDependencyError
@@ -133,3 +135,40 @@ def tls_context(config: MqttConfig) -> ssl.SSLContext | None:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"mqtt.tls_ca/tls_cert/tls_key ({files}): {reason}") from None
     return context
+
+
+# --- robot addresses as URLs: mqtt://[user[:password]@]host[:1883], mqtts://… (TLS, :8883)
+def parse_url(url: str) -> tuple[str, int]:
+    """``mqtt://host:1883`` (port 1883 when omitted; ``mqtts://``: TLS, port 8883) → (host,
+    port). A user name and password in the URL are read by :func:`url_credentials`."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise ConfigError(
+            f"robot address {_hidden(url)!r}: expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"
+        )
+    try:
+        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+    except ValueError:
+        raise ConfigError(f"robot address {_hidden(url)!r}: bad port") from None
+    return parts.hostname, port
+
+
+def url_credentials(url: str, given: Credentials) -> Credentials:
+    """``given`` with what the URL adds: ``user:password@`` and TLS for ``mqtts://``."""
+    parts = urlsplit(url)
+    changes: dict[str, Any] = {}
+    if parts.username is not None and given.username is None:
+        changes["username"] = unquote(parts.username)
+        if parts.password is not None:
+            changes["password"] = unquote(parts.password)
+    if parts.scheme == "mqtts":
+        changes["tls"] = True
+    return dataclasses.replace(given, **changes) if changes else given
+
+
+def _hidden(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)

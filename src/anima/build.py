@@ -19,6 +19,7 @@ from anima.runtime import Runtime
 
 if TYPE_CHECKING:
     from anima.agent.conversation import Conversation
+    from anima.agent.planners.base import Planner
     from anima.body import Body
     from anima.clock import Clock
     from anima.drivers import Driver
@@ -43,13 +44,15 @@ def build(
     clock: Clock | None = None,
     tts: Sequence[TTSEngine] | None = None,
     audio_sink: AudioSink | None = None,
+    planner: Planner | None = None,
 ) -> Runtime:
     """The runtime ``config`` describes, not started.
 
     ``doors``: False leaves out the MQTT and web doors whatever the config says (a script's
     robot, a test). ``audio_in`` and ``on_round``: the agent's ears (see
     :func:`~anima.agent.assembly.build_conversation`). ``report``: one line per part wired
-    (logged at INFO when None). The rest replace the configured parts (tests, custom engines).
+    (logged at INFO when None). The rest replace the configured parts (tests, custom engines;
+    ``planner`` is the agent's, when ``agent.enabled``).
     """
     cfg = config or AnimaConfig()
     say = report or log.info
@@ -68,7 +71,7 @@ def build(
         humanoid=humanoid,
     )
     if cfg.agent.enabled:
-        conversation = attach_agent(runtime, audio_in=audio_in, on_round=on_round)
+        conversation = attach_agent(runtime, audio_in=audio_in, on_round=on_round, planner=planner)
         ears = "no audio (wake and ask over MQTT or the console)"
         if conversation.listener is not None:
             ears = conversation.listener.source.name
@@ -85,6 +88,7 @@ def attach_agent(
     *,
     audio_in: str | AudioSource | None = None,
     on_round: Callable[[RoundReport], None] | None = None,
+    planner: Planner | None = None,
 ) -> Conversation:
     """Build the configured conversation for ``runtime`` and attach it (what :func:`build`
     does for ``agent.enabled``; a benchmark's own ears, e.g. a PushSource, come in here)."""
@@ -96,6 +100,7 @@ def attach_agent(
         playback=runtime.playback,
         audio_in=audio_in,
         on_round=on_round,
+        planner=planner,
     )
     runtime.attach_agent(conversation)
     return conversation

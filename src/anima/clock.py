@@ -2,11 +2,15 @@
 
 The engine never calls ``time`` directly: it is given a :class:`Clock`. Production uses
 :class:`MonotonicClock`; tests use :class:`anima.testing.FakeClock`, which they advance, so
-scheduling tests are exact.
+scheduling tests are exact. Everything else that waits a while (the agent's steps, its
+timeouts, idle life, the conversation's phases) waits on the same clock with
+:meth:`Clock.wait`, or is called back by :class:`anima.timers.Timers` on it, so a test on a
+fake clock decides when those seconds pass.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Protocol, runtime_checkable
 
@@ -21,6 +25,11 @@ class Clock(Protocol):
 
     def sleep_until(self, deadline: float) -> None:
         """Return at (or as soon as possible after) ``deadline``; return at once if it passed."""
+        ...
+
+    def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
+        """Block until ``event`` is set (True) or ``timeout`` seconds pass on this clock
+        (False; None waits for the event only)."""
         ...
 
 
@@ -46,3 +55,6 @@ class MonotonicClock:
             time.sleep(remaining - self._spin_s)
         while time.monotonic() < deadline:
             time.sleep(0)  # yields the GIL so other threads are not starved while we spin
+
+    def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
+        return event.wait(None if timeout is None else max(0.0, timeout))

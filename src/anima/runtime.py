@@ -2,10 +2,11 @@
 a typed state snapshot; the start/stop order of its parts.
 
 Start: every part's ``prepare`` (model loads, imports) → event hub → animation library →
-driver.connect() → motion loop → idle life → speech → humanoid link → front doors and agent.
+driver.connect() → motion loop → timers → idle life → speech → humanoid link → front doors
+and agent.
 Stop: speech (every utterance gets its ``end_speak``, reason ``shutdown``) → the event hub
 delivers what was published → front doors and agent (last attached first) → humanoid link →
-idle life → ease the body to its rest posture (bounded in time) → motion loop →
+idle life → timers → ease the body to its rest posture (bounded in time) → motion loop →
 driver.disconnect() → event hub. A start that fails part-way stops exactly what it prepared
 or started. Which humanoid, doors and agent there are is the composition root's choice
 (:mod:`anima.build`).
@@ -49,6 +50,7 @@ from anima.motion.engine import MotionEngine
 from anima.motion.priority import SwitchInterval
 from anima.parts import Agent, Part, Parts
 from anima.speech.startup import speech_engines, start_speech
+from anima.timers import Timers
 from anima.wire.state import LoopState, RuntimeState
 
 log = logging.getLogger(__name__)
@@ -93,7 +95,11 @@ class Runtime:
             config=self.config.behaviour,
             animation=self.config.animation,
         )
-        self.idle_life = IdleLife(self.behaviour, every_s=self.config.behaviour.full_blink_every_s)
+        # callbacks at a time on the engine's clock (idle life, the conversation's phases)
+        self.timers = Timers(self.engine.clock)
+        self.idle_life = IdleLife(
+            self.behaviour, self.timers, every_s=self.config.behaviour.full_blink_every_s
+        )
         # the conversation's phase on the body (follows the agent's conversation events)
         self.body_language = BodyLanguage(self.behaviour, self.events, self.config.body_language)
         # the humanoid link, then the front doors and the agent as attached: started last,
@@ -112,13 +118,19 @@ class Runtime:
             self.playback = PlaybackReference()
         self.speech_problem = "speech has not started (the runtime is not running)"
         self._started = False
+        self._stepped = False
         self._lock = threading.Lock()
         self._switch = SwitchInterval(self.config.motion.switch_interval_ms)
 
-    def start(self) -> None:
+    def start(self, *, stepped: bool = False) -> None:
+        """Start every part in order. ``stepped``: the motion loop, the event hub and the
+        timers get no thread; :meth:`step` runs them, one tick at a time (the fake-time
+        harness, :class:`anima.testing.FakeTimeRobot`). Speech, the agent and the doors run
+        their threads either way."""
         with self._lock:
             if self._started:
                 raise EngineStateError("runtime already started")
+            self._stepped = stepped
             # imports first: they would stall the loop
             engines, problem = speech_engines(self.config.speech, self._tts)
             self.speech_problem = problem or self.speech_problem
@@ -126,15 +138,19 @@ class Runtime:
             try:
                 undo.append(self.parts.stop)
                 self.parts.prepare()  # model loads and imports, before the loop starts
-                self.events.start()
+                if not stepped:
+                    self.events.start()
                 undo.append(self.events.stop)
                 self.reload_animations()
                 self.driver.connect()
                 undo.append(self.driver.disconnect)
-                self._switch.apply()  # a tick waits at most this long for the GIL (priority.py)
-                undo.append(self._switch.restore)
-                self.engine.start()
-                undo.append(self.engine.stop)
+                if not stepped:
+                    self._switch.apply()  # a tick waits at most this long for the GIL
+                    undo.append(self._switch.restore)
+                    self.engine.start()
+                    undo.append(self.engine.stop)
+                    self.timers.start()
+                undo.append(self.timers.stop)
                 self.idle_life.start()
             except BaseException:
                 # a driver that cannot connect (a port missing) left the events thread running
@@ -156,6 +172,17 @@ class Runtime:
         # Everything loaded so far lives as long as the process: keep it out of the cyclic
         # garbage collector, whose full passes over it took ~15 ms and cost the loop a tick.
         gc.freeze()
+
+    def step(self, ticks: int = 1) -> None:
+        """Run ``ticks`` motion ticks on this thread, each followed by the events it published
+        and the timers it made due (a runtime started with ``stepped=True``)."""
+        if not (self._started and self._stepped):
+            raise EngineStateError("step() runs a runtime started with stepped=True")
+        for _ in range(ticks):
+            self.engine.run(1)
+            self.events.drain()
+            self.timers.run_due()
+            self.events.drain()  # what the timers published
 
     def _start_speech(self, engines: list[TTSEngine]) -> None:
         if engines:
@@ -228,6 +255,10 @@ class Runtime:
 
     def subscribe(self, handler: Callable[[Event], None], *kinds: str) -> Callable[[], None]:
         return self.events.subscribe(handler, *kinds)
+
+    def call_later(self, seconds: float, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call ``fn`` after ``seconds`` on the runtime's clock; returns its cancel."""
+        return self.timers.call_later(seconds, fn)
 
     def publish(self, event: Event) -> None:
         self.events.publish(event)
@@ -395,7 +426,8 @@ class Runtime:
                     log.warning("events still undelivered when the front doors stop")
                 self.parts.stop()  # the doors (last attached first), then the humanoid link
                 self.idle_life.stop()
-                if ease:
+                self.timers.stop()
+                if ease and not self._stepped:  # a stepped loop moves only when stepped
                     reached = self.ease_to_rest()
                     log.info("eased to rest posture" if reached else "stopped before rest")
             finally:

@@ -10,6 +10,18 @@ from anima.agent.presence import Presence
 from anima.events import ConversationChanged, Event, EventHub, Transcript
 from anima.runtime import Runtime
 from anima.testing import FakeClock, eventually
+from anima.timers import Timers
+
+
+def on_fake_time() -> tuple[FakeClock, Timers]:
+    """A fake clock and timers the test runs itself (run_due), no thread."""
+    clock = FakeClock()
+    return clock, Timers(clock)
+
+
+def later(clock: FakeClock, timers: Timers, seconds: float) -> None:
+    clock.advance(seconds)
+    timers.run_due()
 
 
 def changes(hub: EventHub) -> list[ConversationChanged]:
@@ -28,7 +40,8 @@ def changes(hub: EventHub) -> list[ConversationChanged]:
 def test_each_change_is_published_once_with_where_it_came_from() -> None:
     hub = EventHub()
     seen = changes(hub)
-    presence = Presence(hub.publish, FakeClock(), engaged_s=60, sleep_after_s=None)
+    clock, timers = on_fake_time()
+    presence = Presence(hub.publish, clock, timers.call_later, engaged_s=60, sleep_after_s=None)
     assert presence.state == "idle"
     presence.to("listening", "wake (mqtt)")
     presence.to("listening", "wake (mqtt)")  # already there: nothing published
@@ -49,31 +62,44 @@ def test_each_change_is_published_once_with_where_it_came_from() -> None:
 def test_engaged_falls_idle_then_asleep_and_a_wake_ends_it() -> None:
     hub = EventHub()
     seen = changes(hub)
-    presence = Presence(hub.publish, FakeClock(), engaged_s=0.05, sleep_after_s=0.05)
+    clock, timers = on_fake_time()
+    presence = Presence(hub.publish, clock, timers.call_later, engaged_s=20, sleep_after_s=600)
     try:
         presence.to("engaged", "the turn is over")
-        assert eventually(lambda: presence.state == "sleeping", timeout=5)
+        later(clock, timers, 19.99)
+        assert presence.state == "engaged"
+        later(clock, timers, 0.01)
+        assert presence.state == "idle"
+        later(clock, timers, 599.99)
+        assert presence.state == "idle"
+        later(clock, timers, 0.01)
+        assert presence.state == "sleeping"
         hub.drain()
         assert [c.state for c in seen] == ["engaged", "idle", "sleeping"]
-        assert "nobody spoke for 0.05 s" in seen[-1].reason
+        assert "nobody spoke for 600 s" in seen[-1].reason
         presence.to("listening", "wake (asr)")
         assert presence.state == "listening"  # and no timer takes it away
-        threading.Event().wait(0.2)
+        later(clock, timers, 3600)
         assert presence.state == "listening"
+        assert timers.pending == 0
     finally:
         presence.close()
 
 
 def test_a_stay_in_engaged_starts_its_time_again() -> None:
     hub = EventHub()
-    presence = Presence(hub.publish, FakeClock(), engaged_s=0.3, sleep_after_s=None)
+    clock, timers = on_fake_time()
+    presence = Presence(hub.publish, clock, timers.call_later, engaged_s=20, sleep_after_s=None)
     try:
         presence.to("engaged", "turn")
-        for _ in range(4):  # re-armed every 0.15 s: never 0.3 s without a turn
-            threading.Event().wait(0.15)
+        for _ in range(4):  # a turn every 15 s: never 20 s without one
+            later(clock, timers, 15)
             presence.to("engaged", "another turn")
         assert presence.state == "engaged"
-        assert eventually(lambda: presence.state == "idle", timeout=5)
+        later(clock, timers, 19.9)
+        assert presence.state == "engaged"
+        later(clock, timers, 0.1)  # 20 s after the last turn
+        assert presence.state == "idle"
     finally:
         presence.close()
 

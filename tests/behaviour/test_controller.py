@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import math
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from anima import commands as cmd
 from anima.animation import AnimationLibrary, shipped_folder
 from anima.behaviour.controller import Behaviour
 from anima.commands import LookAtResult
 from anima.config import AnimaConfig, BehaviourConfig
-from anima.drivers.sim import SimDriver
 from anima.errors import (
     CommandRefusedError,
     InvalidCommandError,
@@ -23,10 +21,8 @@ from anima.errors import (
 )
 from anima.events import Event, EventHub, MoveFinished, MoveStarted, Notice
 from anima.motion import Goto
-from anima.motion.engine import MotionEngine
 from anima.motion.moves import Move
-from anima.runtime import Runtime
-from anima.testing import FakeClock, make_engine
+from anima.testing import FakeClock, FakeTimeRobot, make_engine
 
 NECK_YAW, NECK_PITCH, NECK_ROLL, EYES_YAW = 7, 8, 9, 1  # 0-based indices in the shipped body
 
@@ -285,54 +281,43 @@ def test_servo_sets_the_default_that_later_resets_return_to(rig: Rig) -> None:
     assert rig.engine.last_frame[12] == pytest.approx(90, abs=0.5)
 
 
-def _runtime_with_full_blink(every: float) -> tuple[Runtime, list[str], threading.Event]:
-    cfg = AnimaConfig(behaviour=BehaviourConfig(full_blink_every_s=every))
-    rt = Runtime(cfg, driver=SimDriver())
-    names: list[str] = []
-    got = threading.Event()
-
-    def on_start(e: Event) -> None:
-        assert isinstance(e, MoveStarted)
-        names.append(e.name)
-        if e.name == "LOOKUPPostureDefaultBlink":
-            got.set()
-
-    rt.events.subscribe(on_start, MoveStarted.kind)
-    return rt, names, got
+def _started(e: Event) -> bool:
+    return isinstance(e, MoveStarted)
 
 
-def test_a_full_blink_comes_after_a_while_with_nothing_moving() -> None:
-    rt, names, got = _runtime_with_full_blink(0.3)
-    rt.start()
-    try:
-        assert got.wait(5.0)
-        before = rt.idle_life.full_blinks
-        rt.behaviour.look_at_target("Posture_LookAtZoom")  # latched: the plain blink instead
-        deadline = time.monotonic() + 5.0
-        while rt.idle_life.full_blinks < before + 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert rt.idle_life.full_blinks >= before + 2
-    finally:
-        rt.stop(ease=False)
+def test_a_full_blink_comes_every_s_after_the_last_move_with_nothing_moving() -> None:
+    cfg = AnimaConfig(behaviour=BehaviourConfig(full_blink_every_s=8.0))
+    with FakeTimeRobot(cfg) as robot:
+        robot.advance(7.99)  # 8 s after the start, not before
+        assert robot.recorder.of(_started) == []
+        blink = robot.advance_until(_started, within=0.05)
+        assert isinstance(blink, MoveStarted)
+        assert blink.name == "LOOKUPPostureDefaultBlink"
+        assert blink.t == pytest.approx(1008.0, abs=0.015)  # the tick after the timer's
+        done = robot.advance_until(MoveFinished, within=5)
+        # the next one: 8 s after the blink's end, not after its start
+        nxt = robot.advance_until(_started, within=9)
+        assert isinstance(nxt, MoveStarted)
+        assert nxt.t - done.t == pytest.approx(8.0, abs=0.015)
+        robot.execute(cmd.LookAtTarget(name="Posture_LookAtZoom"))  # latched: plain blink
+        robot.advance_until(lambda e: isinstance(e, MoveFinished), within=5)
+        before = robot.runtime.idle_life.full_blinks
+        robot.advance(2 * 8.0 + 1.0)
+        assert robot.runtime.idle_life.full_blinks >= before + 2
+        names = [e.name for e in robot.recorder.of(MoveStarted) if isinstance(e, MoveStarted)]
     after_latch = names[names.index("Posture_LookAtZoom") + 1 :]
     assert "LOOKUPPostureDefaultBlink" not in after_latch
 
 
 def test_no_full_blink_while_a_move_runs() -> None:
-    rt, names, got = _runtime_with_full_blink(0.3)
-    rt.start()
-    try:
-        rt.engine.queue_move(_long_hold(rt.engine))
-        assert not got.wait(1.0)
-    finally:
-        rt.stop(ease=False)
-    assert "LOOKUPPostureDefaultBlink" not in names
-
-
-def _long_hold(engine: MotionEngine) -> object:
-    from anima.motion import Hold
-
-    return Hold(engine.body, duration=5.0)
+    cfg = AnimaConfig(behaviour=BehaviourConfig(full_blink_every_s=1.0))
+    with FakeTimeRobot(cfg) as robot:
+        robot.execute(cmd.PlayAnimation(name="LOOKUP_Waving"))  # longer than 1 s
+        wave = robot.advance_until(_started, within=0.1)
+        end = robot.advance_until(MoveFinished, within=20)
+        assert end.t - wave.t > 2.0
+        blinks = [e for e in robot.recorder.of(_started) if e.t < end.t]
+        assert [e.name for e in blinks if isinstance(e, MoveStarted)] == ["LOOKUP_Waving"]
 
 
 def test_behaviour_works_on_a_fake_clock_engine_without_a_runtime() -> None:

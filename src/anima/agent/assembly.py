@@ -16,6 +16,7 @@ from anima.agent.executor import Executor
 from anima.listening.makers import make_source
 
 if TYPE_CHECKING:
+    from anima.agent.planners.base import Planner
     from anima.agent.port import RobotPort
     from anima.config import AnimaConfig
     from anima.listening.config import ListenConfig
@@ -31,19 +32,22 @@ def build_conversation(
     playback: PlaybackReference | None = None,
     audio_in: str | AudioSource | None = None,
     on_round: Callable[[RoundReport], None] | None = None,
+    planner: Planner | None = None,
 ) -> Conversation:
     """The configured agent for ``robot``: registry, planner, executor, and a listener on
     ``audio_in`` (``agent.audio_in``: auto | mic | none | stdin | a WAV file path; or a source
     object, e.g. a PushSource a benchmark feeds). ``playback``: what the speech sink plays,
     for the echo canceller (``listen.duplex``). ``on_round`` gets the listener's report of
-    each round (its stream positions and times: when the end of turn was decided)."""
+    each round (its stream positions and times: when the end of turn was decided).
+    ``planner`` replaces the configured one (a test's scripted planner)."""
     from anima.agent.planners import create_planner
     from anima.agent.vocabulary import robot_registry
     from anima.choices import AsrMode
 
     cfg = config.agent
     registry = robot_registry(robot, user_actions=cfg.user_actions)
-    planner = create_planner(cfg, registry, robot, wake_phrase=config.listen.wake_phrase)
+    if planner is None:
+        planner = create_planner(cfg, registry, robot, wake_phrase=config.listen.wake_phrase)
     executor = Executor.from_config(robot, cfg, on_finish=planner.reset)
     conversation = Conversation(
         robot,

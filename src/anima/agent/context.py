@@ -2,7 +2,8 @@
 
 Interruption is a :class:`threading.Event` plus hooks run at the moment of cancel, never a
 flag checked every 0.1–0.2 s (the seed's loops). Every wait here returns as soon as either the
-awaited thing happens or the plan is canceled::
+awaited thing happens or the plan is canceled, and its time is the robot's clock (a fake one
+in a test: the seconds pass when the test advances it)::
 
     with ctx.events(MoveFinished.kind) as inbox:
         ctx.robot.execute(cmd.PlayAnimation(name="nod"))
@@ -16,7 +17,6 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -49,7 +49,8 @@ class Inbox:
 
     def wait(self, match: Callable[[Event], bool], timeout: float | None = None) -> Event | None:
         """The first collected event that matches; None when canceled or after ``timeout``."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        clock = self._ctx.robot.clock
+        deadline = None if timeout is None else clock.now() + timeout
         while True:
             with self._lock:
                 for i, event in enumerate(self._events):
@@ -60,10 +61,10 @@ class Inbox:
                 self._wake.clear()  # under the lock: an event arriving now sets it again
             if self._ctx.canceled:
                 return None
-            remaining = None if deadline is None else deadline - time.monotonic()
+            remaining = None if deadline is None else deadline - clock.now()
             if remaining is not None and remaining <= 0:
                 return None
-            self._wake.wait(remaining)
+            clock.wait(self._wake, remaining)
 
     def close(self) -> None:
         self._unsubscribe()
@@ -151,8 +152,9 @@ class ActionContext:
 
     # ------------------------------------------------------------------ waiting
     def sleep(self, seconds: float) -> bool:
-        """Wait ``seconds``; True when they passed, False when canceled first."""
-        return not self._cancel.wait(max(0.0, seconds))
+        """Wait ``seconds`` on the robot's clock; True when they passed, False when canceled
+        first."""
+        return not self.robot.clock.wait(self._cancel, max(0.0, seconds))
 
     def events(self, *kinds: str) -> Inbox:
         """Collect events of ``kinds`` from now on (open it *before* the command)."""

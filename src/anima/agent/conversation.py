@@ -118,7 +118,7 @@ class Conversation:
                         min_confidence=barge_sure,
                         second_reading=recognizer_reading(lambda: self.listener))  # fmt: skip
         self.presence = Presence(
-            robot.publish, robot.clock,
+            robot.publish, robot.clock, robot.call_later,
             engaged_s=agent.engaged_s, sleep_after_s=agent.sleep_after_s,
         )  # fmt: skip
         self.interruptions = Interruptions(

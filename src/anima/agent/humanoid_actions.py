@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Callable
 from typing import Literal
 
@@ -129,7 +128,8 @@ def _wait(
 ) -> None:
     """Poll the robot's state until ``ready``; BringUpError on an emergency stop (the robot
     falling back to Stop on the way, or drive errors latched), the deadline, or a cancel."""
-    deadline = time.monotonic() + MODE_TIMEOUT_S
+    clock = ctx.robot.clock
+    deadline = clock.now() + MODE_TIMEOUT_S
     while True:
         s = _state(ctx, robot)
         if ready(s):
@@ -138,7 +138,7 @@ def _wait(
             # back in Stop on the way up, or Stop with drive errors latched: an emergency stop
             # the agent must not undo (only an operator clears it, with SetErrorClear)
             raise BringUpError(f"{ESTOP} ({s.message})" if s.message else ESTOP)
-        if time.monotonic() >= deadline:
+        if clock.now() >= deadline:
             raise BringUpError(
                 f"the robot did not {what} within {MODE_TIMEOUT_S:g} s ({s.message or s.fsm_name})"
             )

@@ -21,7 +21,6 @@ candidate. :class:`~anima.agent.barge_in.BargeIn` decides from what follows:
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -109,9 +108,7 @@ class Interruptions:
         if not self.robot.speaking:
             return  # the robot finished meanwhile: an ordinary turn
         self.barge.open()
-        timer = threading.Timer(self.barge.sustain_s, self._barge_sustained)
-        timer.daemon = True
-        timer.start()
+        self.robot.call_later(self.barge.sustain_s, self._barge_sustained)
 
     def _barge_sustained(self) -> None:
         listener = self._listener()

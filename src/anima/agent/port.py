@@ -31,6 +31,11 @@ class RobotPort(Protocol):
     def clock(self) -> Clock:
         """The motion loop's clock: every event's ``t`` is on it."""
 
+    def call_later(self, seconds: float, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call ``fn`` (on the robot's timer thread) after ``seconds`` on :attr:`clock`;
+        returns its cancel."""
+        ...
+
     @property
     def speaking(self) -> bool:
         """An utterance plays or waits."""

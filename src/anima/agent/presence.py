@@ -14,7 +14,8 @@
 :class:`~anima.events.ConversationChanged` event (``conversation`` on the event stream and the
 dashboard), and the phase is in the state snapshot every front door reports (``conversation``:
 the MQTT retained state, ``GET /api/state``). The conversation moves it
-(:mod:`~anima.agent.conversation`, :mod:`~anima.agent.interruption`); its own timer moves
+(:mod:`~anima.agent.conversation`, :mod:`~anima.agent.interruption`); its own timer (a
+callback on the robot's clock, :meth:`~anima.agent.port.RobotPort.call_later`) moves
 ``engaged`` to ``idle`` and ``idle`` to ``sleeping``.
 """
 
@@ -26,6 +27,8 @@ from collections.abc import Callable
 from anima.clock import Clock
 from anima.events import ConversationChanged, ConversationPhase, Event
 
+CallLater = Callable[[float, Callable[[], None]], Callable[[], None]]  # (seconds, fn) → cancel
+
 
 class Presence:
     """The phase (see the module docstring); thread-safe."""
@@ -34,17 +37,19 @@ class Presence:
         self,
         publish: Callable[[Event], None],
         clock: Clock,
+        call_later: CallLater,
         *,
         engaged_s: float = 20.0,
         sleep_after_s: float | None = 600.0,
     ) -> None:
         self._publish = publish
         self._clock = clock
+        self._call_later = call_later
         self.engaged_s = engaged_s
         self.sleep_after_s = sleep_after_s
         self._lock = threading.Lock()
         self._state: ConversationPhase = "idle"
-        self._timer: threading.Timer | None = None
+        self._cancel: Callable[[], None] | None = None
         self._armed = 0  # bumped at every arming: a late timer of an older one does nothing
         self._closed = False
         self._arm_locked("idle")
@@ -82,16 +87,17 @@ class Presence:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+            if self._cancel is not None:
+                self._cancel()
+                self._cancel = None
 
     def _arm_locked(self, state: ConversationPhase) -> None:
         self._armed += 1
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._cancel is not None:
+            self._cancel()
+            self._cancel = None
         after: float | None = None
+        then: ConversationPhase = "idle"
         if state == "engaged":
             after, then = self.engaged_s, "idle"
         elif state == "idle":
@@ -99,9 +105,5 @@ class Presence:
         if after is None:
             return
         reason = f"nobody spoke for {after:g} s"
-        timer = threading.Timer(
-            after, self._move, args=(then, reason), kwargs={"armed": self._armed}
-        )
-        timer.daemon = True
-        self._timer = timer
-        timer.start()
+        armed = self._armed
+        self._cancel = self._call_later(after, lambda: self._move(then, reason, armed=armed))

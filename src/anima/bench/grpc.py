@@ -16,6 +16,7 @@ to the trivial one is held to ≤ 1.3.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -45,6 +46,9 @@ class _WarpClock:
 
     def sleep_until(self, deadline: float) -> None:
         time.sleep(max(0.0, deadline - self.now()))
+
+    def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
+        return event.wait(None if timeout is None else max(0.0, timeout))
 
     def skip(self, seconds: float) -> None:
         self._offset += seconds

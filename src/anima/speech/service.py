@@ -103,6 +103,7 @@ class SpeechService:
         self._current: Utterance | None = None
         self._playback: Playback | None = None
         self._running = False
+        self._making = False  # the worker is making an utterance's audio (not waiting on it)
         self._threads: list[threading.Thread] = []
         self._ids = itertools.count(1)
         self._loaded = threading.Event()  # set once _load_engines has returned
@@ -139,6 +140,15 @@ class SpeechService:
         the worker may still be leaving it)."""
         current = self._current
         return (current is not None and not current.ended) or bool(self._queue)
+
+    @property
+    def synthesizing(self) -> bool:
+        """The worker has audio to make now: an utterance was accepted and its synthesis has
+        not reached the sink yet (one waiting for the current to finish playing does not
+        count). A fake-time test waits for this to end before it moves the clock, so audio
+        is made in no time."""
+        with self._cond:
+            return self._making or (self._current is None and bool(self._queue))
 
     # ------------------------------------------------------------------ requests (any thread)
     def speak(self, text: str, locale: str = "en-US") -> str:
@@ -240,6 +250,7 @@ class SpeechService:
                     return None
                 if self._queue:
                     self._current = self._queue.popleft()
+                    self._making = True
                     return self._current
                 text, locale = self._preparing.popleft()
             self._prepare(text, locale)
@@ -314,6 +325,16 @@ class SpeechService:
         return fallback
 
     def _synthesize(self, u: Utterance) -> None:
+        try:
+            self._make(u)
+        finally:
+            self._made()
+
+    def _made(self, making: bool = False) -> None:
+        with self._cond:
+            self._making = making
+
+    def _make(self, u: Utterance) -> None:
         engine = self._engine_for(u)
         if self._before is not None:
             self._before()
@@ -389,11 +410,13 @@ class SpeechService:
     def _hold(self, u: Utterance, segment: Segment) -> None:
         """After a segment: let it play out, then its ``^run``/``^wait`` gestures (a stop ends
         the hold at once)."""
+        self._made()  # waits on the playback from here
         with self._cond:
             while not u.cancel.is_set and self.sink.played() < self.sink.written():
                 self._cond.wait(HOLD_POLL_S)
         if not u.cancel.is_set:
             self.cues.hold(segment, u.cancel)
+        self._made(True)
 
     def _cue_tick(self, t: float) -> None:
         """First in every motion tick: the cues whose word the sink has reached."""

@@ -25,7 +25,7 @@ class _Hub(Protocol):
     def subscribe(self, handler: Callable[[Event], None], *kinds: str) -> Callable[[], None]: ...
 
 
-def _matcher(match: Match) -> Callable[[Event], bool]:
+def matcher(match: Match) -> Callable[[Event], bool]:
     if isinstance(match, str):
         return lambda e: e.kind == match
     if isinstance(match, type):
@@ -70,7 +70,7 @@ class EventRecorder:
 
     def of(self, match: Match, *, since: int = 0) -> list[Event]:
         """The events recorded that match (a type, a kind, or a predicate)."""
-        test = _matcher(match)
+        test = matcher(match)
         with self._cond:
             return [e for e in self._events[since:] if test(e)]
 
@@ -79,7 +79,7 @@ class EventRecorder:
     ) -> Event:
         """The ``count``-th matching event after ``since`` (the first by default), waiting up
         to ``timeout`` seconds for it; AssertionError naming the kinds that did come."""
-        test = _matcher(match)
+        test = matcher(match)
         with self._cond:
             seen = since
             found: list[Event] = []
@@ -104,7 +104,7 @@ class EventRecorder:
         a real wait, for what must not happen."""
         start = self.mark() if since is None else since
         end = time.monotonic() + seconds
-        test = _matcher(match)
+        test = matcher(match)
         with self._cond:
             while True:
                 hit = next((e for e in self._events[start:] if test(e)), None)

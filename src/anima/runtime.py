@@ -242,8 +242,8 @@ class Runtime:
 
     @property
     def moving(self) -> bool:
-        state = self.engine.state()
-        return state.move is not None or bool(state.queued)
+        """A primary move runs or waits (one just asked for included)."""
+        return not self.engine.is_idle
 
     def vocabulary(self) -> Vocabulary:
         """The names the agent may use; loads the library when nothing was loaded yet (the

@@ -4,6 +4,7 @@ a scripted OpenAI-compatible server with a planner on it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,10 +18,11 @@ from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.vocabulary import builtin_registry, robot_registry
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.sim import SimDriver
-from anima.events import CommandRejected, Event, EventHub
+from anima.events import CommandRejected, Event, EventHub, MoveStarted
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.events import EventRecorder
+from anima.testing.fake_time import FakeTimeRobot
 from anima.testing.llm import ScriptedOpenAIServer
 from anima.testing.tts import ScriptedEngine
 
@@ -58,6 +60,30 @@ def quiet_config() -> AnimaConfig:
         breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False)
     )
     return AnimaConfig(mqtt=MqttConfig(enabled=False), motion=motion)
+
+
+def agent_config(config: AnimaConfig | None = None) -> AnimaConfig:
+    """``config`` (default :func:`quiet_config`) with the agent on."""
+    cfg = config or quiet_config()
+    return dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, enabled=True))
+
+
+@pytest.fixture
+def robot() -> Iterator[FakeTimeRobot]:
+    """The runtime with the configured agent (the rules planner, no audio in), on fake time."""
+    with FakeTimeRobot(agent_config(), history=5000) as fake:
+        yield fake
+
+
+def agent_moves(robot: FakeTimeRobot, name: str, *, within: float = 5.0) -> MoveStarted:
+    """Wait for the agent's thread to queue a move, then tick to the start of ``name``."""
+    mark = robot.recorder.mark()
+    robot.settle(lambda: robot.runtime.moving or robot.recorder.of(MoveStarted, since=mark))
+    started = robot.advance_until(
+        lambda e: isinstance(e, MoveStarted) and e.name == name, within=within, since=mark
+    )
+    assert isinstance(started, MoveStarted)
+    return started
 
 
 @pytest.fixture

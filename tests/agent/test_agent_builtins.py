@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
@@ -11,15 +9,11 @@ from anima.agent.plan import parse_plan
 from anima.body import Role
 from anima.events import StepStatus
 from anima.runtime import Runtime
+from anima.testing import eventually
 
 
 def _yaw_turned(runtime: Runtime, rest: float, yaw: int, timeout: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if abs(runtime.engine.last_frame[yaw] - rest) >= 5:
-            return True
-        time.sleep(0.02)
-    return False
+    return eventually(lambda: abs(runtime.engine.last_frame[yaw] - rest) >= 5, timeout=timeout)
 
 
 def test_look_at_after_a_held_gaze_posture_releases_it_and_looks(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -13,7 +12,7 @@ from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
-from anima.agent.vocabulary import builtin_registry
+from anima.agent.vocabulary import builtin_registry, robot_registry
 from anima.bench.interrupt import measure_interrupt_latency
 from anima.body import Role
 from anima.errors import CommandRefusedError
@@ -29,8 +28,9 @@ from anima.events import (
     StepStatus,
 )
 from anima.runtime import Runtime
+from anima.testing import FakeTimeRobot, eventually
 
-from .conftest import Recorder
+from .conftest import Recorder, agent_moves
 
 
 def _statuses(rec: Recorder, plan: str) -> list[tuple[int, str]]:
@@ -98,86 +98,99 @@ def test_a_plan_speaks_nods_and_looks_in_order_and_the_body_moves(
     # the frames sent to the robot: the nod's pitch swing, then the head turned left
     frames = np.array([f.values for f in runtime.driver.history()])  # type: ignore[attr-defined]
     assert frames[:, pitch].max() - rest[pitch] > 15
-    deadline = time.monotonic() + 3
-    while abs(runtime.engine.last_frame[yaw] - rest[yaw]) < 5 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert abs(runtime.engine.last_frame[yaw] - rest[yaw]) >= 5
+    assert eventually(lambda: abs(runtime.engine.last_frame[yaw] - rest[yaw]) >= 5, timeout=3)
 
 
-def test_cancel_mid_plan_holds_the_motion_and_cancels_the_rest(
-    executor: Executor, runtime: Runtime, registry: ActionRegistry, recorder: Recorder
-) -> None:
+def test_cancel_mid_plan_holds_the_motion_and_cancels_the_rest(robot: FakeTimeRobot) -> None:
+    registry = robot_registry(robot.runtime)
     plan = parse_plan(
         registry, ["play_animation('LOOKUP_Waving')", "say('never said')", "look_at(1, 0, 0)"]
     )
-    ex = executor
-    task = ex.start(plan)
-    recorder.wait_for(_named(MoveStarted, "LOOKUP_Waving"))
-    time.sleep(0.3)  # well into the wave
-    t0 = time.monotonic()
-    task.cancel("wake")
-    held = recorder.wait_for(_named(MoveFinished, "LOOKUP_Waving"))
-    latency = time.monotonic() - t0
-    result = task.join(5)
+    ex = Executor(robot.runtime)
+    try:
+        task = ex.start(plan)
+        agent_moves(robot, "LOOKUP_Waving")
+        robot.advance(0.3)  # well into the wave
+        canceled_at = robot.now
+        task.cancel("wake")  # the halt comes first, on this thread
+        held = robot.advance_until(_named(MoveFinished, "LOOKUP_Waving"), within=1.0)
+        assert held.t - canceled_at <= 0.011  # cut on the very next tick
+        result = task.join(5)
+        assert result is not None
+        assert result.outcome == "interrupted"
+        assert isinstance(held, MoveFinished)
+        assert held.cut
+        assert held.reason == "cleared"
+        assert [s.status for s in result.steps] == [StepStatus.CANCELED] * 3
+        assert result.steps[0].message == "wake"
+        assert result.steps[1].message == "not run: wake"
+        assert result.feedback is not None
+        assert result.feedback.startswith("Robot feedback: INTERRUPTED (wake): completed []")
+        assert "say(text='never said')" in result.feedback
+        # the motion decelerates to a hold, then nothing moves
+        robot.advance(1.0)
+        assert robot.runtime.engine.is_idle
+        first = robot.runtime.engine.last_frame
+        robot.advance(2.0)
+        assert np.allclose(robot.runtime.engine.last_frame, first)
+        finished = robot.settle_for(lambda e: isinstance(e, PlanFinished) and e.plan == plan.id)
+        assert isinstance(finished, PlanFinished)
+        assert finished.outcome == "interrupted"
+        assert "INTERRUPTED" in finished.feedback
+        assert not robot.recorder.of(SpeechStarted)
+        assert ex.current is None
+    finally:
+        ex.close()
 
-    assert result is not None
-    assert result.outcome == "interrupted"
-    assert isinstance(held, MoveFinished)
-    assert held.cut
-    assert held.reason == "cleared"
-    assert latency < 1.0  # loose: the benchmark measures the real figure
-    assert [s.status for s in result.steps] == [StepStatus.CANCELED] * 3
-    assert result.steps[0].message == "wake"
-    assert result.steps[1].message == "not run: wake"
-    assert result.feedback is not None
-    assert result.feedback.startswith("Robot feedback: INTERRUPTED (wake): completed []")
-    assert "say(text='never said')" in result.feedback
-    assert not recorder.of(SpeechStarted.kind)
-    # the motion decelerates to a hold, then nothing moves
-    assert runtime.engine.wait_until_idle(2)
-    first = runtime.engine.last_frame
-    time.sleep(0.2)
-    assert np.allclose(runtime.engine.last_frame, first)
-    finished = _finished(recorder, plan.id)
-    assert finished.outcome == "interrupted"
-    assert "INTERRUPTED" in finished.feedback
-    assert ex.current is None
 
-
-def test_cancel_while_speaking_stops_the_speech(
-    executor: Executor, runtime: Runtime, registry: ActionRegistry, recorder: Recorder
-) -> None:
+def test_cancel_while_speaking_stops_the_speech(robot: FakeTimeRobot) -> None:
+    registry = robot_registry(robot.runtime)
     text = "this is a long sentence that the robot will never get to finish saying"
     plan = parse_plan(registry, [f"say({text!r})", "play_animation('nod')"])
-    task = executor.start(plan)
-    recorder.wait_for(lambda e: isinstance(e, SpeechStarted))
-    time.sleep(0.2)
-    task.cancel()
-    ended = recorder.wait_for(lambda e: isinstance(e, SpeechEnded))
-    result = task.join(5)
+    ex = Executor(robot.runtime)
+    try:
+        task = ex.start(plan)
+        said = robot.settle_for(SpeechStarted)
+        robot.advance(0.2)
+        assert robot.runtime.speaking  # 0.2 s into several seconds of words
+        task.cancel()
+        ended = robot.settle_for(SpeechEnded)
+        result = task.join(5)
+        assert ended.utterance == said.utterance
+        assert ended.reason == "stopped"
+        assert result is not None
+        assert result.outcome == "interrupted"
+        assert [s.status for s in result.steps] == [StepStatus.CANCELED, StepStatus.CANCELED]
+        assert result.feedback is not None
+        assert result.feedback.startswith("Robot feedback: INTERRUPTED: completed []")
+        assert not robot.runtime.speaking
+        robot.advance(2.0)
+        assert not [e for e in robot.recorder.of(MoveStarted) if _named(MoveStarted, "nod")(e)]
+    finally:
+        ex.close()
 
-    assert isinstance(ended, SpeechEnded)
-    assert ended.reason == "stopped"
-    assert result is not None
-    assert result.outcome == "interrupted"
-    assert [s.status for s in result.steps] == [StepStatus.CANCELED, StepStatus.CANCELED]
-    assert result.feedback is not None
-    assert result.feedback.startswith("Robot feedback: INTERRUPTED: completed []")
-    assert not runtime.speaking
-    assert not [e for e in recorder.of(MoveStarted.kind) if _named(MoveStarted, "nod")(e)]
 
-
-def test_cancel_during_wait_returns_at_once(
-    executor: Executor, runtime: Runtime, registry: ActionRegistry
+def test_wait_waits_on_the_robots_clock_and_a_cancel_ends_it_at_once(
+    robot: FakeTimeRobot,
 ) -> None:
-    task = executor.start(parse_plan(registry, ["wait(30)"]))
-    time.sleep(0.05)
-    t0 = time.monotonic()
-    task.cancel()
-    result = task.join(5)
-    assert result is not None
-    assert result.outcome == "interrupted"
-    assert time.monotonic() - t0 < 1.0
+    ex = Executor(robot.runtime)
+    try:
+        task = ex.start(parse_plan(robot_registry(robot.runtime), ["wait(30)"]))
+        robot.settle(lambda: robot.clock.waiting >= 1)  # the step waits on the fake clock
+        robot.advance(29.9)
+        assert task.join(0.05) is None  # 29.9 of its 30 s
+        task.cancel()
+        result = task.join(5)  # at once: a cancel does not wait for the clock
+        assert result is not None
+        assert result.outcome == "interrupted"
+        done = ex.start(parse_plan(robot_registry(robot.runtime), ["wait(30)"]))
+        robot.settle(lambda: robot.clock.waiting >= 1)
+        robot.advance(30.0)
+        finished = done.join(5)
+        assert finished is not None
+        assert finished.outcome == "succeeded"
+    finally:
+        ex.close()
 
 
 def test_one_plan_at_a_time_unless_preempted(

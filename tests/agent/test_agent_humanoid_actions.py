@@ -313,10 +313,7 @@ def test_through_adam_client_to_the_simulated_adam(
     ex = Executor(runtime)
     gait = server.adam.gait.axes
     task = ex.start(parse_plan(reg, ["walk_forward(seconds=30, speed=0.4)"]))
-    deadline = time.monotonic() + 10
-    while gait["x_speed"].target != 0.4 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert gait["x_speed"].target == 0.4
+    assert eventually(lambda: gait["x_speed"].target == 0.4, timeout=10)
     task.cancel("wake")
     result = task.join(5)
     assert result is not None

@@ -15,6 +15,7 @@ from anima.agent.process import ManagedProcess, group_members
 from anima.agent.vocabulary import builtin_registry
 from anima.events import ActionStatus, StepStatus
 from anima.runtime import Runtime
+from anima.testing import eventually
 
 from .conftest import Recorder
 
@@ -22,10 +23,8 @@ TREE = ["sh", "-c", "sleep 30 & sleep 30"]  # a shell and its children, or grand
 
 
 def _members_when_started(pgid: int, count: int, timeout: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while len(members := group_members(pgid)) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return members
+    eventually(lambda: len(group_members(pgid)) >= count, timeout=timeout)
+    return group_members(pgid)
 
 
 def test_stop_ends_the_program_and_its_grandchildren() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from anima.agent.assembly import build_conversation
 from anima.drivers.sim import SimDriver
 from anima.events import (
     ActionStatus,
+    MoveFinished,
     MoveStarted,
     PlanFinished,
     PlanStarted,
@@ -24,65 +24,56 @@ from anima.events import (
 from anima.listening import ListenConfig
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing import FakeTimeRobot, eventually
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import Ears, Recorder, quiet_config
+from .conftest import Ears, Recorder, agent_moves, quiet_config
 from .conftest import started_conversation as _conversation
 
 R_SHOULDER_PITCH = 12  # 0-based index in the shipped body
 
 
-def test_a_heard_request_is_planned_and_acted(runtime: Runtime, recorder: Recorder) -> None:
-    conv = _conversation(runtime)
-    try:
-        runtime.execute(cmd.Ask(text="wave"))
-        recorder.wait_for(lambda e: isinstance(e, MoveStarted) and e.name == "LOOKUP_Waving")
-        time.sleep(1.2)
-        assert runtime.engine.last_frame[R_SHOULDER_PITCH] > 120  # the arm is up
-        done = recorder.wait_for(lambda e: isinstance(e, PlanFinished), timeout=10)
-        assert isinstance(done, PlanFinished)
-        assert done.outcome == "succeeded"
-    finally:
-        conv.stop()
+def test_a_heard_request_is_planned_and_acted(robot: FakeTimeRobot) -> None:
+    robot.execute(cmd.Ask(text="wave"))
+    wave = agent_moves(robot, "LOOKUP_Waving")
+    robot.advance(1.2)
+    assert robot.runtime.engine.last_frame[R_SHOULDER_PITCH] > 120  # the arm is up
+    end = robot.advance_until(MoveFinished, within=10)
+    assert end.t - wave.t > 2.0  # the whole wave, in fake seconds
+    done = robot.settle_for(PlanFinished)
+    assert done.outcome == "succeeded"
 
 
-def test_an_unknown_request_is_answered_and_nothing_moves(
-    runtime: Runtime, recorder: Recorder
-) -> None:
-    conv = _conversation(runtime)
-    try:
-        runtime.execute(cmd.Ask(text="make me a sandwich"))
-        said = recorder.wait_for(lambda e: isinstance(e, SpeechStarted))
-        assert isinstance(said, SpeechStarted)
-        assert said.text.startswith("Sorry")  # a refusal or "I didn't understand"
-        time.sleep(0.3)
-        assert recorder.of("plan_started") == []
-        assert recorder.of("move_started") == []  # only the lips and the speech sway moved
-    finally:
-        conv.stop()
+def test_an_unknown_request_is_answered_and_nothing_moves(robot: FakeTimeRobot) -> None:
+    robot.execute(cmd.Ask(text="make me a sandwich"))
+    said = robot.settle_for(SpeechStarted)
+    assert said.text.startswith("Sorry")  # a refusal or "I didn't understand"
+    robot.advance(15.0)  # the apology plays out
+    robot.settle(lambda: robot.runtime.state().conversation == "engaged")  # the turn is over
+    assert robot.recorder.of("plan_started") == []
+    idle_life = robot.runtime.config.behaviour.full_blink_animation  # every 8 s of stillness
+    moves = [e for e in robot.recorder.of(MoveStarted) if getattr(e, "name", "") != idle_life]
+    assert moves == []  # only the lips and the speech sway moved
 
 
 def test_a_wake_while_acting_interrupts_the_plan_and_holds_the_motion(
-    runtime: Runtime, recorder: Recorder
+    robot: FakeTimeRobot,
 ) -> None:
-    conv = _conversation(runtime)
-    try:
-        runtime.execute(cmd.Ask(text="wave"))
-        recorder.wait_for(lambda e: isinstance(e, MoveStarted) and e.name == "LOOKUP_Waving")
-        time.sleep(0.5)
-        runtime.execute(cmd.Listen())  # a wake from MQTT or the keyboard
-        done = recorder.wait_for(lambda e: isinstance(e, PlanFinished), timeout=5)
-        assert isinstance(done, PlanFinished)
-        assert done.outcome == "interrupted"
-        assert "INTERRUPTED" in done.feedback or done.feedback == ""
-        statuses = [e.status for e in recorder.of("action_status") if isinstance(e, ActionStatus)]
-        assert "canceled" in statuses
-        assert runtime.engine.wait_until_idle(2.0)
-        held = runtime.engine.last_frame[R_SHOULDER_PITCH]
-        time.sleep(0.5)
-        assert runtime.engine.last_frame[R_SHOULDER_PITCH] == pytest.approx(held, abs=1.0)
-    finally:
-        conv.stop()
+    robot.execute(cmd.Ask(text="wave"))
+    agent_moves(robot, "LOOKUP_Waving")
+    robot.advance(0.5)
+    robot.execute(cmd.Listen())  # a wake from MQTT or the keyboard
+    done = robot.settle_for(PlanFinished)
+    assert done.outcome == "interrupted"
+    assert "INTERRUPTED" in done.feedback or done.feedback == ""
+    statuses = [e.status for e in robot.recorder.of(ActionStatus) if isinstance(e, ActionStatus)]
+    assert "canceled" in statuses
+    robot.advance(1.0)  # the wave decelerates to a hold
+    assert robot.runtime.engine.is_idle
+    held = robot.runtime.engine.last_frame[R_SHOULDER_PITCH]
+    robot.advance(5.0)
+    assert robot.runtime.engine.last_frame[R_SHOULDER_PITCH] == pytest.approx(held, abs=1.0)
+    assert robot.recorder.of(lambda e: isinstance(e, MoveStarted) and e.t > done.t) == []
 
 
 def test_a_wake_while_speaking_stops_the_speech(runtime: Runtime, recorder: Recorder) -> None:
@@ -152,8 +143,7 @@ def test_round_trip_from_synthesized_speech_to_motion(
         recorder.wait_for(
             lambda e: isinstance(e, MoveStarted) and e.name == "LOOKUP_Waving", timeout=5
         )
-        time.sleep(1.2)
-        assert runtime.engine.last_frame[R_SHOULDER_PITCH] > 120
+        assert eventually(lambda: runtime.engine.last_frame[R_SHOULDER_PITCH] > 120)
     finally:
         runtime.detach_agent()
 

@@ -43,6 +43,7 @@ def test_a_failing_timer_is_logged_and_the_others_still_run(
     clock = FakeClock(start=0.0)
     timers = Timers(clock)
     ran: list[int] = []
+
     def fail() -> None:
         raise RuntimeError("as the test asks")
 

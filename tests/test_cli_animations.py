@@ -218,7 +218,7 @@ def test_reload_with_a_garbled_pid_file(tmp_path: Path) -> None:
 
 def test_reload_does_not_signal_a_process_that_is_not_anima_serve(tmp_path: Path) -> None:
     # a process of ours standing in for an unrelated one that reused a dead server's pid
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    victim = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
     try:
         _pid_file(tmp_path).write_text(str(victim.pid))
         result = runner.invoke(

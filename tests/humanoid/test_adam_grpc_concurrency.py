@@ -48,8 +48,9 @@ def test_fifty_readers_and_one_writer(served) -> None:
     stop_writer = threading.Event()
     problems: list[str] = []
     answers = [0] * CLIENTS
+    total = CLIENTS * CALLS
     seen: set[str] = set()  # the modes readers saw: the writer really moved the robot
-    lock = threading.Lock()
+    lock = threading.Condition()  # notified at every answer: the writer waits for readers
 
     def reader(k: int) -> None:
         with grpc.insecure_channel(address) as channel:
@@ -66,6 +67,7 @@ def test_fifty_readers_and_one_writer(served) -> None:
                 with lock:
                     answers[k] += 1
                     seen.add(s.fsm_name)
+                    lock.notify_all()
                     problems.extend(f"client {k}: {p}" for p in found)
 
     def writer() -> None:
@@ -79,9 +81,14 @@ def test_fifty_readers_and_one_writer(served) -> None:
                         with lock:
                             problems.append(f"writer: {mode}: {answer.message}")
                         return
-                    for _ in range(4):  # let readers see the transition in steps
+                    for _ in range(4):  # readers see the transition in steps
                         clock.advance(ENTER_S[mode] / 4)
-                        time.sleep(0.001)
+                        with lock:  # at least one answer at this step (unless all are done)
+                            asked = sum(answers)
+                            lock.wait_for(
+                                lambda n=asked: sum(answers) > n or sum(answers) == total,
+                                timeout=1.0,
+                            )
                 stub.SetErrorClear(pb.SetErrorClearRequest(error_clear_flag=True), timeout=5)
 
     threads = [threading.Thread(target=reader, args=(k,), daemon=True) for k in range(CLIENTS)]

@@ -26,6 +26,7 @@ from anima.listening.config import MIN_CONFIDENCE
 from anima.listening.whisper import WhisperAsr
 from anima.listening.whisper_text import drop_echo, other_readings, prompt_text
 from anima.speech.base import TTSEngine
+from anima.testing import eventually
 
 if TYPE_CHECKING:
     from tests.listening.conftest import Harness
@@ -57,6 +58,21 @@ def asr() -> Iterator[WhisperAsr]:
 def frames_of(audio: Frame) -> list[Frame]:
     framer = Framer()
     return [*framer.feed(audio), *framer.flush()]
+
+
+def fed_at_mic_pace(asr: WhisperAsr, audio: Frame, speed: float = 1.0) -> list[str]:
+    """Feed ``audio`` frame by frame at ``speed`` times a microphone's pace (each frame due on
+    an absolute grid, so the pace holds however long a feed takes); the partials given. Real
+    time is the point: the decoding thread works while the audio comes."""
+    partials: list[str] = []
+    due = time.monotonic()
+    for frame in frames_of(audio):
+        partial = asr.feed(frame)
+        if partial:
+            partials.append(partial)
+        due += FRAME_SAMPLES / SAMPLE_RATE / speed
+        time.sleep(max(0.0, due - time.monotonic()))
+    return partials
 
 
 def test_it_is_a_recognizer(asr: WhisperAsr) -> None:
@@ -205,12 +221,7 @@ def test_partials_arrive_while_speaking_and_the_final_reuses_the_pause(
     text = "could you wave at me and then say hello"
     audio = np.concatenate([say(piper, text), np.zeros(SAMPLE_RATE // 2, np.int16)])
     asr.start()
-    partials = []
-    for frame in frames_of(audio):
-        partial = asr.feed(frame)
-        if partial:
-            partials.append(partial)
-        time.sleep(FRAME_SAMPLES / SAMPLE_RATE)  # a decode has time to finish, as in real time
+    partials = fed_at_mic_pace(asr, audio)  # a decode has time to finish, as in real time
     final = asr.finish()
     assert partials, "no partial while speaking"
     assert word_errors(text, final)[0] <= 1, final
@@ -243,7 +254,7 @@ def test_the_decoder_lets_other_threads_run(asr: WhisperAsr, piper: TTSEngine, s
 
     thread = threading.Thread(target=spin)
     thread.start()
-    time.sleep(0.05)
+    assert eventually(lambda: spins > 0)
     try:
         before = spins
         t0 = time.perf_counter()
@@ -378,9 +389,7 @@ def test_feed_never_decodes_on_the_callers_thread(
     decodes (the final may decode on the caller's thread, when no partial can serve)."""
     decoding_threads = record_decoding_threads(asr, monkeypatch)
     asr.start()
-    for frame in frames_of(say(piper, "could you wave at me and then say hello")):
-        asr.feed(frame)
-        time.sleep(0.005)
+    fed_at_mic_pace(asr, say(piper, "could you wave at me and then say hello"), speed=6.0)
     fed = list(decoding_threads)
     asr.cancel()
     assert fed, "no partial decode was started"
@@ -403,11 +412,7 @@ def test_in_babble_the_final_is_the_pauses_decode(
     # paced as a microphone delivers it: the ~0.9 s of babble after the request is the turn's
     # silence the pause's decode runs in (at 3x real time, with the other core loaded by a
     # parallel test, a slow partial still held the one decode slot when the audio ran out)
-    due = time.monotonic()
-    for frame in frames_of(audio):
-        asr.feed(frame)
-        due += FRAME_SAMPLES / SAMPLE_RATE
-        time.sleep(max(0.0, due - time.monotonic()))
+    fed_at_mic_pace(asr, audio)
     final = asr.finish()
     assert "wave" in final.lower()
     assert threading.current_thread().name not in threads, threads

@@ -15,6 +15,7 @@ from anima.errors import EngineStateError, MissingDependencyError, SpeechError
 from anima.listening import MicrophoneSource, PushSource, RawPcmSource, WavSource
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, StreamResampler, resample
 from anima.listening.sources import read_wav, write_wav
+from anima.testing import eventually
 
 
 @pytest.fixture(autouse=True)
@@ -116,11 +117,11 @@ def test_a_real_time_wav_source_stops_at_once() -> None:
     sink = Collect()
     source = WavSource(np.zeros(SAMPLE_RATE * 30, np.int16), sample_rate=SAMPLE_RATE, realtime=True)
     source.start(sink)
-    time.sleep(0.2)
+    assert eventually(lambda: len(sink.frames) >= 2)
     t0 = time.monotonic()
     source.stop(timeout=2.0)
     assert time.monotonic() - t0 < 1.0
-    assert 2 <= len(sink.frames) < 30  # paced: about 0.2 s of 32 ms frames, not 30 s
+    assert 2 <= len(sink.frames) < 30  # paced: a few 32 ms frames, not all 30 s at once
     assert not sink.ended.is_set()
 
 
@@ -131,9 +132,7 @@ def test_raw_pcm_from_a_pipe_and_stop_while_waiting() -> None:
         source = RawPcmSource(stream)
         source.start(sink)
         os.write(write_fd, np.arange(3 * FRAME_SAMPLES, dtype="<i2").tobytes()[:-1])  # odd bytes
-        deadline = time.monotonic() + 5
-        while len(sink.frames) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert eventually(lambda: len(sink.frames) >= 2)
         t0 = time.monotonic()
         source.stop(timeout=2.0)  # blocked on the pipe: the stop pipe wakes it
         assert time.monotonic() - t0 < 1.0

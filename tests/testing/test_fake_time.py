@@ -148,13 +148,11 @@ def test_the_agent_plans_with_the_scripted_planner_and_acts_in_fake_time() -> No
     planner = ScriptedPlanner({"wave at me!": reply("Hello!", "play_animation('nod')")})
     with FakeTimeRobot(planner=planner) as robot:
         robot.execute(cmd.Ask(text="Wave at me"))
-        robot.settle(lambda: robot.runtime.speaking)  # the plan's first step: say it
-        assert not robot.runtime.moving  # the nod waits for the words to end
-        mark = robot.recorder.mark()
-        robot.advance(1.0)  # "Hello!" is over; the agent's next step runs on its thread
-        robot.settle(lambda: robot.runtime.moving or robot.recorder.of(MoveStarted, since=mark))
-        nod = robot.advance_until(MoveStarted, within=0.1, since=mark)
+        # the words and the plan go out together: the nod is queued as "Hello!" starts
+        robot.settle(lambda: robot.runtime.speaking and robot.runtime.moving)
+        nod = robot.advance_until(MoveStarted, within=0.1)
         assert nod.name == "nod"
+        assert nod.t == robot.now  # this very tick
         robot.advance(2.0)
         robot.settle_for("plan_finished")
         assert planner.requests == ["Wave at me"]

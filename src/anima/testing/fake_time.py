@@ -16,11 +16,10 @@ without moving the clock, delivering its events meanwhile::
     planner = ScriptedPlanner({"wave": reply("Hi!", "play_animation('nod')")})
     with FakeTimeRobot(planner=planner) as robot:
         robot.execute(cmd.Ask(text="wave"))
-        robot.settle(lambda: robot.runtime.speaking)     # the plan says "Hi!" first
-        robot.advance(1.0)                               # one second: 100 ticks, the words end
-        robot.settle(lambda: robot.runtime.moving)       # the agent queued the nod
+        robot.settle(lambda: robot.runtime.moving)       # the agent's thread queued the nod
+        robot.advance(1.0)                               # one second: 100 ticks ("Hi!" ends)
         robot.advance_until(MoveFinished, within=3.0)    # on to the end of the nod
-        robot.settle_for("plan_finished")
+        robot.settle_for("plan_finished")                # the executor's thread ends the plan
 
 The rule: :meth:`advance` and :meth:`advance_until` for what the loop does (moves, lips, the
 timers); :meth:`settle` for what a thread does next. :meth:`advance_until` runs ticks as fast

@@ -7,7 +7,7 @@ threads synthesize (the scripted engine, with exact word marks) in real time, ah
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -58,6 +58,10 @@ class Rig:
         self.clock.advance(self.t - self.clock.now())
         self.engine.tick(self.t)
 
+    def settled(self) -> None:
+        """Wait (real time) until the worker has put what it is making in the sink."""
+        assert eventually(lambda: not self.speech.synthesizing, timeout=10)
+
     def synthesized(self) -> None:
         """Wait (real time) until the worker has the utterance ready to play."""
         assert eventually(lambda: self.speech._playback is not None, timeout=10)
@@ -107,20 +111,33 @@ def test_a_gesture_starts_on_the_tick_its_word_is_first_heard(rig: Rig) -> None:
     assert [e.text for e in started] == ["Hello there my good friend"]  # type: ignore[attr-defined]
 
 
+class Started(BehaviourGestures):
+    """The behaviour's gestures, telling the test when the speech has started one."""
+
+    def __init__(self, behaviour: Behaviour, events: EventHub) -> None:
+        super().__init__(behaviour, events)
+        self.started = threading.Event()
+
+    def start(self, name: str) -> None:
+        super().start(name)
+        self.started.set()
+
+
 def test_run_holds_the_speech_until_the_gesture_ends(rig: Rig) -> None:
+    gestures = Started(rig.behaviour, rig.hub)
+    rig.speech.cues.gestures = gestures
     rig.speech.speak("Look ^run(nod) done")
     duration = rig.behaviour.library.get("nod").duration
     ticks = 0
-    assert eventually(lambda: rig.speech._playback is not None, timeout=10)
     first_end = rig.word_onset("Look", 0)  # anything past the first word's start
-    # the worker synthesizes in real time, the ticks are the test's: a tick with the sink
-    # starved (all written is played) waits a little for the worker and is not counted (under
-    # load the 300 ticks ran out before "Look" was written)
-    deadline = time.monotonic() + 10
-    while rig.engine.state().move is None and ticks < 300 and time.monotonic() < deadline:
+    # the worker synthesizes and holds on its thread, the ticks are the test's: each tick waits
+    # for "Look" to be in the sink, and once it has played out (the sink starved), for the
+    # worker to start ^run's gesture; that tick is not counted
+    while rig.engine.state().move is None and ticks < 300:
+        rig.settled()
         starved = rig.sink.played() >= rig.sink.written()
         if starved:
-            time.sleep(0.002)
+            assert gestures.started.wait(10), "^run never started the gesture"
         rig.tick()
         ticks += not starved
     assert rig.engine.state().move is not None, "^run never started the gesture"

@@ -1,10 +1,14 @@
-"""The speech service on the real 100 Hz engine, with the scripted engine and the null sink."""
+"""The speech service on the real 100 Hz engine, with the scripted engine and the null sink.
+
+A rig with ``fake_audio`` has its sink play on a :class:`FakeClock`: its audio plays only when
+the test moves that clock (:meth:`Rig.play`), so "0.4 s of speech has played" is exact.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -22,22 +26,30 @@ from anima.speech.base import AudioChunk, Cancel
 from anima.speech.service import LIPS, SpeechService
 from anima.speech.sinks import NullSink
 from anima.testing import eventually
+from anima.testing.clock import FakeClock
 from anima.testing.events import EventRecorder
 from anima.testing.tts import RATE, ScriptedEngine
 
 LIP_OPEN = 4  # 0-based index of lip_open in the shipped body
 
 
+def end_of(uid: str) -> Callable[[Event], bool]:
+    """Matches the end_speak of utterance ``uid``."""
+    return lambda e: isinstance(e, SpeechEnded) and e.utterance == uid
+
+
 class Rig:
-    def __init__(self, engine: ScriptedEngine | None = None) -> None:
+    def __init__(self, engine: ScriptedEngine | None = None, *, fake_audio: bool = False) -> None:
         self.clock = MonotonicClock(spin_s=0.0)
+        # the sink's clock: the motion engine's, or one only the test moves (play())
+        self.audio: FakeClock | None = FakeClock() if fake_audio else None
         self.body = load_body()
         self.driver = SimDriver(history=5000)
         self.driver.connect()
         self.hub = EventHub()
         self.recorder = EventRecorder().attach(self.hub)
         self.motion = MotionEngine(self.body, self.driver, clock=self.clock, events=self.hub)
-        self.sink = NullSink(self.clock)
+        self.sink = NullSink(self.audio or self.clock)
         self.tts = engine or ScriptedEngine()
         self.speech = SpeechService([self.tts], self.sink, self.motion, self.hub, self.clock)
 
@@ -68,10 +80,41 @@ class Rig:
             return False
         return True
 
+    def play(self, seconds: float) -> None:
+        """Let ``seconds`` of audio play: once the worker has made what it is making (the
+        scripted voice takes no time), the sink's clock moves."""
+        assert self.audio is not None, "play() needs Rig(fake_audio=True)"
+        assert eventually(lambda: not self.speech.synthesizing, 10.0)
+        self.audio.advance(seconds)
+
+    def barrier(self) -> None:
+        """Say one more utterance to its end. The worker takes it only once it has left every
+        earlier one, and it ends it itself; events arrive in order: any late end_speak of an
+        earlier utterance has arrived when this one's has."""
+        assert self.audio is not None, "barrier() needs Rig(fake_audio=True)"
+        uid = self.speech.speak("barrier")
+        # its audio made (not a stopped utterance's that the worker is still leaving)
+        assert eventually(
+            lambda: not self.speech.synthesizing and self.sink.played() < self.sink.written(),
+            10.0,
+        )
+        self.audio.advance(1.0)  # "barrier" lasts 0.48 s
+        end = self.recorder.wait_for(end_of(uid), 10.0)
+        assert isinstance(end, SpeechEnded)
+        assert end.reason == "done"
+
 
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     r = Rig()
+    r.start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def fake_rig() -> Iterator[Rig]:
+    r = Rig(fake_audio=True)
     r.start()
     yield r
     r.stop()
@@ -116,25 +159,33 @@ def test_lips_follow_the_audio_envelope(rig: Rig) -> None:
     assert max(corr) > 0
 
 
-def test_stop_silences_now_and_releases_the_lips(rig: Rig) -> None:
+def test_stop_silences_now_and_releases_the_lips(fake_rig: Rig) -> None:
+    rig = fake_rig
     uid = rig.speech.speak("one two three four five six seven eight nine ten eleven twelve")
-    time.sleep(0.4)
-    assert LIPS in rig.motion.state().overrides
+    rig.play(0.4)
+    assert eventually(lambda: LIPS in rig.motion.state().overrides)  # from the engine's next tick
     rig.speech.stop_speaking()
+    t_stop = rig.clock.now()
     frozen = rig.sink.played()
-    time.sleep(0.05)
+    assert abs(frozen - 0.4 * RATE) <= 1  # it stopped where it was
+    rig.play(0.05)
     assert rig.sink.played() == frozen  # silent
-    assert LIPS not in rig.motion.state().overrides
     assert rig.wait_ended(1)
     assert rig.ended()[0].utterance == uid
     assert rig.ended()[0].reason == "stopped"
+    # the engine's ticks of the 50 ms after the stop have dropped the lips and closed the mouth
+    assert eventually(lambda: rig.driver.history()[-1].t >= t_stop + 0.05)
+    assert LIPS not in rig.motion.state().overrides
     lo = rig.body.channel("lip_open").default
-    assert rig.motion.last_frame[LIP_OPEN] == pytest.approx(lo, abs=1.0)  # the mouth closed
+    assert rig.motion.last_frame[LIP_OPEN] == pytest.approx(lo, abs=1.0)
 
 
-def test_stop_ends_queued_utterances_too(rig: Rig) -> None:
+def test_stop_ends_queued_utterances_too(fake_rig: Rig) -> None:
+    rig = fake_rig
     ids = [rig.speech.speak(f"sentence number {i} is rather long indeed") for i in range(3)]
-    time.sleep(0.2)
+    rig.play(0.2)
+    assert rig.speech.speaking  # the first plays, two wait
+    assert rig.ended() == []
     rig.speech.stop_speaking()
     assert rig.wait_ended(3)
     assert sorted(e.utterance for e in rig.ended()) == sorted(ids)
@@ -183,24 +234,24 @@ def test_a_slow_synthesizer_stalls_playback_and_the_end_waits_for_it() -> None:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(st.lists(st.sampled_from(["speak", "stop", "wait"]), min_size=1, max_size=8))
-def test_every_start_has_exactly_one_end(rig: Rig, script: list[str]) -> None:
+@given(st.lists(st.sampled_from(["speak", "stop", "wait", "play"]), min_size=1, max_size=8))
+def test_every_start_has_exactly_one_end(fake_rig: Rig, script: list[str]) -> None:
+    rig = fake_rig
     ids: list[str] = []
     for step in script:
         if step == "speak":
             ids.append(rig.speech.speak("a few words"))
         elif step == "stop":
             rig.speech.stop_speaking()
+        elif step == "wait":
+            rig.play(0.03)
         else:
-            time.sleep(0.03)
+            rig.play(1.0)  # the current utterance plays out (0.84 s): the worker ends it
     rig.speech.stop_speaking()
     deadline = time.monotonic() + 10
     for uid in ids:  # events arrive on the hub's thread: wait until every id has ended
-        rig.recorder.wait_for(
-            lambda e, uid=uid: isinstance(e, SpeechEnded) and e.utterance == uid,
-            max(0.0, deadline - time.monotonic()),
-        )
-    time.sleep(0.05)  # a second end would have arrived by now
+        rig.recorder.wait_for(end_of(uid), max(0.0, deadline - time.monotonic()))
+    rig.barrier()  # a second end would have arrived before it
     started = {e.utterance for e in rig.started()}
     ends = [e.utterance for e in rig.ended()]
     for uid in ids:
@@ -244,11 +295,11 @@ def test_speech_is_refused_during_an_estop_until_reset(rig: Rig) -> None:
     rig.motion.estop()
     with pytest.raises(CommandRefusedError, match=r"^speak refused: emergency stop is active"):
         rig.speech.speak("hello")
-    time.sleep(0.05)
-    assert rig.started() == []  # refused means no start_speak
     rig.motion.reset()
-    rig.speech.speak("hello")
+    uid = rig.speech.speak("hello")
     assert rig.wait_ended(1)
+    # events arrive in order: a start_speak of the refused one would have come first
+    assert [e.utterance for e in rig.started()] == [uid]  # refused means no start_speak
     assert rig.ended()[0].reason == "done"
 
 
@@ -267,10 +318,15 @@ def test_a_stop_ends_the_utterance_at_once_even_inside_a_long_synthesis() -> Non
             (waiting, "estop"),
         ]
         engine.gate.set()  # the worker comes back: it must not end the utterance again
-        rig.speech.speak("ok")
-        assert rig.wait_ended(3)
-        time.sleep(0.05)
-        assert [e.reason for e in rig.ended()] == ["estop", "estop", "done"]
+        ok = rig.speech.speak("ok")
+        # the worker ends "ok" after leaving the first, and events arrive in order: a second
+        # end of the first would be here
+        rig.recorder.wait_for(end_of(ok), 10.0)
+        assert [(e.utterance, e.reason) for e in rig.ended()] == [
+            (first, "estop"),
+            (waiting, "estop"),
+            (ok, "done"),
+        ]
     finally:
         engine.gate.set()
         rig.stop()
@@ -294,15 +350,18 @@ def test_stopping_the_service_ends_every_utterance_with_shutdown() -> None:
         rig.motion.stop()
 
 
-def test_an_estop_of_the_engine_itself_stops_speech_within_a_hop(rig: Rig) -> None:
+def test_an_estop_of_the_engine_itself_stops_speech_within_a_hop(fake_rig: Rig) -> None:
     # the runtime stops speech with its estop; the service also notices one made on the engine
+    rig = fake_rig
     uid = rig.speech.speak("one two three four five six seven eight nine ten eleven twelve")
+    rig.play(0.4)
     assert eventually(lambda: LIPS in rig.motion.state().overrides)
     rig.motion.estop()
     assert rig.wait_ended(1, timeout=2)
     assert [(e.utterance, e.reason) for e in rig.ended()] == [(uid, "estop")]
     frozen = rig.sink.played()
-    time.sleep(0.1)
+    assert abs(frozen - 0.4 * RATE) <= 1  # it stopped where it was
+    rig.play(0.1)
     assert rig.sink.played() == frozen  # silent
 
 
@@ -311,10 +370,11 @@ def test_an_estop_of_the_engine_itself_stops_speech_within_a_hop(rig: Rig) -> No
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(st.lists(st.sampled_from(["speak", "stop", "estop", "reset", "wait"]), max_size=10))
+@given(st.lists(st.sampled_from(["speak", "stop", "estop", "reset", "wait", "play"]), max_size=10))
 def test_estops_refuse_or_end_but_every_start_still_has_exactly_one_end(
-    rig: Rig, script: list[str]
+    fake_rig: Rig, script: list[str]
 ) -> None:
+    rig = fake_rig
     ids: list[str] = []
     for step in script:
         if step == "speak":
@@ -329,37 +389,40 @@ def test_estops_refuse_or_end_but_every_start_still_has_exactly_one_end(
             rig.speech.stop_speaking("estop")  # what Runtime.execute(EmergencyStop()) does
         elif step == "reset":
             rig.motion.reset()
+        elif step == "wait":
+            rig.play(0.03)
         else:
-            time.sleep(0.03)
+            rig.play(1.0)  # the current utterance plays out (0.84 s): the worker ends it
     rig.motion.reset()
     rig.speech.stop_speaking()
     deadline = time.monotonic() + 10
     for uid in ids:  # events arrive on the hub's thread: wait until every id has ended
-        rig.recorder.wait_for(
-            lambda e, uid=uid: isinstance(e, SpeechEnded) and e.utterance == uid,
-            max(0.0, deadline - time.monotonic()),
-        )
-    time.sleep(0.05)
+        rig.recorder.wait_for(end_of(uid), max(0.0, deadline - time.monotonic()))
+    rig.barrier()  # a second end would have arrived before it
     ends = [e.utterance for e in rig.ended()]
     assert all(ends.count(uid) == 1 for uid in ids)
     assert {e.utterance for e in rig.started()} >= set(ids)
 
 
 def test_a_stop_gives_its_reason_even_when_the_worker_ends_the_utterance_first(
-    rig: Rig, monkeypatch: pytest.MonkeyPatch
+    fake_rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The worker, woken when a stop sets `finished`, may publish the end before the stopping
     thread does (here: the stopping thread is held up releasing the lips): the reason must still
     be the stop's, and `speaking` false once the end is out (both raced under load)."""
+    rig = fake_rig
     release = rig.motion.release_override
+    stopper = threading.get_ident()
 
-    def slow_release(name: str) -> None:
-        time.sleep(0.2)  # the worker gets there first
+    def late_release(name: str) -> None:
+        if threading.get_ident() == stopper:  # held until the worker's end is out
+            rig.recorder.wait_for(SpeechEnded, 5.0)
         release(name)
 
-    monkeypatch.setattr(rig.motion, "release_override", slow_release)
+    monkeypatch.setattr(rig.motion, "release_override", late_release)
     rig.speech.speak("one two three four five six seven eight")
-    assert eventually(lambda: rig.sink.played() > 0, 5.0)
+    rig.play(0.2)
+    assert rig.sink.played() > 0
     rig.speech.stop_speaking()
     assert rig.wait_ended(1)
     assert [e.reason for e in rig.ended()] == ["stopped"]
@@ -367,27 +430,37 @@ def test_a_stop_gives_its_reason_even_when_the_worker_ends_the_utterance_first(
 
 
 class _SlowLoading(ScriptedEngine):
-    """An engine whose voice takes longer to load than stop() used to wait (2 s)."""
+    """An engine whose voice loads until the test lets it."""
 
-    def __init__(self, load_s: float) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.load_s = load_s
         self.loading = threading.Event()
+        self.gate = threading.Event()
         self.loaded = threading.Event()
 
     def load(self) -> None:
         self.loading.set()
-        time.sleep(self.load_s)
-        self.loaded.set()
+        if self.gate.wait(30.0):
+            self.loaded.set()
 
 
 def test_stop_waits_for_engines_still_loading() -> None:
     # a thread left inside an engine's native code when the interpreter exits aborts the
     # process ("terminate called without an active exception"): `anima serve` got SIGINT while
     # a loaded machine took more than 2 s to load Piper, and exited -6 instead of 0
-    engine = _SlowLoading(load_s=2.5)
+    engine = _SlowLoading()
     rig = Rig(engine)
     rig.start()
     assert engine.loading.wait(10.0)
-    rig.stop()
+    stopper = threading.Thread(target=rig.stop, name="stopper", daemon=True)
+    stopper.start()
+    try:
+        # a real wait: stop() used to give up after 2 s of the real clock
+        stopper.join(2.5)
+        waited = stopper.is_alive()
+    finally:
+        engine.gate.set()
+    stopper.join(10.0)
+    assert waited, "stop() returned while an engine was still loading"
+    assert not stopper.is_alive()
     assert engine.loaded.is_set()  # stop() returned only once the load had

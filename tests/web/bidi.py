@@ -110,24 +110,39 @@ class Firefox:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression (JSON-like values), or its exception as error."""
+        return self._evaluate(expression, 15.0, expression)
+
+    def _evaluate(self, expression: str, timeout: float, shown: str) -> Any:
+        """``expression``'s value, a promise awaited; errors name it as ``shown``."""
         result = self.send(
             "script.evaluate",
             {"expression": expression, "target": {"context": self.context}, "awaitPromise": True},
+            timeout=timeout,
         )
         if result["type"] == "exception":
-            raise BidiError(f"{expression}: {result['exceptionDetails']['text']}")
+            raise BidiError(f"{shown}: {result['exceptionDetails']['text']}")
         return _value(result["result"])
 
     def wait_for(self, expression: str, timeout: float = 10.0) -> Any:
-        """Evaluate ``expression`` until it is truthy; its value."""
-        end = time.monotonic() + timeout
-        while True:
-            value = self.evaluate(expression)
-            if value:
-                return value
-            if time.monotonic() > end:
-                raise BidiError(f"not true within {timeout} s: {expression}")
-            time.sleep(0.05)
+        """Once ``expression`` is truthy, its value. One evaluate of a promise: the page checks
+        the expression on each of its frames (as Playwright's ``wait_for_function`` does) and
+        answers as soon as it holds, so nothing polls from here."""
+        script = (
+            "new Promise((resolve, reject) => {"
+            f" const end = performance.now() + {timeout * 1000:.0f};"
+            " const check = () => {"
+            f"  let value; try {{ value = ({expression}); }} catch (e) {{ reject(e); return; }}"
+            "  if (value) resolve({value});"
+            "  else if (performance.now() > end) resolve(null);"
+            "  else requestAnimationFrame(check);"
+            " };"
+            " check();"
+            "})"
+        )
+        found = self._evaluate(script, timeout + 5.0, expression)
+        if found is None:
+            raise BidiError(f"not true within {timeout} s: {expression}")
+        return found["value"]
 
     def _element(self, selector: str) -> dict[str, Any]:
         found = self.send(

@@ -3,12 +3,11 @@ MQTT door's reasons, because both call the same parsers."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
 from anima.errors import AnimaError
+from anima.events import CommandRejected, Event
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
@@ -54,11 +53,18 @@ def test_speak_and_stop(robot: Robot, http: httpx.Client) -> None:
 
 def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> None:
     runtime, _ = robot
+    refused: list[Event] = []
+    runtime.events.subscribe(refused.append, CommandRejected.kind)
     assert http.post("/api/estop").status_code == 202
     assert eventually(lambda: http.get("/api/state").json()["estop"] is True)
     frozen = runtime.engine.last_frame.copy()
     assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
-    time.sleep(0.3)
+    # the nod was carried out and refused; then the body holds while 30 more ticks pass
+    assert eventually(
+        lambda: [e.command for e in refused if isinstance(e, CommandRejected)] == ["/api/animation"]
+    )
+    ticks = runtime.engine.stats().ticks
+    assert eventually(lambda: runtime.engine.stats().ticks > ticks + 30)
     assert (runtime.engine.last_frame == frozen).all()
     assert http.post("/api/reset").status_code == 202
     assert eventually(lambda: http.get("/api/state").json()["estop"] is False)

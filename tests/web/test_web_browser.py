@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,9 @@ from .browsers import BROWSERS, Browser, open_browser
 
 Robot = tuple[Runtime, WebFrontDoor]
 VALUES = "[...document.querySelectorAll('.channel .val')].map(e => e.textContent)"
+REFUSALS = "document.querySelectorAll(\"#log li[data-kind='command_rejected']\").length"
+# resolves once the page has drawn the next frame (it draws the newest state on each one)
+NEXT_FRAME = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
 def _exists(selector: str) -> str:
@@ -88,10 +90,17 @@ def test_the_dashboard_drives_and_shows_the_robot(
     # estop freezes the bars
     b.click("#estop-btn")
     b.wait_for("document.getElementById('estop').classList.contains('bad')")
+    # a refused nod is a barrier: the page shows the refusal after the states sent before it
+    refusals = b.evaluate(REFUSALS)
     b.click("#gestures button[data-name='nod']")
-    time.sleep(0.2)
+    b.wait_for(f"{REFUSALS} === {refusals + 1}")
+    b.evaluate(NEXT_FRAME)
     frozen = b.evaluate(VALUES)
-    time.sleep(0.5)
+    ticks = runtime.engine.stats().ticks
+    assert eventually(lambda: runtime.engine.stats().ticks > ticks + 50)  # the loop runs on
+    b.click("#gestures button[data-name='nod']")  # refused again, after the states since
+    b.wait_for(f"{REFUSALS} === {refusals + 2}")
+    b.evaluate(NEXT_FRAME)
     assert b.evaluate(VALUES) == frozen
     assert int(b.evaluate("document.getElementById('ups').textContent")) >= 20  # updates/s
 
@@ -154,7 +163,15 @@ def test_a_recording_from_the_page_is_a_session_anima_plot_draws(
     b.wait_for("document.getElementById('rec-btn').textContent.includes('Stop')")
     b.click("#gestures button[data-name='nod']")
     assert eventually(lambda: runtime.engine.state().move == "nod")
-    time.sleep(1.0)
+    # the page has the nod's start (it logs each message after recording it) and 20 states
+    b.wait_for(
+        "[...document.querySelectorAll(\"#log li[data-kind='move_started']\")]"
+        ".some(e => e.textContent.includes('animation nod started'))"
+    )
+    b.wait_for(
+        "Number((/(\\d+) states/.exec(document.getElementById('rec-status').textContent)"
+        " || [0, 0])[1]) >= 20"
+    )
     b.click("#rec-btn")
     b.wait_for("!document.getElementById('rec-save').hidden")
     name = b.evaluate("document.getElementById('rec-save').download")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import struct
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ from anima.cli import session as session_cli
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.session.plot import read_session
+from anima.testing import eventually
 
 Robot = tuple[Runtime, WebFrontDoor]
 
@@ -36,7 +36,8 @@ def test_record_over_the_websocket_then_plot(robot: Robot, tmp_path: Path) -> No
     out = tmp_path / "session.jsonl"
 
     def drive() -> None:
-        time.sleep(0.3)
+        # once the recorder's WebSocket is counted, every event reaches it
+        eventually(lambda: len(door.clients) == 1)
         with httpx.Client(base_url=door.url) as http:
             http.post("/api/animation", json={"name": "nod"})
             http.post("/api/speak", content="hello")

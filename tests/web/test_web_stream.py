@@ -12,6 +12,7 @@ import websockets
 
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
+from anima.testing import eventually
 
 from .conftest import collect
 
@@ -48,7 +49,8 @@ def test_events_arrive_as_they_happen(robot: Robot) -> None:
     result: list[list[dict[str, object]]] = []
     reader = threading.Thread(target=lambda: result.append(collect(_ws(door), 10, "end_speak")))
     reader.start()
-    time.sleep(0.5)  # connected
+    # the server counts a client before it sends it anything: events reach it from now on
+    assert eventually(lambda: len(door.clients) == 1)
     with httpx.Client(base_url=door.url) as http:
         assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
         assert http.post("/api/speak", content="hello there").status_code == 202
@@ -71,7 +73,7 @@ def test_refusal_at_execution_is_an_event(robot: Robot) -> None:
         target=lambda: result.append(collect(_ws(door), 5, "command_rejected"))
     )
     reader.start()
-    time.sleep(0.5)
+    assert eventually(lambda: len(door.clients) == 1)  # connected: events reach it
     with httpx.Client(base_url=door.url) as http:
         http.post("/api/estop")
         http.post("/api/animation", json={"name": "nod"})

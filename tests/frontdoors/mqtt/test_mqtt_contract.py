@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import socket
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -101,9 +100,10 @@ def test_state_is_retained_json_a_few_times_a_second(
     broker: BrokerAddress, probe: MqttProbe, topics: Topics, runtime: Runtime
 ) -> None:
     mark = probe.mark()
-    time.sleep(1.0)
-    count = len(probe.messages(topics.state, since=mark))
-    assert 2 <= count <= 8  # 4 Hz, loosely
+    # the rate from the messages' own arrival times: five in a row, 4 Hz loosely (2 to 8)
+    probe.wait_for(topics.state, since=mark, count=5, timeout=5)
+    times = [m.t for m in probe.messages(topics.state, since=mark)[:5]]
+    assert 1 / 8 <= (times[-1] - times[0]) / 4 <= 1 / 2
     with MqttProbe(broker, subscribe=topics.state) as fresh:
         msg = fresh.wait_for(topics.state, timeout=2)
     assert msg.retain
@@ -214,7 +214,7 @@ def test_look_at_out_of_reach_is_clamped_with_a_notice(
 
 
 def test_look_at_target_latches_and_the_default_posture_clears_it(
-    probe: MqttProbe, topics: Topics, runtime: Runtime, send: Send
+    probe: MqttProbe, topics: Topics, runtime: Runtime, door: MqttFrontDoor, send: Send
 ) -> None:
     def gaze_target(name: str | None) -> Callable[[Message], bool]:
         return lambda m: m.json()["gaze_target"] == name
@@ -223,8 +223,12 @@ def test_look_at_target_latches_and_the_default_posture_clears_it(
     send("look_at_target", "Posture_LookAtZoom")
     probe.wait_for(topics.state, since=mark, timeout=2, where=gaze_target("Posture_LookAtZoom"))
     wait_until(lambda: abs(value(runtime, "neck_yaw") - 138) < 0.5, 3, "neck_yaw → 138")
+    executed = door.dispatcher.executed
     send("look_at", '{"x": 1, "y": -0.5, "z": 0}')  # ignored while latched
-    time.sleep(0.3)
+    wait_until(lambda: door.dispatcher.executed == executed + 1, 2, "the look_at carried out")
+    # a look_at taken would turn the neck within a few ticks: let 20 pass
+    ticks = runtime.engine.stats().ticks
+    wait_until(lambda: runtime.engine.stats().ticks > ticks + 20, 2, "20 more ticks")
     assert not runtime.behaviour.gaze.active
     assert abs(value(runtime, "neck_yaw") - 138) < 0.5
     mark = probe.mark()

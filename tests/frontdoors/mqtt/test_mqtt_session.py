@@ -122,6 +122,7 @@ def cut_and_send(
     probe.wait_for(topics.status, timeout=3, where=lambda m: m.payload == b"offline")
     for leaf, payload in (("animation", "nod"), ("animation", "no_such_move"), ("estop", "")):
         probe.publish(topics.control + leaf, payload, qos=1)  # acknowledged by the broker
+    # the outage's length is what is tested (queued, or stale past mqtt.stale_after_s)
     time.sleep(max(0.0, seconds - (time.monotonic() - began)))
     proxy.restore()
     back = time.monotonic()
@@ -218,18 +219,26 @@ def test_a_clean_stop_ends_the_session_so_nothing_waits_for_the_next_start(
 def test_two_robots_with_different_prefixes_share_a_broker_without_taking_over(
     mosquitto: Mosquitto, prefix: str
 ) -> None:
-    one, door_one = start(robot_config(prefix + "a"), mosquitto.address)
-    two, door_two = start(robot_config(prefix + "b"), mosquitto.address)
-    try:
-        assert door_one.client_id == f"anima-{prefix}a"
-        assert door_two.client_id == f"anima-{prefix}b"
-        time.sleep(0.5)  # a takeover would cut one of them now
-        assert (door_one.connects, door_two.connects) == (1, 1)
-        assert door_one.connected
-        assert door_two.connected
-    finally:
-        two.stop(ease=False)
-        one.stop(ease=False)
+    a, b = Topics(prefix + "a"), Topics(prefix + "b")
+    errors = [a.feedback("error"), b.feedback("error")]
+    with MqttProbe(mosquitto.address, subscribe=errors) as probe:
+        one, door_one = start(robot_config(prefix + "a"), mosquitto.address)
+        two, door_two = start(robot_config(prefix + "b"), mosquitto.address)
+        try:
+            assert door_one.client_id == f"anima-{prefix}a"
+            assert door_two.client_id == f"anima-{prefix}b"
+            # a takeover happens at the second CONNECT: a round trip through each door after
+            # it would come back only over a new connection, and the count would show it
+            for topics in (a, b):
+                mark = probe.mark()
+                probe.publish(topics.control + "sentinel", "", qos=1)
+                probe.wait_for(topics.feedback("error"), since=mark, timeout=5)
+            assert (door_one.connects, door_two.connects) == (1, 1)
+            assert door_one.connected
+            assert door_two.connected
+        finally:
+            two.stop(ease=False)
+            one.stop(ease=False)
 
 
 def test_the_client_id_is_stable_and_can_be_set() -> None:

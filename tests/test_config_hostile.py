@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from anima.cli import app
-from anima.config import load_config
+from anima.config import SerialDriverConfig, load_config
 from anima.config.loading import MAX_FILE_BYTES
 from anima.errors import ConfigError
 
@@ -148,6 +148,9 @@ def test_keys_that_are_not_strings_are_unknown_keys(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- absurd values
 
 
+SERIAL_KEYS = {"driver.baud", "driver.write_timeout_s", "driver.reconnect_s"}
+
+
 @pytest.mark.parametrize(
     ("key", "value", "reason"),
     [
@@ -198,6 +201,8 @@ def test_an_absurd_value_names_file_line_and_key(
     *sections, leaf = key.split(".")
     text = "".join(f"{'  ' * i}{s}:\n" for i, s in enumerate(sections))
     text += f"{'  ' * len(sections)}{leaf}: {value}\n"
+    if key in SERIAL_KEYS:  # a setting of the serial driver's section, after the key's line
+        text += "  type: serial\n"
     path = write(tmp_path, text)
     message = refusal(path)
     assert message.startswith(f"{path}:{len(sections) + 1}: {key}")
@@ -266,9 +271,27 @@ def test_a_string_field_takes_the_variable_as_it_is() -> None:
 
 
 def test_null_clears_an_optional_field_from_the_environment(tmp_path: Path) -> None:
-    path = write(tmp_path, "driver:\n  port: /dev/ttyUSB0\n")
-    assert load_config(path, env={"ANIMA_DRIVER__PORT": "null"}).driver.port is None
-    assert load_config(path, env={"ANIMA_DRIVER__PORT": "/dev/ttyS1"}).driver.port == "/dev/ttyS1"
+    path = write(tmp_path, "driver:\n  type: serial\n  port: /dev/ttyUSB0\n")
+    cleared = load_config(path, env={"ANIMA_DRIVER__PORT": "null"}).driver
+    assert isinstance(cleared, SerialDriverConfig)
+    assert cleared.port is None
+    given = load_config(path, env={"ANIMA_DRIVER__PORT": "/dev/ttyS1"}).driver
+    assert isinstance(given, SerialDriverConfig)
+    assert given.port == "/dev/ttyS1"
+
+
+def test_a_setting_of_another_driver_is_refused_by_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "driver:\n  history: 10\n  port: /dev/ttyUSB0\n")
+    assert refusal(path) == f"{path}:3: driver.port is a setting of driver.type serial, not of sim"
+    path = write(tmp_path, "driver:\n  type: serial\n  record: frames.jsonl\n")
+    assert refusal(path) == (
+        f"{path}:3: driver.record is a setting of driver.type sim, not of serial"
+    )
+    assert refusal(env={"ANIMA_DRIVER__TYPE": "robot9000"}) == (
+        "environment ANIMA_DRIVER__TYPE: driver.type must be one of sim, serial, got 'robot9000'"
+    )
+    serial = load_config(env={"ANIMA_DRIVER__TYPE": "serial", "ANIMA_DRIVER__BAUD": "57600"})
+    assert serial.driver == SerialDriverConfig(baud=57600)
 
 
 def test_a_bomb_in_a_variable_is_refused_short() -> None:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from anima.body import Body, load_body
-from anima.config import BlinkConfig, DriverConfig, MotionConfig
+from anima.config import BlinkConfig, MotionConfig, SerialDriverConfig
 from anima.drivers import Frame, create_driver
 from anima.drivers.serial_protocol import encode
 from anima.drivers.serial_servo import SerialServoDriver
@@ -81,9 +81,9 @@ def test_constructor_touches_nothing() -> None:
     code = (
         "import sys, threading\n"
         "from anima.body import load_body\n"
-        "from anima.config import DriverConfig\n"
+        "from anima.config import SerialDriverConfig\n"
         "from anima.drivers import create_driver\n"
-        "d = create_driver(DriverConfig(type='serial', port='/nonexistent/tty'), load_body())\n"
+        "d = create_driver(SerialDriverConfig(port='/nonexistent/tty'), load_body())\n"
         "assert not d.is_connected\n"
         "assert 'serial' not in sys.modules, 'pyserial imported before connect()'\n"
         "assert threading.active_count() == 1, threading.enumerate()\n"
@@ -92,10 +92,10 @@ def test_constructor_touches_nothing() -> None:
 
 
 def test_registry_takes_port_and_baud_from_config_then_body(body: Body) -> None:
-    d = create_driver(DriverConfig(type="serial"), body)
+    d = create_driver(SerialDriverConfig(), body)
     assert isinstance(d, SerialServoDriver)
     assert (d.port, d.baud) == (body.board.port, body.board.baud)
-    d = create_driver(DriverConfig(type="serial", port="/dev/ttyACM3", baud=57600), body)
+    d = create_driver(SerialDriverConfig(port="/dev/ttyACM3", baud=57600), body)
     assert isinstance(d, SerialServoDriver)
     assert (d.port, d.baud) == ("/dev/ttyACM3", 57600)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import typing
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from anima.body import load_body
-from anima.config import DriverConfig
+from anima.config import DriverConfig, SimDriverConfig
 from anima.drivers import DRIVERS, Driver, Frame, SimDriver, create_driver
 from anima.drivers.sim import read_recording
 from anima.errors import AnimaError, ConfigError, DriverError, NotConnectedError
@@ -146,8 +148,8 @@ def test_read_recording_names_the_bad_line(tmp_path: Path) -> None:
 
 def test_the_registry_builds_the_sim_driver_from_config(tmp_path: Path) -> None:
     body = load_body()
-    assert "sim" in DRIVERS
-    driver = create_driver(DriverConfig(type="sim", history=7), body)
+    assert "sim" in DRIVERS.names
+    driver = create_driver(SimDriverConfig(history=7), body)
     assert isinstance(driver, SimDriver)
     driver.connect()
     for i in range(10):
@@ -155,7 +157,14 @@ def test_the_registry_builds_the_sim_driver_from_config(tmp_path: Path) -> None:
     assert len(driver.history()) == 7
     driver.disconnect()
     with pytest.raises(ConfigError, match="'robot9000'"):
-        create_driver(DriverConfig(type="robot9000"), body)
+        create_driver(dataclasses.replace(SimDriverConfig(), type="robot9000"), body)  # type: ignore[arg-type]
+
+
+def test_every_registered_driver_has_its_config_section_and_back() -> None:
+    members = typing.get_args(DriverConfig)
+    tags = {dataclasses.fields(m)[0].default for m in members}
+    assert [dataclasses.fields(m)[0].name for m in members] == ["type"] * len(members)
+    assert tags == set(DRIVERS.names)
 
 
 class _FlakyDriver(SimDriver):

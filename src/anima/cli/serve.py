@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import signal
 import sys
@@ -158,13 +157,11 @@ def _configure(
 
 
 def _override(cfg: AnimaConfig, section: str, **changes: object) -> AnimaConfig:
-    """``cfg`` with the command-line options given (not None) replacing that section's fields."""
-    given = {k: v for k, v in changes.items() if v is not None}
-    if not given:
-        return cfg
-    return dataclasses.replace(
-        cfg, **{section: dataclasses.replace(getattr(cfg, section), **given)}
-    )
+    """``cfg`` with the command-line options given (not None) made to that section, checked
+    as the config file's values are."""
+    from anima.config import with_changes
+
+    return with_changes(cfg, section, changes)
 
 
 def run(

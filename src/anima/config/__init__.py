@@ -12,7 +12,7 @@ out-of-bounds values are one-line errors naming the key, where it came from (``a
 """
 
 from anima.config.body_language import BodyLanguageConfig
-from anima.config.loading import from_dict, load_config
+from anima.config.loading import from_dict, load_config, with_changes
 from anima.config.sections import (
     ENV_PREFIX,
     PLANNER_TYPES,
@@ -27,7 +27,9 @@ from anima.config.sections import (
     HumanoidConfig,
     MotionConfig,
     MqttConfig,
+    SerialDriverConfig,
     ServeConfig,
+    SimDriverConfig,
     WebConfig,
 )
 from anima.config.speech import SpeechConfig
@@ -49,9 +51,12 @@ __all__ = [
     "ListenConfig",
     "MotionConfig",
     "MqttConfig",
+    "SerialDriverConfig",
     "ServeConfig",
+    "SimDriverConfig",
     "SpeechConfig",
     "WebConfig",
     "from_dict",
     "load_config",
+    "with_changes",
 ]

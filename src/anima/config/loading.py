@@ -70,6 +70,27 @@ def load_config(
     return from_dict(AnimaConfig, data, source, origins=origins)
 
 
+def with_changes(
+    config: AnimaConfig,
+    section: str,
+    changes: Mapping[str, object],
+    source: str = "command line",
+) -> AnimaConfig:
+    """``config`` with ``changes`` (those not None) made to ``section``, checked as the file's
+    values are: ``anima serve --driver serial --port …`` makes the serial section (the sim's
+    keys go), and ``--port`` alone on the simulated robot is refused by name."""
+    given = {k: v for k, v in changes.items() if v is not None}
+    if not given:
+        return config
+    current = getattr(config, section)
+    data: dict[str, Any] = dataclasses.asdict(current)
+    if "type" in given and given["type"] != data.get("type"):
+        data = {}  # another type: its own defaults, not the other type's settings
+    hint = typing.get_type_hints(AnimaConfig)[section]
+    made = _coerce(hint, {**data, **given}, source, section, {})
+    return dataclasses.replace(config, **{section: made})
+
+
 def _merge_env(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str]) -> None:
     """Merge ``ANIMA_*`` variables into ``data``; ``origins`` learns dotted key → variable."""
     for name, raw in sorted(env.items()):  # sorted: ANIMA_MOTION before ANIMA_MOTION__RATE_HZ
@@ -177,6 +198,8 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         if value is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
+        if len(inner) > 1 and all(dataclasses.is_dataclass(a) for a in inner):
+            return _tagged(inner, value, source, key, origins)
         return _coerce(inner[0], value, source, key, origins)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return from_dict(tp, value, source, prefix=f"{key}.", origins=origins)
@@ -216,6 +239,42 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
             raise ConfigError(f"{source}: {key} must be a string, got {excerpt(value)}", key=key)
         return value
     raise ConfigError(f"{source}: {key}: unsupported config type {tp!r}", key=key)
+
+
+def _tag(cls: Any) -> str:
+    """The ``type`` a section's dataclass stands for (its ``type: Literal["…"]`` default)."""
+    tag = next(f.default for f in dataclasses.fields(cls) if f.name == "type")
+    assert isinstance(tag, str)
+    return tag
+
+
+def _tagged(
+    members: list[Any], value: Any, source: str, key: str, origins: Mapping[str, str]
+) -> Any:
+    """A section with one dataclass per ``type`` (``driver``): the one its ``type`` names
+    (the first when none is given); a key of another type's is refused by name."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{source}: {key} must be a mapping, got {excerpt(value)}", key=key)
+    by_tag = {_tag(m): m for m in members}
+    tag_value = value.get("type", _tag(members[0]))
+    if isinstance(tag_value, _EnvValue):
+        tag_value = tag_value.raw
+    tag_key = f"{key}.type"
+    tag = _choice(tuple(by_tag), tag_value, _origin(origins, tag_key, source), tag_key)
+    cls = by_tag[tag]
+    own = {f.name for f in dataclasses.fields(cls)}
+    for name in value:
+        if name in own:
+            continue
+        others = [t for t, m in by_tag.items() if name in {f.name for f in dataclasses.fields(m)}]
+        if others:
+            where = _origin(origins, f"{key}.{name}", source)
+            raise ConfigError(
+                f"{where}: {key}.{name} is a setting of {key}.type {' or '.join(others)}, "
+                f"not of {tag}",
+                key=f"{key}.{name}",
+            )
+    return from_dict(cls, {**value, "type": tag}, source, prefix=f"{key}.", origins=origins)
 
 
 def _choice(choices: tuple[Any, ...], value: Any, source: str, key: str, make: Any = None) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 from anima.choices import EmbeddedBroker, HumanoidType, PlannerMode, checked
 from anima.config.body_language import BodyLanguageConfig
@@ -169,18 +170,29 @@ class BehaviourConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DriverConfig:
-    type: str = "sim"  # which driver: see anima.drivers.DRIVERS
-    record: str | None = None  # sim: write every sent frame to this JSON Lines file
-    history: int = 1000  # sim: frames kept in memory, 1–1,000,000
-    port: str | None = None  # serial: device path; None = the body's checker.ini [board] port
-    baud: int | None = None  # serial: bit rate; None = the body's checker.ini [board] baud
-    write_timeout_s: float = 0.002  # serial: a write may hold the tick at most this long
-    reconnect_s: tuple[float, float] = (0.25, 2.0)  # serial: first and longest retry delay
+class SimDriverConfig:
+    """``driver.type: sim``: the simulated robot (the default)."""
+
+    type: Literal["sim"] = "sim"
+    record: str | None = None  # write every sent frame to this JSON Lines file
+    history: int = 1000  # frames kept in memory, 1–1,000,000
 
     def __post_init__(self) -> None:
         # frames are kept in memory (~300 bytes each): 1 M is ~300 MB, 2.8 h at 100 Hz
         count("driver", 1, 1_000_000, history=self.history)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SerialDriverConfig:
+    """``driver.type: serial``: the servo board on a serial port (docs/serial-protocol.md)."""
+
+    type: Literal["serial"] = "serial"
+    port: str | None = None  # device path; None = the body's checker.ini [board] port
+    baud: int | None = None  # bit rate; None = the body's checker.ini [board] baud
+    write_timeout_s: float = 0.002  # a write may hold the tick at most this long
+    reconnect_s: tuple[float, float] = (0.25, 2.0)  # first and longest retry delay
+
+    def __post_init__(self) -> None:
         if self.baud is not None:
             count("driver", 1, 12_000_000, baud=self.baud)  # past the fastest USB adapters
         # the write runs inside the tick: longer than a tick would stall the loop by design
@@ -188,8 +200,14 @@ class DriverConfig:
         lo, hi = self.reconnect_s
         if not (0 < lo <= hi <= 3600):
             raise ConfigError(
-                f"driver.reconnect_s must be 0 < first ≤ longest ≤ 3600 s, got {lo:g}, {hi:g}"
+                f"driver.reconnect_s must be 0 < first ≤ longest ≤ 3600 s, got {lo:g}, {hi:g}",
+                key="driver.reconnect_s",
             )
+
+
+# the ``driver`` section: one dataclass per ``driver.type`` (anima.drivers.registry.DRIVERS
+# makes each); the loader picks it by ``type`` and refuses another type's keys
+DriverConfig = SimDriverConfig | SerialDriverConfig
 
 
 MAX_PREFIX = 200  # characters of a topic prefix (a robot's name, not a sentence)
@@ -362,7 +380,7 @@ class ServeConfig:
 class AnimaConfig:
     body: BodyConfig = field(default_factory=BodyConfig)
     motion: MotionConfig = field(default_factory=MotionConfig)
-    driver: DriverConfig = field(default_factory=DriverConfig)
+    driver: DriverConfig = field(default_factory=SimDriverConfig)
     animation: AnimationConfig = field(default_factory=AnimationConfig)
     behaviour: BehaviourConfig = field(default_factory=BehaviourConfig)
     body_language: BodyLanguageConfig = field(default_factory=BodyLanguageConfig)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from anima.body import Body
-from anima.config import DriverConfig
+from anima.config import SerialDriverConfig
 from anima.drivers.base import Frame
 from anima.drivers.serial_protocol import pack, to_bytes
 from anima.errors import DriverError, MissingDependencyError, NotConnectedError
@@ -80,7 +80,7 @@ class SerialServoDriver:
         self._timing_out = False
 
     @classmethod
-    def from_config(cls, config: DriverConfig, body: Body) -> SerialServoDriver:
+    def from_config(cls, config: SerialDriverConfig, body: Body) -> SerialServoDriver:
         """Port and baud from ``driver`` config, falling back to the body's ``[board]``."""
         return cls(
             config.port or body.board.port,

@@ -12,6 +12,7 @@ from anima.errors import ConfigError
 from anima.listening.makers import make_source
 from anima.listening.registry import SOURCES
 from anima.listening.sources import PushSource, WavSource
+from anima.registry import Registry
 from anima.speech.registry import SINKS
 from anima.speech.sinks import NullSink, WavSink, choose_sink
 
@@ -46,3 +47,33 @@ def test_each_source_name_makes_its_source(tmp_path: Path) -> None:
     assert isinstance(make_source(str(tmp_path / "request.wav")), WavSource)
     with pytest.raises(ConfigError, match=r"agent\.audio_in"):
         make_source("nothing")
+
+
+def _registries() -> list[Registry]:
+    from anima.agent.planners import PLANNERS
+    from anima.drivers.registry import DRIVERS
+    from anima.frontdoors.registry import DOORS
+    from anima.listening.registry import RECOGNIZERS, SOURCES, SPOTTERS, TURNS, VADS
+    from anima.speech.registry import ENGINES
+
+    return [DRIVERS, ENGINES, SINKS, SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, PLANNERS, DOORS]
+
+
+@pytest.mark.parametrize("registry", _registries(), ids=lambda r: r.key)
+def test_every_registered_name_resolves_to_its_maker(registry: Registry) -> None:
+    """A maker's "module:attr" names a callable that exists (importing the module only: the
+    makers import their engines when called)."""
+    for name in registry.names:
+        assert callable(registry.load(name)), name
+    with pytest.raises(ConfigError, match=rf"^{registry.key} must be one of .*got 'nope'$"):
+        registry.check("nope")
+
+
+def test_each_front_door_is_a_config_section_that_turns_it_on() -> None:
+    from anima.config import AnimaConfig
+    from anima.frontdoors.registry import DOORS
+
+    config = AnimaConfig()
+    assert DOORS.names == ("mqtt", "web")  # the order build() opens them in
+    for name in DOORS.names:
+        assert isinstance(getattr(config, name).enabled, bool)

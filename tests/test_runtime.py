@@ -97,15 +97,12 @@ def test_unknown_driver_type_names_the_choices() -> None:
         Runtime(AnimaConfig(driver=odd))  # built in code, past the loader: the registry
 
 
-def test_an_unknown_speech_engine_fails_start_before_anything_runs() -> None:
-    import threading
-
-    before = set(threading.enumerate())
-    rt = Runtime(AnimaConfig(speech=SpeechConfig(engines=("nope",))), driver=SimDriver())
-    with pytest.raises(ConfigError, match=r"speech\.engines: unknown engine 'nope'"):
-        rt.start()
-    assert not rt.engine.running
-    assert set(threading.enumerate()) <= before  # no loop, event or speech thread left behind
+def test_an_unknown_speech_engine_is_refused_when_the_config_loads() -> None:
+    known = r"speech\.engines must be one of piper, espeak, azure, got 'nope'"
+    with pytest.raises(ConfigError, match=known):
+        SpeechConfig(engines=("espeak", "nope"))
+    with pytest.raises(ConfigError, match=known):
+        load_config(None, env={"ANIMA_SPEECH__ENGINES": "[espeak, nope]"})
 
 
 def test_estopped_runtime_stops_without_moving() -> None:

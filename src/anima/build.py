@@ -76,10 +76,12 @@ def build(
         if conversation.listener is not None:
             ears = conversation.listener.source.name
         say(f"anima agent: {cfg.agent.planner} planner, listening to {ears}")
-    if doors and cfg.mqtt.enabled:
-        _attach_mqtt(runtime, say)
-    if doors and cfg.web.enabled:
-        _attach_web(runtime)
+    if doors:
+        from anima.frontdoors.registry import DOORS
+
+        for name in DOORS.names:  # mqtt, web: each by its section's enabled
+            if getattr(cfg, name).enabled:
+                DOORS.load(name)(runtime, say)
     return runtime
 
 
@@ -104,32 +106,3 @@ def attach_agent(
     )
     runtime.attach_agent(conversation)
     return conversation
-
-
-def _attach_mqtt(runtime: Runtime, say: Report) -> None:
-    from anima.frontdoors.mqtt.choice import choose_broker
-    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-    from anima.wire.mqtt import tls_context
-
-    m = runtime.config.mqtt
-    choice = choose_broker(
-        m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
-    )
-    if choice.owned is not None:
-        runtime.attach(choice.owned)  # stopped after the front door that uses it
-    runtime.attach(MqttFrontDoor(runtime, m, choice.address))
-    kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
-    say(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
-
-
-def _attach_web(runtime: Runtime) -> None:
-    try:
-        import fastapi  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        # on by default: a core install without the web extra still serves, and says why not
-        log.warning("no dashboard: install anima[web] (fastapi, uvicorn), or pass --no-web")
-        return
-    from anima.frontdoors.web import WebFrontDoor
-
-    runtime.attach(WebFrontDoor(runtime, runtime.config.web))

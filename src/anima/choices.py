@@ -36,6 +36,15 @@ class EmbeddedBroker(StrEnum):
     AMQTT = "amqtt"
 
 
+class PlannerType(StrEnum):
+    """``agent.planner``: which planner decides what the robot does (anima.agent.planners.
+    PLANNERS makes each)."""
+
+    RULES = "rules"  # offline, from the actions' phrases
+    OPENAI = "openai"  # an OpenAI-compatible server (Ollama, llama.cpp, vLLM, …)
+    DIFY = "dify"  # a Dify app
+
+
 class PlannerMode(StrEnum):
     TOOLS = "tools"  # tool calls → actions
     JSON = "json"  # the seed's JSON reply

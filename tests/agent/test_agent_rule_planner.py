@@ -10,7 +10,7 @@ from anima.agent.plan import parse_plan
 from anima.agent.planners import PLANNERS, PlannerReply, create_planner
 from anima.agent.planners.rules import UNKNOWN, RulePlanner
 from anima.agent.vocabulary import builtin_registry
-from anima.config import AgentConfig
+from anima.config import PLANNER_TYPES, AgentConfig
 from anima.errors import ConfigError
 from anima.runtime import Runtime
 
@@ -164,7 +164,8 @@ def test_feedback_reset_interrupt_close_are_harmless(planner: RulePlanner) -> No
 
 def test_the_planner_registry_builds_from_config() -> None:
     reg = builtin_registry()
-    assert sorted(PLANNERS) == ["dify", "openai", "rules"]
+    assert sorted(PLANNERS.names) == ["dify", "openai", "rules"]
+    assert set(PLANNERS.names) == set(PLANNER_TYPES)  # the config's names, made by the registry
     planner = create_planner(AgentConfig(), reg)
     assert planner.name == "rules"
     with pytest.raises(ConfigError, match=r"agent\.planner must be one of"):

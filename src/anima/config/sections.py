@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from anima.choices import EmbeddedBroker, HumanoidType, PlannerMode, checked
+from anima.choices import EmbeddedBroker, HumanoidType, PlannerMode, PlannerType, checked
 from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import count, positive, rate, seconds
 from anima.config.speech import SpeechConfig
@@ -267,14 +267,14 @@ class HumanoidConfig:
         rate("humanoid", 100, state_hz=self.state_hz)  # a gRPC read each time
 
 
-PLANNER_TYPES = ("rules", "openai", "dify")
+PLANNER_TYPES = tuple(PlannerType)  # agent.planner's names (anima.agent.planners.PLANNERS)
 MAX_NAME = 60  # characters of agent.name: a name, not a sentence
 
 
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
     enabled: bool = False  # run the voice agent inside (anima serve --agent turns it on)
-    planner: str = "rules"  # rules (offline, from the actions' phrases) | openai | dify
+    planner: PlannerType = PlannerType.RULES  # rules (offline) | openai | dify (a PlannerType)
     name: str = "Anima"  # what the robot calls itself ("what's your name?")
     base_url: str = (
         "http://127.0.0.1:11434/v1"  # openai: …/v1 of Ollama, llama.cpp, vLLM; dify: …/v1
@@ -308,10 +308,7 @@ class AgentConfig:
 
     def __post_init__(self) -> None:
         check_audio_in(self.audio_in)
-        if self.planner not in PLANNER_TYPES:
-            raise ConfigError(
-                f"agent.planner must be one of {', '.join(PLANNER_TYPES)}, got {self.planner!r}"
-            )
+        object.__setattr__(self, "planner", checked(PlannerType, self.planner, "agent.planner"))
         object.__setattr__(self, "mode", checked(PlannerMode, self.mode, "agent.mode"))
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"agent.base_url must be an http(s) URL, got {self.base_url!r}")

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anima.errors import ConfigError
-from anima.speech.registry import check_audio_out
+from anima.speech.registry import ENGINES, check_audio_out
 
 
 @dataclass(frozen=True, kw_only=True)
 class SpeechConfig:
     enabled: bool = True  # run the speech service (when an engine is available)
-    engines: tuple[str, ...] = ("piper", "espeak")  # by preference; see anima.speech.ENGINES
+    engines: tuple[str, ...] = ("piper", "espeak")  # by preference (anima.speech.registry)
     # None/auto: the sound card if any, else null; null; sounddevice; or a .wav file's path
     # (anima.speech.sinks.SINKS)
     audio_out: str | None = None
@@ -31,5 +31,7 @@ class SpeechConfig:
             raise ConfigError("speech.engines must name at least one engine")
         if len(self.engines) > 10:
             raise ConfigError(f"speech.engines: at most 10 engines, got {len(self.engines)}")
+        for name in self.engines:
+            ENGINES.check(name)
         if not 80 <= self.espeak_wpm <= 450:
             raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")

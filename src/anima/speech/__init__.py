@@ -1,48 +1,23 @@
 """Speech: TTS engines behind one protocol, visemes, sway, audio sinks, the speech service.
 
-``ENGINES`` maps a config name to a factory; each imports its engine lazily, so a missing
-optional package only matters when that engine is chosen.
+``ENGINES`` (:mod:`anima.speech.registry`) names each engine's maker, imported when it is made,
+so a missing optional package only matters when that engine is chosen; a name it lacks is
+refused when the config loads.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from anima.errors import AnimaError, ConfigError
+from anima.errors import AnimaError
 from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
+from anima.speech.registry import ENGINES
 
 if TYPE_CHECKING:
     from anima.config import SpeechConfig
 
 log = logging.getLogger(__name__)
-
-
-def _piper(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.piper import PiperEngine, import_piper
-
-    import_piper()  # now, before the motion loop runs: an import holds the GIL ~20 ms
-    return PiperEngine()
-
-
-def _espeak(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.espeak import EspeakEngine
-
-    return EspeakEngine(wpm=config.espeak_wpm)
-
-
-def _azure(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.azure import AzureEngine
-
-    return AzureEngine()
-
-
-ENGINES: dict[str, Callable[[SpeechConfig], TTSEngine]] = {
-    "piper": _piper,
-    "espeak": _espeak,
-    "azure": _azure,
-}
 
 
 def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
@@ -55,11 +30,7 @@ def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
     engines: list[TTSEngine] = []
     problems: list[str] = []
     for name in config.engines:
-        factory = ENGINES.get(name)
-        if factory is None:
-            raise ConfigError(
-                f"speech.engines: unknown engine {name!r} (known: {', '.join(ENGINES)})"
-            )
+        factory = ENGINES.load(name)  # checked when the config loaded; again for code
         try:
             engines.append(factory(config))
         except (AnimaError, ImportError, OSError) as exc:

@@ -1,10 +1,21 @@
 """The speech seams' names, checked when the config loads (nothing heavy is imported here):
-the audio sinks (``speech.audio_out``). The makers are in :mod:`anima.speech.sinks`."""
+the TTS engines (``speech.engines``; makers in :mod:`anima.speech.engines`) and the audio sinks
+(``speech.audio_out``; makers in :mod:`anima.speech.sinks`)."""
 
 from __future__ import annotations
 
 from anima.errors import ConfigError
 from anima.registry import Registry
+
+# speech.engines: each one of these (one TTSEngine protocol, anima.speech.base)
+ENGINES = Registry(
+    "speech.engines",
+    {
+        "piper": "anima.speech.engines:make_piper",
+        "espeak": "anima.speech.engines:make_espeak",
+        "azure": "anima.speech.engines:make_azure",
+    },
+)
 
 # speech.audio_out: one of these names, or a .wav file's path (WavSink)
 SINKS = Registry(

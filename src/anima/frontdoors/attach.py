@@ -1,0 +1,45 @@
+"""Attaching each front door to a runtime (named in :data:`anima.frontdoors.registry.DOORS`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anima.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[str], None]  # a line for the person who started it (anima serve prints it)
+
+
+def attach_mqtt(runtime: Runtime, say: Report) -> None:
+    """The MQTT door on the configured broker, or on one it starts (stopped after the door)."""
+    from anima.frontdoors.mqtt.choice import choose_broker
+    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+    from anima.wire.mqtt import tls_context
+
+    m = runtime.config.mqtt
+    choice = choose_broker(
+        m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
+    )
+    if choice.owned is not None:
+        runtime.attach(choice.owned)  # stopped after the front door that uses it
+    runtime.attach(MqttFrontDoor(runtime, m, choice.address))
+    kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
+    say(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
+
+
+def attach_web(runtime: Runtime, say: Report) -> None:
+    """The dashboard and REST API; without the web extra, a warning and no dashboard."""
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        # on by default: a core install without the web extra still serves, and says why not
+        log.warning("no dashboard: install anima[web] (fastapi, uvicorn), or pass --no-web")
+        return
+    from anima.frontdoors.web import WebFrontDoor
+
+    runtime.attach(WebFrontDoor(runtime, runtime.config.web))

@@ -14,22 +14,29 @@ everything anima-specific in one place, or one branch precisely::
     │   ├── UnknownPostureError     a posture name the body does not have
     │   ├── UnknownAnimationError   an animation name the library does not have
     │   └── PlanError               an agent plan that does not validate (names the step)
-    ├── CommandRefusedError         a valid command the current state refuses (shutdown, latched…)
-    │   └── EStopActiveError        refused because the emergency stop is latched (moves, speech)
+    ├── CommandRefusedError         every refusal: a valid command the current state refuses
+    │   ├── EStopActiveError        refused because the emergency stop is latched (moves, speech)
+    │   ├── CommandNotAllowedError  the humanoid does not accept it now (also a HumanoidError)
+    │   └── CommandRejectedByRobotError  a running robot refused what the SDK sent (its reason)
+    ├── NotConnectedError           every "not connected": a link that is not up (``link``)
+    │   ├── DriverNotConnectedError send() before connect() or after disconnect() (a DriverError)
+    │   ├── HumanoidNotConnectedError  Adam not reached, or not connected (a HumanoidError)
+    │   └── RobotNotConnectedError  an SDK Robot before open(), after close(), or unreachable
     ├── DriverError                 the robot driver failed (connect, send)
-    │   └── NotConnectedError       send() before connect() or after disconnect()
     ├── EngineStateError            start/stop misuse of the motion engine or runtime
     ├── SpeechError                 a TTS engine or audio sink failed
     ├── PlannerError                an agent planner's server failed or answered nonsense
     ├── HumanoidError               the Adam humanoid's gRPC service failed (address, RPC)
-    │   └── CommandNotAllowedError  a command the robot does not accept now (not in its enable list)
     ├── MissingDependencyError      an optional extra is not installed (says which one)
-    ├── RobotNotConnectedError      a Robot used before open() or after close(); unreachable
     ├── RobotTimeoutError           the SDK waited longer than asked (also a TimeoutError)
-    ├── CommandRejectedByRobotError a running robot refused a command (carries its reason)
     └── NotSupportedError           this backend cannot do that (names what is missing)
 
-Errors carry context in their message: which key, which channel, which line of which file.
+Errors carry context in their message (which key, which channel, which line of which file),
+and as attributes where a caller acts on it: ``ConfigError.key``, ``BodyDefinitionError.path``
+and ``.line``, ``CommandRefusedError.command`` and ``.reason``, ``NotConnectedError.link``,
+``PlanError.index``, ``MissingDependencyError.extra``. One ``except CommandRefusedError``
+catches every refusal, whichever layer refused; one ``except NotConnectedError`` every link
+that is down.
 """
 
 from __future__ import annotations
@@ -101,7 +108,26 @@ class PlannerError(AnimaError):
 
 
 class CommandRefusedError(AnimaError):
-    """A well-formed command the current state refuses (shutting down, gaze latched, nod…)."""
+    """A well-formed command the current state refuses (shutting down, gaze latched, nod…):
+    the family of every refusal. ``command`` is what was asked, when the refuser knows it;
+    ``reason`` is why, in its words (the message when not given apart)."""
+
+    def __init__(
+        self, message: str, *, command: str | None = None, reason: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.command = command
+        self.reason = message if reason is None else reason
+
+
+class NotConnectedError(AnimaError):
+    """A link that is not up: the family of every "not connected" (a driver's port, the
+    humanoid's gRPC channel, an SDK robot's connection). ``link`` names which kind."""
+
+    link = "link"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 class AnimationFileError(AnimaError):
@@ -123,7 +149,11 @@ class EStopActiveError(CommandRefusedError):
     """
 
     def __init__(self, what: str) -> None:
-        super().__init__(f"{what} refused: emergency stop is active (reset to resume)")
+        super().__init__(
+            f"{what} refused: emergency stop is active (reset to resume)",
+            command=what,
+            reason="emergency stop is active",
+        )
         self.what = what
 
 
@@ -131,8 +161,10 @@ class DriverError(AnimaError):
     """The robot driver failed to connect or to send a frame."""
 
 
-class NotConnectedError(DriverError):
+class DriverNotConnectedError(NotConnectedError, DriverError):
     """The driver was used before ``connect()`` or after ``disconnect()``."""
+
+    link = "driver"
 
 
 class SpeechError(AnimaError):
@@ -143,9 +175,15 @@ class HumanoidError(AnimaError):
     """The Adam humanoid's gRPC service could not be reached or failed; names address and RPC."""
 
 
-class CommandNotAllowedError(HumanoidError):
+class CommandNotAllowedError(HumanoidError, CommandRefusedError):
     """A command the humanoid does not accept right now: wrong FSM mode, or the target is not in
     the relevant ``*_enable_list``. The message says what was asked and what is allowed."""
+
+
+class HumanoidNotConnectedError(NotConnectedError, HumanoidError):
+    """Adam could not be reached, or a call came before ``connect()``; names the address."""
+
+    link = "humanoid"
 
 
 class EngineStateError(AnimaError):
@@ -164,22 +202,27 @@ class MissingDependencyError(AnimaError):
         self.extra = extra
 
 
-class RobotNotConnectedError(AnimaError):
+class RobotNotConnectedError(NotConnectedError):
     """The SDK's ``Robot`` was used before ``open()`` (or ``with``), after ``close()``, or the
     robot could not be reached; the message says which."""
+
+    link = "robot"
 
 
 class RobotTimeoutError(AnimaError, TimeoutError):
     """An SDK wait (speech, animation, state, connection) took longer than its timeout."""
 
 
-class CommandRejectedByRobotError(AnimaError):
+class CommandRejectedByRobotError(CommandRefusedError):
     """A running robot refused a command; ``reason`` is the robot's own explanation."""
 
+    command: str  # what was asked: an MQTT topic, a method name
+    reason: str  # the runtime's reason, as it said it
+
     def __init__(self, command: str, reason: str) -> None:
-        super().__init__(f"{command} refused by the robot: {reason}")
-        self.command = command  # what was asked: an MQTT topic, a method name
-        self.reason = reason  # the runtime's reason, as it said it
+        super().__init__(
+            f"{command} refused by the robot: {reason}", command=command, reason=reason
+        )
 
 
 class NotSupportedError(AnimaError):

@@ -14,7 +14,13 @@ from anima.body import load_body
 from anima.config import DriverConfig, SimDriverConfig
 from anima.drivers import DRIVERS, Driver, Frame, SimDriver, create_driver
 from anima.drivers.sim import read_recording
-from anima.errors import AnimaError, ConfigError, DriverError, NotConnectedError
+from anima.errors import (
+    AnimaError,
+    ConfigError,
+    DriverError,
+    DriverNotConnectedError,
+    NotConnectedError,
+)
 from anima.events import EngineFault, Event, EventHub
 from anima.motion import Goto
 from anima.motion.engine import MotionEngine
@@ -55,7 +61,8 @@ def test_send_before_connect_or_after_disconnect_raises() -> None:
     with pytest.raises(NotConnectedError):
         driver.send(_frame(1))
     assert driver.sent == 1
-    assert issubclass(NotConnectedError, DriverError)
+    assert issubclass(DriverNotConnectedError, DriverError)  # a driver's error, and
+    assert issubclass(DriverNotConnectedError, NotConnectedError)  # one of every link's
     assert issubclass(DriverError, AnimaError)
 
 

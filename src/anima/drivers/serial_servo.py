@@ -1,7 +1,7 @@
 """The serial servo board (Nadine): one packet per tick over pyserial; it survives unplugging.
 
 States: **closed** (before ``connect()``, after ``disconnect()``: ``send()`` raises
-:class:`~anima.errors.NotConnectedError`); **linked** (``send()`` writes one packet of
+:class:`~anima.errors.DriverNotConnectedError`); **linked** (``send()`` writes one packet of
 :mod:`anima.drivers.serial_protocol` per frame); **lost** (the port vanished: cable out, board
 reset): ``is_connected`` is False, frames are dropped, never queued, and a thread the driver owns
 reopens the port with backoff until it is linked again. ``send()`` never raises for a vanished
@@ -26,7 +26,7 @@ from anima.body import Body
 from anima.config import SerialDriverConfig
 from anima.drivers.base import Frame
 from anima.drivers.serial_protocol import pack, to_bytes
-from anima.errors import DriverError, MissingDependencyError, NotConnectedError
+from anima.errors import DriverError, DriverNotConnectedError, MissingDependencyError
 
 if TYPE_CHECKING:
     from serial import Serial
@@ -135,7 +135,7 @@ class SerialServoDriver:
     def send(self, frame: Frame) -> Frame:
         """Write one packet; return the frame as the board gets it (rounded, clamped to bytes)."""
         if not self._open:
-            raise NotConnectedError(f"serial {self.port}: send() before connect()")
+            raise DriverNotConnectedError(f"serial {self.port}: send() before connect()")
         begin = time.perf_counter()
         values = to_bytes(frame.values)
         sent = Frame(frame.t, values)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from anima.drivers.base import Frame
-from anima.errors import DriverError, NotConnectedError
+from anima.errors import DriverError, DriverNotConnectedError
 from anima.session.format import SESSION_VERSION, hello
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class SimDriver:
 
     def send(self, frame: Frame) -> Frame:
         if not self._connected:
-            raise NotConnectedError("sim: send() before connect()")
+            raise DriverNotConnectedError("sim: send() before connect()")
         self._last = frame
         self._history.append(frame)
         self._sent += 1

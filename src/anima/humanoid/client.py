@@ -31,6 +31,7 @@ from anima.clock import Clock, MonotonicClock
 from anima.errors import (
     CommandNotAllowedError,
     HumanoidError,
+    HumanoidNotConnectedError,
     InvalidCommandError,
     NonFiniteValueError,
 )
@@ -128,7 +129,7 @@ class AdamClient:
             grpc.channel_ready_future(channel).result(timeout=self.connect_timeout_s)
         except grpc.FutureTimeoutError:
             channel.close()
-            raise HumanoidError(
+            raise HumanoidNotConnectedError(
                 f"cannot reach Adam at {self.target} within {self.connect_timeout_s:g} s "
                 "(is the robot control program running? check ip_config.json)"
             ) from None
@@ -148,13 +149,15 @@ class AdamClient:
 
     def _call(self, rpc: str, request: object) -> Any:  # the stub is untyped: callers annotate
         if self._stub is None:
-            raise HumanoidError(f"{rpc}: not connected to Adam (call connect() first)")
+            raise HumanoidNotConnectedError(f"{rpc}: not connected to Adam (call connect() first)")
         try:
             answer = getattr(self._stub, rpc)(request, timeout=self.call_timeout_s)
         except grpc.RpcError as exc:
             code = exc.code().name if isinstance(exc, grpc.Call) else "UNKNOWN"
             details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
-            raise HumanoidError(f"{rpc} to {self.target} failed: {code}: {details}") from exc
+            down = code == "UNAVAILABLE"  # the link, not the call: no robot answers there
+            error = HumanoidNotConnectedError if down else HumanoidError
+            raise error(f"{rpc} to {self.target} failed: {code}: {details}") from exc
         return answer
 
     def _command(self, rpc: str, request: object, shown: str) -> str:

@@ -34,6 +34,7 @@ from typing import Any, overload
 from anima.agent.params import Param, Scalar, Value, describe, param_from
 from anima.agent.phrases import Phrase
 from anima.errors import ActionDefinitionError
+from anima.wire.json import JsonObject
 
 ActionResult = None | bool | tuple[bool, str]
 """What an action returns (the seed's protocol): ``None`` — nothing to report (self-feedback);
@@ -64,7 +65,7 @@ class Action:
         """``name(p: type, q: type = default)``: how to call it in a plan."""
         return f"{self.name}({', '.join(p.usage() for p in self.params)})"
 
-    def parameters_schema(self) -> dict[str, Any]:
+    def parameters_schema(self) -> JsonObject:
         """The JSON schema of the arguments, an object keyed by parameter name."""
         return {
             "type": "object",
@@ -73,7 +74,7 @@ class Action:
             "additionalProperties": False,
         }
 
-    def tool(self) -> dict[str, Any]:
+    def tool(self) -> JsonObject:
         """The OpenAI-compatible ``tools`` entry for this action."""
         return {
             "type": "function",
@@ -145,11 +146,11 @@ def _phrase_probe(action: Action, phrase: Phrase) -> dict[str, object]:
     return probe
 
 
-def _hints(name: str, fn: ActionFn, params: Sequence[inspect.Parameter]) -> dict[str, Any]:
+def _hints(name: str, fn: ActionFn, params: Sequence[inspect.Parameter]) -> JsonObject:
     """The annotations of ``params`` resolved; ctx's and the return's are never evaluated, so a
     module may import ActionContext under TYPE_CHECKING only."""
     wanted = {p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty}
-    localns: dict[str, Any] = {}
+    localns: dict[str, object] = {}
     if fn.__closure__:  # actions built inside a function may use its local names
         localns.update(inspect.getclosurevars(fn).nonlocals)
     try:
@@ -337,7 +338,7 @@ class ActionRegistry:
     def names(self) -> list[str]:
         return sorted(self._actions)
 
-    def tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> list[JsonObject]:
         """Every action as an OpenAI-compatible tool."""
         return [a.tool() for a in self]
 

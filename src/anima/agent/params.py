@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from anima.errors import ActionDefinitionError
+from anima.wire.json import JsonDict, JsonObject
 
 Scalar = str | int | float | bool
 Value = Scalar | tuple[Scalar, ...] | list[Scalar] | None
@@ -71,11 +72,11 @@ class Param:
         text = f"{self.name}: {self.type_name}"
         return text if self.required else f"{text} = {self.default!r}"
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JsonObject:
         """The JSON schema of this parameter (for LLM tools)."""
         if self.kind in (tuple, list):
             assert self.item is not None
-            out: dict[str, Any] = {"type": "array", "items": self._scalar_schema(self.item)}
+            out: JsonDict = {"type": "array", "items": self._scalar_schema(self.item)}
             if self.length is not None:
                 out["minItems"] = out["maxItems"] = self.length
         else:
@@ -88,8 +89,8 @@ class Param:
             out["default"] = list(self.default) if isinstance(self.default, tuple) else self.default
         return out
 
-    def _scalar_schema(self, kind: type) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": _SCALARS[kind]}
+    def _scalar_schema(self, kind: type) -> JsonDict:
+        out: JsonDict = {"type": _SCALARS[kind]}
         if self.choices is not None:
             out["enum"] = list(self.choices)
         if self.bounds is not None:

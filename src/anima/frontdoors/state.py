@@ -10,21 +10,22 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from anima.session.format import body_fields
+from anima.wire.json import JsonObject
 from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
 
 
-def body_description(runtime: Runtime) -> dict[str, Any]:
+def body_description(runtime: Runtime) -> JsonObject:
     """Channels with their limits and roles, and the named postures (sent once)."""
     return body_fields(runtime.body)
 
 
-def animations_description(runtime: Runtime) -> dict[str, Any]:
+def animations_description(runtime: Runtime) -> JsonObject:
     """The library's gestures and gaze postures, by name."""
     lib = runtime.library
     return {"gestures": lib.gestures(), "postures": lib.postures()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from anima.errors import InvalidCommandError, NonFiniteValueError
 from anima.events import (
@@ -22,6 +22,7 @@ from anima.events import (
     SpeechEnded,
     SpeechStarted,
 )
+from anima.wire.json import JsonObject
 from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:
@@ -138,6 +139,6 @@ def snapshot_of(state: RuntimeState) -> RobotSnapshot:
     )
 
 
-def snapshot_from_state(data: dict[str, Any]) -> RobotSnapshot:
+def snapshot_from_state(data: JsonObject) -> RobotSnapshot:
     """A snapshot from the runtime's state payload (MQTT ``…/agent/state``, REST ``/api/state``)."""
     return snapshot_of(RuntimeState.from_json(data))

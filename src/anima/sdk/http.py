@@ -50,6 +50,7 @@ from anima.sdk.backend import (
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
 from anima.wire.events import event_from_fields
+from anima.wire.json import JsonObject
 from anima.wire.payloads import excerpt
 
 if TYPE_CHECKING:
@@ -188,7 +189,7 @@ class HttpBackend:
             except (KeyError, TypeError, ValueError) as exc:  # a newer runtime's event
                 log.warning("ignored an event from %s: %s", self.base, exc)
 
-    def _on_event(self, data: dict[str, Any]) -> None:
+    def _on_event(self, data: JsonObject) -> None:
         event = event_from_fields(data)  # the door's own encoding (anima.wire.events)
         book = self._book
         if isinstance(event, SpeechStarted):
@@ -212,7 +213,7 @@ class HttpBackend:
         self._book.refused_command(event.command.removeprefix("/api/"), event.argument, error)
 
     # ------------------------------------------------------------------ commands
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def request(self, method: str, path: str, body: JsonObject | None = None) -> Any:
         """``method /api/<path>`` with a JSON ``body``; the answer's JSON. A refusal raises
         CommandRejectedByRobotError with the robot's reason; no answer, RobotNotConnectedError
         (or RobotTimeoutError)."""
@@ -242,7 +243,7 @@ class HttpBackend:
             raise CommandRejectedByRobotError(f"/api/{path}", _reason(answer))
         return answer.json()
 
-    def _post(self, path: str, body: dict[str, Any] | None = None) -> None:
+    def _post(self, path: str, body: JsonObject | None = None) -> None:
         self.request("POST", path, body)
 
     def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
@@ -264,7 +265,7 @@ class HttpBackend:
             return handle
         return self._sent(handle, "animation", body, timeout)
 
-    def _sent(self, handle: _H, path: str, body: dict[str, Any], timeout: float) -> _H:
+    def _sent(self, handle: _H, path: str, body: JsonObject, timeout: float) -> _H:
         """Send a command whose end comes as an event: only while the event stream is up
         (after a drop, up to ``timeout`` for it to come back), so the end cannot be missed."""
         if not self._streaming.wait(timeout):
@@ -296,9 +297,9 @@ class HttpBackend:
         self._post("reset")
 
     # ------------------------------------------------------------------ state and events
-    def _get_state(self) -> dict[str, Any]:
+    def _get_state(self) -> JsonObject:
         try:
-            data: dict[str, Any] = self.request("GET", "state")
+            data: JsonObject = self.request("GET", "state")
         except CommandRejectedByRobotError as exc:
             raise RobotNotConnectedError(f"GET {self.base}/api/state: {exc.reason}") from exc
         return data
@@ -332,7 +333,7 @@ class RestHumanoid:
     def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState:
         return poll_for_mode(self.state, mode, timeout_s, self.poll_s)
 
-    def _command(self, path: str, body: dict[str, Any]) -> str:
+    def _command(self, path: str, body: JsonObject) -> str:
         return str(self._backend.request("POST", f"humanoid/{path}", body)["answer"])
 
     def set_mode(self, mode: str) -> str:
@@ -352,7 +353,7 @@ class RestHumanoid:
         return self._command("speed", {"x": x, "y": y, "yaw": yaw})
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: JsonObject) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 

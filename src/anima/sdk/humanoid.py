@@ -14,11 +14,12 @@ from typing import Any
 
 from anima.humanoid.commanded import HumanoidControl
 from anima.humanoid.spec import RobotState
+from anima.wire.json import JsonObject
 
 __all__ = ["HumanoidActions", "HumanoidControl", "robot_state"]
 
 
-def robot_state(data: dict[str, Any]) -> RobotState:
+def robot_state(data: JsonObject) -> RobotState:
     """A :class:`RobotState` from its JSON form (REST ``/api/humanoid/state``, MQTT
     ``…/agent/humanoid/state``): lists become tuples, other keys (``v``, ``error``) are dropped."""
     names = {f.name for f in dataclasses.fields(RobotState)}

@@ -44,6 +44,7 @@ from anima.sdk.backend import (
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
 from anima.wire.feedback import decode_event
+from anima.wire.json import JsonObject
 from anima.wire.mqtt import Credentials, connack_reason, new_client, parse_url, url_credentials
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class MqttBackend:
         self._cond = threading.Condition()
         self._status = ""  # the retained <prefix>/agent/status: online | offline
         self._state: RobotSnapshot | None = None
-        self._humanoid_state: dict[str, Any] | None = None  # <prefix>/agent/humanoid/state
+        self._humanoid_state: JsonObject | None = None  # <prefix>/agent/humanoid/state
         self._humanoid_waiting: list[_HumanoidCall] = []  # sent, answer not yet here
         self._timeout = 30.0  # the Robot's, from open()
 
@@ -178,9 +179,10 @@ class MqttBackend:
         except (ValueError, KeyError, TypeError) as exc:  # a newer runtime's payload, a stranger's
             log.warning("ignored a message on %s: %s", topic, exc)
 
-    def _on_feedback(self, leaf: str, data: dict[str, Any]) -> None:
+    def _on_feedback(self, leaf: str, data: JsonObject) -> None:
         if leaf == "humanoid":
-            self._humanoid_answered(data["command"], data["request"], str(data["answer"]), None)
+            command, request = str(data["command"]), str(data["request"])
+            self._humanoid_answered(command, request, str(data["answer"]), None)
             return
         event = decode_event("feedback/" + leaf, data)  # the door's own table (anima.wire)
         book = self._book
@@ -316,7 +318,7 @@ class MqttBackend:
         call.answer, call.error = answer or "", error
         call.done.set()
 
-    def humanoid_state(self) -> dict[str, Any]:
+    def humanoid_state(self) -> JsonObject:
         with self._cond:
             if not self._cond.wait_for(lambda: self._humanoid_state is not None, self._timeout):
                 raise RobotTimeoutError(

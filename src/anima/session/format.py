@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from anima.wire.json import JsonObject
+
 if TYPE_CHECKING:
     from anima.body import Body
 
 SESSION_VERSION = 1  # the "v" of each line (the front doors' PAYLOAD_VERSION)
 
 
-def body_fields(body: Body) -> dict[str, Any]:
+def body_fields(body: Body) -> JsonObject:
     """Channels with their limits and roles, and the named postures."""
     return {
         "channels": [
@@ -46,7 +48,7 @@ def body_fields(body: Body) -> dict[str, Any]:
     }
 
 
-def hello(body: Body, *, updates_hz: float, **extra: Any) -> dict[str, Any]:
+def hello(body: Body, *, updates_hz: float, **extra: Any) -> JsonObject:
     """A session's first line (without ``rt``)."""
     return {
         "v": SESSION_VERSION,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from anima.errors import AnimaError, MissingDependencyError
+from anima.wire.json import JsonObject
 
 MOVED = 0.5  # channel units: a body channel that moved less is left out of the plot
 
@@ -21,7 +21,7 @@ MOVED = 0.5  # channel units: a body channel that moved less is left out of the 
 class Session:
     """A recording, read back: the channels, the frames, and the shaded intervals."""
 
-    channels: list[dict[str, Any]]
+    channels: list[JsonObject]
     times: list[float] = field(default_factory=list)
     values: list[list[float]] = field(default_factory=list)
     speech: list[tuple[float, float, str]] = field(default_factory=list)  # start, end, text
@@ -98,7 +98,10 @@ def plot_session(path: Path, out: Path, *, width: int = 1200, height: int = 800)
     )
     columns = list(zip(*session.values, strict=True))
     for c in session.channels:
-        series = columns[c["index"]]
+        index = c.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(columns):
+            raise AnimaError(f"{path}: a channel's index is {index!r}, not one of the frame's")
+        series = columns[index]
         if c["role"] != "other":
             face.plot(session.times, series, label=c["name"], linewidth=1)
         elif max(series) - min(series) > MOVED:

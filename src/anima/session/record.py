@@ -12,9 +12,10 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from anima.errors import AnimaError, MissingDependencyError
+from anima.wire.json import JsonObject
 
 if TYPE_CHECKING:
     from anima.config import WebConfig
@@ -46,7 +47,7 @@ class SessionWriter:
                 self._file.close()
                 self._file = None
 
-    def write(self, message: dict[str, Any]) -> None:
+    def write(self, message: JsonObject) -> None:
         kind = message.get("type")
         line = json.dumps(
             {**message, "rt": round(time.monotonic() - self._t0, 4)}, separators=(",", ":")

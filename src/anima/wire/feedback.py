@@ -30,6 +30,7 @@ from anima.events import (
     WakeDetected,
 )
 from anima.wire import encode
+from anima.wire.json import JsonDict
 from anima.wire.topics import Topics
 
 
@@ -119,7 +120,7 @@ def encode_event(event: Event, topics: Topics) -> Message | None:
     route = BY_EVENT.get(type(event))
     if route is None:
         return None
-    fields: dict[str, Any] = {}
+    fields: JsonDict = {}
     for name, key in route.keys.items():
         value = getattr(event, name)
         if name in route.optional and value in (None, (), ""):

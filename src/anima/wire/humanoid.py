@@ -19,9 +19,8 @@ speed      ``{"x","y","yaw"}``                       SetSpeed, continuous (m/s, 
 
 from __future__ import annotations
 
-from typing import Any
-
 from anima import commands as cmd
+from anima.wire.json import JsonObject
 from anima.wire.payloads import PayloadError, decode, json_object, name_field, number
 
 COMMANDS = ("mode", "motion", "posture", "speed")
@@ -46,5 +45,5 @@ def parse_humanoid(command: str, raw: bytes | str) -> cmd.HumanoidCommand:
 
 def _numbers(raw: bytes | str, keys: tuple[str, ...]) -> list[float]:
     """The ``keys`` of a JSON object, each a finite number (ranges: AdamClient's)."""
-    data: dict[str, Any] = json_object(decode(raw), set(keys), set(keys))
+    data: JsonObject = json_object(decode(raw), set(keys), set(keys))
     return [number(data[key], key) for key in keys]

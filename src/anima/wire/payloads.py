@@ -19,12 +19,12 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import Any
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary
 from anima.errors import InvalidCommandError
 from anima.speech import markup
+from anima.wire.json import JsonObject
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding
 MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request: the limit speak() enforces
@@ -159,7 +159,7 @@ def decode(raw: bytes | str) -> str:
     return text
 
 
-def json_object(text: str, keys: set[str], required: set[str]) -> dict[str, Any]:
+def json_object(text: str, keys: set[str], required: set[str]) -> JsonObject:
     try:
         data = json.loads(text, parse_float=_parse_float)
     except json.JSONDecodeError as exc:
@@ -210,7 +210,7 @@ def parse_stop_speak(raw: bytes | str) -> cmd.StopSpeaking:
     return cmd.StopSpeaking()
 
 
-def _coordinate(data: dict[str, Any], key: str) -> float:
+def _coordinate(data: JsonObject, key: str) -> float:
     f = number(data[key], key)
     if abs(f) > MAX_COORD:
         raise PayloadError(f"{key!r} = {f:g} m is farther than {MAX_COORD:g} m")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from anima.events import ConversationPhase
+from anima.wire.json import JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +52,7 @@ class RuntimeState:
     humanoid: HumanoidState | None  # when a humanoid is linked and its state was read
     loop: LoopState
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """JSON-ready fields (without ``v``), in the documented order (docs/mqtt.md)."""
         fields = dataclasses.asdict(self)  # nested dataclasses become dicts, tuples stay
         fields["t"] = round(self.t, 3)

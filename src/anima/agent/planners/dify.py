@@ -26,6 +26,7 @@ from anima.agent.planners.http import (
     report,
 )
 from anima.errors import PlannerError
+from anima.wire.json import JsonObject
 
 if TYPE_CHECKING:
     from anima.config import AgentConfig
@@ -89,7 +90,7 @@ class DifyPlanner:
         self._client.close()
 
     def _chat(self, query: str, command: str) -> PlannerReply:
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "inputs": self.inputs,
             "query": query,
             "response_mode": "blocking",

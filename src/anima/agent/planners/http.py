@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from anima.agent.planners.base import json_value
 from anima.errors import MissingDependencyError, PlannerError
 from anima.events import CommandRejected, Publisher
+from anima.wire.json import JsonObject
 
 if TYPE_CHECKING:
     import httpx
@@ -74,12 +75,13 @@ class Link:
     def is_cut(self) -> bool:
         return self._cut.is_set()
 
-    def trace(self, name: str, info: dict[str, Any]) -> None:
+    def trace(self, name: str, info: dict[str, object]) -> None:
         """httpcore's trace hook: keep the socket of the connection this request opens."""
         if name != "connection.connect_tcp.complete":
             return
         stream = info.get("return_value")
-        sock = stream.get_extra_info("socket") if stream is not None else None
+        extra = getattr(stream, "get_extra_info", None)
+        sock = extra("socket") if extra is not None else None
         if isinstance(sock, socket.socket):
             with self._lock:
                 self._socket = sock
@@ -197,7 +199,7 @@ def new_client(timeout_s: float) -> httpx.Client:
 def post_json(
     client: httpx.Client,
     url: str,
-    body: dict[str, Any],
+    body: JsonObject,
     headers: dict[str, str],
     link: Link,
     *,
@@ -280,7 +282,7 @@ def _read_capped(answer: httpx.Response, url: str, link: Link, max_bytes: int) -
 def post_stream(
     client: httpx.Client,
     url: str,
-    body: dict[str, Any],
+    body: JsonObject,
     headers: dict[str, str],
     link: Link,
     *,

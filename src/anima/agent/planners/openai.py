@@ -56,6 +56,7 @@ from anima.agent.planners.prompt import json_prompt, tools_prompt
 from anima.agent.planners.streaming import ChatStream
 from anima.agent.planners.tools import FriendlyTools
 from anima.errors import ConfigError, PlannerError
+from anima.wire.json import JsonDict, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from anima.config import AgentConfig
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Message = dict[str, Any]  # one chat message, as the wire format has it
+Message = JsonDict  # one chat message, as the wire format has it
 
 SUPERSEDED = "Robot feedback: not run, a new request came first"
 MAX_KEPT_TEXT = 4000  # characters of a reply's plan or tool arguments kept in the history
@@ -140,7 +141,7 @@ class OpenAIPlanner:
     # ------------------------------------------------------------------ the protocol
     def plan(self, request: str, sink: ReplySink | None = None) -> PlannerReply:
         added = self._close_pending(SUPERSEDED)
-        message = {"role": "user", "content": request}
+        message: Message = {"role": "user", "content": request}
         return self._exchange([*added, message], "plan", request, sink)
 
     def feedback(self, summary: str, sink: ReplySink | None = None) -> PlannerReply | None:
@@ -176,7 +177,7 @@ class OpenAIPlanner:
     def _exchange(
         self, added: list[Message], command: str, text: str, sink: ReplySink | None = None
     ) -> PlannerReply:
-        body: dict[str, Any] = {
+        body: JsonDict = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": self.system_prompt},
@@ -218,7 +219,7 @@ class OpenAIPlanner:
         return reply
 
     def _streamed(
-        self, body: dict[str, Any], link: Link, sink: ReplySink
+        self, body: JsonObject, link: Link, sink: ReplySink
     ) -> tuple[PlannerReply, Message, list[str]]:
         """One streamed request (on the request's thread): the events go to a ChatStream that
         hands the words on; the assembled message is checked whole, then the plan and the
@@ -260,14 +261,15 @@ class OpenAIPlanner:
             )
             # the history keeps what was used, not what was sent: a 1 MB reply kept whole would
             # be encoded into every later request (40 ms of GIL per request, the loop's ticks)
-            kept_reply: dict[str, Any] = {"response": reply.response, "actions": reply.actions}
+            kept_reply: JsonDict = {"response": reply.response, "actions": reply.actions}
             if reply.plan is not None:
                 kept_reply["plan"] = reply.plan[:MAX_KEPT_TEXT]
             return reply, {"role": "assistant", "content": json.dumps(kept_reply)}, []
         raw_calls = message.get("tool_calls") or []
         if not isinstance(raw_calls, list):
             raise PlannerError("malformed reply: tool_calls is not a list")
-        actions, kept, ids = [], [], []
+        actions, ids = [], []
+        kept: list[JsonValue] = []
         for n, call in enumerate(raw_calls):
             name, args, call_id = _tool_call(call, n)
             actions.append(action_string(name, self._tools.call(name, args)))
@@ -301,7 +303,7 @@ class OpenAIPlanner:
         del self._history[:cut]
 
 
-def _tool_call(call: Any, n: int) -> tuple[str, dict[str, Any], str]:
+def _tool_call(call: Any, n: int) -> tuple[str, JsonObject, str]:
     """(name, arguments, id) of one tool call, or PlannerError."""
     try:
         function = call["function"]
@@ -320,7 +322,7 @@ def _tool_call(call: Any, n: int) -> tuple[str, dict[str, Any], str]:
     return name, args, call_id if isinstance(call_id, str) and call_id else f"call_{n}"
 
 
-def action_string(name: str, args: dict[str, Any]) -> str:
+def action_string(name: str, args: JsonObject) -> str:
     """``name(key=value, …)`` from a tool call's JSON arguments; PlannerError for arguments a
     plan could not carry (nested objects, keys that are not names)."""
     parts = []

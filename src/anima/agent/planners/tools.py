@@ -22,6 +22,7 @@ import logging
 from typing import Any
 
 from anima.agent.actions import ActionRegistry
+from anima.wire.json import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +48,9 @@ class FriendlyTools:
     def __init__(self, registry: ActionRegistry) -> None:
         self._registry = registry
         self._aliases = _choice_aliases(registry)
-        self.tools = [self._compact(tool) for tool in registry.tools()]
+        self.tools = [self._compact(dict(tool)) for tool in registry.tools()]
 
-    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def call(self, name: str, args: JsonObject) -> dict[str, Any]:
         """A tool call's arguments in the registry's terms (friendly names mapped back, a
         direction turned into a point); anything unknown is left for the plan's checks."""
         args = dict(args)

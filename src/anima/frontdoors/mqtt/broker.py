@@ -23,6 +23,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from anima.errors import ConfigError, MissingDependencyError
+from anima.wire.json import JsonObject
 from anima.wire.mqtt import BrokerAddress
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class EmbeddedBroker:
         self._thread: threading.Thread | None = None
         self._broker: Any = None
 
-    def _config(self) -> dict[str, Any]:
+    def _config(self) -> JsonObject:
         # our own config: the packaged default binds 0.0.0.0:1883
         return {
             "listeners": {"default": {"type": "tcp", "bind": str(self.address)}},

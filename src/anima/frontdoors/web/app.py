@@ -10,6 +10,7 @@ arrives as a ``command_rejected`` event on the WebSocket.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,6 +29,7 @@ from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
 from anima.version import __version__
 from anima.wire import PAYLOAD_VERSION, payloads
+from anima.wire.json import JsonObject
 
 if TYPE_CHECKING:
     from anima.config import WebConfig
@@ -49,17 +51,17 @@ class WebFrontDoor(Protocol):
 
     def token_ok(self, given: str | None) -> bool: ...
 
-    def hello(self) -> dict[str, Any]: ...
+    def hello(self) -> JsonObject: ...
 
-    def state_message(self) -> dict[str, Any]: ...
+    def state_message(self) -> JsonObject: ...
 
 
 STATIC = Path(__file__).with_name("static")
 DOCS_ASSETS = "/static/api-docs"  # Swagger UI and ReDoc files (fastapi-offline)
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    body = {
+def _schema(properties: Mapping[str, JsonObject], required: list[str]) -> JsonObject:
+    body: JsonObject = {
         "type": "object",
         "properties": properties,
         "required": required,
@@ -84,7 +86,7 @@ LOOK_AT_BODY = _schema(
 )
 NAME_BODY = _schema({"name": {"type": "string", "maxLength": payloads.MAX_NAME}}, ["name"])
 ACCEPTED: dict[int | str, dict[str, Any]] = {202: {"description": "accepted: queued for execution"}}
-REFUSED: dict[int | str, dict[str, Any]] = {
+REFUSED: dict[int | str, dict[str, Any]] = {  # FastAPI's type
     400: {"description": "refused: the reason is the MQTT door's"},
     401: {"description": "missing or wrong token"},
     413: {"description": "a body over 64 KiB: refused before it is read"},
@@ -120,20 +122,26 @@ def create_app(door: WebFrontDoor) -> FastAPI:
     _add_commands(api, door)
     add_humanoid_routes(api, runtime, RefusedError)
 
-    @api.get("/state", summary="The runtime's state and the last channel values")
-    def state() -> dict[str, Any]:
+    @api.get(
+        "/state", summary="The runtime's state and the last channel values", response_model=None
+    )
+    def state() -> JsonObject:
         return {
             "v": PAYLOAD_VERSION,
             **door.reader.state().to_json(),
             "values": door.reader.frame(),
         }
 
-    @api.get("/animations", summary="The library's gestures and gaze postures")
-    def animations() -> dict[str, Any]:
+    @api.get("/animations", summary="The library's gestures and gaze postures", response_model=None)
+    def animations() -> JsonObject:
         return {"v": PAYLOAD_VERSION, **animations_description(runtime)}
 
-    @api.get("/body", summary="Channels with their limits and roles, and the body's postures")
-    def body() -> dict[str, Any]:
+    @api.get(
+        "/body",
+        summary="Channels with their limits and roles, and the body's postures",
+        response_model=None,
+    )
+    def body() -> JsonObject:
         return {"v": PAYLOAD_VERSION, **body_description(runtime)}
 
     app.include_router(api)

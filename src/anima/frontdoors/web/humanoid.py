@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -23,6 +23,7 @@ from anima.errors import AnimaError, CommandNotAllowedError, HumanoidError, Inva
 from anima.humanoid.spec import POSTURE
 from anima.wire import PAYLOAD_VERSION
 from anima.wire.humanoid import POSTURE_KEYS, parse_humanoid
+from anima.wire.json import JsonObject
 
 if TYPE_CHECKING:
     from anima.frontdoors.web.access import RefusedError as _Refused
@@ -49,7 +50,7 @@ def add_humanoid_routes(
         except (HumanoidError, AnimaError) as exc:
             raise refused(409, str(exc)) from None
 
-    def command_route(command: str, summary: str, example: dict[str, Any]) -> None:
+    def command_route(command: str, summary: str, example: JsonObject) -> None:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 parsed = parse_humanoid(command, await request.body())
@@ -82,11 +83,17 @@ def add_humanoid_routes(
         {"x": 0.2, "y": 0.0, "yaw": 0.0},
     )
 
-    @api.get("/humanoid/state", summary="The humanoid's own state (GetRobotState's fields)")
-    async def state() -> dict[str, Any]:
+    @api.get(
+        "/humanoid/state",
+        summary="The humanoid's own state (GetRobotState's fields)",
+        response_model=None,
+    )
+    async def state() -> JsonObject:
         s = await ask(lambda: runtime.execute(cmd.ReadHumanoidState()))
         return {"v": PAYLOAD_VERSION, **dataclasses.asdict(s)}
 
-    @api.get("/humanoid/ranges", summary="The stand posture's documented ranges")
-    def ranges() -> dict[str, Any]:
+    @api.get(
+        "/humanoid/ranges", summary="The stand posture's documented ranges", response_model=None
+    )
+    def ranges() -> JsonObject:
         return {"v": PAYLOAD_VERSION, "posture": posture_ranges()}

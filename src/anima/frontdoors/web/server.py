@@ -21,6 +21,7 @@ from anima.frontdoors.web.access import token_matches
 from anima.frontdoors.web.stream import Clients, dumps
 from anima.wire import PAYLOAD_VERSION
 from anima.wire.events import event_fields
+from anima.wire.json import JsonObject
 from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class WebFrontDoor:
         self.dispatcher.stop()
 
     # ------------------------------------------------------------------ messages
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> JsonObject:
         """The first WebSocket message: the body's channels with limits, and the animations."""
         return {
             "v": PAYLOAD_VERSION,
@@ -146,7 +147,7 @@ class WebFrontDoor:
             "animations": animations_description(self.runtime),
         }
 
-    def state_message(self) -> dict[str, Any]:
+    def state_message(self) -> JsonObject:
         return {
             "v": PAYLOAD_VERSION,
             "type": "state",

@@ -12,14 +12,15 @@ import contextlib
 import json
 import logging
 import threading
-from typing import Any
+
+from anima.wire.json import JsonObject
 
 log = logging.getLogger(__name__)
 
 QUEUE_LIMIT = 512  # messages waiting for one client; more are dropped
 
 
-def dumps(message: dict[str, Any]) -> str:
+def dumps(message: JsonObject) -> str:
     return json.dumps(message, separators=(",", ":"), allow_nan=False, default=str)
 
 

@@ -34,7 +34,7 @@ from typing import Any, overload
 from anima.agent.params import Param, Scalar, Value, describe, param_from
 from anima.agent.phrases import Phrase
 from anima.errors import ActionDefinitionError
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 ActionResult = None | bool | tuple[bool, str]
 """What an action returns (the seed's protocol): ``None`` — nothing to report (self-feedback);

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from anima.errors import ActionDefinitionError
-from anima.wire.json import JsonDict, JsonObject
+from anima.wire.jsontypes import JsonDict, JsonObject
 
 Scalar = str | int | float | bool
 Value = Scalar | tuple[Scalar, ...] | list[Scalar] | None

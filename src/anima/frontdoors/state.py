@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from anima.session.format import body_fields
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from anima.events import (
     SpeechEnded,
     SpeechStarted,
 )
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 
 from anima.humanoid.commanded import HumanoidControl
 from anima.humanoid.spec import RobotState
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 __all__ = ["HumanoidActions", "HumanoidControl", "robot_state"]
 

@@ -44,7 +44,7 @@ from anima.sdk.backend import (
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions, robot_state
 from anima.wire.feedback import decode_event
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import Credentials, connack_reason, new_client, parse_url, url_credentials
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     from anima.body import Body

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from anima.errors import AnimaError, MissingDependencyError
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 MOVED = 0.5  # channel units: a body channel that moved less is left out of the plot
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from anima.errors import AnimaError, MissingDependencyError
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     from anima.config import WebConfig

@@ -30,7 +30,7 @@ from anima.events import (
     WakeDetected,
 )
 from anima.wire import encode
-from anima.wire.json import JsonDict
+from anima.wire.jsontypes import JsonDict
 from anima.wire.topics import Topics
 
 

@@ -20,7 +20,7 @@ speed      ``{"x","y","yaw"}``                       SetSpeed, continuous (m/s, 
 from __future__ import annotations
 
 from anima import commands as cmd
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import PayloadError, decode, json_object, name_field, number
 
 COMMANDS = ("mode", "motion", "posture", "speed")

@@ -24,7 +24,7 @@ from anima import commands as cmd
 from anima.animation.library import AnimationLibrary
 from anima.errors import InvalidCommandError
 from anima.speech import markup
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding
 MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request: the limit speak() enforces

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from anima.events import ConversationPhase
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)

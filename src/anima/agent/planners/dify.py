@@ -26,7 +26,7 @@ from anima.agent.planners.http import (
     report,
 )
 from anima.errors import PlannerError
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     from anima.config import AgentConfig

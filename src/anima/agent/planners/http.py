@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from anima.agent.planners.base import json_value
 from anima.errors import MissingDependencyError, PlannerError
 from anima.events import CommandRejected, Publisher
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     import httpx

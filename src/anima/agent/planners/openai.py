@@ -56,7 +56,7 @@ from anima.agent.planners.prompt import json_prompt, tools_prompt
 from anima.agent.planners.streaming import ChatStream
 from anima.agent.planners.tools import FriendlyTools
 from anima.errors import ConfigError, PlannerError
-from anima.wire.json import JsonDict, JsonObject, JsonValue
+from anima.wire.jsontypes import JsonDict, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from anima.config import AgentConfig

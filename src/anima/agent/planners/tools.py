@@ -22,7 +22,7 @@ import logging
 from typing import Any
 
 from anima.agent.actions import ActionRegistry
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 log = logging.getLogger(__name__)
 

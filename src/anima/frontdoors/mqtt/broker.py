@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from anima.errors import ConfigError, MissingDependencyError
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import BrokerAddress
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
 from anima.version import __version__
 from anima.wire import PAYLOAD_VERSION, payloads
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     from anima.config import WebConfig

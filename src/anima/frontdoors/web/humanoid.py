@@ -23,7 +23,7 @@ from anima.errors import AnimaError, CommandNotAllowedError, HumanoidError, Inva
 from anima.humanoid.spec import POSTURE
 from anima.wire import PAYLOAD_VERSION
 from anima.wire.humanoid import POSTURE_KEYS, parse_humanoid
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     from anima.frontdoors.web.access import RefusedError as _Refused

@@ -21,7 +21,7 @@ from anima.frontdoors.web.access import token_matches
 from anima.frontdoors.web.stream import Clients, dumps
 from anima.wire import PAYLOAD_VERSION
 from anima.wire.events import event_fields
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 
-from anima.wire.json import JsonObject
+from anima.wire.jsontypes import JsonObject
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""JSON as the wire carries it, typed: what a JSON document can hold, and an object of it.
+"""JSON as the wire carries it, typed (not named json.py: it would shadow the package's json).
 
 ``JsonObject`` is read-only (a ``Mapping``, covariant): a ``dict[str, list[str]]`` built from
 typed values is one, so builders are checked all the way down. Values read from outside are

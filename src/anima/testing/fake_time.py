@@ -45,7 +45,7 @@ from anima.runtime import Runtime
 from anima.speech.base import TTSEngine
 from anima.speech.sinks import NullSink
 from anima.testing.clock import FakeClock
-from anima.testing.events import EventRecorder, Match, matcher
+from anima.testing.events import EventRecorder, Match
 from anima.testing.tts import ScriptedEngine
 
 E = TypeVar("E", bound=Event)
@@ -148,12 +148,11 @@ class FakeTimeRobot:
         """Tick until an event matches (after ``since``, default now), at most ``within``
         fake seconds; the event, or AssertionError naming what came instead."""
         start = self.recorder.mark() if since is None else since
-        test = matcher(match)
         for _ in range(max(1, round(within / self.period))):
             self._tick()
-            hit = next((e for e in self.recorder.events[start:] if test(e)), None)
-            if hit is not None:
-                return hit
+            hits = self.recorder.of(match, since=start)
+            if hits:
+                return hits[0]
         kinds = sorted({e.kind for e in self.recorder.events[start:]})
         raise AssertionError(
             f"no matching event within {within:g} s of fake time "
@@ -181,15 +180,8 @@ class FakeTimeRobot:
     def settle_for(self, match: Match, *, timeout: float = 5.0, since: int = 0) -> Event:
         """Without moving the clock, the first event after ``since`` that matches (published by
         a thread); AssertionError after ``timeout`` real seconds."""
-        test = matcher(match)
-        found: list[Event] = []
-
-        def seen() -> bool:
-            found.extend(e for e in self.recorder.events[since:] if test(e))
-            return bool(found)
-
-        self.settle(seen, timeout=timeout)
-        return found[0]
+        self.settle(lambda: self.recorder.of(match, since=since), timeout=timeout)
+        return self.recorder.of(match, since=since)[0]
 
     # ------------------------------------------------------------------ the robot
     def execute(self, command: cmd.Command) -> cmd.Result:

@@ -20,7 +20,7 @@ planner's own view (valid plans, refusals, errors) and needs no TTS.
     python benchmarks/small_llm.py -c /tmp/smollm.yaml --split dev --max-seconds 180
     python benchmarks/small_llm.py -c /tmp/smollm.yaml --no-stream --json
 
-The server is whatever ``agent.base_url`` names (see docs/agent.md, "Measured against a real
+The server is whatever ``agent.planner.base_url`` names (see docs/agent.md, "Measured against a real
 small model", for serving SmolLM2-135M with llama-cpp-python). Nothing here downloads anything.
 """
 
@@ -43,6 +43,7 @@ from anima.agent.vocabulary import robot_registry
 from anima.bench.conversation import bench_config
 from anima.bench.conversation_judge import plan_matches, speech_kind, words
 from anima.bench.conversation_set import Request, load_requests
+from anima.config import OpenAIPlannerConfig
 from anima.config.loading import load_config
 from anima.drivers.sim import SimDriver
 from anima.errors import PlanError
@@ -117,7 +118,10 @@ def judge_reply(
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     config = bench_config(load_config(args.config))
-    agent = dataclasses.replace(config.agent, stream=not args.no_stream)
+    # agent.planner's settings when it is the openai planner, else that planner's defaults
+    own = config.agent.planner
+    agent = own if isinstance(own, OpenAIPlannerConfig) else OpenAIPlannerConfig()
+    agent = dataclasses.replace(agent, stream=not args.no_stream)
     if args.mode:
         agent = dataclasses.replace(agent, mode=args.mode)
     runtime = Runtime(config, driver=SimDriver())  # never started: only its registry is used
@@ -126,7 +130,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     requests = interleaved([r for s in args.splits for r in load_requests(registry, s)])
     if args.limit:
         requests = requests[: args.limit]
-    planner = OpenAIPlanner.from_config(agent, registry)
+    planner = OpenAIPlanner.from_config(agent, registry, instructions=config.agent.instructions)
     results: list[Result] = []
     load_before = os.getloadavg()
     t_start = time.monotonic()
@@ -175,7 +179,10 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def summary(
-    results: list[Result], agent: Any, load_before: tuple[float, ...], seconds: float
+    results: list[Result],
+    agent: OpenAIPlannerConfig,
+    load_before: tuple[float, ...],
+    seconds: float,
 ) -> dict[str, Any]:
     outcomes = Counter(r.outcome for r in results)
     with_plan = [r for r in results if r.actions]
@@ -215,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("-c", "--config", required=True, help="YAML config naming the planner's server")
     p.add_argument("--split", default="dev", choices=("dev", "heldout", "both"))
-    p.add_argument("--mode", choices=("tools", "json"), help="override agent.mode")
+    p.add_argument("--mode", choices=("tools", "json"), help="override agent.planner.mode")
     p.add_argument("--no-stream", action="store_true", help="ask for one JSON body")
     p.add_argument("--limit", type=int, default=0, help="at most this many requests")
     p.add_argument("--max-seconds", type=float, default=180.0, help="no request starts after")

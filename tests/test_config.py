@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from anima.config import AnimaConfig, MotionConfig, from_dict, load_config
+from anima.config import AnimaConfig, MotionConfig, OpenAIPlannerConfig, from_dict, load_config
 from anima.errors import AnimaError, ConfigError
 
 
@@ -207,12 +207,17 @@ def test_settings_that_are_one_of_a_few_names_take_them_from_yaml_and_the_enviro
     a Literal before, could not be set from a file at all ("unsupported config type")."""
     from anima.choices import EchoCanceller, HumanoidType, PlannerMode, TurnGate
 
-    path = _yaml(tmp_path, "listen:\n  turn_gate: hold\n  echo: none\nagent:\n  mode: json\n")
+    path = _yaml(
+        tmp_path,
+        "listen:\n  turn_gate: hold\n  echo: none\nagent:\n  planner:\n    type: openai\n"
+        "    mode: json\n",
+    )
     cfg = load_config(path, env={"ANIMA_HUMANOID__TYPE": "sim"})
     assert cfg.listen.turn_gate is TurnGate.HOLD
     assert cfg.listen.turn_gate == "hold"
     assert cfg.listen.echo is EchoCanceller.NONE
-    assert cfg.agent.mode is PlannerMode.JSON
+    assert isinstance(cfg.agent.planner, OpenAIPlannerConfig)
+    assert cfg.agent.planner.mode is PlannerMode.JSON
     assert cfg.humanoid.type is HumanoidType.SIM
     assert json.loads(json.dumps({"type": cfg.humanoid.type})) == {"type": "sim"}
 

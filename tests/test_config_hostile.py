@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from anima.cli import app
-from anima.config import SerialDriverConfig, load_config
+from anima.config import OpenAIPlannerConfig, SerialDriverConfig, load_config
 from anima.config.loading import MAX_FILE_BYTES
 from anima.errors import ConfigError
 
@@ -149,6 +149,8 @@ def test_keys_that_are_not_strings_are_unknown_keys(tmp_path: Path) -> None:
 
 
 SERIAL_KEYS = {"driver.baud", "driver.write_timeout_s", "driver.reconnect_s"}
+# a setting of one type of a tagged section: that type, written after the key's line
+TYPED = {"driver": "serial", "agent.planner": "openai"}
 
 
 @pytest.mark.parametrize(
@@ -174,10 +176,11 @@ SERIAL_KEYS = {"driver.baud", "driver.write_timeout_s", "driver.reconnect_s"}
         ("behaviour.look_at_hold_s", "1e9", "must be ≤ 3600 s"),
         ("behaviour.gaze_smoothing_s", "1e9", "must be ≤ 10 s"),
         ("behaviour.gaze_head_share", ".nan", "must be a finite number, got nan"),
-        ("agent.max_history", "1000000000", "must be in [2, 10000]"),
-        ("agent.max_tokens", "0", "must be in [16, 32768], got 0"),
+        ("agent.planner.max_history", "1000000000", "must be in [2, 10000]"),
+        ("agent.planner.max_tokens", "0", "must be in [16, 32768], got 0"),
         ("agent.feedback_rounds", "1000000", "must be in [0, 100]"),
-        ("agent.timeout_s", "1e9", "must be ≤ 3600 s"),
+        ("agent.planner.timeout_s", "1e9", "must be ≤ 3600 s"),
+        ("agent.step_timeout_s", "1e9", "must be ≤ 3600 s"),
         ("humanoid.state_hz", "1e9", "must be ≤ 100 Hz"),
         ("web.updates_hz", "1e9", "must be ≤ 1000 Hz"),
         ("web.port", "1" + "0" * 100, "out of range"),
@@ -201,8 +204,9 @@ def test_an_absurd_value_names_file_line_and_key(
     *sections, leaf = key.split(".")
     text = "".join(f"{'  ' * i}{s}:\n" for i, s in enumerate(sections))
     text += f"{'  ' * len(sections)}{leaf}: {value}\n"
-    if key in SERIAL_KEYS:  # a setting of the serial driver's section, after the key's line
-        text += "  type: serial\n"
+    section = ".".join(sections)
+    if key in SERIAL_KEYS or section == "agent.planner":
+        text += f"{'  ' * len(sections)}type: {TYPED[section]}\n"
     path = write(tmp_path, text)
     message = refusal(path)
     assert message.startswith(f"{path}:{len(sections) + 1}: {key}")
@@ -245,11 +249,16 @@ def test_a_file_value_checked_with_another_names_the_file_line(tmp_path: Path) -
 
 
 def test_exponent_numbers_are_numbers_for_float_fields(tmp_path: Path) -> None:
-    path = write(tmp_path, "motion:\n  rate_hz: 1e2\n  blend_s: 1e-50\nagent:\n  model: 1e3\n")
+    path = write(
+        tmp_path,
+        "motion:\n  rate_hz: 1e2\n  blend_s: 1e-50\n"
+        "agent:\n  planner:\n    type: openai\n    model: 1e3\n",
+    )
     cfg = load_config(path, env={})
     assert cfg.motion.rate_hz == 100.0
     assert cfg.motion.blend_s == 1e-50
-    assert cfg.agent.model == "1e3"  # a string field keeps the text
+    assert isinstance(cfg.agent.planner, OpenAIPlannerConfig)
+    assert cfg.agent.planner.model == "1e3"  # a string field keeps the text
     env = {"ANIMA_MOTION__RATE_HZ": "1e3", "ANIMA_MOTION__STOP_S": "1E-50"}
     cfg = load_config(env=env)
     assert cfg.motion.rate_hz == 1000.0
@@ -261,13 +270,15 @@ def test_a_string_field_takes_the_variable_as_it_is() -> None:
         "ANIMA_WEB__HOST": "::",  # YAML would read a mapping {":": None}
         "ANIMA_WEB__TOKEN": "s3cr3t: [x]",
         "ANIMA_AGENT__INSTRUCTIONS": "- be brief\n- be kind",
-        "ANIMA_AGENT__MODEL": "007",
+        "ANIMA_AGENT__PLANNER__TYPE": "openai",
+        "ANIMA_AGENT__PLANNER__MODEL": "007",
     }
     cfg = load_config(env=env)
     assert cfg.web.host == "::"
     assert cfg.web.token == "s3cr3t: [x]"
     assert cfg.agent.instructions == "- be brief\n- be kind"
-    assert cfg.agent.model == "007"
+    assert isinstance(cfg.agent.planner, OpenAIPlannerConfig)
+    assert cfg.agent.planner.model == "007"
 
 
 def test_null_clears_an_optional_field_from_the_environment(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def build(
         ears = "no audio (wake and ask over MQTT or the console)"
         if conversation.listener is not None:
             ears = conversation.listener.source.name
-        say(f"anima agent: {cfg.agent.planner} planner, listening to {ears}")
+        say(f"anima agent: {cfg.agent.planner.type} planner, listening to {ears}")
     if doors:
         from anima.frontdoors.registry import DOORS
 

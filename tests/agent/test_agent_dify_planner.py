@@ -12,7 +12,7 @@ import pytest
 from anima.agent.planners import APOLOGY, create_planner
 from anima.agent.planners.dify import DifyPlanner
 from anima.agent.vocabulary import builtin_registry
-from anima.config import AgentConfig
+from anima.config import AgentConfig, DifyPlannerConfig
 from anima.events import CommandRejected, Event, EventHub
 from anima.testing.llm import Scripted, ScriptedDifyServer
 
@@ -39,10 +39,9 @@ def test_conversation_id_is_kept_and_reset(
         Scripted.dify(_answer("Hello, who are you?", [])),
     )
     cfg = AgentConfig(
-        planner="dify",
-        base_url=server.base_url,
-        api_key_env="TEST_DIFY_KEY",
-        dify_user="robot-7",
+        planner=DifyPlannerConfig(
+            base_url=server.base_url, api_key_env="TEST_DIFY_KEY", user="robot-7"
+        )
     )
     planner = create_planner(cfg, builtin_registry())
     assert isinstance(planner, DifyPlanner)

@@ -14,7 +14,7 @@ from anima.agent.plan import parse_plan
 from anima.agent.planners import APOLOGY, create_planner
 from anima.agent.planners.openai import SUPERSEDED, OpenAIPlanner, action_string
 from anima.agent.vocabulary import builtin_registry
-from anima.config import AgentConfig
+from anima.config import AgentConfig, OpenAIPlannerConfig
 from anima.errors import PlannerError
 from anima.events import EventHub
 from anima.runtime import Runtime
@@ -39,7 +39,9 @@ def test_tool_calls_become_action_strings(
         )
     )
     cfg = AgentConfig(
-        planner="openai", base_url=server.base_url, model="m1", api_key_env="TEST_LLM_KEY"
+        planner=OpenAIPlannerConfig(
+            base_url=server.base_url, model="m1", api_key_env="TEST_LLM_KEY"
+        )
     )
     planner = create_planner(cfg, builtin_registry(animations=["nod"]))
     try:
@@ -81,7 +83,9 @@ def test_tool_calls_become_action_strings(
 def test_agent_max_tokens_bounds_every_reply(server: ScriptedOpenAIServer) -> None:
     """A small model in JSON mode wrote until its context was full without it (docs/agent.md)."""
     server.push(Scripted.json_reply("Hi.", []))
-    cfg = AgentConfig(planner="openai", base_url=server.base_url, mode="json", max_tokens=64)
+    cfg = AgentConfig(
+        planner=OpenAIPlannerConfig(base_url=server.base_url, mode="json", max_tokens=64)
+    )
     planner = create_planner(cfg, builtin_registry())
     try:
         assert planner.plan("hello").response == "Hi."

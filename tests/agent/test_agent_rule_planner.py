@@ -168,7 +168,7 @@ def test_the_planner_registry_builds_from_config() -> None:
     assert set(PLANNERS.names) == set(PLANNER_TYPES)  # the config's names, made by the registry
     planner = create_planner(AgentConfig(), reg)
     assert planner.name == "rules"
-    with pytest.raises(ConfigError, match=r"agent\.planner must be one of"):
+    with pytest.raises(ConfigError, match=r"agent\.planner\.type must be one of"):
         AgentConfig(planner="magic")
 
 

@@ -69,7 +69,7 @@ def build_conversation(
 
         listen = config.listen
         whisper = _hears_whisper(listen)
-        if cfg.planner != "rules" and not whisper:
+        if cfg.planner.type != "rules" and not whisper:
             # pocketsphinx's open-vocabulary model for an LLM (a grammar would force every
             # request into a known phrase); asr_mode means nothing to whisper, open already
             listen = dataclasses.replace(listen, asr_mode=AsrMode.LM)

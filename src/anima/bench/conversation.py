@@ -248,6 +248,6 @@ def _engines(bench: Harness) -> dict[str, str]:
     return {
         "asr": type(listener.recognizer).__name__ if listener is not None else "none",
         "wake": type(spotter).__name__ if spotter is not None else "none",
-        "planner": cfg.agent.planner,
+        "planner": cfg.agent.planner.type,
         "robot voice": speech.engines[0].name if speech is not None and speech.engines else "none",
     }

@@ -84,10 +84,12 @@ def _config(folder: Path, broker: BrokerAddress, planner_url: str) -> Path:
         "web": {"port": free_port()},
         "humanoid": {"type": "sim", "sim_port": free_port()},
         "agent": {
-            "planner": "openai",
-            "base_url": planner_url,
-            "mode": "json",
-            "timeout_s": 10.0,
+            "planner": {
+                "type": "openai",
+                "base_url": planner_url,
+                "mode": "json",
+                "timeout_s": 10.0,
+            },
             "audio_in": "none",
         },
         "speech": {"audio_out": "null"},

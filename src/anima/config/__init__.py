@@ -12,9 +12,15 @@ out-of-bounds values are one-line errors naming the key, where it came from (``a
 """
 
 from anima.config.body_language import BodyLanguageConfig
+from anima.config.bounds import ENV_PREFIX
 from anima.config.loading import from_dict, load_config, with_changes
+from anima.config.planner import (
+    DifyPlannerConfig,
+    OpenAIPlannerConfig,
+    PlannerConfig,
+    RulesPlannerConfig,
+)
 from anima.config.sections import (
-    ENV_PREFIX,
     PLANNER_TYPES,
     AgentConfig,
     AnimaConfig,
@@ -46,11 +52,15 @@ __all__ = [
     "BodyConfig",
     "BodyLanguageConfig",
     "BreathingConfig",
+    "DifyPlannerConfig",
     "DriverConfig",
     "HumanoidConfig",
     "ListenConfig",
     "MotionConfig",
     "MqttConfig",
+    "OpenAIPlannerConfig",
+    "PlannerConfig",
+    "RulesPlannerConfig",
     "SerialDriverConfig",
     "ServeConfig",
     "SimDriverConfig",

@@ -10,6 +10,8 @@ import math
 
 from anima.errors import ConfigError
 
+ENV_PREFIX = "ANIMA_"  # the environment variables read as config keys start with this
+
 
 def positive(section: str, **values: float) -> None:
     """Finite numbers > 0."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import logging
 import math
 import os
 import re
@@ -19,12 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
+from anima.config.bounds import ENV_PREFIX
 from anima.config.files import FileRefusedError, excerpt, read_text
-from anima.config.sections import ENV_PREFIX, AnimaConfig
+from anima.config.planner import MOVED_KEYS, PLANNER_CONFIGS
+from anima.config.sections import AnimaConfig
 from anima.config.yaml_text import load_scalar_or_yaml, load_yaml
 from anima.errors import ConfigError
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 1024 * 1024  # a config file is a few KB; this is far past any real one
 # YAML 1.1 (PyYAML) reads 1e3 and 1e-50 as strings: its float needs a dot. For a float field,
 # a string that is a number in YAML 1.2's sense is that number.
@@ -67,7 +71,41 @@ def load_config(
         source = str(p)
         origins = {key: f"{p}:{line}" for key, line in lines.items()}
     _merge_env(data, os.environ if env is None else env, origins)
+    _move_planner_keys(data, origins)
     return from_dict(AnimaConfig, data, source, origins=origins)
+
+
+def _move_planner_keys(data: dict[str, Any], origins: dict[str, str]) -> None:
+    """The flat ``agent.base_url``, ``agent.model``, … of before → ``agent.planner.…``, with a
+    warning naming the new key; a key the chosen planner has no use for is dropped, said so."""
+    agent = data.get("agent")
+    if not isinstance(agent, dict):
+        return
+    moved = [k for k in MOVED_KEYS if k in agent]
+    if not moved:
+        return
+    planner = agent.get("planner", "rules")
+    if isinstance(planner, _EnvValue):
+        planner = load_scalar_or_yaml(planner.raw, f"environment {planner.name}")
+    if isinstance(planner, str):
+        planner = {"type": planner}
+    if not isinstance(planner, dict):
+        return  # not a section: from_dict says so
+    tag = planner.get("type", "rules")
+    tag = tag.raw if isinstance(tag, _EnvValue) else tag
+    own = PLANNER_CONFIGS.get(tag) if isinstance(tag, str) else None
+    names = {f.name for f in dataclasses.fields(own)} if own is not None else set()
+    for old in moved:
+        new = MOVED_KEYS[old]
+        value = agent.pop(old)
+        where = origins.pop(f"agent.{old}", "config")
+        if own is not None and new not in names:
+            log.warning("%s: agent.%s is not a setting of the %s planner: ignored", where, old, tag)
+            continue
+        log.warning("%s: agent.%s is now agent.planner.%s", where, old, new)
+        planner.setdefault(new, value)  # the new key, when both are given, wins
+        origins.setdefault(f"agent.planner.{new}", where)
+    agent["planner"] = planner
 
 
 def with_changes(
@@ -253,6 +291,8 @@ def _tagged(
 ) -> Any:
     """A section with one dataclass per ``type`` (``driver``): the one its ``type`` names
     (the first when none is given); a key of another type's is refused by name."""
+    if isinstance(value, str):  # its type's name alone: that type with its defaults
+        value = {"type": value}
     if not isinstance(value, Mapping):
         raise ConfigError(f"{source}: {key} must be a mapping, got {excerpt(value)}", key=key)
     by_tag = {_tag(m): m for m in members}

@@ -10,15 +10,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from anima.choices import EmbeddedBroker, HumanoidType, PlannerMode, PlannerType, checked
+from anima.choices import EmbeddedBroker, HumanoidType, PlannerType, checked
 from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import count, positive, rate, seconds
+from anima.config.planner import PlannerConfig, RulesPlannerConfig, planner_config
 from anima.config.speech import SpeechConfig
 from anima.errors import ConfigError
 from anima.listening.config import ListenConfig
 from anima.listening.registry import check_audio_in
-
-ENV_PREFIX = "ANIMA_"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -274,28 +273,16 @@ MAX_NAME = 60  # characters of agent.name: a name, not a sentence
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
     enabled: bool = False  # run the voice agent inside (anima serve --agent turns it on)
-    planner: PlannerType = PlannerType.RULES  # rules (offline) | openai | dify (a PlannerType)
+    # which planner decides what the robot does, with its own settings: rules (offline) |
+    # openai | dify (anima.config.planner; a name alone is that planner's defaults)
+    planner: PlannerConfig = field(default_factory=RulesPlannerConfig)
     name: str = "Anima"  # what the robot calls itself ("what's your name?")
-    base_url: str = (
-        "http://127.0.0.1:11434/v1"  # openai: …/v1 of Ollama, llama.cpp, vLLM; dify: …/v1
-    )
-    model: str = "llama3.2"  # openai: the model name the server knows
-    api_key_env: str | None = None  # variable holding the key; None: OPENAI_API_KEY / DIFY_API_KEY
-    mode: PlannerMode = PlannerMode.TOOLS  # openai: tool calls → actions, or the seed's JSON
-    timeout_s: float = 20.0  # one planner request, seconds: then a spoken apology, no motion
-    temperature: float = 0.2  # openai: low, so plans are repeatable
-    # openai: the longest reply asked for, in tokens (a plan and a few sentences take ~50-300);
-    # without it a small model in JSON mode wrote until its context was full, past timeout_s
-    max_tokens: int = 512
-    max_history: int = 40  # openai: conversation messages kept (the system prompt is extra)
     instructions: str = ""  # extra system-prompt text: the robot's persona, house rules
-    dify_user: str = "anima"  # dify: the end-user id sent with every query
     user_actions: str | None = None  # module whose register(registry) adds your own actions
     locale: str = "en-US"  # what say() speaks in
     step_timeout_s: float = 60.0  # longest wait for one action's completion event
     stop_on_failure: bool = True  # a failed step cancels the rest of its plan
     feedback_rounds: int = 3  # robot feedback → planner → new plan, at most this often per request
-    stream: bool = True  # openai: stream replies (SSE), speak the first sentence as it arrives
     acknowledge_wake: bool = True  # glance at the person when the wake is heard
     # the conversation's phase (anima.agent.presence): engaged this long after the last turn
     # becomes idle; idle this long becomes sleeping (null: never sleeps); only the wake word,
@@ -308,27 +295,11 @@ class AgentConfig:
 
     def __post_init__(self) -> None:
         check_audio_in(self.audio_in)
-        object.__setattr__(self, "planner", checked(PlannerType, self.planner, "agent.planner"))
-        object.__setattr__(self, "mode", checked(PlannerMode, self.mode, "agent.mode"))
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"agent.base_url must be an http(s) URL, got {self.base_url!r}")
-        env = self.api_key_env
-        if env is not None and (not env or env.startswith(ENV_PREFIX)):
-            # ANIMA_* variables are read as config keys: a key there would be an unknown key
-            raise ConfigError(
-                f"agent.api_key_env must be a variable name not starting with "
-                f"{ENV_PREFIX}, got {env!r}"
-            )
-        # a person waits for the answer: an hour is past any wait that means something
-        seconds("agent", 3600, timeout_s=self.timeout_s, step_timeout_s=self.step_timeout_s)
+        object.__setattr__(self, "planner", planner_config(self.planner))
+        seconds("agent", 3600, step_timeout_s=self.step_timeout_s)
         seconds("agent", 86_400, engaged_s=self.engaged_s)
         if self.sleep_after_s is not None:
             seconds("agent", 86_400, sleep_after_s=self.sleep_after_s)
-        if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
-            raise ConfigError(f"agent.temperature must be in [0, 2], got {self.temperature}")
-        # every message is sent with each request: 10,000 is past any model's context
-        count("agent", 2, 10_000, max_history=self.max_history)
-        count("agent", 16, 32_768, max_tokens=self.max_tokens)
         count("agent", 0, 100, feedback_rounds=self.feedback_rounds)  # each is a request
         if len(self.instructions) > 100_000:  # sent with every request
             raise ConfigError(

@@ -147,7 +147,9 @@ def test_commands_sent_during_a_3_s_cut_are_all_answered_after_the_reconnect(
             assert "unknown animation 'no_such_move'" in bad.json()["reason"]
             # estop: carried out
             wait_until(lambda: runtime.engine.state().estopped, 3, "the queued estop")
-            # nod reached the runtime: played (then cut by the estop), or flushed by it
+            # nod reached the runtime: played (then cut by the estop), flushed by it, or — the
+            # estop being a system command that overtakes the ordered lane when the backlog
+            # arrives in one burst — refused because the estop was already applied
             answers: list[str] = []
 
             def nod_answered() -> bool:
@@ -160,7 +162,12 @@ def test_commands_sent_during_a_3_s_cut_are_all_answered_after_the_reconnect(
                 return bool(answers)
 
             wait_until(nod_answered, 3, "nod answered")
-            assert answers[0] in ("done", "estop", "flushed by an emergency stop"), answers
+            assert answers[0] in (
+                "done",
+                "estop",
+                "flushed by an emergency stop",
+                "'nod' refused: emergency stop is active (reset to resume)",
+            ), answers
             assert door.connects == 2
             # the outage: the cut, plus up to two attempts at the 2 s backoff cap after it
             assert CUT_S - 0.5 < door.last_outage_s < CUT_S + 4.5

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from anima.events import Publisher
 
 PLANNERS = Registry(
-    "agent.planner",
+    "agent.planner.type",
     {
         "rules": "anima.agent.planners.makers:make_rules",
         "openai": "anima.agent.planners.makers:make_openai",
@@ -38,7 +38,7 @@ def create_planner(
     """The planner ``config.planner`` names; ``events`` receives its error events.
     ``wake_phrase`` is the listener's (``listen.wake_phrase``): the rule planner ignores it in
     front of a command ("hey robot, wave")."""
-    factory = PLANNERS.load(config.planner)
+    factory = PLANNERS.load(config.planner.type)
     planner: Planner = factory(config, registry, events, wake_phrase)
     return planner
 

@@ -29,7 +29,7 @@ from anima.errors import PlannerError
 from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
-    from anima.config import AgentConfig
+    from anima.config import DifyPlannerConfig
     from anima.events import Publisher
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,9 @@ class DifyPlanner:
     ) -> None:
         """``base_url`` is the app's API base (``https://api.dify.ai/v1``); no network here."""
         if not api_key:
-            log.warning("dify planner: no API key (agent.api_key_env): requests will be refused")
+            log.warning(
+                "dify planner: no API key (agent.planner.api_key_env): requests will be refused"
+            )
         self.url = base_url.rstrip("/") + "/chat-messages"
         self.user = user
         self.timeout_s = timeout_s
@@ -64,12 +66,15 @@ class DifyPlanner:
         self._inflight = InflightCall(self.name)
 
     @classmethod
-    def from_config(cls, config: AgentConfig, events: Publisher | None = None) -> DifyPlanner:
+    def from_config(
+        cls, settings: DifyPlannerConfig, events: Publisher | None = None
+    ) -> DifyPlanner:
+        """The planner ``agent.planner`` (type dify) describes."""
         return cls(
-            base_url=config.base_url,
-            api_key=api_key(config.api_key_env, "DIFY_API_KEY"),
-            user=config.dify_user,
-            timeout_s=config.timeout_s,
+            base_url=settings.base_url,
+            api_key=api_key(settings.api_key_env, "DIFY_API_KEY"),
+            user=settings.user,
+            timeout_s=settings.timeout_s,
             events=events,
         )
 

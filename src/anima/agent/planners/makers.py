@@ -25,13 +25,21 @@ def make_openai(
     config: AgentConfig, registry: ActionRegistry, events: Publisher | None, wake_phrase: str
 ) -> Planner:
     from anima.agent.planners.openai import OpenAIPlanner
+    from anima.config import OpenAIPlannerConfig
 
-    return OpenAIPlanner.from_config(config, registry, events)
+    settings = config.planner
+    assert isinstance(settings, OpenAIPlannerConfig)  # PLANNERS is looked up by its type
+    return OpenAIPlanner.from_config(
+        settings, registry, instructions=config.instructions, events=events
+    )
 
 
 def make_dify(
     config: AgentConfig, registry: ActionRegistry, events: Publisher | None, wake_phrase: str
 ) -> Planner:
     from anima.agent.planners.dify import DifyPlanner
+    from anima.config import DifyPlannerConfig
 
-    return DifyPlanner.from_config(config, events)
+    settings = config.planner
+    assert isinstance(settings, DifyPlannerConfig)  # PLANNERS is looked up by its type
+    return DifyPlanner.from_config(settings, events)

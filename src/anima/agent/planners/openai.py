@@ -59,7 +59,7 @@ from anima.errors import ConfigError, PlannerError
 from anima.wire.jsontypes import JsonDict, JsonObject, JsonValue
 
 if TYPE_CHECKING:
-    from anima.config import AgentConfig
+    from anima.config import OpenAIPlannerConfig
     from anima.events import Publisher
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class OpenAIPlanner:
         """No network here: the first request opens the connection. ``stream``: ask for a
         streamed reply when the caller gives a sink."""
         if mode not in ("tools", "json"):
-            raise ConfigError(f"agent.mode must be tools or json, got {mode!r}")
+            raise ConfigError(f"agent.planner.mode must be tools or json, got {mode!r}")
         self.registry = registry
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
@@ -116,21 +116,27 @@ class OpenAIPlanner:
 
     @classmethod
     def from_config(
-        cls, config: AgentConfig, registry: ActionRegistry, events: Publisher | None = None
+        cls,
+        settings: OpenAIPlannerConfig,
+        registry: ActionRegistry,
+        *,
+        instructions: str = "",
+        events: Publisher | None = None,
     ) -> OpenAIPlanner:
+        """The planner ``agent.planner`` (type openai) describes."""
         return cls(
             registry,
-            base_url=config.base_url,
-            model=config.model,
-            api_key=api_key(config.api_key_env, "OPENAI_API_KEY"),
-            mode=config.mode,
-            timeout_s=config.timeout_s,
-            temperature=config.temperature,
-            max_tokens=getattr(config, "max_tokens", 512),
-            max_history=config.max_history,
-            instructions=config.instructions,
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key=api_key(settings.api_key_env, "OPENAI_API_KEY"),
+            mode=settings.mode,
+            timeout_s=settings.timeout_s,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            max_history=settings.max_history,
+            instructions=instructions,
             events=events,
-            stream=getattr(config, "stream", True),
+            stream=settings.stream,
         )
 
     @property

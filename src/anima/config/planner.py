@@ -1,0 +1,130 @@
+"""``agent.planner``: one dataclass per planner ``type``, each with only its own settings.
+
+``agent.planner: openai`` (a name) is the ``openai`` section with its defaults; a mapping sets
+them (``agent.planner: {type: openai, model: qwen2.5}``). The flat keys of before
+(``agent.base_url``, ``agent.model``, …) are moved here when a file is loaded
+(:data:`MOVED_KEYS`), with a warning naming the new key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from anima.choices import PlannerMode, PlannerType, checked
+from anima.config.bounds import ENV_PREFIX, count, seconds
+from anima.errors import ConfigError
+
+SECTION = "agent.planner"
+
+
+def _url(value: str) -> None:
+    if not value.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{SECTION}.base_url must be an http(s) URL, got {value!r}", key=f"{SECTION}.base_url"
+        )
+
+
+def _key_env(value: str | None) -> None:
+    if value is not None and (not value or value.startswith(ENV_PREFIX)):
+        # ANIMA_* variables are read as config keys: a key there would be an unknown key
+        raise ConfigError(
+            f"{SECTION}.api_key_env must be a variable name not starting with "
+            f"{ENV_PREFIX}, got {value!r}",
+            key=f"{SECTION}.api_key_env",
+        )
+
+
+def _timeout(value: float) -> None:
+    # a person waits for the answer: an hour is past any wait that means something
+    seconds(SECTION, 3600, timeout_s=value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RulesPlannerConfig:
+    """``agent.planner: rules``: offline, from the actions' phrases (the default)."""
+
+    type: Literal["rules"] = "rules"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAIPlannerConfig:
+    """``agent.planner: openai``: an OpenAI-compatible server (Ollama, llama.cpp, vLLM, …)."""
+
+    type: Literal["openai"] = "openai"
+    base_url: str = "http://127.0.0.1:11434/v1"  # the server's …/v1 (this default: Ollama's)
+    model: str = "llama3.2"  # the model name the server knows
+    api_key_env: str | None = None  # variable holding the key; None: OPENAI_API_KEY
+    mode: PlannerMode = PlannerMode.TOOLS  # tool calls → actions, or the seed's JSON reply
+    timeout_s: float = 20.0  # one request, seconds: then a spoken apology, no motion
+    temperature: float = 0.2  # low, so plans are repeatable
+    # the longest reply asked for, in tokens (a plan and a few sentences take ~50-300);
+    # without it a small model in JSON mode wrote until its context was full, past timeout_s
+    max_tokens: int = 512
+    max_history: int = 40  # conversation messages kept (the system prompt is extra)
+    stream: bool = True  # stream replies (SSE), speak the first sentence as it arrives
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", checked(PlannerMode, self.mode, f"{SECTION}.mode"))
+        _url(self.base_url)
+        _key_env(self.api_key_env)
+        _timeout(self.timeout_s)
+        if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
+            raise ConfigError(
+                f"{SECTION}.temperature must be in [0, 2], got {self.temperature}",
+                key=f"{SECTION}.temperature",
+            )
+        # every message is sent with each request: 10,000 is past any model's context
+        count(SECTION, 2, 10_000, max_history=self.max_history)
+        count(SECTION, 16, 32_768, max_tokens=self.max_tokens)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DifyPlannerConfig:
+    """``agent.planner: dify``: a Dify app's chat API (its streaming blocks, its conversation)."""
+
+    type: Literal["dify"] = "dify"
+    base_url: str = "http://127.0.0.1/v1"  # the app's API: self-hosted …/v1, or Dify Cloud's
+    api_key_env: str | None = None  # variable holding the app's key; None: DIFY_API_KEY
+    user: str = "anima"  # the end-user id sent with every query
+    timeout_s: float = 20.0  # one request, seconds: then a spoken apology, no motion
+
+    def __post_init__(self) -> None:
+        _url(self.base_url)
+        _key_env(self.api_key_env)
+        _timeout(self.timeout_s)
+        if not self.user.strip() or len(self.user) > 255:
+            raise ConfigError(
+                f"{SECTION}.user must be 1 to 255 characters, got {self.user[:60]!r}",
+                key=f"{SECTION}.user",
+            )
+
+
+PlannerConfig = RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig
+PLANNER_CONFIGS: dict[str, type[PlannerConfig]] = {
+    PlannerType.RULES: RulesPlannerConfig,
+    PlannerType.OPENAI: OpenAIPlannerConfig,
+    PlannerType.DIFY: DifyPlannerConfig,
+}
+
+# the flat agent keys of before → their key in agent.planner (moved when a file is loaded)
+MOVED_KEYS: dict[str, str] = {
+    "base_url": "base_url",
+    "model": "model",
+    "api_key_env": "api_key_env",
+    "mode": "mode",
+    "timeout_s": "timeout_s",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "max_history": "max_history",
+    "stream": "stream",
+    "dify_user": "user",
+}
+
+
+def planner_config(value: object) -> PlannerConfig:
+    """``value`` when it is a planner section; a planner's name (``"openai"``) → its defaults."""
+    if isinstance(value, RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig):
+        return value
+    return PLANNER_CONFIGS[checked(PlannerType, value, f"{SECTION}.type")]()

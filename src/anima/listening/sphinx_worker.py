@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from anima.errors import MissingDependencyError, SpeechError
+from anima.wire.jsontypes import JsonObject
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,10 @@ class SphinxWorker:
 
     def known(self, words: list[str]) -> list[bool]:
         """Whether the dictionary has each word."""
-        return [bool(k) for k in self._call({"op": "known", "words": words})["known"]]
+        known = self._call({"op": "known", "words": words}).get("known")
+        if not isinstance(known, list) or len(known) != len(words):
+            raise SpeechError(f"pocketsphinx worker: 'known' answered {str(known)[:60]}")
+        return [bool(k) for k in known]
 
     def add_jsgf(self, name: str, text: str) -> None:
         """Add a JSGF grammar search; ``ValueError`` when it does not parse."""
@@ -116,16 +120,20 @@ class SphinxWorker:
 
     def feed(self, pcm: bytes) -> Hypothesis:
         """Decode int16 audio (any length: sent in pieces of :data:`FEED_SAMPLES`)."""
-        reply: dict[str, Any] = {"hyp": None, "end_frame": None}
+        reply: JsonObject = {"hyp": None, "end_frame": None}
         step = 2 * FEED_SAMPLES
         for begin in range(0, len(pcm), step):
             reply = self._call({"op": "feed"}, pcm[begin : begin + step])
-        return Hypothesis(reply["hyp"], reply["end_frame"])
+        hyp, end = reply.get("hyp"), reply.get("end_frame")
+        return Hypothesis(
+            hyp if isinstance(hyp, str) else None,
+            end if isinstance(end, int) and not isinstance(end, bool) else None,
+        )
 
     def end_utt(self) -> str | None:
         """End the utterance; its final text (None when nothing was recognized)."""
-        hyp: str | None = self._call({"op": "end"})["hyp"]
-        return hyp
+        hyp = self._call({"op": "end"}).get("hyp")
+        return hyp if isinstance(hyp, str) else None
 
     def close(self, timeout: float = 2.0) -> None:
         """End the child: close its stdin, wait, kill it if it does not go."""
@@ -142,8 +150,8 @@ class SphinxWorker:
 
     # ------------------------------------------------------------------ the wire
     def _call(
-        self, request: dict[str, Any], audio: bytes = b"", *, timeout: float = CALL_TIMEOUT_S
-    ) -> dict[str, Any]:
+        self, request: JsonObject, audio: bytes = b"", *, timeout: float = CALL_TIMEOUT_S
+    ) -> JsonObject:
         process = self._process
         assert process.stdin is not None
         assert process.stdout is not None
@@ -156,6 +164,9 @@ class SphinxWorker:
             self.close(0.5)
             state = f"exited with code {code}" if code is not None else "stopped"
             raise SpeechError(f"pocketsphinx worker {state} during {op!r}: {exc}") from exc
+        if not isinstance(reply, dict):
+            self.close(0.5)
+            raise SpeechError(f"pocketsphinx worker answered {op!r} with {str(reply)[:60]}")
         if not reply.get("ok"):
             error, kind = str(reply.get("error", "?")), reply.get("kind")
             if kind == "value":
@@ -163,7 +174,7 @@ class SphinxWorker:
             if kind == "missing":
                 raise MissingDependencyError("pocketsphinx", "listen")
             raise SpeechError(f"pocketsphinx worker: {op!r} failed: {error}")
-        return dict(reply)
+        return reply
 
 
 def still_running(worker: SphinxWorker | None, owner: str) -> bool:
@@ -233,7 +244,9 @@ def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
         write_message(replies, json.dumps(reply).encode() + b"\n")
 
 
-def _handle(decoder: Any, request: dict[str, Any], audio: bytes) -> tuple[Any, dict[str, Any]]:
+def _handle(decoder: Any, request: Any, audio: bytes) -> tuple[Any, JsonObject]:
+    """One request (the parent's JSON, as :meth:`SphinxWorker._call` wrote it) → the decoder
+    (made by ``open``) and the reply."""
     op = request["op"]
     if op == "open":
         if request.get("v") != VERSION:

@@ -15,10 +15,12 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from anima.agent.planners.base import ReplySink
 from anima.errors import PlannerError
+from anima.wire.jsontypes import JsonDict, JsonObject
 
 MAX_TOOL_CALLS = 50  # a plan has at most this many steps (plan.MAX_STEPS): more is refused
 
@@ -192,6 +194,19 @@ class JsonReplyReader:
                 self._sink.words(sentence)
 
 
+@dataclass
+class _ToolCall:
+    """One tool call as its deltas arrive: its id, and its name and arguments in pieces."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+    def message(self) -> JsonObject:
+        function = {"name": self.name, "arguments": self.arguments}
+        return {"id": self.id, "type": "function", "function": function}
+
+
 class ChatStream:
     """The events of one OpenAI chat-completion stream → one assistant message (as the
     non-streamed answer has it), with the words handed on as they arrive."""
@@ -203,7 +218,7 @@ class ChatStream:
         self._json = JsonReplyReader(sink, plan_text) if mode == "json" else None
         self._sentences = Sentences()
         self._content: list[str] = []
-        self._calls: dict[int, dict[str, Any]] = {}
+        self._calls: dict[int, _ToolCall] = {}
         self._events = 0
 
     def event(self, data: Any) -> None:
@@ -230,11 +245,11 @@ class ChatStream:
         if calls:
             self._tool_deltas(calls)
 
-    def message(self) -> dict[str, Any]:
+    def message(self) -> JsonObject:
         """The assembled assistant message: content and tool calls, for the usual checks."""
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content)}
+        message: JsonDict = {"role": "assistant", "content": "".join(self._content)}
         if self._calls:
-            message["tool_calls"] = [self._calls[i] for i in sorted(self._calls)]
+            message["tool_calls"] = [self._calls[i].message() for i in sorted(self._calls)]
         return {"choices": [{"message": message}]}
 
     def finish(self, actions: list[str]) -> None:
@@ -265,17 +280,19 @@ class ChatStream:
                     f"malformed stream: tool call index {str(index)[:20]} "
                     f"(at most {MAX_TOOL_CALLS} calls)"
                 )
-            call = self._calls.setdefault(
-                index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
-            )
+            call = self._calls.setdefault(index, _ToolCall())
             if isinstance(delta.get("id"), str):
-                call["id"] = delta["id"]
+                call.id = delta["id"]
             function = delta.get("function") or {}
             if not isinstance(function, dict):
                 raise PlannerError(f"malformed stream: a tool call in event {self._events}")
-            for key in ("name", "arguments"):
-                part = function.get(key)
-                if isinstance(part, str):
-                    call["function"][key] += part
-                elif isinstance(part, dict):  # some servers send the arguments as an object
-                    call["function"][key] = json.dumps(part)
+            name = function.get("name")
+            if isinstance(name, str):
+                call.name += name
+            elif isinstance(name, dict):
+                call.name = json.dumps(name)
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                call.arguments += arguments
+            elif isinstance(arguments, dict):  # some servers send the arguments as an object
+                call.arguments = json.dumps(arguments)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Literal, TypedDict
 
 from anima.agent.understanding.words import number_at
 
@@ -42,7 +42,21 @@ class Modifiers:
         return any(v is not None for v in (self.seconds, self.steps, self.metres, self.degrees))
 
 
-UNITS: dict[str, tuple[str, float]] = {
+class Found(TypedDict, total=False):
+    """What one modifier's words give: :class:`Modifiers`'s fields, those the words named."""
+
+    count: int
+    seconds: float
+    steps: float
+    metres: float
+    degrees: float
+    amount: Amount
+    pace: Pace
+    roughly: bool
+
+
+Measure = Literal["seconds", "steps", "metres", "degrees"]  # what a unit measures
+UNITS: dict[str, tuple[Measure, float]] = {
     "second": ("seconds", 1.0),
     "seconds": ("seconds", 1.0),
     "sec": ("seconds", 1.0),
@@ -69,44 +83,44 @@ _TIMES = ("times", "time")
 _PLURAL_UNITS = frozenset({"seconds", "second", "steps", "meters", "metres"})
 
 # whole word sequences, longest first where one is the start of another
-_FIXED: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = tuple(
-    (tuple(words.split()), value)
-    for words, value in (
-        ("one more time", {"count": 1}),
-        ("a couple of times", {"count": 2}),
-        ("a couple times", {"count": 2}),
-        ("a few times", {"count": 3}),
-        ("once", {"count": 1}),
-        ("twice", {"count": 2}),
-        ("thrice", {"count": 3}),
-        ("again", {}),
-        ("for a moment", {"seconds": 2.0, "roughly": True}),
-        ("a moment", {"seconds": 2.0, "roughly": True}),
-        ("for a while", {"amount": Amount.LARGE}),
-        ("for a bit", {"amount": Amount.SMALL}),
-        ("a couple of steps", {"steps": 2.0}),
-        ("a few steps", {"steps": 3.0}),
-        ("just a little bit", {"amount": Amount.SMALL}),
-        ("just a little", {"amount": Amount.SMALL}),
-        ("just a bit", {"amount": Amount.SMALL}),
-        ("a little bit", {"amount": Amount.SMALL}),
-        ("a tiny bit", {"amount": Amount.SMALL}),
-        ("a little", {"amount": Amount.SMALL}),
-        ("a bit", {"amount": Amount.SMALL}),
-        ("a tad", {"amount": Amount.SMALL}),
-        ("slightly", {"amount": Amount.SMALL}),
-        ("a lot", {"amount": Amount.LARGE}),
-        ("a long way", {"amount": Amount.LARGE}),
-        ("far", {"amount": Amount.LARGE}),
-        ("slowly", {"pace": Pace.SLOW}),
-        ("slow", {"pace": Pace.SLOW}),
-        ("gently", {"pace": Pace.SLOW}),
-        ("carefully", {"pace": Pace.SLOW}),
-        ("quickly", {"pace": Pace.FAST}),
-        ("quick", {"pace": Pace.FAST}),
-        ("fast", {"pace": Pace.FAST}),
-        ("faster", {"pace": Pace.FAST}),
-    )
+_FIXED_WORDS: tuple[tuple[str, Found], ...] = (
+    ("one more time", {"count": 1}),
+    ("a couple of times", {"count": 2}),
+    ("a couple times", {"count": 2}),
+    ("a few times", {"count": 3}),
+    ("once", {"count": 1}),
+    ("twice", {"count": 2}),
+    ("thrice", {"count": 3}),
+    ("again", {}),
+    ("for a moment", {"seconds": 2.0, "roughly": True}),
+    ("a moment", {"seconds": 2.0, "roughly": True}),
+    ("for a while", {"amount": Amount.LARGE}),
+    ("for a bit", {"amount": Amount.SMALL}),
+    ("a couple of steps", {"steps": 2.0}),
+    ("a few steps", {"steps": 3.0}),
+    ("just a little bit", {"amount": Amount.SMALL}),
+    ("just a little", {"amount": Amount.SMALL}),
+    ("just a bit", {"amount": Amount.SMALL}),
+    ("a little bit", {"amount": Amount.SMALL}),
+    ("a tiny bit", {"amount": Amount.SMALL}),
+    ("a little", {"amount": Amount.SMALL}),
+    ("a bit", {"amount": Amount.SMALL}),
+    ("a tad", {"amount": Amount.SMALL}),
+    ("slightly", {"amount": Amount.SMALL}),
+    ("a lot", {"amount": Amount.LARGE}),
+    ("a long way", {"amount": Amount.LARGE}),
+    ("far", {"amount": Amount.LARGE}),
+    ("slowly", {"pace": Pace.SLOW}),
+    ("slow", {"pace": Pace.SLOW}),
+    ("gently", {"pace": Pace.SLOW}),
+    ("carefully", {"pace": Pace.SLOW}),
+    ("quickly", {"pace": Pace.FAST}),
+    ("quick", {"pace": Pace.FAST}),
+    ("fast", {"pace": Pace.FAST}),
+    ("faster", {"pace": Pace.FAST}),
+)
+_FIXED: tuple[tuple[tuple[str, ...], Found], ...] = tuple(
+    (tuple(words.split()), value) for words, value in _FIXED_WORDS
 )
 _BEFORE_MEASURE = ("for", "by", "about", "around", "roughly")  # "for two seconds", "by 90 degrees"
 
@@ -114,7 +128,7 @@ _BEFORE_MEASURE = ("for", "by", "about", "around", "roughly")  # "for two second
 def read(toks: list[str]) -> tuple[Modifiers, list[str]] | None:
     """The clause's modifiers and its other words; None when a modifier is given twice
     ("nod twice three times") or a count is not a whole number."""
-    mods: dict[str, Any] = {}
+    mods: Found = {}
     rest: list[str] = []
     i = 0
     while i < len(toks):
@@ -124,10 +138,9 @@ def read(toks: list[str]) -> tuple[Modifiers, list[str]] | None:
             i += 1
             continue
         values, used = found
-        for key, value in values.items():
-            if key in mods:
-                return None
-            mods[key] = value
+        if values.keys() & mods.keys():
+            return None
+        mods.update(values)
         i += used
     out = Modifiers(**mods)
     # "for" left dangling before a measure that was read ("walk for, um, two seconds")
@@ -136,7 +149,7 @@ def read(toks: list[str]) -> tuple[Modifiers, list[str]] | None:
     return out, rest
 
 
-def _how_many(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+def _how_many(toks: list[str], i: int) -> tuple[Found, int] | None:
     """ "give me two nods": a small whole number before a word that is no unit is a count."""
     num = number_at(toks, i)
     if num is None or i + num[1] >= len(toks):
@@ -159,18 +172,18 @@ def trailing_count(words: list[str]) -> tuple[int, list[str]]:
         if len(words) > n:
             found = _fixed(words, len(words) - n) or _measure(words, len(words) - n)
             if found is not None and found[1] == n and set(found[0]) == {"count"}:
-                return int(found[0]["count"]), words[:-n]
+                return found[0]["count"], words[:-n]
     return 1, words
 
 
-def _fixed(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+def _fixed(toks: list[str], i: int) -> tuple[Found, int] | None:
     for words, value in _FIXED:
         if tuple(toks[i : i + len(words)]) == words:
             return value, len(words)
     return None
 
 
-def _measure(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+def _measure(toks: list[str], i: int) -> tuple[Found, int] | None:
     """ "[for|by|about] NUMBER UNIT" and "NUMBER times"."""
     start = i
     while i < len(toks) and toks[i] in _BEFORE_MEASURE:
@@ -189,7 +202,8 @@ def _measure(toks: list[str], i: int) -> tuple[dict[str, Any], int] | None:
         return {"count": int(value)}, j + 1 - start
     if unit in UNITS:
         key, scale = UNITS[unit]
-        out: dict[str, Any] = {key: value * scale}
+        out: Found = {}
+        out[key] = value * scale
         if toks[i] in ("a", "an") and key == "seconds":
             out["roughly"] = True  # "look up for a second": a brief look, not a timed one
         return out, j + 1 - start

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import TypeVar
 
 import pytest
 
@@ -22,18 +23,18 @@ from anima.speech.cues import ACCENT
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
 from anima.speech.utterance import leading_silence
-from anima.testing import eventually
+from anima.testing import EventRecorder, eventually
 from anima.testing.harness import make_engine
 from anima.testing.tts import RATE, ScriptedEngine
 
 PERIOD = 0.01
+E = TypeVar("E", bound=Event)
 
 
 class Rig:
     def __init__(self, mode: str = "disabled") -> None:
         self.hub = EventHub()
-        self.events: list[Event] = []
-        self.hub.subscribe(self.events.append)
+        self.recorder = EventRecorder().attach(self.hub)
         self.engine, self.driver, self.clock = make_engine(events=self.hub)
         library = AnimationLibrary([shipped_folder()], len(self.engine.body))
         library.load()
@@ -75,9 +76,9 @@ class Rig:
         onset = self.tts.word_onsets[index]
         return onset - leading_silence(AudioChunk(samples[: int(0.2 * RATE)], RATE))
 
-    def of(self, kind: type[Event]) -> list[Event]:
+    def of(self, kind: type[E]) -> list[E]:
         self.hub.drain()
-        return [e for e in self.events if isinstance(e, kind)]
+        return self.recorder.of(kind)
 
     def close(self) -> None:
         self.speech.stop()
@@ -108,7 +109,7 @@ def test_a_gesture_starts_on_the_tick_its_word_is_first_heard(rig: Rig) -> None:
     assert played_before < onset <= started_at
     assert started_at - onset <= PERIOD * RATE  # within one tick of the onset
     started = list(rig.of(SpeechStarted))
-    assert [e.text for e in started] == ["Hello there my good friend"]  # type: ignore[attr-defined]
+    assert [e.text for e in started] == ["Hello there my good friend"]
 
 
 class Started(BehaviourGestures):
@@ -154,9 +155,9 @@ def test_run_holds_the_speech_until_the_gesture_ends(rig: Rig) -> None:
     assert rig.sink.written() > held
     for _ in range(300):
         rig.tick()
-    assert eventually(lambda: bool(rig.of(SpeechEnded)), timeout=5)
+    rig.recorder.wait_for(SpeechEnded)
     ended = rig.of(SpeechEnded)
-    assert [e.reason for e in ended] == ["done"]  # type: ignore[attr-defined]
+    assert [e.reason for e in ended] == ["done"]
 
 
 def test_a_stop_during_a_hold_ends_the_utterance_at_once(rig: Rig) -> None:
@@ -166,8 +167,8 @@ def test_a_stop_during_a_hold_ends_the_utterance_at_once(rig: Rig) -> None:
         if rig.engine.state().move is not None:
             break
     rig.speech.stop_speaking()
-    assert eventually(lambda: bool(rig.of(SpeechEnded)), timeout=5)
-    assert [e.reason for e in rig.of(SpeechEnded)] == ["stopped"]  # type: ignore[attr-defined]
+    rig.recorder.wait_for(SpeechEnded)
+    assert [e.reason for e in rig.of(SpeechEnded)] == ["stopped"]
     assert eventually(lambda: not rig.speech.speaking, timeout=5)
 
 
@@ -193,9 +194,9 @@ def test_a_refused_gesture_is_a_notice_and_the_speech_goes_on(rig: Rig) -> None:
     rig.synthesized()
     for _ in range(300):
         rig.tick()
-    assert eventually(lambda: bool(rig.of(SpeechEnded)), timeout=5)
-    assert [e.reason for e in rig.of(SpeechEnded)] == ["done"]  # type: ignore[attr-defined]
-    notices = [e.message for e in rig.of(Notice)]  # type: ignore[attr-defined]
+    rig.recorder.wait_for(SpeechEnded)
+    assert [e.reason for e in rig.of(SpeechEnded)] == ["done"]
+    notices = [e.message for e in rig.of(Notice)]
     assert any(m.startswith("gesture nod:") for m in notices), notices
 
 

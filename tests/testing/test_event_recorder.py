@@ -17,7 +17,7 @@ def test_it_waits_for_an_event_by_type_kind_or_predicate_from_a_started_hub() ->
     try:
         timer = threading.Timer(0.05, hub.publish, [MoveFinished(name="nod", cut=False)])
         timer.start()
-        assert recorder.wait_for(MoveFinished, timeout=5).name == "nod"  # type: ignore[attr-defined]
+        assert recorder.wait_for(MoveFinished, timeout=5).name == "nod"
         mark = recorder.mark()
         hub.publish(Notice(source="a", message="one"))
         hub.publish(Notice(source="b", message="two"))

@@ -14,11 +14,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol, TypeVar, overload
 
 from anima.events import Event
 
 Match = type[Event] | str | Callable[[Event], bool]
+E = TypeVar("E", bound=Event)
 
 
 class _Hub(Protocol):
@@ -68,12 +69,25 @@ class EventRecorder:
         with self._cond:
             return len(self._events)
 
-    def of(self, match: Match, *, since: int = 0) -> list[Event]:
-        """The events recorded that match (a type, a kind, or a predicate)."""
+    @overload
+    def of(self, match: type[E], *, since: int = 0) -> list[E]: ...
+    @overload
+    def of(self, match: Match, *, since: int = 0) -> list[Event]: ...
+    def of(self, match: Match, *, since: int = 0) -> list[Any]:
+        """The events recorded that match (a type — then typed as it —, a kind, or a
+        predicate)."""
         test = matcher(match)
         with self._cond:
             return [e for e in self._events[since:] if test(e)]
 
+    @overload
+    def wait_for(
+        self, match: type[E], timeout: float = 5.0, *, since: int = 0, count: int = 1
+    ) -> E: ...
+    @overload
+    def wait_for(
+        self, match: Match, timeout: float = 5.0, *, since: int = 0, count: int = 1
+    ) -> Event: ...
     def wait_for(
         self, match: Match, timeout: float = 5.0, *, since: int = 0, count: int = 1
     ) -> Event:

@@ -16,11 +16,11 @@ from anima.config import BodyLanguageConfig
 from anima.events import (
     ConversationChanged,
     ConversationPhase,
-    Event,
     EventHub,
     MoveFinished,
     Transcript,
 )
+from anima.testing import EventRecorder
 from anima.testing.harness import make_engine
 
 PERIOD = 0.01
@@ -29,8 +29,7 @@ PERIOD = 0.01
 class Rig:
     def __init__(self, config: BodyLanguageConfig | None = None) -> None:
         self.hub = EventHub()
-        self.seen: list[Event] = []
-        self.hub.subscribe(self.seen.append)
+        self.recorder = EventRecorder().attach(self.hub)
         self.engine, self.driver, self.clock = make_engine(events=self.hub)
         self.body = self.engine.body
         library = AnimationLibrary([shipped_folder()], len(self.body))
@@ -136,7 +135,7 @@ def test_a_commanded_gesture_plays_whole_over_a_pose(rig: Rig) -> None:
     rig.run(1.0)
     rig.behaviour.play_animation("nod")
     rig.run(8.0)
-    finished = [e for e in rig.seen if isinstance(e, MoveFinished) and e.name == "nod"]
+    finished = [e for e in rig.recorder.events if isinstance(e, MoveFinished) and e.name == "nod"]
     assert [e.cut for e in finished] == [False]
     assert POSE in rig.engine.state().offsets
 

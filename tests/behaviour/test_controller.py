@@ -22,7 +22,7 @@ from anima.errors import (
 from anima.events import Event, EventHub, MoveFinished, MoveStarted, Notice
 from anima.motion import Goto
 from anima.motion.moves import Move
-from anima.testing import FakeClock, FakeTimeRobot, make_engine
+from anima.testing import EventRecorder, FakeClock, FakeTimeRobot, make_engine
 
 NECK_YAW, NECK_PITCH, NECK_ROLL, EYES_YAW = 7, 8, 9, 1  # 0-based indices in the shipped body
 
@@ -30,8 +30,7 @@ NECK_YAW, NECK_PITCH, NECK_ROLL, EYES_YAW = 7, 8, 9, 1  # 0-based indices in the
 class Rig:
     def __init__(self) -> None:
         self.hub = EventHub()
-        self.seen: list[Event] = []
-        self.hub.subscribe(self.seen.append)
+        self.recorder = EventRecorder().attach(self.hub)
         self.engine, self.driver, self.clock = make_engine(events=self.hub)
         self.library = AnimationLibrary([shipped_folder()], len(self.engine.body))
         assert not self.library.load().errors
@@ -42,10 +41,10 @@ class Rig:
         self.hub.drain()
 
     def started(self) -> list[str]:
-        return [e.name for e in self.seen if isinstance(e, MoveStarted)]
+        return [e.name for e in self.recorder.events if isinstance(e, MoveStarted)]
 
     def finished(self) -> list[MoveFinished]:
-        return [e for e in self.seen if isinstance(e, MoveFinished)]
+        return [e for e in self.recorder.events if isinstance(e, MoveFinished)]
 
     def column(self, index: int) -> np.ndarray:
         return np.array([f.values[index] for f in self.driver.history()])
@@ -167,7 +166,7 @@ def test_look_at_dead_zone_and_bad_points(rig: Rig) -> None:
 def test_an_unreachable_point_is_clamped_and_reported(rig: Rig) -> None:
     assert rig.b.look_at_position(-1.0, 0.1, 0.0) is LookAtResult.MOVED  # behind the head
     rig.run(2.0)
-    notices = [e for e in rig.seen if isinstance(e, Notice) and e.source == "look_at"]
+    notices = [e for e in rig.recorder.events if isinstance(e, Notice) and e.source == "look_at"]
     assert notices
     assert "out of reach" in notices[0].message
     body = rig.engine.body

@@ -21,7 +21,7 @@ from anima.events import Event, MoveStarted, SpeechStarted
 from anima.frontdoors.console import Console
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
-from anima.testing import eventually
+from anima.testing import EventRecorder, eventually
 from anima.testing.tts import ScriptedEngine
 
 NECK_PITCH = 8  # channel9, 0-based
@@ -122,13 +122,12 @@ class Said:
     """The runtime's start_speak events: (text, locale) in order."""
 
     def __init__(self, rt: Runtime) -> None:
-        self.events: list[Event] = []
-        rt.events.subscribe(self.events.append, SpeechStarted.kind)
+        self.recorder = EventRecorder().attach(rt.events, SpeechStarted.kind)
         self._rt = rt
 
     def texts(self) -> list[tuple[str, str]]:
         self._rt.events.drain()
-        return [(e.text, e.locale) for e in self.events if isinstance(e, SpeechStarted)]
+        return [(e.text, e.locale) for e in self.recorder.of(SpeechStarted)]
 
 
 @pytest.fixture

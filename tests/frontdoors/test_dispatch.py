@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 from anima import commands as cmd
-from anima.events import CommandRejected, Event, EventHub
+from anima.events import CommandRejected, EventHub
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
-from anima.testing import eventually
+from anima.testing import EventRecorder, eventually
 
 
 class HeldWorker:
@@ -16,8 +16,7 @@ class HeldWorker:
 
     def __init__(self) -> None:
         self.hub = EventHub()
-        self.seen: list[Event] = []
-        self.hub.subscribe(self.seen.append)
+        self.recorder = EventRecorder().attach(self.hub)
         self.ran: list[cmd.Command] = []
         self._gate = threading.Event()
         self._busy = threading.Event()  # the worker has taken "first"
@@ -47,7 +46,7 @@ class HeldWorker:
         self.hub.drain()
 
     def rejected(self) -> list[CommandRejected]:
-        return [e for e in self.seen if isinstance(e, CommandRejected)]
+        return [e for e in self.recorder.events if isinstance(e, CommandRejected)]
 
 
 def test_an_emergency_stop_runs_next_and_flushes_the_waiting_commands() -> None:

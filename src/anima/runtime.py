@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, overload
 
 from anima import commands as cmd
+from anima import estop
 from anima.animation.library import AnimationLibrary, configured_folders
 from anima.behaviour.body_language import BodyLanguage
 from anima.behaviour.controller import Behaviour
@@ -318,9 +319,9 @@ class Runtime:
                 if self.speech is not None:
                     self.speech.stop_speaking(reason)
             case cmd.EmergencyStop():
-                self._emergency_stop()
+                estop.engage(self.engine, self.speech, self.events)
             case cmd.ResetEmergencyStop():
-                self._reset_emergency_stop()
+                estop.release(self.engine, self.events)
             case cmd.StopAnimation():
                 self.engine.clear()
             case cmd.Listen():
@@ -344,33 +345,6 @@ class Runtime:
         if self.humanoid is None:
             raise CommandRefusedError(NO_HUMANOID)
         return self.humanoid
-
-    def _emergency_stop(self) -> None:
-        was = self.engine.estopped
-        self.engine.estop()  # first: from here on moves and speech are refused
-        if self.speech is not None:
-            self.speech.stop_speaking("estop")
-        self._tell(
-            "emergency stop: motion held, speech stopped; moves and speech are refused until reset"
-            if not was
-            else "emergency stop (already active): motion held, speech stopped",
-            logging.WARNING,
-        )
-
-    def _reset_emergency_stop(self) -> None:
-        was = self.engine.estopped
-        self.engine.reset()
-        self._tell(
-            "emergency stop released: moves and speech are accepted again"
-            if was
-            else "reset: the emergency stop was not active",
-            logging.INFO,
-        )
-
-    def _tell(self, message: str, level: int) -> None:
-        """Log ``message`` now and publish it as a Notice (front doors forward notices)."""
-        log.log(level, message)
-        self.events.publish(Notice(t=self.engine.clock.now(), source="estop", message=message))
 
     def wait_first_tick(self, timeout: float = 2.0) -> bool:
         """Block until the motion loop has sent its first frame (True) or timeout (False)."""

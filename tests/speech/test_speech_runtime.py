@@ -155,7 +155,7 @@ def test_an_estop_silences_the_robot_and_refuses_speech_until_reset(
     try:
         rt.execute(cmd.Speak(text=LONG, locale="en-US"))
         assert eventually(lambda: rt.engine.last_frame[lip] > rest + 20)  # the mouth is open
-        caplog.set_level(logging.INFO, logger="anima.runtime")
+        caplog.set_level(logging.INFO, logger="anima.estop")
         rt.execute(cmd.EmergencyStop())
         assert [r.message for r in caplog.records if "emergency stop" in r.message]  # logged now
         played = sink.played()

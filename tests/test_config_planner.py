@@ -135,3 +135,12 @@ def test_each_section_makes_its_planner() -> None:
     finally:
         openai.close()
         dify.close()
+
+
+def test_any_section_of_one_dataclass_per_type_takes_a_name_alone(tmp_path: Path) -> None:
+    from anima.config import SerialDriverConfig
+
+    path = tmp_path / "anima.yaml"
+    path.write_text("driver: serial\n", encoding="utf-8")
+    assert load_config(path, env={}).driver == SerialDriverConfig()
+    assert load_config(env={"ANIMA_DRIVER": "serial"}).driver == SerialDriverConfig()

@@ -14,6 +14,7 @@ out-of-bounds values are one-line errors naming the key, where it came from (``a
 from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import ENV_PREFIX
 from anima.config.loading import from_dict, load_config, with_changes
+from anima.config.mcp import McpConfig
 from anima.config.planner import (
     DifyPlannerConfig,
     OpenAIPlannerConfig,
@@ -56,6 +57,7 @@ __all__ = [
     "DriverConfig",
     "HumanoidConfig",
     "ListenConfig",
+    "McpConfig",
     "MotionConfig",
     "MqttConfig",
     "OpenAIPlannerConfig",

@@ -13,6 +13,7 @@ from typing import Literal
 from anima.choices import EmbeddedBroker, HumanoidType, PlannerType, checked
 from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import count, positive, rate, seconds
+from anima.config.mcp import McpConfig
 from anima.config.planner import PlannerConfig, RulesPlannerConfig, planner_config
 from anima.config.speech import SpeechConfig
 from anima.errors import ConfigError
@@ -354,6 +355,7 @@ class AnimaConfig:
     body_language: BodyLanguageConfig = field(default_factory=BodyLanguageConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     web: WebConfig = field(default_factory=WebConfig)  # the dashboard and REST API
+    mcp: McpConfig = field(default_factory=McpConfig)  # AI agents over MCP (docs/mcp.md)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     humanoid: HumanoidConfig = field(default_factory=HumanoidConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)

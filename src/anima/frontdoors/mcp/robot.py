@@ -146,7 +146,7 @@ class McpRobot:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools)
-            return self._refuse(name, args, f"unknown tool {shown(name)} (tools: {known})")
+            return self._refuse(name, args, f"unknown tool {name[:60]!r} (tools: {known})")
         log.info("mcp: %s %s", name, shown(args))
         if tool.control:
             return self._control(name)
@@ -169,7 +169,7 @@ class McpRobot:
             return Plan(steps=(step_from_values(self.registry[name], args),))
         unknown = sorted(set(args) - {"actions"})
         if unknown:
-            raise PlanError(f"run_plan: unknown argument {shown(unknown[0])} (takes actions)")
+            raise PlanError(f"run_plan: unknown argument {unknown[0][:60]!r} (takes actions)")
         items = args.get("actions")
         if not isinstance(items, list) or not items:
             raise PlanError("run_plan: actions must be a non-empty list of steps")
@@ -186,10 +186,10 @@ class McpRobot:
         name = item["action"]
         tool = self._tools.get(name)
         if tool is None or tool.control or name == RUN_PLAN:
-            raise PlanError(f"step {index + 1}: unknown action {shown(name)}", index=index)
+            raise PlanError(f"step {index + 1}: unknown action {name[:60]!r}", index=index)
         extra = sorted(set(item) - {"action", "args"})
         if extra:
-            raise PlanError(f"step {index + 1}: unknown key {shown(extra[0])}", index=index)
+            raise PlanError(f"step {index + 1}: unknown key {str(extra[0])[:60]!r}", index=index)
         values = item.get("args") or {}
         if not isinstance(values, Mapping):
             raise PlanError(f"step {index + 1} {name}: args must be an object", index=index)

@@ -65,8 +65,9 @@ class Rig:
 
     def synthesized(self) -> None:
         """Wait (real time) until the worker has the utterance ready to play."""
-        assert eventually(lambda: self.speech._playback is not None, timeout=10)
-        pb = self.speech._playback
+        player = self.speech._player
+        assert eventually(lambda: player.playback is not None, timeout=10)
+        pb = player.playback
         assert pb is not None
         assert eventually(lambda: pb.synthesized, timeout=10)
 

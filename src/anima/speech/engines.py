@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def make_piper(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.piper import PiperEngine, import_piper
+    from anima.speech.piper import PiperEngine
+    from anima.speech.piper_voice import import_piper
 
     import_piper()  # now, before the motion loop runs: an import holds the GIL ~20 ms
     return PiperEngine()

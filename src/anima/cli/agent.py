@@ -47,7 +47,7 @@ class _NotConnected:
         return self._refuse()
 
 
-def _registry(config: Path | AnimaConfig | None, humanoid: bool | None) -> ActionRegistry:
+def configured_registry(config: Path | AnimaConfig | None, humanoid: bool | None) -> ActionRegistry:
     """The registry the configured agent would use (the humanoid's when one is configured);
     ``config`` a file, or a config already loaded."""
     from anima.agent.vocabulary import vocabulary_registry
@@ -89,7 +89,7 @@ def list_actions(
 ) -> None:
     """List every action: signature, phrases and description."""
     try:
-        registry = _registry(config, humanoid)
+        registry = configured_registry(config, humanoid)
     except AnimaError as exc:
         raise fail(exc) from exc
     if as_json:
@@ -116,7 +116,7 @@ def show(
 ) -> None:
     """Show one action: signature, description, phrases and its JSON schema for LLM tools."""
     try:
-        registry = _registry(config, humanoid)
+        registry = configured_registry(config, humanoid)
     except AnimaError as exc:
         raise fail(exc) from exc
     act = registry.get(name)
@@ -168,7 +168,7 @@ def agent_command(
         if source is None:
             raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
 
-        registry = _registry(cfg, None)  # as the runtime's agent has it
+        registry = configured_registry(cfg, None)  # as the runtime's agent has it
         phrases = listening_phrases(registry, cfg.listen)
         understander = Understander(
             registry, about=About(name=cfg.agent.name, wake_phrase=cfg.listen.wake_phrase)

@@ -1,0 +1,57 @@
+"""The official MCP SDK's client against anima's server, over stdio and streamable HTTP: one
+scenario per check, each bounded in time (anyio's fail_after)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import yaml
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+QUIET = {
+    "mqtt": {"enabled": False},
+    "web": {"enabled": False},
+    "speech": {"audio_out": "null"},
+    "motion": {"breathing": {"enabled": False}, "blink": {"enabled": False}},
+}
+Inbox = Callable[[Any], Any]
+
+
+def write_config(folder: Path, **sections: Any) -> Path:
+    path = folder / "anima.yaml"
+    path.write_text(yaml.safe_dump({**QUIET, **sections}), encoding="utf-8")
+    return path
+
+
+@asynccontextmanager
+async def stdio_client(
+    config: Path, *, mode: str = "legacy", inbox: Inbox | None = None
+) -> AsyncIterator[Client]:
+    """``anima mcp -c config`` launched as a desktop client launches it."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "anima", "mcp", "--config", str(config)]
+    )
+    async with Client(
+        params,
+        mode=mode,
+        message_handler=inbox,
+        read_timeout_seconds=60,  # type: ignore[arg-type]
+    ) as client:
+        yield client
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def json_of(result: types.ReadResourceResult) -> Any:
+    content = result.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    return json.loads(content.text)

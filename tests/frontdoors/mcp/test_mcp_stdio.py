@@ -1,0 +1,175 @@
+"""``anima mcp`` over stdio with the official SDK's client (issue 16): what a desktop client
+does — initialize, list, call, cancel, refuse, estop, read and subscribe — in both protocol
+eras the SDK speaks (2025-11-25 by handshake, 2026-07-28 per request)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from .clients import json_of, stdio_client, text_of, write_config
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path)
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_initialize_list_and_call_each_builtin(config: Path, mode: str, version: str) -> None:
+    async def scenario() -> None:
+        async with stdio_client(config, mode=mode) as client:
+            assert client.protocol_version == version
+            assert client.server_info.name == "anima"
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {
+                "look_at", "look_at_target", "play_animation", "say", "wait", "run_plan",
+                "stop", "emergency_stop", "reset_emergency_stop",
+            }  # fmt: skip
+            assert "nod" in tools["play_animation"].input_schema["properties"]["name"]["enum"]
+            calls: list[tuple[str, dict[str, Any], str]] = [
+                ("play_animation", {"name": "nod"}, "done: play_animation(name='nod')"),
+                ("look_at", {"x": 1.0, "y": 0.3, "z": 0.1}, "done: look_at("),
+                ("look_at_target", {"name": "LOOKUPPostureDefault"}, "done: look_at_target("),
+                ("say", {"text": "Hello from MCP"}, "done: say(text='Hello from MCP')"),
+                ("wait", {"seconds": 0.1}, "done: wait(seconds=0.1)"),
+                (
+                    "run_plan",
+                    {"actions": [{"action": "wait", "args": {"seconds": 0.1}}]},
+                    "done: wait(seconds=0.1): succeeded",
+                ),
+                ("stop", {}, "stopped"),
+                ("emergency_stop", {}, "emergency stop: motion held"),
+                ("reset_emergency_stop", {}, "emergency stop released"),
+            ]
+            for name, args, starts in calls:
+                with anyio.fail_after(30):
+                    result = await client.call_tool(name, args)
+                assert not result.is_error, (name, text_of(result))
+                assert text_of(result).startswith(starts), text_of(result)
+            played = await client.call_tool("play_animation", {"name": "nod"})
+            assert played.structured_content["steps"][0]["status"] == "succeeded"
+
+    anyio.run(scenario)
+
+
+def test_a_call_reports_progress_and_returns_when_the_gesture_ends(config: Path) -> None:
+    async def scenario() -> None:
+        heard: list[tuple[float, float | None, str | None]] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append((done, total, message))
+
+        async with stdio_client(config) as client:
+            t0 = time.monotonic()
+            result = await client.call_tool(
+                "play_animation", {"name": "LOOKUP_Waving"}, progress_callback=progress
+            )
+            took = time.monotonic() - t0
+            assert not result.is_error, text_of(result)
+            assert took > 1.0  # the wave plays for seconds: the answer waits for its end
+            assert heard[-1] == (1.0, 1.0, "play_animation(name='LOOKUP_Waving'): succeeded")
+            assert any(m is not None and m.startswith("running") for _, _, m in heard)
+
+    anyio.run(scenario)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_clients_cancel_holds_the_motion_mid_gesture(config: Path, mode: str) -> None:
+    async def scenario() -> None:
+        async with stdio_client(config, mode=mode) as client:
+            with anyio.move_on_after(1.0) as scope:
+                await client.call_tool("play_animation", {"name": "LOOKUP_Waving"})
+            assert scope.cancelled_caught  # the wave was still playing: the client gave up
+            with anyio.fail_after(10):
+                while True:
+                    state = json_of(await client.read_resource("anima://state"))
+                    if state["move"] in (None, "stop"):
+                        break
+                    await anyio.sleep(0.05)
+            events = json_of(await client.read_resource("anima://events"))["events"]
+            finished = [e for e in events if e["kind"] == "plan_finished"]
+            assert finished
+            assert finished[-1]["outcome"] == "interrupted"
+            # and the server goes on answering
+            assert not (await client.call_tool("wait", {"seconds": 0.05})).is_error
+
+    anyio.run(scenario)
+
+
+def test_refusals_are_tool_errors_with_the_doors_reasons(config: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_client(config) as client:
+            cases = [
+                ("play_animation", {"name": "dance"}, "name must be one of"),
+                ("look_at", {"x": 1, "y": 0, "z": 99}, "z must be in [-10, 10], got float 99"),
+                ("no_such_tool", {}, "unknown tool 'no_such_tool'"),
+            ]
+            for name, args, reason in cases:
+                result = await client.call_tool(name, args)
+                assert result.is_error
+                assert reason in text_of(result)
+            await client.call_tool("emergency_stop", {})
+            refused = await client.call_tool("play_animation", {"name": "nod"})
+            assert refused.is_error
+            assert "'nod' refused: emergency stop is active (reset to resume)" in text_of(refused)
+
+    anyio.run(scenario)
+
+
+def test_an_emergency_stop_while_a_tool_runs(config: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_client(config) as client:
+            results: list[types.CallToolResult] = []
+
+            async def long_wait() -> None:
+                results.append(await client.call_tool("wait", {"seconds": 30}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_wait)
+                with anyio.fail_after(10):
+                    while json_of(await client.read_resource("anima://state"))["move"] is None:
+                        events = json_of(await client.read_resource("anima://events"))["events"]
+                        if any(e["kind"] == "action_status" for e in events):
+                            break
+                        await anyio.sleep(0.05)
+                stopped = await client.call_tool("emergency_stop", {})
+                assert not stopped.is_error
+            assert results
+            assert results[0].is_error
+            assert "interrupted" in text_of(results[0])
+            assert json_of(await client.read_resource("anima://state"))["estop"] is True
+
+    anyio.run(scenario)
+
+
+def test_resources_read_and_a_subscription_hears_the_change(config: Path) -> None:
+    async def scenario() -> None:
+        updated = anyio.Event()
+
+        async def inbox(message: Any) -> None:
+            is_update = isinstance(message, types.ResourceUpdatedNotification)
+            if is_update and str(message.params.uri) == "anima://state":
+                updated.set()
+
+        async with stdio_client(config, inbox=inbox) as client:
+            uris = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert uris == {"anima://state", "anima://events", "anima://animations", "anima://body"}
+            body = json_of(await client.read_resource("anima://body"))
+            assert len(body["channels"]) == 28
+            assert "nod" in json_of(await client.read_resource("anima://animations"))["gestures"]
+            await client.subscribe_resource("anima://state")
+            await client.call_tool("emergency_stop", {})
+            with anyio.fail_after(10):
+                await updated.wait()
+            prompt = await client.get_prompt("drive_robot")
+            assert "emergency_stop" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+    anyio.run(scenario)

@@ -55,3 +55,24 @@ def json_of(result: types.ReadResourceResult) -> Any:
     content = result.contents[0]
     assert isinstance(content, types.TextResourceContents)
     return json.loads(content.text)
+
+
+@asynccontextmanager
+async def http_client(
+    url: str, *, token: str | None = None, mode: str = "legacy", inbox: Inbox | None = None
+) -> AsyncIterator[Client]:
+    """The official client over streamable HTTP at ``url`` (``…/mcp``), with a bearer token."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode=mode,  # type: ignore[arg-type]
+            message_handler=inbox,  # type: ignore[arg-type]
+            read_timeout_seconds=60,
+        ) as client,
+    ):
+        yield client

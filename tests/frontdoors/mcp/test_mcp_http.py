@@ -1,0 +1,187 @@
+"""MCP over streamable HTTP at ``/mcp`` on the dashboard's port (issue 16): the official
+client in both protocol eras, plain HTTP as curl sends it, the token and the rebinding guard.
+A real uvicorn on a free loopback port, the runtime on the simulated robot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from anima.build import build
+from anima.config import (
+    AnimaConfig,
+    BehaviourConfig,
+    McpConfig,
+    MqttConfig,
+    SpeechConfig,
+    WebConfig,
+)
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+from anima.testing.tts import ScriptedEngine
+
+from .clients import http_client, json_of, text_of
+
+pytestmark = pytest.mark.timeout(120)
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "curl", "version": "8"},
+    },
+}
+
+
+def served(token: str | None = None, mcp: McpConfig | None = None) -> Iterator[WebFrontDoor]:
+    cfg = AnimaConfig(
+        mqtt=MqttConfig(enabled=False),
+        web=WebConfig(port=0, token=token),
+        behaviour=BehaviourConfig(full_blink_every_s=600.0),
+        speech=SpeechConfig(audio_out="null"),
+        mcp=mcp or McpConfig(),
+    )
+    runtime: Runtime = build(cfg, tts=[ScriptedEngine()])
+    door = next(d for d in runtime.frontdoors if isinstance(d, WebFrontDoor))
+    with runtime:
+        yield door
+
+
+@pytest.fixture
+def door() -> Iterator[WebFrontDoor]:
+    yield from served()
+
+
+@pytest.fixture
+def tokened() -> Iterator[WebFrontDoor]:
+    yield from served(token="s3cret")
+
+
+def mcp_url(door: WebFrontDoor) -> str:
+    return door.url + "mcp"
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_the_official_client_over_http(door: WebFrontDoor, mode: str, version: str) -> None:
+    async def scenario() -> None:
+        heard: list[Any] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append((done, total, message))
+
+        async with http_client(mcp_url(door), mode=mode) as client:
+            assert client.protocol_version == version
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert "play_animation" in names
+            assert names[-1] == "reset_emergency_stop"
+            nod = await client.call_tool(
+                "play_animation", {"name": "nod"}, progress_callback=progress
+            )
+            assert not nod.is_error, text_of(nod)
+            assert heard[-1] == (1.0, 1.0, "play_animation(name='nod'): succeeded")
+            refused = await client.call_tool("look_at", {"x": 1, "y": 0, "z": 99})
+            assert refused.is_error
+            assert "z must be in [-10, 10]" in text_of(refused)
+            # a cancel mid-gesture: the wave is held, the server goes on answering
+            with anyio.move_on_after(1.0) as scope:
+                await client.call_tool("play_animation", {"name": "LOOKUP_Waving"})
+            assert scope.cancelled_caught
+            with anyio.fail_after(10):
+                while json_of(await client.read_resource("anima://state"))["move"] not in (
+                    None,
+                    "stop",
+                ):
+                    await anyio.sleep(0.05)
+            assert not (await client.call_tool("wait", {"seconds": 0.05})).is_error
+
+    anyio.run(scenario)
+
+
+def test_a_listen_stream_hears_the_state_change(door: WebFrontDoor) -> None:
+    async def scenario() -> None:
+        async with http_client(mcp_url(door), mode="auto") as client:
+            async with client.listen(resource_subscriptions=["anima://state"]) as updates:
+                await client.call_tool("emergency_stop", {})
+                with anyio.fail_after(10):
+                    async for event in updates:
+                        if str(getattr(event, "uri", "")) == "anima://state":
+                            break
+            await client.call_tool("reset_emergency_stop", {})
+
+    anyio.run(scenario)
+
+
+def test_curl_initialize_then_list_tools(door: WebFrontDoor) -> None:
+    with httpx.Client(timeout=10) as http:
+        first = http.post(mcp_url(door), json=INIT, headers=ACCEPT)
+        assert first.status_code == 200
+        session = first.headers["mcp-session-id"]
+        assert '"serverInfo"' in first.text
+        headers = {**ACCEPT, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        done = http.post(
+            mcp_url(door),
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=headers,
+        )
+        assert done.status_code == 202
+        listed = http.post(
+            mcp_url(door), json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers
+        )
+        assert listed.status_code == 200
+        assert '"emergency_stop"' in listed.text
+
+
+def test_the_token_is_required_when_the_dashboard_has_one(tokened: WebFrontDoor) -> None:
+    with httpx.Client(timeout=10) as http:
+        none = http.post(mcp_url(tokened), json=INIT, headers=ACCEPT)
+        assert none.status_code == 401
+        assert none.headers["www-authenticate"] == "Bearer"
+        wrong = http.post(
+            mcp_url(tokened), json=INIT, headers={**ACCEPT, "Authorization": "Bearer nope"}
+        )
+        assert wrong.status_code == 401
+        right = http.post(
+            mcp_url(tokened), json=INIT, headers={**ACCEPT, "Authorization": "Bearer s3cret"}
+        )
+        assert right.status_code == 200
+
+    async def scenario() -> None:
+        async with http_client(mcp_url(tokened), token="s3cret") as client:
+            result = await client.call_tool("wait", {"seconds": 0.05})
+            assert not result.is_error
+
+    anyio.run(scenario)
+
+
+def test_a_rebound_host_or_a_foreign_page_is_refused_on_loopback(door: WebFrontDoor) -> None:
+    with httpx.Client(timeout=10) as http:
+        rebound = http.post(
+            mcp_url(door), json=INIT, headers={**ACCEPT, "Host": f"evil.example:{door.port}"}
+        )
+        assert rebound.status_code == 421
+        foreign = http.post(
+            mcp_url(door), json=INIT, headers={**ACCEPT, "Origin": "http://evil.example"}
+        )
+        assert foreign.status_code == 403
+        # and the dashboard's own API still answers
+        assert http.get(door.url + "api/state").status_code == 200
+
+
+def test_mcp_http_off_serves_no_mcp() -> None:
+    for door in served(mcp=McpConfig(http=False)):
+        assert door.mcp is None
+        with httpx.Client(timeout=10) as http:
+            assert http.post(mcp_url(door), json=INIT, headers=ACCEPT).status_code == 404
+
+
+def test_the_rest_of_the_dashboard_is_unchanged_with_mcp_on(door: WebFrontDoor) -> None:
+    with httpx.Client(timeout=10) as http:
+        assert http.get(door.url).status_code == 200
+        assert http.post(door.url + "api/animation", json={"name": "nod"}).status_code == 202

@@ -1,0 +1,124 @@
+"""Tool arguments fuzzed from the tools' own schemas, and past them (hypothesis): every call is
+answered (a result or a refusal with its reason, never an exception), the core goes on
+answering, and no frame the driver was sent leaves the body's limits."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anima.build import build
+from anima.config import McpConfig
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.mcp.robot import McpRobot
+from anima.frontdoors.mcp.tools import Tool
+from anima.runtime import Runtime
+from anima.testing.tts import ScriptedEngine
+
+from .conftest import make_mcp, quiet_config
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=40),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+
+
+def from_schema(schema: Any, depth: int = 0) -> st.SearchStrategy[Any]:
+    """Values a schema describes — and, one time in four, anything at all."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = kind[0]
+    if "enum" in schema:
+        good: st.SearchStrategy[Any] = st.sampled_from(schema["enum"])
+    elif kind in ("number", "integer"):
+        lo, hi = schema.get("minimum", -1e6), schema.get("maximum", 1e6)
+        good = st.floats(min_value=lo, max_value=hi) if kind == "number" else st.integers(lo, hi)
+    elif kind == "string":
+        good = st.text(max_size=60)
+    elif kind == "boolean":
+        good = st.booleans()
+    elif kind == "array" and depth < 3:
+        items = schema.get("items", {})
+        good = st.lists(from_schema(items, depth + 1), min_size=0, max_size=4)
+    elif kind == "object" and depth < 3:
+        props = schema.get("properties", {})
+        required = schema.get("required", [])
+        good = st.fixed_dictionaries(
+            {k: from_schema(v, depth + 1) for k, v in props.items() if k in required},
+            optional={k: from_schema(v, depth + 1) for k, v in props.items() if k not in required},
+        )
+    else:
+        good = JUNK
+    return st.one_of(good, good, good, JUNK)
+
+
+@pytest.fixture(scope="module")
+def rig() -> Iterator[tuple[Runtime, SimDriver, McpRobot]]:
+    cfg = quiet_config()
+    driver = SimDriver(history=100_000)
+    runtime = build(cfg, driver=driver, tts=[ScriptedEngine()])
+    runtime.start()
+    mcp = make_mcp(runtime, McpConfig(rate_per_s=1000, burst=1000))  # the fuzz is no flood
+    try:
+        yield runtime, driver, mcp
+    finally:
+        mcp.stop()
+        runtime.stop(ease=False)
+
+
+def calls(tools: list[Tool]) -> st.SearchStrategy[tuple[str, Any]]:
+    named = [st.tuples(st.just(t.name), from_schema(t.input_schema)) for t in tools]
+    return st.one_of(*named, st.tuples(st.text(max_size=20), JUNK))
+
+
+def test_fuzzed_arguments_are_answered_and_never_leave_the_limits(
+    rig: tuple[Runtime, SimDriver, McpRobot],
+) -> None:
+    runtime, driver, mcp = rig
+    answered = {"ok": 0, "refused": 0}
+
+    @settings(
+        max_examples=120,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(call=calls(mcp.tools))
+    def one(call: tuple[str, Any]) -> None:
+        name, args = call
+        cancelled = threading.Event()
+        timer = threading.Timer(0.3, cancelled.set)  # long plans are cut: the suite stays short
+        timer.start()
+        try:
+            out = mcp.call(name, args if isinstance(args, dict) else {"value": args},
+                           cancelled=cancelled)  # fmt: skip
+        finally:
+            timer.cancel()
+        assert isinstance(out.text, str)
+        assert out.text
+        answered["refused" if out.error else "ok"] += 1
+        if name == "emergency_stop":
+            mcp.call("reset_emergency_stop")
+
+    one()
+    assert answered["ok"] > 0
+    assert answered["refused"] > 0
+    # still answering, and every frame sent stayed inside the body's limits
+    assert not mcp.call("wait", {"seconds": 0.01}).error
+    frames = np.array([f.values for f in driver.history()])
+    lo = np.array([c.min for c in runtime.body.channels])
+    hi = np.array([c.max for c in runtime.body.channels])
+    assert len(frames) > 100
+    assert np.all(frames >= lo - 1e-9)
+    assert np.all(frames <= hi + 1e-9)
+    assert runtime.engine.stats().ticks > 0

@@ -185,3 +185,58 @@ def test_the_rest_of_the_dashboard_is_unchanged_with_mcp_on(door: WebFrontDoor) 
     with httpx.Client(timeout=10) as http:
         assert http.get(door.url).status_code == 200
         assert http.post(door.url + "api/animation", json={"name": "nod"}).status_code == 202
+
+
+def test_anima_mcp_url_bridges_stdio_to_a_running_serve(tokened: WebFrontDoor) -> None:
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    url = tokened.url.rstrip("/")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "anima", "mcp", "--url", url, "--token", "s3cret"],
+    )
+
+    async def scenario() -> None:
+        heard: list[Any] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append(message)
+
+        async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert "play_animation" in names
+            nod = await client.call_tool(
+                "play_animation", {"name": "nod"}, progress_callback=progress
+            )
+            assert not nod.is_error, text_of(nod)
+            assert heard[-1] == "play_animation(name='nod'): succeeded"
+            state = json_of(await client.read_resource("anima://state"))
+            assert state["estop"] is False
+            with anyio.move_on_after(1.0) as scope:
+                await client.call_tool("play_animation", {"name": "LOOKUP_Waving"})
+            assert scope.cancelled_caught
+        runtime = tokened.runtime
+        with anyio.fail_after(10):
+            while runtime.state().move not in (None, "stop"):
+                await anyio.sleep(0.05)
+
+    anyio.run(scenario)
+
+
+def test_a_bridge_to_nothing_says_so() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "anima", "mcp", "--url", "http://127.0.0.1:9"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input="",
+    )
+    assert done.returncode == 2
+    assert "error: mcp: the bridge to http://127.0.0.1:9/mcp failed" in done.stderr

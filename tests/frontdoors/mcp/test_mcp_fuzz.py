@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from anima.build import build
 from anima.config import McpConfig
 from anima.drivers.sim import SimDriver
-from anima.frontdoors.mcp.robot import McpRobot
+from anima.frontdoors.mcp.robot import Cancel, McpRobot
 from anima.frontdoors.mcp.tools import Tool
 from anima.runtime import Runtime
 from anima.testing.tts import ScriptedEngine
@@ -96,7 +96,7 @@ def test_fuzzed_arguments_are_answered_and_never_leave_the_limits(
     @given(call=calls(mcp.tools))
     def one(call: tuple[str, Any]) -> None:
         name, args = call
-        cancelled = threading.Event()
+        cancelled = Cancel()
         timer = threading.Timer(0.3, cancelled.set)  # long plans are cut: the suite stays short
         timer.start()
         try:

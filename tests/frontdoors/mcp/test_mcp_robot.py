@@ -16,7 +16,7 @@ from anima.agent.plan import MAX_STEPS
 from anima.config import McpConfig
 from anima.errors import ConfigError
 from anima.events import CommandRejected, MoveStarted, PlanStarted
-from anima.frontdoors.mcp.robot import EVENTS_URI, STATE_URI, McpRobot
+from anima.frontdoors.mcp.robot import EVENTS_URI, STATE_URI, Cancel, McpRobot
 from anima.frontdoors.mcp.tools import tools_size
 from anima.runtime import Runtime
 from anima.testing import EventRecorder, eventually
@@ -142,7 +142,7 @@ def test_a_plan_runs_in_order_and_reports_each_step(mcp: McpRobot) -> None:
 def test_the_clients_cancel_ends_the_call_and_holds_the_motion(
     mcp: McpRobot, runtime: Runtime
 ) -> None:
-    cancelled = threading.Event()
+    cancelled = Cancel()
     out: list[object] = []
     caller = threading.Thread(
         target=lambda: out.append(

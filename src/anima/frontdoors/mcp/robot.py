@@ -60,6 +60,37 @@ class Outcome:
     data: JsonObject | None = None
 
 
+class Cancel:
+    """A call's cancel: :meth:`set` from any thread (the client's cancel on the server's loop)
+    runs the hooks at once — the running plan's cancel, which holds the motion on the next
+    tick — instead of waiting for a poll."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._set = False
+        self._hooks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        with self._lock:
+            if self._set:
+                return
+            self._set = True
+            hooks, self._hooks = self._hooks, []
+        for hook in hooks:
+            hook()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def on_set(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when set (now, if it already is)."""
+        with self._lock:
+            if not self._set:
+                self._hooks.append(hook)
+                return
+        hook()
+
+
 @dataclass(frozen=True)
 class Resource:
     uri: str
@@ -138,7 +169,7 @@ class McpRobot:
         args: Mapping[str, object] | None = None,
         *,
         progress: Progress | None = None,
-        cancelled: threading.Event | None = None,
+        cancelled: Cancel | None = None,
     ) -> Outcome:
         """Carry out one tool call; returns when it has finished (or was cancelled)."""
         args = dict(args or {})
@@ -161,7 +192,7 @@ class McpRobot:
             plan = self._plan(name, args)
         except AnimaError as exc:
             return self._refuse(name, args, str(exc))
-        return self._run(plan, progress, cancelled or threading.Event())
+        return self._run(plan, progress, cancelled or Cancel())
 
     def _plan(self, name: str, args: dict[str, object]) -> Plan:
         """The call as a validated plan; PlanError (an AnimaError) naming the step at fault."""
@@ -195,7 +226,7 @@ class McpRobot:
             raise PlanError(f"step {index + 1} {name}: args must be an object", index=index)
         return step_from_values(self.registry[name], values, index)
 
-    def _run(self, plan: Plan, progress: Progress | None, cancelled: threading.Event) -> Outcome:
+    def _run(self, plan: Plan, progress: Progress | None, cancelled: Cancel) -> Outcome:
         total = float(len(plan))
         deadline = time.monotonic() + self.config.call_timeout_s
         # in arrival order, one at a time: a call waits for the one before it
@@ -213,12 +244,11 @@ class McpRobot:
                     progress(float(len(done)), total, f"{result.text}: {result.status}")
 
             task = self._executor.start(plan, on_step=on_step)
+            cancelled.on_set(lambda: task.cancel("cancelled by the MCP client"))
             beat = time.monotonic() + HEARTBEAT_S
-            while task.join(0.02) is None:
+            while task.join(0.05) is None:
                 now = time.monotonic()
-                if cancelled.is_set() and not task.canceled:
-                    task.cancel("cancelled by the MCP client")
-                elif now > deadline and not task.canceled:
+                if now > deadline and not task.canceled:
                     task.cancel(f"past mcp.call_timeout_s ({self.config.call_timeout_s:g} s)")
                 if progress is not None and now >= beat:
                     beat = now + HEARTBEAT_S

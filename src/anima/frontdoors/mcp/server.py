@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,7 +34,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
-from anima.frontdoors.mcp.robot import RESOURCES, McpRobot
+from anima.frontdoors.mcp.robot import RESOURCES, Cancel, McpRobot
 from anima.version import __version__
 
 log = logging.getLogger(__name__)
@@ -138,7 +137,7 @@ class McpServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         token = anyio.lowlevel.current_token()
-        cancelled = threading.Event()
+        cancelled = Cancel()
 
         def progress(done: float, total: float, message: str) -> None:
             try:

@@ -115,7 +115,7 @@ def _wait_executed(door: MqttFrontDoor, count: int, timeout: float) -> bool:
     return True
 
 
-def _reflecting_frame(times: FloatArray, eyes: FloatArray, side: int, after: float) -> float | None:
+def reflecting_frame(times: FloatArray, eyes: FloatArray, side: int, after: float) -> float | None:
     """Arrival time of the first frame after ``after`` that reflects a new target on ``side``.
 
     That frame's change of acceleration towards ``side`` stands out: a new target steps it by
@@ -160,7 +160,7 @@ def _latency(
         if published <= 10:
             continue  # warming up
         times, values = driver.since(t_pub - 0.035, eyes)  # with three frames before
-        t_frame = _reflecting_frame(times, values, side, t_pub)
+        t_frame = reflecting_frame(times, values, side, t_pub)
         if t_frame is None:
             continue
         reflected.append((t_frame - t_pub) * 1e3)

@@ -254,6 +254,23 @@ def bench_grpc(
     )
 
 
+@app.command("mcp")
+def bench_mcp(
+    calls: Annotated[int, typer.Option(min=1, max=10_000, help="look_at tool calls.")] = 100,
+    cancels: Annotated[int, typer.Option(min=1, max=200, help="Cancelled wave calls.")] = 15,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """MCP over HTTP with the official client: tool call → first frame, cancel → held."""
+    from anima.bench.mcp import figures_lines, run_mcp_bench
+
+    r = run_mcp_bench(calls, cancels)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for line in figures_lines(r):
+        typer.echo(line)
+
+
 @app.command("agent")
 def bench_agent(
     trials: Annotated[int, typer.Option(min=1, help="Requests and interrupts timed.")] = 20,

@@ -240,3 +240,14 @@ def test_a_bridge_to_nothing_says_so() -> None:
     )
     assert done.returncode == 2
     assert "error: mcp: the bridge to http://127.0.0.1:9/mcp failed" in done.stderr
+
+
+def test_mcp_answers_again_after_the_dashboard_restarts(door: WebFrontDoor) -> None:
+    async def nod() -> None:
+        async with http_client(mcp_url(door)) as client:
+            assert not (await client.call_tool("wait", {"seconds": 0.05})).is_error
+
+    anyio.run(nod)
+    door.stop()
+    door.start()  # a new session manager for the new run (the SDK's runs only once)
+    anyio.run(nod)

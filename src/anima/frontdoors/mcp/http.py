@@ -59,14 +59,11 @@ class Bearer:
 
 
 class McpHttp:
-    """The MCP core, its server and the HTTP session manager for one web door."""
+    """The MCP core, its server and the HTTP sessions for one web door (which may be stopped
+    and started again: each run of the web server gets a session manager of its own)."""
 
     def __init__(self, robot: McpRobot, *, host: str, token_ok: Callable[[str | None], bool]):
         try:
-            from mcp.server.streamable_http_manager import (
-                StreamableHTTPASGIApp,
-                StreamableHTTPSessionManager,
-            )
             from mcp.server.transport_security import TransportSecuritySettings
 
             from anima.frontdoors.mcp.server import McpServer
@@ -74,7 +71,7 @@ class McpHttp:
             raise MissingDependencyError("mcp", "mcp") from exc
         self.robot = robot
         self.server: McpServer = McpServer(robot)
-        guard = (
+        self._guard = (
             TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
                 allowed_hosts=LOOPBACK_HOSTS,
@@ -83,23 +80,45 @@ class McpHttp:
             if loopback(host)
             else TransportSecuritySettings(enable_dns_rebinding_protection=False)
         )
-        self.sessions = StreamableHTTPSessionManager(
-            app=self.server.server, json_response=False, stateless=False, security_settings=guard
-        )
-        self.endpoint: Any = Bearer(StreamableHTTPASGIApp(self.sessions), token_ok)
+        self._app: Any = None  # the running session manager's ASGI app
+        self.endpoint: Any = Bearer(self._serve, token_ok)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self._app
+        if app is None:  # between runs of the web server
+            from starlette.responses import PlainTextResponse
+
+            await PlainTextResponse("MCP is starting", status_code=503)(scope, receive, send)
+            return
+        await app(scope, receive, send)
 
     @asynccontextmanager
     async def lifespan(self, _app: Any) -> AsyncIterator[None]:
-        """The web server's lifespan: the session manager runs while it serves."""
+        """The web server's lifespan: a session manager runs while it serves (one run each:
+        the SDK's manager cannot be run twice)."""
+        from mcp.server.streamable_http_manager import (
+            StreamableHTTPASGIApp,
+            StreamableHTTPSessionManager,
+        )
+
+        sessions = StreamableHTTPSessionManager(
+            app=self.server.server,
+            json_response=False,
+            stateless=False,
+            security_settings=self._guard,
+        )
         self.server.updates.bind()
-        async with self.sessions.run():
-            yield
+        async with sessions.run():
+            self._app = StreamableHTTPASGIApp(sessions)
+            try:
+                yield
+            finally:
+                self._app = None
 
     def start(self) -> None:
         self.robot.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self.server.close()
         self.robot.stop(timeout)
 
 

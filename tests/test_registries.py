@@ -53,10 +53,21 @@ def _registries() -> list[Registry]:
     from anima.agent.planners import PLANNERS
     from anima.drivers.registry import DRIVERS
     from anima.frontdoors.registry import DOORS
+    from anima.humanoid.registry import HUMANOIDS
     from anima.listening.registry import RECOGNIZERS, SOURCES, SPOTTERS, TURNS, VADS
     from anima.speech.registry import ENGINES
 
-    return [DRIVERS, ENGINES, SINKS, SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, PLANNERS, DOORS]
+    return [
+        DRIVERS, ENGINES, SINKS, SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, PLANNERS, DOORS,
+        HUMANOIDS,
+    ]  # fmt: skip
+
+
+def test_the_humanoid_types_are_the_humanoid_registry_and_none() -> None:
+    from anima.choices import HumanoidType
+    from anima.humanoid.registry import HUMANOIDS
+
+    assert set(HUMANOIDS.names) == {t.value for t in HumanoidType} - {"none"}
 
 
 @pytest.mark.parametrize("registry", _registries(), ids=lambda r: r.key)

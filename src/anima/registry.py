@@ -2,7 +2,8 @@
 
 Each pluggable kind has one protocol (in its module) and one :class:`Registry`: the driver,
 the audio sink (:data:`anima.speech.sinks.SINKS`), the audio source and the listening parts
-(:mod:`anima.listening.registry`), the planner. A name is checked when the config loads
+(:mod:`anima.listening.registry`), the planner, the TTS engine, the front door, the humanoid
+(:data:`anima.humanoid.registry.HUMANOIDS`). A name is checked when the config loads
 (:meth:`Registry.check`: a ConfigError that lists the known names), and its maker is imported
 only when a part is made (:meth:`Registry.load`), so loading a config imports no engine.
 """

@@ -46,25 +46,14 @@ class HumanoidLink:
 
     def prepare(self) -> None:
         """Import gRPC and the generated stubs (~0.1 s holding the GIL) before the loop runs."""
-        import anima.humanoid.client
-        import anima.humanoid.server  # noqa: F401
+        import anima.humanoid.makers  # noqa: F401  (the client, the server, the stubs)
 
     def start(self) -> None:
-        from anima.humanoid.client import AdamClient
-        from anima.humanoid.server import AdamServer
+        from anima.humanoid.registry import HUMANOIDS
 
         cfg = self.config
-        if cfg.type == "sim":
-            self.server = AdamServer(bind="127.0.0.1", port=cfg.sim_port)
-            port = self.server.start()
-            self.client = AdamClient("127.0.0.1", port)
-        else:
-            ip, port = None, None
-            if cfg.address:
-                host, _, p = cfg.address.rpartition(":")
-                ip, port = host, int(p)
-            self.client = AdamClient(ip, port)
-        self.client.connect()
+        self.client, self.server = HUMANOIDS.load(cfg.type)(cfg)
+        assert self.client is not None
         log.info("humanoid: %s at %s", cfg.type, self.client.target)
         self._read(self.client)  # the state is there from the start, not a period later
         self._stop.clear()

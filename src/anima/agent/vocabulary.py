@@ -27,12 +27,23 @@ def load_user_actions(registry: ActionRegistry, module: str) -> None:
         mod = importlib.import_module(module)
     except ImportError as exc:
         raise ActionDefinitionError(f"agent.user_actions: cannot import {module!r}: {exc}") from exc
+    except Exception as exc:  # the module's own code failed: say where, not a traceback
+        raise ActionDefinitionError(
+            f"agent.user_actions: importing {module!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     register = vars(mod).get("register")
     if not callable(register):
         raise ActionDefinitionError(
             f"agent.user_actions: module {module!r} has no register(registry) function"
         )
-    register(registry)
+    try:
+        register(registry)
+    except ActionDefinitionError:
+        raise
+    except Exception as exc:
+        raise ActionDefinitionError(
+            f"agent.user_actions: {module}.register(registry) failed: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def builtin_registry(

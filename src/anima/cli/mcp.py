@@ -83,10 +83,12 @@ def _serve_stdio(config: Path | None) -> None:
         cfg = _config(config)
         logging.getLogger().setLevel(cfg.log_level.upper())
         runtime = build(cfg, doors=False, report=lambda line: print(line, file=sys.stderr))
+        # the registry before the runtime starts: a user's broken actions stop nothing
+        registry = robot_registry(runtime, user_actions=cfg.agent.user_actions)
         runtime.start()
     except AnimaError as exc:
         raise fail(exc) from exc
-    robot = McpRobot(runtime, robot_registry(runtime, user_actions=cfg.agent.user_actions), cfg.mcp)
+    robot = McpRobot(runtime, registry, cfg.mcp)
     server = McpServer(robot)
     robot.start()
     try:

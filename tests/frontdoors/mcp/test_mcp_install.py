@@ -78,3 +78,32 @@ def test_the_cli_installs_prints_and_lists(tmp_path: Path) -> None:
     last = tools.stdout.strip().splitlines()[-1]
     assert last.startswith("9 tools, ")
     assert "characters of JSON" in last
+
+
+def test_a_users_broken_actions_are_one_error_line_not_a_traceback(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "broken_actions.py").write_text(
+        "def register(registry):\n    raise TypeError('oops')\n", encoding="utf-8"
+    )
+    cfg = tmp_path / "anima.yaml"
+    cfg.write_text(
+        "mqtt: {enabled: false}\nweb: {enabled: false}\nspeech: {audio_out: 'null'}\n"
+        "agent: {user_actions: broken_actions}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "anima", "mcp", "--config", str(cfg)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input="",
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert done.returncode == 2
+    assert (
+        "error: agent.user_actions: broken_actions.register(registry) failed: TypeError: oops"
+        in done.stderr
+    )
+    assert "Traceback" not in done.stderr

@@ -173,3 +173,52 @@ def test_resources_read_and_a_subscription_hears_the_change(config: Path) -> Non
             assert "emergency_stop" in prompt.messages[0].content.text  # type: ignore[union-attr]
 
     anyio.run(scenario)
+
+
+def test_a_linked_humanoids_actions_and_the_users_own_are_tools(tmp_path: Path) -> None:
+    (tmp_path / "my_robot_actions.py").write_text(
+        "from anima.agent import ActionRegistry, ActionResult\n\n"
+        "def register(registry: ActionRegistry) -> None:\n"
+        "    @registry.action()\n"
+        "    def dance(ctx: object, seconds: float = 3.0) -> ActionResult:\n"
+        '        """Dance for a while."""\n'
+        "        return (True, 'danced')\n",
+        encoding="utf-8",
+    )
+    import yaml
+
+    from .clients import QUIET
+
+    cfg = tmp_path / "anima.yaml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                **QUIET,
+                "humanoid": {"type": "sim", "sim_port": 0},
+                "agent": {"user_actions": "my_robot_actions"},
+            }
+        ),
+        encoding="utf-8",
+    )
+
+    async def scenario() -> None:
+        import os
+
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        params = StdioServerParameters(
+            command=__import__("sys").executable,
+            args=["-m", "anima", "mcp", "--config", str(cfg)],
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
+        async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "dance" in tools
+            assert tools["dance"].description == "Dance for a while."
+            assert {"walk", "set_gait"} & set(tools), sorted(tools)
+            danced = await client.call_tool("dance", {"seconds": 1.0})
+            assert not danced.is_error, text_of(danced)
+            assert "danced" in text_of(danced)
+
+    anyio.run(scenario)

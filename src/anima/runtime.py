@@ -87,7 +87,9 @@ class Runtime:
         self.engine = MotionEngine(
             self.body, self.driver, clock=clock, config=self.config.motion, events=self.events
         )
-        self.library = AnimationLibrary(configured_folders(self.config.animation), len(self.body))
+        self.library = AnimationLibrary(
+            configured_folders(self.config.animation, self.body.animations), len(self.body)
+        )
         self.behaviour = Behaviour(
             self.engine,
             self.library,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anima.animation.xml_format import Animation, parse_animation_file
-from anima.errors import AnimationFileError, UnknownAnimationError
+from anima.errors import AnimationFileError, ConfigError, UnknownAnimationError
 
 if TYPE_CHECKING:
     from anima.config import AnimationConfig
@@ -28,14 +28,24 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def shipped_folder() -> Path:
-    """The folder of animations that ship with anima."""
-    return Path(str(resources.files("anima.animation") / "data"))
+SHIPPED_SETS = ("nadine", "reachy_mini")  # the animation sets that ship, by body
 
 
-def configured_folders(config: AnimationConfig) -> list[Path]:
-    """The folders ``config`` names, the shipped one first when ``animation.shipped``."""
-    folders = [shipped_folder()] if config.shipped else []
+def shipped_folder(animations: str = "nadine") -> Path:
+    """The folder of the animations that ship with anima for a body (its ``[body]
+    animations``): Nadine's in ``data/``, another body's in ``data/<name>/``."""
+    if animations not in SHIPPED_SETS:
+        raise ConfigError(
+            f"body animations {animations!r}: no such shipped set "
+            f"(shipped: {', '.join(SHIPPED_SETS)})"
+        )
+    root = Path(str(resources.files("anima.animation") / "data"))
+    return root if animations == "nadine" else root / animations
+
+
+def configured_folders(config: AnimationConfig, animations: str = "nadine") -> list[Path]:
+    """The folders ``config`` names, the body's shipped set first when ``animation.shipped``."""
+    folders = [shipped_folder(animations)] if config.shipped else []
     return folders + [Path(f) for f in config.folders]
 
 

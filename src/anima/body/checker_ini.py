@@ -3,6 +3,7 @@
 The format is documented in ``docs/body.md``. Every parse error names the file and line.
 Sections::
 
+    [body]      name, animations (the shipped animation set made for it; default nadine)
     [board]     port, baud, channels (the channel count)
     [safety]    max_speed (units/s default), lip_active_fraction
     [channels]  N = name default min max [role=R] [speed=U] [zero=U rad=R] [closed=U]
@@ -22,6 +23,10 @@ from anima.config.files import FileRefusedError, excerpt, read_regular_file, utf
 from anima.errors import BodyDefinitionError, ConfigError
 
 DEFAULT_BODY = "nadine_checker.ini"
+# the bodies that ship with anima, by the name body.checker_ini (or --body) may give instead
+# of a path
+SHIPPED_BODIES = {"nadine": DEFAULT_BODY, "reachy_mini": "reachy_mini.ini"}
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_FILE_BYTES = 1024 * 1024  # a body definition is a few KB; this is far past any real one
 MAX_CHANNELS = 255  # the serial packet's channel count is one byte (docs/serial-protocol.md)
 MAX_BAUD = 12_000_000  # above the fastest USB serial adapters
@@ -34,6 +39,8 @@ _CHANNELS_WHY = "the serial protocol addresses 1–255 channels"
 
 @dataclass
 class _Draft:
+    name: str = ""
+    animations: str = "nadine"
     port: str = ""
     baud: int = 115200
     count: int | None = None
@@ -46,12 +53,28 @@ class _Draft:
 
 def default_body_path() -> Path:
     """The Nadine-like 28-channel definition shipped in the package."""
-    return Path(str(resources.files("anima.body") / "data" / DEFAULT_BODY))
+    return shipped_body_path("nadine")
+
+
+def shipped_body_path(name: str) -> Path:
+    """The shipped body ``name`` (one of :data:`SHIPPED_BODIES`)."""
+    return Path(str(resources.files("anima.body") / "data" / SHIPPED_BODIES[name]))
+
+
+def body_path(given: str | Path | None) -> Path:
+    """Where the body is: a shipped body's name (``reachy_mini``), a file, or None (Nadine)."""
+    if given is None:
+        return default_body_path()
+    path = Path(given)
+    if str(given) in SHIPPED_BODIES and not path.exists():  # a file of that name comes first
+        return shipped_body_path(str(given))
+    return path
 
 
 def load_body(path: str | Path | None = None) -> Body:
-    """Parse a ``checker.ini`` file (the shipped Nadine body when ``path`` is None)."""
-    p = Path(path) if path is not None else default_body_path()
+    """Parse a ``checker.ini`` file: a path, a shipped body's name (:data:`SHIPPED_BODIES`),
+    or None for the shipped Nadine body."""
+    p = body_path(path)
     try:
         text = "".join(utf8_chunks(read_regular_file(p, MAX_FILE_BYTES)))
     except FileRefusedError as exc:  # a FIFO, a device, too big, not UTF-8
@@ -86,7 +109,7 @@ def parse_body(text: str, source: str = "<string>") -> Body:
                 if name in draft.postures:
                     raise BodyDefinitionError(source, lineno, f"duplicate posture {name!r}")
                 draft.postures[name] = (lineno, {})
-            elif section not in ("board", "safety", "channels"):
+            elif section not in ("body", "board", "safety", "channels"):
                 raise BodyDefinitionError(source, lineno, f"unknown section {excerpt(section)}")
             continue
         if "=" not in line:
@@ -96,7 +119,9 @@ def parse_body(text: str, source: str = "<string>") -> Body:
         key, value = (part.strip() for part in line.split("=", 1))
         if section is None:
             raise BodyDefinitionError(source, lineno, "entry before any [section]")
-        if section == "board":
+        if section == "body":
+            _body_entry(draft, key, value, source, lineno)
+        elif section == "board":
             _board_entry(draft, key, value, source, lineno)
         elif section == "safety":
             _safety_entry(draft, key, value, source, lineno)
@@ -151,6 +176,18 @@ def _integer(text: str, what: str, source: str, lineno: int, *, lo: int, hi: int
     if not lo <= value <= hi:
         raise BodyDefinitionError(source, lineno, f"{what} must be {lo}–{hi} ({why}), got {value}")
     return value
+
+
+def _body_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
+    if key not in ("name", "animations"):
+        raise BodyDefinitionError(source, lineno, f"unknown [body] key {excerpt(key)}")
+    if not _IDENTIFIER.fullmatch(value):
+        raise BodyDefinitionError(
+            source,
+            lineno,
+            f"[body] {key} must be a lower-case name (a-z, 0-9, _), got {excerpt(value)}",
+        )
+    setattr(draft, key, value)
 
 
 def _board_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
@@ -305,6 +342,8 @@ def _finish(draft: _Draft, source: str) -> Body:
             lip_active_fraction=draft.lip_active_fraction,
             board=BoardInfo(port=draft.port, baud=draft.baud),
             source=source,
+            name=draft.name or Path(source).stem,
+            animations=draft.animations,
         )
     except BodyDefinitionError:
         raise

@@ -136,6 +136,8 @@ class Body:
     lip_active_fraction: float = 0.15  # of a lip-width channel's range above rest = "active"
     board: BoardInfo = field(default_factory=BoardInfo)
     source: str = "<code>"  # where the definition came from, for messages
+    name: str = "nadine"  # what the robot is ([body] name; else the file's name)
+    animations: str = "nadine"  # the shipped animation set made for it ([body] animations)
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
     _roles: dict[Role, int] = field(init=False, repr=False, compare=False)
 

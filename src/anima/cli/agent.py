@@ -58,9 +58,8 @@ def configured_registry(config: Path | AnimaConfig | None, humanoid: bool | None
 
     cfg = config if isinstance(config, AnimaConfig) else load_config(config)
     # no runtime: only the body's size and the animation library
-    library = AnimationLibrary(
-        configured_folders(cfg.animation), len(load_body(cfg.body.checker_ini))
-    )
+    body = load_body(cfg.body.checker_ini)
+    library = AnimationLibrary(configured_folders(cfg.animation, body.animations), len(body))
     library.load()
     with_humanoid = cfg.humanoid.type != "none" if humanoid is None else humanoid
     return vocabulary_registry(

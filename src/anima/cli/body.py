@@ -16,7 +16,10 @@ app = typer.Typer(help="Inspect and check body definitions (checker.ini).", no_a
 @app.command("show")
 def body_show(
     path: Annotated[
-        Path | None, typer.Argument(help="A checker.ini (default: the shipped Nadine body).")
+        Path | None,
+        typer.Argument(
+            help="A checker.ini, or a shipped body: nadine (the default) or reachy_mini."
+        ),
     ] = None,
 ) -> None:
     """List a body's channels, limits, roles and postures."""

@@ -65,6 +65,10 @@ NoWebOpt = Annotated[
 PortOpt = Annotated[
     str | None, typer.Option("--port", help="Serial port (default: checker.ini's port).")
 ]
+BodyOpt = Annotated[
+    str | None,
+    typer.Option("--body", help="The body: nadine (default), reachy_mini, or a checker.ini."),
+]
 
 
 def serve(
@@ -83,6 +87,7 @@ def serve(
     humanoid: HumanoidOpt = None,
     agent: AgentOpt = False,
     audio_in: AudioInOpt = None,
+    body: BodyOpt = None,
 ) -> None:
     """Run the runtime on the configured robot (the simulated one by default).
 
@@ -103,6 +108,7 @@ def serve(
         humanoid=humanoid,
         agent=agent,
         audio_in=audio_in,
+        body=body,
     )
 
 
@@ -142,10 +148,12 @@ def _configure(
     *,
     web: bool = True,
     agent: bool = False,
+    body: str | None = None,
 ) -> AnimaConfig:
     from anima.config import load_config
 
     cfg = load_config(config)
+    cfg = _override(cfg, "body", checker_ini=body)
     cfg = _override(cfg, "agent", enabled=True if agent else None)
     cfg = _override(cfg, "web", enabled=None if web else False)
     cfg = _override(cfg, "humanoid", type=humanoid)
@@ -179,6 +187,7 @@ def run(
     humanoid: str | None = None,
     agent: bool = False,
     audio_in: str | None = None,
+    body: str | None = None,
 ) -> None:
     from anima.build import build
     from anima.frontdoors.web import WebFrontDoor
@@ -186,7 +195,17 @@ def run(
     stop = threading.Event()
     try:
         cfg = _configure(
-            config, record, driver, port, broker, mqtt, audio_out, humanoid, web=web, agent=agent
+            config,
+            record,
+            driver,
+            port,
+            broker,
+            mqtt,
+            audio_out,
+            humanoid,
+            web=web,
+            agent=agent,
+            body=body,
         )
         logging.basicConfig(
             level=cfg.log_level.upper(),

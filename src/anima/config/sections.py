@@ -121,7 +121,8 @@ class MotionConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class BodyConfig:
-    checker_ini: str | None = None  # body definition file; None = the shipped Nadine body
+    # body definition: a checker.ini, or a shipped body's name (nadine, reachy_mini); None: nadine
+    checker_ini: str | None = None
     rest_posture: str = "rest"  # where `anima serve` eases the body before exiting
 
 

@@ -1,0 +1,127 @@
+"""The Reachy Mini body (issue 17): a shipped body by name, its own starter animations within
+its limits, and a runtime that degrades by role on it — no lips, no eyes, no eyelids."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from anima import commands as cmd
+from anima.animation.library import AnimationLibrary, shipped_folder
+from anima.body import Role, load_body
+from anima.build import build
+from anima.commands import LookAtResult
+from anima.config import AnimaConfig, BodyConfig, MqttConfig, SpeechConfig, WebConfig
+from anima.errors import BodyDefinitionError, ConfigError, UnknownAnimationError
+from anima.testing import eventually
+from anima.testing.tts import ScriptedEngine
+
+STARTER = {
+    "nod", "shake", "look_around", "happy_antennas", "sad", "curious", "wake_up", "go_to_sleep",
+}  # fmt: skip
+
+
+def library() -> AnimationLibrary:
+    body = load_body("reachy_mini")
+    lib = AnimationLibrary([shipped_folder(body.animations)], len(body))
+    report = lib.load()
+    assert report.errors == ()
+    return lib
+
+
+def test_the_shipped_body_loads_by_name() -> None:
+    body = load_body("reachy_mini")
+    assert body.name == "reachy_mini"
+    assert body.animations == "reachy_mini"
+    assert [c.name for c in body.channels] == [
+        "head_x", "head_y", "head_z", "head_roll", "head_pitch", "head_yaw",
+        "antenna_right", "antenna_left", "body_yaw",
+    ]  # fmt: skip
+    assert body.role_index(Role.NECK_YAW) == 5
+    for role in (Role.LIPS_OPEN, Role.EYES_YAW, Role.EYES_PITCH, Role.EYELIDS):
+        assert body.role_index(role) is None
+    assert {"rest", "neutral", "sleep", "default"} <= set(body.postures)
+    assert load_body().name == "nadine"  # the default is still Nadine
+    assert load_body("nadine").animations == "nadine"
+
+
+def test_its_starter_animations_stay_within_its_limits() -> None:
+    body = load_body("reachy_mini")
+    lib = library()
+    assert set(lib.gestures()) == STARTER
+    for name in lib.names():
+        anim = lib.get(name)
+        for j, c in enumerate(anim.channels):
+            ch = body.channels[c - 1]
+            column = anim.frames[:, j]
+            where = f"{name}: channel{c} ({ch.name}) outside [{ch.min:g}, {ch.max:g}]"
+            assert column.min() >= ch.min, where
+            assert column.max() <= ch.max, where
+    # go_to_sleep ends in the sleep posture, wake_up starts there
+    sleep = body.postures["sleep"].values
+    end = lib.get("go_to_sleep")
+    for j, c in enumerate(end.channels):
+        name = body.channels[c - 1].name
+        if name in sleep:
+            assert end.frames[-1, j] == sleep[name], name
+
+
+def test_a_body_section_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "robot.ini"
+    path.write_text("[body]\nname = My Robot\n[board]\nchannels = 1\n[channels]\n1 = a 0 0 1\n")
+    with pytest.raises(BodyDefinitionError, match=r"robot.ini:2: \[body\] name must be"):
+        load_body(path)
+    path.write_text("[body]\ncolour = red\n[board]\nchannels = 1\n[channels]\n1 = a 0 0 1\n")
+    with pytest.raises(BodyDefinitionError, match=r"unknown \[body\] key 'colour'"):
+        load_body(path)
+    path.write_text("[board]\nchannels = 1\n[channels]\n1 = a 0 0 1\n")
+    own = load_body(path)
+    assert own.name == "robot"  # the file's name
+    assert own.animations == "nadine"  # a body of one's own gets the Nadine library, as before
+    with pytest.raises(ConfigError, match="no such shipped set"):
+        shipped_folder("r2d2")
+
+
+def test_a_runtime_on_reachy_mini_degrades_by_role() -> None:
+    cfg = AnimaConfig(
+        body=BodyConfig(checker_ini="reachy_mini"),
+        mqtt=MqttConfig(enabled=False),
+        web=WebConfig(enabled=False),
+        speech=SpeechConfig(audio_out="null"),
+    )
+    runtime = build(cfg, tts=[ScriptedEngine()])
+    with runtime:
+        assert set(runtime.library.gestures()) == STARTER  # no Nadine animation leaked in
+        assert runtime.library.postures() == []
+        body = runtime.body
+        yaw, pitch = body.index("head_yaw"), body.index("head_pitch")
+        # no eyes: the gaze is all head
+        assert runtime.execute(cmd.LookAt(x=1.0, y=0.5, z=0.3)) is LookAtResult.MOVED
+        assert eventually(lambda: runtime.engine.last_frame[yaw] > 140, timeout=5)
+        assert runtime.engine.last_frame[pitch] < 128  # up: a negative pitch
+        runtime.execute(cmd.EndLookAt())
+        # no lips: speech still speaks and ends
+        spoken = runtime.execute(cmd.Speak(text="Hello, I am Reachy.", locale="en-US"))
+        assert spoken.utterance
+        assert eventually(lambda: not runtime.speaking, timeout=10)
+        # its gestures play; a Nadine name is refused by name
+        assert not runtime.execute(cmd.PlayAnimation(name="nod")).idle_layer
+        assert eventually(lambda: runtime.state().move == "nod", timeout=5)
+        with pytest.raises(UnknownAnimationError, match="LOOKUP_Waving"):
+            runtime.execute(cmd.PlayAnimation(name="LOOKUP_Waving"))
+        assert runtime.state().loop.missed == 0
+
+
+def test_the_cli_knows_the_shipped_body() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "anima", "body", "validate", "reachy_mini"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "reachy_mini: ok (9 channels, 4 postures)" in done.stdout

@@ -125,3 +125,41 @@ def test_the_cli_knows_the_shipped_body() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "reachy_mini: ok (9 channels, 4 postures)" in done.stdout
+
+
+@pytest.mark.parametrize("span", [25.0, 0.0])
+def test_speech_lifts_the_antennas_of_a_body_without_lips(span: float) -> None:
+    cfg = AnimaConfig(
+        body=BodyConfig(checker_ini="reachy_mini"),
+        mqtt=MqttConfig(enabled=False),
+        web=WebConfig(enabled=False),
+        speech=SpeechConfig(audio_out="null", antennas_span=span),
+    )
+    runtime = build(cfg, tts=[ScriptedEngine()])
+    seen: list[tuple[float, float]] = []
+    with runtime:
+        right, left = runtime.body.index("antenna_right"), runtime.body.index("antenna_left")
+
+        def note(_t: float) -> None:
+            seen.append((runtime.engine.last_frame[right], runtime.engine.last_frame[left]))
+
+        runtime.engine.set_tick_hook("test", note)
+        runtime.execute(cmd.Speak(text="Hello there, I am Reachy Mini.", locale="en-US"))
+        assert eventually(lambda: runtime.speaking, timeout=5)
+        assert eventually(lambda: not runtime.speaking, timeout=15)
+        assert eventually(
+            lambda: (
+                runtime.engine.last_frame[right] == 128 and runtime.engine.last_frame[left] == 128
+            ),
+            timeout=5,
+        )  # back at rest after the utterance
+    lowest_right = min(r for r, _ in seen)
+    highest_left = max(lv for _, lv in seen)
+    if span:
+        assert lowest_right < 120  # mirrored: the right one down, the left one up
+        assert highest_left > 136
+        assert lowest_right >= 128 - span - 1e-6
+        assert highest_left <= 128 + span + 1e-6
+    else:
+        assert lowest_right == 128
+        assert highest_left == 128

@@ -33,6 +33,8 @@ class Role(enum.Enum):
     NECK_YAW = "neck.yaw"
     NECK_PITCH = "neck.pitch"
     NECK_ROLL = "neck.roll"
+    ANTENNA_RIGHT = "antenna.right"  # Reachy Mini's: speech moves them on a body without lips
+    ANTENNA_LEFT = "antenna.left"
     OTHER = "other"
 
 

@@ -3,6 +3,7 @@ gestures (docs/speech.md)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from anima.errors import ConfigError
@@ -20,6 +21,9 @@ class SpeechConfig:
     # automatic gestures in speech (a tilt on questions, beats): contextual | disabled; a text's
     # ^mode(...) changes it from there (docs/speech.md, annotated speech)
     gesture_mode: str = "contextual"
+    # a body without lips but with antennas (Reachy Mini): how far speech lifts them, in the
+    # antennas' units (degrees on Reachy Mini), with the mouth's opening; 0: speech leaves them
+    antennas_span: float = 25.0
 
     def __post_init__(self) -> None:
         if self.gesture_mode not in ("contextual", "disabled"):
@@ -33,5 +37,10 @@ class SpeechConfig:
             raise ConfigError(f"speech.engines: at most 10 engines, got {len(self.engines)}")
         for name in self.engines:
             ENGINES.check(name)
+        if not (math.isfinite(self.antennas_span) and 0 <= self.antennas_span <= 120):
+            raise ConfigError(
+                f"speech.antennas_span must be in [0, 120], got {self.antennas_span!r}",
+                key="speech.antennas_span",
+            )
         if not 80 <= self.espeak_wpm <= 450:
             raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")

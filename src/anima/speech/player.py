@@ -28,14 +28,22 @@ from anima.speech.sway import ZERO
 from anima.speech.utterance import Playback, Utterance
 
 LIPS, SWAY = "lips", "sway"  # the motion engine's lip override and head-sway offset
+ANTENNAS = "antennas"  # the override of a body without lips: speech lifts its antennas
 _LIP_ROLES = (Role.LIPS_OPEN, Role.LIPS_WIDE, Role.LIPS_NARROW)
+_ANTENNA_ROLES = (Role.ANTENNA_RIGHT, Role.ANTENNA_LEFT)
 
 
 class Player:
     """Follows the playback clock of the utterance being played (see the module docstring)."""
 
     def __init__(
-        self, cond: threading.Condition, sink: AudioSink, motion: MotionEngine, cues: CuePlayer
+        self,
+        cond: threading.Condition,
+        sink: AudioSink,
+        motion: MotionEngine,
+        cues: CuePlayer,
+        *,
+        antennas_span: float = 25.0,
     ) -> None:
         self._cond = cond  # the service's lock
         self._sink = sink
@@ -47,6 +55,13 @@ class Player:
         self._lip_cols = [k for k, i in enumerate(lips) if i is not None]  # of (open, wide, narrow)
         self._lip_lo = np.array([body.channels[i].default for i in self._lip_channels])
         self._lip_span = np.array([body.channels[i].max for i in self._lip_channels]) - self._lip_lo
+        # no lips, but antennas: the mouth's opening lifts them, mirrored (right down, left up
+        # in their units), by antennas_span at the widest
+        antennas = [body.role_index(r) for r in _ANTENNA_ROLES] if not self._lip_channels else []
+        self._antenna_channels = [i for i in antennas if i is not None] if antennas_span else []
+        signs = [-1.0, 1.0][: len(self._antenna_channels)]
+        self._antenna_lo = np.array([body.channels[i].default for i in self._antenna_channels])
+        self._antenna_span = antennas_span * np.array(signs)
         self.playback: Playback | None = None  # what plays now (guarded by the lock)
 
     def show(self, pb: Playback) -> bool:
@@ -59,6 +74,8 @@ class Player:
             self._cond.notify_all()
         if self._lip_channels:
             self._motion.set_override_source(LIPS, self._lip_channels, self.lips)
+        elif self._antenna_channels:
+            self._motion.set_override_source(ANTENNAS, self._antenna_channels, self.antennas)
         return True
 
     def synthesized(self, pb: Playback) -> None:
@@ -86,6 +103,15 @@ class Player:
             return None  # releases the override
         o, w, n = pb.lips.at(self._sink.played())
         values: FloatArray = self._lip_lo + self._lip_span * np.array((o, w, n))[self._lip_cols]
+        return values
+
+    def antennas(self, _t: float) -> FloatArray | None:
+        """A body without lips: the antennas follow the mouth's opening (the override)."""
+        pb = self.playback
+        if pb is None:
+            return None  # releases the override
+        opening = pb.lips.at(self._sink.played())[0]
+        values: FloatArray = self._antenna_lo + self._antenna_span * opening
         return values
 
     def cue_tick(self, t: float) -> None:

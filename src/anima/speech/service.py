@@ -73,6 +73,7 @@ class SpeechService:
         max_queue: int = 20,
         gestures: Gestures | None = None,
         gesture_mode: Mode = "contextual",
+        antennas_span: float = 25.0,
     ) -> None:
         if not engines:
             raise SpeechError("no TTS engine available")
@@ -85,7 +86,7 @@ class SpeechService:
         self._max_queue = max_queue
         self.cues = CuePlayer(motion, events, clock, gestures, gesture_mode)
         self._cond = threading.Condition()  # re-entrant: the player stops speech holding it
-        self._player = Player(self._cond, sink, motion, self.cues)
+        self._player = Player(self._cond, sink, motion, self.cues, antennas_span=antennas_span)
         self._synthesis = Synthesis(sink, self._player, self.cues, self._made)
         self._queue: collections.deque[Utterance] = collections.deque()
         self._preparing: collections.deque[tuple[str, str]] = collections.deque(

@@ -65,6 +65,7 @@ def start_speech(
         before_speaking=behaviour.prepare_to_speak,
         gestures=BehaviourGestures(behaviour, events),
         gesture_mode=cast("Mode", config.gesture_mode),  # checked by the config
+        antennas_span=config.antennas_span,
     )
     service.start()
     log.info(

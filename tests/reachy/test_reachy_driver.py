@@ -81,7 +81,7 @@ def test_the_units_become_the_sdks_pose_antennas_and_body_yaw() -> None:
 
 def test_pose_and_euler_are_inverse() -> None:
     for rpy in [(0.1, -0.2, 0.3), (-0.6, 0.5, 2.0), (0.0, 0.0, -3.0)]:
-        assert euler(pose(0, 0, 0, *rpy)) == pytest.approx(rpy)
+        assert euler(pose((0, 0, 0), rpy)) == pytest.approx(rpy)
 
 
 def test_it_refuses_another_body_and_a_send_before_connect() -> None:

@@ -78,9 +78,10 @@ class ReachyLink(Protocol):
     def close(self) -> None: ...
 
 
-def pose(x: float, y: float, z: float, roll: float, pitch: float, yaw: float) -> FloatArray:
+def pose(xyz: tuple[float, float, float], rpy: tuple[float, float, float]) -> FloatArray:
     """The 4×4 pose of a translation (m) and extrinsic roll, pitch, yaw (rad) about x, y, z
     (R = Rz(yaw)·Ry(pitch)·Rx(roll), as the SDK's ``create_head_pose``)."""
+    roll, pitch, yaw = rpy
     cr, sr, cp, sp, cy, sy = (
         math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
         math.cos(yaw), math.sin(yaw),
@@ -91,7 +92,7 @@ def pose(x: float, y: float, z: float, roll: float, pitch: float, yaw: float) ->
         [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
         [-sp, cp * sr, cp * cr],
     ]
-    m[:3, 3] = (x, y, z)
+    m[:3, 3] = xyz
     return m
 
 
@@ -189,7 +190,7 @@ class ReachyMiniDriver:
         x, y, z = (float(a) / 1000.0 for a in v[0:3])
         roll, pitch, yaw = (float(a) * DEG for a in v[3:6])
         return Target(
-            head=pose(x, y, z, roll, pitch, yaw),
+            head=pose((x, y, z), (roll, pitch, yaw)),
             antennas=(float(v[6]) * DEG, float(v[7]) * DEG),
             body_yaw=float(v[8]) * DEG,
         )
@@ -210,9 +211,8 @@ class ReachyMiniDriver:
             self._fresh.wait(period)
             self._fresh.clear()
             now = time.monotonic()
-            if now < next_at:
-                if self._stop.wait(next_at - now):
-                    return
+            if now < next_at and self._stop.wait(next_at - now):
+                return
             next_at = max(next_at + period, time.monotonic())
             with self._lock:
                 frame, self._newest = self._newest, None

@@ -293,13 +293,16 @@ def test_null_clears_an_optional_field_from_the_environment(tmp_path: Path) -> N
 
 def test_a_setting_of_another_driver_is_refused_by_name(tmp_path: Path) -> None:
     path = write(tmp_path, "driver:\n  history: 10\n  port: /dev/ttyUSB0\n")
-    assert refusal(path) == f"{path}:3: driver.port is a setting of driver.type serial, not of sim"
+    assert refusal(path) == (
+        f"{path}:3: driver.port is a setting of driver.type serial or reachy_mini, not of sim"
+    )
     path = write(tmp_path, "driver:\n  type: serial\n  record: frames.jsonl\n")
     assert refusal(path) == (
         f"{path}:3: driver.record is a setting of driver.type sim, not of serial"
     )
     assert refusal(env={"ANIMA_DRIVER__TYPE": "robot9000"}) == (
-        "environment ANIMA_DRIVER__TYPE: driver.type must be one of sim, serial, got 'robot9000'"
+        "environment ANIMA_DRIVER__TYPE: driver.type must be one of sim, serial, reachy_mini, "
+        "got 'robot9000'"
     )
     serial = load_config(env={"ANIMA_DRIVER__TYPE": "serial", "ANIMA_DRIVER__BAUD": "57600"})
     assert serial.driver == SerialDriverConfig(baud=57600)

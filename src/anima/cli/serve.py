@@ -30,7 +30,10 @@ SecondsOpt = Annotated[
     float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
 ]
 DriverOpt = Annotated[
-    str | None, typer.Option("--driver", help="Robot driver: sim (default) or serial.")
+    str | None,
+    typer.Option(
+        "--driver", help="Robot driver: sim (default), serial, or reachy_mini (a Reachy Mini)."
+    ),
 ]
 BrokerOpt = Annotated[
     str | None,

@@ -7,7 +7,7 @@ or its unit. :mod:`anima.config.loading` builds them from YAML and the environme
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from anima.choices import EmbeddedBroker, HumanoidType, PlannerType, checked
@@ -208,7 +208,33 @@ class SerialDriverConfig:
 
 # the ``driver`` section: one dataclass per ``driver.type`` (anima.drivers.registry.DRIVERS
 # makes each); the loader picks it by ``type`` and refuses another type's keys
-DriverConfig = SimDriverConfig | SerialDriverConfig
+@dataclass(frozen=True, kw_only=True)
+class ReachyMiniDriverConfig:
+    """``driver.type: reachy_mini``: a Reachy Mini through Pollen's SDK and daemon
+    (docs/reachy-mini.md); needs the Reachy Mini body (body.checker_ini: reachy_mini)."""
+
+    type: Literal["reachy_mini"] = "reachy_mini"
+    host: str = "localhost"  # the daemon: localhost on the robot, else the robot's name
+    port: int = 8000  # the daemon's port (reachy-mini-daemon --fastapi-port)
+    rate_hz: float = 50.0  # targets a second: the daemon's own rate; faster floods it
+    timeout_s: float = 5.0  # connecting to the daemon, at most
+    reconnect_s: tuple[float, float] = (0.5, 5.0)  # first and longest retry delay
+
+    def __post_init__(self) -> None:
+        if not self.host.strip():
+            raise ConfigError("driver.host must name the daemon's host", key="driver.host")
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"driver.port out of range: {self.port}", key="driver.port")
+        rate("driver", 100, rate_hz=self.rate_hz)
+        seconds("driver", 60, timeout_s=self.timeout_s)
+        lo, hi = self.reconnect_s
+        if not (0 < lo <= hi <= 3600):
+            raise ConfigError(
+                f"driver.reconnect_s must be 0 < first ≤ longest ≤ 3600 s, got {lo:g}, {hi:g}"
+            )
+
+
+DriverConfig = SimDriverConfig | SerialDriverConfig | ReachyMiniDriverConfig
 
 
 MAX_PREFIX = 200  # characters of a topic prefix (a robot's name, not a sentence)
@@ -365,5 +391,8 @@ class AnimaConfig:
     log_level: str = "INFO"  # logging level name
 
     def __post_init__(self) -> None:
+        if isinstance(self.driver, ReachyMiniDriverConfig) and self.body.checker_ini is None:
+            # the driver drives that body only: it needs no second key
+            object.__setattr__(self, "body", replace(self.body, checker_ini="reachy_mini"))
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ConfigError(f"log_level must be a logging level name, got {self.log_level!r}")

@@ -5,7 +5,7 @@ that driver is chosen."""
 from __future__ import annotations
 
 from anima.body import Body
-from anima.config import SerialDriverConfig, SimDriverConfig
+from anima.config import ReachyMiniDriverConfig, SerialDriverConfig, SimDriverConfig
 from anima.drivers.base import Driver
 from anima.drivers.sim import SimDriver
 
@@ -18,3 +18,20 @@ def make_serial(config: SerialDriverConfig, body: Body) -> Driver:
     from anima.drivers.serial_servo import SerialServoDriver  # pyserial loads on connect()
 
     return SerialServoDriver.from_config(config, body)
+
+
+def make_reachy_mini(config: ReachyMiniDriverConfig, body: Body) -> Driver:
+    from anima.drivers.reachy_mini import ReachyLink, ReachyMiniDriver  # no SDK import yet
+
+    def link() -> ReachyLink:  # on connect(), and on each reconnect
+        from anima.drivers.reachy_link import SdkLink
+
+        return SdkLink(config.host, config.port, timeout_s=config.timeout_s)
+
+    return ReachyMiniDriver(
+        body,
+        link,
+        rate_hz=config.rate_hz,
+        reconnect_s=config.reconnect_s,
+        where=f"the Reachy Mini daemon at {config.host}:{config.port}",
+    )

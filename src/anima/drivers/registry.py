@@ -1,7 +1,8 @@
 """The drivers' names (``driver.type``) and their makers, imported only when one is made.
 
 Each name has its config section's dataclass in :mod:`anima.config.sections`
-(``SimDriverConfig``, ``SerialDriverConfig``, joined as ``DriverConfig``): the loader picks the
+(``SimDriverConfig``, ``SerialDriverConfig``, ``ReachyMiniDriverConfig``, joined as
+``DriverConfig``): the loader picks the
 dataclass by ``driver.type`` and refuses another driver's keys, so a name is checked when the
 config loads. ``tests/drivers/test_sim.py`` holds the two lists equal.
 """
@@ -15,5 +16,6 @@ DRIVERS = Registry(
     {
         "sim": "anima.drivers.makers:make_sim",
         "serial": "anima.drivers.makers:make_serial",
+        "reachy_mini": "anima.drivers.makers:make_reachy_mini",
     },
 )

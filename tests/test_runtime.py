@@ -90,10 +90,14 @@ def test_starting_twice_is_an_error() -> None:
 
 
 def test_unknown_driver_type_names_the_choices() -> None:
-    with pytest.raises(ConfigError, match=r"driver\.type must be one of sim, serial, reachy_mini, got 'nope'"):
+    with pytest.raises(
+        ConfigError, match=r"driver\.type must be one of sim, serial, reachy_mini, got 'nope'"
+    ):
         load_config(None, env={"ANIMA_DRIVER__TYPE": "nope"})
     odd = dataclasses.replace(SimDriverConfig(), type="nope")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"driver\.type must be one of sim, serial, reachy_mini, got 'nope'"):
+    with pytest.raises(
+        ConfigError, match=r"driver\.type must be one of sim, serial, reachy_mini, got 'nope'"
+    ):
         Runtime(AnimaConfig(driver=odd))  # built in code, past the loader: the registry
 
 

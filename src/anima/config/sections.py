@@ -214,6 +214,9 @@ class ReachyMiniDriverConfig:
     (docs/reachy-mini.md); needs the Reachy Mini body (body.checker_ini: reachy_mini)."""
 
     type: Literal["reachy_mini"] = "reachy_mini"
+    # websocket: the daemon's own protocol, no SDK needed; sdk: Pollen's ReachyMini client
+    # (installed by hand: docs/reachy-mini.md)
+    link: Literal["websocket", "sdk"] = "websocket"
     host: str = "localhost"  # the daemon: localhost on the robot, else the robot's name
     port: int = 8000  # the daemon's port (reachy-mini-daemon --fastapi-port)
     rate_hz: float = 50.0  # targets a second: the daemon's own rate; faster floods it

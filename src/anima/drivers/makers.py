@@ -24,9 +24,13 @@ def make_reachy_mini(config: ReachyMiniDriverConfig, body: Body) -> Driver:
     from anima.drivers.reachy_mini import ReachyLink, ReachyMiniDriver  # no SDK import yet
 
     def link() -> ReachyLink:  # on connect(), and on each reconnect
-        from anima.drivers.reachy_link import SdkLink
+        if config.link == "sdk":
+            from anima.drivers.reachy_link import SdkLink
 
-        return SdkLink(config.host, config.port, timeout_s=config.timeout_s)
+            return SdkLink(config.host, config.port, timeout_s=config.timeout_s)
+        from anima.drivers.reachy_ws import WebSocketLink
+
+        return WebSocketLink(config.host, config.port, timeout_s=config.timeout_s)
 
     return ReachyMiniDriver(
         body,

@@ -19,6 +19,7 @@ from anima.body import Role
 from anima.body.gaze import GazeKinematics
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
+from anima.testing import eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import Message, MqttProbe
 from anima.wire.mqtt import BrokerAddress
@@ -160,11 +161,16 @@ def test_a_look_at_flood_keeps_the_loop_rate_and_the_latest_target_wins(
         assert sent_for < FLOOD_S * 1.5  # the publisher kept up too: it was a real 1 kHz
 
         # nothing queued up: each point was carried out or replaced by a newer one
-        wait_until(
-            lambda: door.dispatcher.executed + door.dispatcher.coalesced == n,
-            1,
-            "every look_at carried out or superseded",
-        )
+        def handled() -> int:
+            return door.dispatcher.executed + door.dispatcher.coalesced
+
+        # within 2 s of the flood's end (the embedded broker, in this process, can deliver the
+        # last of 3000 messages a second late on a loaded machine)
+        if not eventually(lambda: handled() == n, 2, every=0.005):
+            pytest.fail(
+                f"not within 2 s: every look_at carried out or superseded: {handled()} of {n} "
+                f"({door.dispatcher.executed} carried out, {door.received} received)"
+            )
         assert door.received == n
         # the latest target wins: head and eyes end on the last point, not on one of the sweep
         # (the follower stops within its dead zone of a still point; breathing nods the pitch)

@@ -163,3 +163,18 @@ def test_speech_lifts_the_antennas_of_a_body_without_lips(span: float) -> None:
     else:
         assert lowest_right == 128
         assert highest_left == 128
+
+
+def test_the_agents_vocabulary_follows_the_body(tmp_path: Path) -> None:
+    from anima.agent.planners import create_planner
+    from anima.cli.agent import configured_registry
+    from anima.config import AgentConfig
+
+    cfg = AnimaConfig(body=BodyConfig(checker_ini="reachy_mini"))
+    registry = configured_registry(cfg, None)
+    assert "look_at_target" not in registry  # no gaze postures: the action has nothing to take
+    assert set(registry["play_animation"].param("name").choices or ()) == STARTER
+    planner = create_planner(AgentConfig(), registry)
+    assert planner.plan("look around").actions == ["play_animation(name='look_around')"]
+    assert planner.plan("shake your head").actions == ["play_animation(name='shake')"]
+    assert planner.plan("look at me").actions == []  # Nadine's gaze posture is not this body's

@@ -305,12 +305,21 @@ def register_builtins(
     animations: Iterable[str] | None = None,
     postures: Iterable[str] | None = None,
 ) -> None:
-    """Add the built-ins; ``animations``/``postures`` narrow the names they accept."""
+    """Add the built-ins; ``animations``/``postures`` narrow the names they accept. An action
+    left with no name to accept is not added: a body with no gaze postures (Reachy Mini) has
+    no ``look_at_target``, one with no gestures no ``play_animation``."""
     for act in BUILTINS:
         registry.add(act)
     if animations is not None:
         names = tuple(animations)
-        registry.constrain("play_animation", choices={"name": names})
+        if names:
+            registry.constrain("play_animation", choices={"name": names})
+        else:
+            registry.remove("play_animation")
         registry.constrain("say", validators={"text": markers_checker(names)})
     if postures is not None:
-        registry.constrain("look_at_target", choices={"name": tuple(postures)})
+        shapes = tuple(postures)
+        if shapes:
+            registry.constrain("look_at_target", choices={"name": shapes})
+        else:
+            registry.remove("look_at_target")

@@ -13,6 +13,12 @@ out-of-bounds values are one-line errors naming the key, where it came from (``a
 
 from anima.config.body_language import BodyLanguageConfig
 from anima.config.bounds import ENV_PREFIX
+from anima.config.drivers import (
+    DriverConfig,
+    ReachyMiniDriverConfig,
+    SerialDriverConfig,
+    SimDriverConfig,
+)
 from anima.config.loading import from_dict, load_config, with_changes
 from anima.config.mcp import McpConfig
 from anima.config.planner import (
@@ -30,14 +36,10 @@ from anima.config.sections import (
     BlinkConfig,
     BodyConfig,
     BreathingConfig,
-    DriverConfig,
     HumanoidConfig,
     MotionConfig,
     MqttConfig,
-    ReachyMiniDriverConfig,
-    SerialDriverConfig,
     ServeConfig,
-    SimDriverConfig,
     WebConfig,
 )
 from anima.config.speech import SpeechConfig

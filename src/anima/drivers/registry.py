@@ -1,6 +1,6 @@
 """The drivers' names (``driver.type``) and their makers, imported only when one is made.
 
-Each name has its config section's dataclass in :mod:`anima.config.sections`
+Each name has its config section's dataclass in :mod:`anima.config.drivers`
 (``SimDriverConfig``, ``SerialDriverConfig``, ``ReachyMiniDriverConfig``, joined as
 ``DriverConfig``): the loader picks the
 dataclass by ``driver.type`` and refuses another driver's keys, so a name is checked when the

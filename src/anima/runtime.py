@@ -38,6 +38,7 @@ from anima.clock import Clock
 from anima.commands import LookAtResult
 from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
+from anima.drivers.feedback import measured_state
 from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import Event, EventHub, Notice, Transcript
 from anima.humanoid.spec import RobotState
@@ -383,6 +384,7 @@ class Runtime:
             loop=LoopState(
                 rate_hz=s.rate_hz, period_error_p99_ms=s.period_error_p99_ms, missed=s.missed
             ),
+            measured=measured_state(self.driver),
         )
 
     def stop(self, *, ease: bool = True) -> None:

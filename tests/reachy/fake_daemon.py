@@ -20,6 +20,7 @@ class FakeDaemon:
         self.targets: list[dict[str, Any]] = []
         self.head: list[list[float]] = IDENTITY
         self.antennas = [0.0, 0.0]
+        self.body_yaw = 0.0
         self._open: set[ServerConnection] = set()
         self._server: Server = serve(self._handle, "127.0.0.1", port)
         self.port = int(self._server.socket.getsockname()[1])
@@ -41,7 +42,7 @@ class FakeDaemon:
                         json.dumps(
                             {
                                 "type": "joint_positions",
-                                "head_joint_positions": [0.0] * 7,
+                                "head_joint_positions": [self.body_yaw] + [0.0] * 6,
                                 "antennas_joint_positions": self.antennas,
                             }
                         )
@@ -59,6 +60,7 @@ class FakeDaemon:
                     flat = message["head"]
                     self.head = [flat[i : i + 4] for i in range(0, 16, 4)]
                     self.antennas = list(message["antennas"])
+                    self.body_yaw = float(message["body_yaw"])
         finally:
             stop.set()
             self._open.discard(ws)

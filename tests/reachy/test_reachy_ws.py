@@ -66,6 +66,9 @@ def test_a_nod_reaches_the_daemon_and_comes_back_as_its_reported_pose(daemon: Fa
 
         assert eventually(dipped, timeout=5)  # the nod's 14° down, as the daemon reports it
         assert runtime.state().move == "nod" or max(pitches) > 8
+        measured = runtime.state().measured  # the daemon's report, in the body's units
+        assert measured is not None
+        assert measured.values[runtime.body.index("body_yaw")] == pytest.approx(128, abs=0.5)
     times = [t["at"] for t in daemon.targets]
     span = times[-1] - times[0]
     assert len(times) / span < 60  # about 50 a second, never the loop's 100

@@ -47,8 +47,9 @@ class SdkLink:
 
     def read(self) -> Measured | None:
         head = np.asarray(self._mini.get_current_head_pose(), dtype=float)
-        right, left = (float(a) for a in self._mini.get_present_antenna_joint_positions())
-        return Measured(time.monotonic(), head, (right, left))
+        joints, antennas = self._mini.get_current_joint_positions()
+        right, left = (float(a) for a in antennas)
+        return Measured(time.monotonic(), head, (right, left), float(joints[0]))
 
     def close(self) -> None:
         self._mini.client.disconnect()

@@ -31,6 +31,7 @@ import numpy as np
 
 from anima.body import Body, FloatArray
 from anima.drivers.base import Frame
+from anima.drivers.feedback import Feedback, SentHistory
 from anima.errors import DriverNotConnectedError
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class Measured:
     t: float  # time.monotonic() of the read
     head: FloatArray  # 4×4 pose, metres
     antennas: tuple[float, float]  # right, left, radians
+    body_yaw: float | None = None  # radians (the first head joint), when the link reports it
 
 
 class ReachyLink(Protocol):
@@ -138,6 +140,9 @@ class ReachyMiniDriver:
         self._open = False
         self._linked = False
         self.measured: Measured | None = None
+        self.history = SentHistory(tuple(c.name for c in body.channels))
+        self._width = len(body.channels)
+        self._feedback: Feedback | None = None
         self.sent = self.dropped = self.reconnects = 0
         self.error = ""
 
@@ -183,7 +188,34 @@ class ReachyMiniDriver:
             self.dropped += 1
         return sent
 
+    def feedback(self) -> Feedback | None:
+        """The newest reading of the daemon, in the body's units, against what was sent."""
+        return self._feedback
+
     # ------------------------------------------------------------------ the sender thread
+    def values(self, measured: Measured) -> FloatArray:
+        """A reading as the body's values (NaN on the channels it does not report)."""
+        out = np.full(self._width, np.nan)
+        roll, pitch, yaw = euler(measured.head)
+        got = [
+            *(float(a) * 1000.0 for a in measured.head[:3, 3]),
+            roll / DEG, pitch / DEG, yaw / DEG,
+            measured.antennas[0] / DEG, measured.antennas[1] / DEG,
+            math.nan if measured.body_yaw is None else measured.body_yaw / DEG,
+        ]  # fmt: skip
+        out[self._index] = np.array(got) + CENTRE
+        return out
+
+    def _take(self, measured: Measured) -> None:
+        old = self.measured
+        self.measured = measured
+        if old is not None and old.t == measured.t:
+            return  # the same reading again
+        values = self.values(measured)
+        self._feedback = self.history.feedback(
+            measured.t, values, self.history.match(measured.t, values)
+        )
+
     def target(self, values: FloatArray) -> Target:
         """A frame's values (the body's units) as the SDK's target."""
         v = values[self._index] - CENTRE
@@ -223,10 +255,11 @@ class ReachyMiniDriver:
                 continue
             try:
                 link.set_target(self.target(frame.values))
+                self.history.add(time.monotonic(), frame.values)
                 self.sent += 1
                 measured = link.read()
                 if measured is not None:
-                    self.measured = measured
+                    self._take(measured)
             except Exception as exc:  # the daemon went away: relink with backoff
                 self._lost(exc)
 
@@ -243,6 +276,7 @@ class ReachyMiniDriver:
             self.error = f"{type(exc).__name__}: {exc}"[:200]
             return False
         self.reconnects += 1
+        self.history.clear()  # what the daemon before the restart was sent
         self._linked = True
         log.info("reachy_mini: linked to %s again", self.where)
         return True

@@ -50,6 +50,7 @@ class WebSocketLink:
         self._lock = threading.Lock()
         self._head: np.ndarray[Any, np.dtype[np.float64]] | None = None
         self._antennas: tuple[float, float] | None = None
+        self._body_yaw: float | None = None
         self._at = 0.0
         self._error: BaseException | None = None
         self._reader = threading.Thread(target=self._read, name="anima-reachy-ws", daemon=True)
@@ -70,13 +71,25 @@ class WebSocketLink:
         with self._lock:
             if self._head is None or self._antennas is None:
                 return None
-            return Measured(self._at, self._head, self._antennas)
+            return Measured(self._at, self._head, self._antennas, self._body_yaw)
 
     def close(self) -> None:
         try:
             self._ws.close()
         finally:
             self._reader.join(2.0)
+
+    def _joints(self, message: dict[str, object]) -> None:
+        """Antennas [right, left], and the body's yaw: the first of the head's 7 joints."""
+        antennas = message.get("antennas_joint_positions")
+        head = message.get("head_joint_positions")
+        try:
+            pair = (float(antennas[0]), float(antennas[1]))  # type: ignore[index]
+            yaw = float(head[0]) if isinstance(head, list) and head else None
+        except (TypeError, ValueError, IndexError, KeyError):
+            return  # a message of another shape: read past it
+        with self._lock:
+            self._antennas, self._body_yaw = pair, yaw
 
     def _read(self) -> None:
         try:
@@ -92,10 +105,7 @@ class WebSocketLink:
                         with self._lock:
                             self._head, self._at = head, time.monotonic()
                 elif kind == "joint_positions":
-                    antennas = message.get("antennas_joint_positions")
-                    if isinstance(antennas, list) and len(antennas) == 2:
-                        with self._lock:
-                            self._antennas = (float(antennas[0]), float(antennas[1]))
+                    self._joints(message)
         except Exception as exc:  # the connection closed or broke: the next send says so
             self._error = exc
         else:

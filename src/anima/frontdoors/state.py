@@ -12,6 +12,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from anima.drivers.feedback import measured_state
 from anima.session.format import body_fields
 from anima.wire.jsontypes import JsonObject
 from anima.wire.state import RuntimeState
@@ -61,6 +62,7 @@ class StateReader:
             speaking=rt.speaking,
             driver_connected=st.driver_connected,
             gaze_target=rt.behaviour.latched_target,
+            measured=measured_state(rt.driver),
         )
 
     def frame(self) -> list[float]:

@@ -38,6 +38,18 @@ class HumanoidState:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MeasuredState:
+    """What the driver reads back from the robot, against what it was sent (a driver that
+    measures: ``reachy_mini``); docs/reachy-mini.md."""
+
+    age_ms: float  # how old the newest reading is
+    lag_ms: float | None  # commanded → measured, the median of recent moves; None before one
+    deviation: float  # |measured − commanded| at the worst channel (the body's units)
+    worst: str  # that channel
+    values: tuple[float | None, ...]  # per channel of the body, None where not measured
+
+
+@dataclass(frozen=True, kw_only=True)
 class RuntimeState:
     t: float  # the engine clock, seconds
     move: str | None  # the running primary move
@@ -51,6 +63,7 @@ class RuntimeState:
     driver_connected: bool  # the driver reaches the hardware (or the simulation)
     humanoid: HumanoidState | None  # when a humanoid is linked and its state was read
     loop: LoopState
+    measured: MeasuredState | None = None  # when the driver reads the robot back
 
     def to_json(self) -> JsonObject:
         """JSON-ready fields (without ``v``), in the documented order (docs/mqtt.md)."""
@@ -62,6 +75,15 @@ class RuntimeState:
             "period_error_p99_ms": round(loop.period_error_p99_ms, 3),
             "missed": loop.missed,
         }
+        if self.measured is not None:
+            m = self.measured
+            fields["measured"] = {
+                "age_ms": round(m.age_ms, 1),
+                "lag_ms": None if m.lag_ms is None else round(m.lag_ms, 1),
+                "deviation": round(m.deviation, 2),
+                "worst": m.worst,
+                "values": [None if v is None else round(v, 2) for v in m.values],
+            }
         if self.humanoid is not None:
             fields["humanoid"] = {
                 k: list(v) if isinstance(v, tuple) else v for k, v in fields["humanoid"].items()
@@ -94,6 +116,17 @@ class RuntimeState:
                 motion_enable_list=tuple(str(m) for m in h.get("motion_enable_list", ())),
                 error=str(h.get("error", "")),
             )
+        m = data.get("measured")
+        measured = None
+        if isinstance(m, Mapping):
+            lag = m.get("lag_ms")
+            measured = MeasuredState(
+                age_ms=float(m.get("age_ms", 0.0)),
+                lag_ms=None if lag is None else float(lag),
+                deviation=float(m.get("deviation", 0.0)),
+                worst=str(m.get("worst", "")),
+                values=tuple(None if v is None else float(v) for v in m.get("values", ())),
+            )
         return cls(
             t=float(data["t"]),
             move=data.get("move"),
@@ -111,4 +144,5 @@ class RuntimeState:
                 period_error_p99_ms=float(loop.get("period_error_p99_ms", 0.0)),
                 missed=int(loop.get("missed", 0)),
             ),
+            measured=measured,
         )

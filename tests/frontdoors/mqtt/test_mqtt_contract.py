@@ -122,6 +122,7 @@ def test_state_is_retained_json_a_few_times_a_second(
         "driver_connected",
         "humanoid",
         "loop",
+        "measured",
     }
     assert state["v"] == 1
     assert state["conversation"] is None  # no voice agent here

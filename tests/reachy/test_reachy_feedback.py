@@ -4,7 +4,6 @@ Reachy driver's readings in the body's units, and the state's ``measured`` part 
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import numpy as np
@@ -15,8 +14,9 @@ from anima.build import build
 from anima.config import AnimaConfig, MqttConfig, SpeechConfig, WebConfig
 from anima.drivers.base import Frame
 from anima.drivers.feedback import SentHistory, measured_state
-from anima.drivers.reachy_mini import Measured, ReachyMiniDriver, Target
+from anima.drivers.reachy_mini import Measured, ReachyMiniDriver
 from anima.testing import eventually
+from anima.testing.reachy import EchoLink
 from anima.wire.state import RuntimeState
 
 NAMES = ("a", "b", "c")
@@ -84,32 +84,9 @@ def test_a_reading_before_anything_was_sent_matches_nothing() -> None:
     assert match.worst == -1
 
 
-class LaggingLink:
-    """A robot that reports the target it was sent ``behind`` targets ago."""
-
-    def __init__(self, behind: int) -> None:
-        self.behind = behind
-        self.targets: list[Target] = []
-        self.lock = threading.Lock()
-
-    def set_target(self, target: Target) -> None:
-        with self.lock:
-            self.targets.append(target)
-
-    def read(self) -> Measured | None:
-        with self.lock:
-            if len(self.targets) <= self.behind:
-                return None
-            t = self.targets[-1 - self.behind]
-        return Measured(time.monotonic(), t.head, t.antennas, t.body_yaw)
-
-    def close(self) -> None:
-        pass
-
-
 def test_the_driver_reads_back_in_the_bodys_units() -> None:
     body = load_body("reachy_mini")
-    driver = ReachyMiniDriver(body, lambda: LaggingLink(0))
+    driver = ReachyMiniDriver(body, lambda: EchoLink(0))
     values = np.array([c.default for c in body.channels], dtype=float)
     for name, v in {"head_x": 140, "head_z": 110, "head_roll": 140, "head_pitch": 100,
                     "head_yaw": 170, "antenna_left": 60, "body_yaw": 90}.items():  # fmt: skip
@@ -123,7 +100,7 @@ def test_the_driver_reads_back_in_the_bodys_units() -> None:
 
 def test_a_lagging_robot_is_measured_lagging() -> None:
     body = load_body("reachy_mini")
-    link = LaggingLink(behind=5)  # 5 targets at 50 Hz: 100 ms
+    link = EchoLink(behind=5)  # 5 targets at 50 Hz: 100 ms
     driver = ReachyMiniDriver(body, lambda: link)
     driver.connect()
     try:
@@ -145,7 +122,7 @@ def test_a_lagging_robot_is_measured_lagging() -> None:
 
 def test_the_state_carries_what_the_driver_measured() -> None:
     body = load_body("reachy_mini")
-    link = LaggingLink(behind=0)
+    link = EchoLink(behind=0)
     driver = ReachyMiniDriver(body, lambda: link)
     config = AnimaConfig(
         mqtt=MqttConfig(enabled=False), web=WebConfig(enabled=False),

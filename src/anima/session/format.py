@@ -27,8 +27,9 @@ SESSION_VERSION = 1  # the "v" of each line (the front doors' PAYLOAD_VERSION)
 
 
 def body_fields(body: Body) -> JsonObject:
-    """Channels with their limits and roles, and the named postures."""
+    """The body's name, its channels with their limits and roles, and the named postures."""
     return {
+        "name": body.name,
         "channels": [
             {
                 "index": i,

@@ -1,5 +1,6 @@
 // The anima dashboard: live state over /ws, commands over the REST API. No build step.
 import { Recorder } from "./recorder.js";
+import { BodyView, HumanoidFigure } from "./body.js";
 
 const token = new URLSearchParams(location.search).get("token");
 const $ = (id) => document.getElementById(id);
@@ -12,6 +13,8 @@ let bars = [];          // per channel: {fill, val}
 let received = 0;       // state messages since the last rate count
 let hello = null;       // the last hello message: the first line of a recording
 const recorder = new Recorder();
+const bodyView = new BodyView($("bodyview"), $("body-caption"));
+let humanoidFigure = null;
 
 // ------------------------------------------------------------------ commands
 async function post(path, payload) {
@@ -90,6 +93,9 @@ function setup(hello) {
   });
   bars = rows;
   $("channels").replaceChildren(...rows.map((r) => r.row));
+  bodyView.setup(body);
+  // the face only for a body with a face (eyes, lids or lips); the body view draws the rest
+  $("face").style.display = body.channels.some((c) => /^(eyes|eyelids|lips)/.test(c.role)) ? "" : "none";
   buttons($("gestures"), hello.animations.gestures, (name) => post("animation", { name }));
   buttons($("postures"), hello.animations.postures, (name) => post("look_at_target", { name }));
 }
@@ -147,6 +153,7 @@ function draw() {
   if (!s || !body) return;
   latest = null;
   drawFace(s.values);
+  bodyView.draw(s.values, s.measured);
   for (let i = 0; i < bars.length; i++) {
     const c = body.channels[i], v = s.values[i];
     bars[i].fill.style.width = `${frac(c, v) * 100}%`;
@@ -216,6 +223,8 @@ function drawHumanoid(h) {  // state, and controls limited to the robot's enable
   if (!h) return;
   if (!humanoidSetup) setupHumanoidControls();
   drawHumanoidControls(h);
+  humanoidFigure ??= new HumanoidFigure($("humanoid-figure"));
+  humanoidFigure.draw(h);
   const fmt = (v) => (Array.isArray(v) ? v.map((x) => (+x).toFixed(2)).join(", ") : String(v ?? "–"));
   const rows = [["mode", h.fsm], ["motion", h.motion || "–"], ["posture (pitch, roll, yaw, height)", h.posture],
     ["velocity (x, y, yaw)", h.velocity], ["balance", h.balance], ["control", h.control_mode], ["error", h.error || "–"]];

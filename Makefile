@@ -28,4 +28,4 @@ bench: bootstrap
 	$(BIN)/anima bench loop --seconds 10
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-reachy .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -92,3 +92,9 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   touch "$STAMP"
   echo "bootstrap: anima[$EXTRAS] installed"
 fi
+
+# testing also drives Pollen's own Reachy Mini daemon (its mockup simulation), from its own venv
+if [ "$PURPOSE" = test ]; then
+  scripts/reachy-daemon/setup.sh \
+    || echo "bootstrap: Pollen's Reachy Mini daemon could not be set up; tests/reachy/test_reachy_daemon.py will say so" >&2
+fi

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from anima import commands as cmd
@@ -15,6 +16,7 @@ from anima.body import Role, load_body
 from anima.build import build
 from anima.commands import LookAtResult
 from anima.config import AnimaConfig, BodyConfig, MqttConfig, SpeechConfig, WebConfig
+from anima.drivers.reachy_mini import TWIST
 from anima.errors import BodyDefinitionError, ConfigError, UnknownAnimationError
 from anima.testing import eventually
 from anima.testing.tts import ScriptedEngine
@@ -60,6 +62,11 @@ def test_its_starter_animations_stay_within_its_limits() -> None:
             where = f"{name}: channel{c} ({ch.name}) outside [{ch.min:g}, {ch.max:g}]"
             assert column.min() >= ch.min, where
             assert column.max() <= ch.max, where
+        # and within what the daemon keeps between the head and the body (it would turn it)
+        cols = {body.channels[c - 1].name: anim.frames[:, j] for j, c in enumerate(anim.channels)}
+        head = cols.get("head_yaw", np.full(len(anim.frames), 128.0))
+        turn = cols.get("body_yaw", np.full(len(anim.frames), 128.0))
+        assert np.abs(head - turn).max() <= TWIST, name
     # go_to_sleep ends in the sleep posture, wake_up starts there
     sleep = body.postures["sleep"].values
     end = lib.get("go_to_sleep")

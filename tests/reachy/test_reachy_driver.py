@@ -147,3 +147,21 @@ def test_a_lost_daemon_is_relinked_with_backoff() -> None:
     finally:
         driver.disconnect()
     assert world.closed >= 2  # the lost link, and the last one
+
+
+def test_the_body_turns_with_the_head_as_the_daemon_keeps_it() -> None:
+    """The daemon keeps head yaw − body yaw within 65°, turning the body: send does the same,
+    so what it returns is what the robot will do (and the engine ramps from it)."""
+    world = FakeWorld()
+    driver = ReachyMiniDriver(load_body("reachy_mini"), world.link)
+    driver.connect()
+    try:
+        body = load_body("reachy_mini")
+        sent = driver.send(frame(head_yaw=128 + 120, body_yaw=128)).values
+        assert sent[body.index("body_yaw")] == pytest.approx(128 + 55)
+        sent = driver.send(frame(head_yaw=128 - 30, body_yaw=128 + 120)).values
+        assert sent[body.index("body_yaw")] == pytest.approx(128 + 35)
+        sent = driver.send(frame(head_yaw=128 + 40, body_yaw=128 - 10)).values
+        assert sent[body.index("body_yaw")] == pytest.approx(128 - 10)  # within: untouched
+    finally:
+        driver.disconnect()

@@ -49,6 +49,8 @@ CHANNELS = (
 )  # fmt: skip  (the Reachy body's channels: each must be there)
 CENTRE = 128.0
 DEG = math.pi / 180.0
+# head yaw − body yaw, degrees: the daemon turns the body to keep within it (measured, 1.13)
+TWIST = 65.0
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,8 @@ class ReachyMiniDriver:
             raise DriverNotConnectedError(f"reachy_mini: send() before connect() ({self.where})")
         values = frame.values.copy()
         picked = np.clip(values[self._index], self._lo, self._hi)
+        head_yaw = picked[5]  # the daemon keeps the head within TWIST of the body: so does send
+        picked[8] = min(max(picked[8], head_yaw - TWIST), head_yaw + TWIST)
         values[self._index] = picked
         sent = Frame(frame.t, values)
         if self._linked:

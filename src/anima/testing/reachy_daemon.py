@@ -1,0 +1,135 @@
+"""Pollen's own Reachy Mini daemon in its mockup simulation, on a free loopback port, for the
+driver's tests and ``anima bench reachy``.
+
+The daemon is ``reachy-mini-daemon`` from ``.venv-reachy`` (built by
+``scripts/reachy-daemon/setup.sh``; ``make test`` builds it) or any other install named by
+``ANIMA_REACHY_DAEMON``. It is started with the flags a robot-less machine needs (the mockup
+simulation, no media, no wake-up or sleep moves, no datasets, 127.0.0.1 only), its telemetry
+off, and is ready when ``GET /api/daemon/status`` says ``running``. :meth:`MockupDaemon.stop`
+is Ctrl-C (the daemon's clean path), then SIGKILL for the whole process group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from anima.errors import DriverError
+
+VENV = ".venv-reachy"
+FLAGS = (
+    "--mockup-sim", "--headless", "--no-media", "--no-wake-up-on-start",
+    "--no-goto-sleep-on-stop", "--no-preload-datasets", "--dataset-update-interval", "0",
+)  # fmt: skip
+QUIET = {"REACHY_MINI_TELEMETRY": "0", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"}
+
+
+def find_daemon() -> Path | None:
+    """``ANIMA_REACHY_DAEMON``, else ``.venv-reachy/bin/reachy-mini-daemon`` here or in the
+    source checkout anima runs from; None when there is none."""
+    named = os.environ.get("ANIMA_REACHY_DAEMON")
+    if named:
+        return Path(named)
+    checkout = Path(__file__).resolve().parents[3]
+    for root in (Path.cwd(), checkout):
+        exe = root / VENV / "bin" / "reachy-mini-daemon"
+        if exe.is_file():
+            return exe
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class MockupDaemon:
+    """One daemon process; ``start``, ``stop`` and ``restart`` (on the same port)."""
+
+    def __init__(self, executable: Path, port: int = 0, *, ready_s: float = 60.0) -> None:
+        self.executable = executable
+        self.port = port or free_port()
+        self.ready_s = ready_s
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log = tempfile.NamedTemporaryFile(prefix="reachy-daemon-", suffix=".log")  # noqa: SIM115
+        self.started_s = 0.0  # how long the last start took to be ready
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> MockupDaemon:
+        cmd = [str(self.executable), *FLAGS, "--fastapi-host", "127.0.0.1"]
+        cmd += ["--fastapi-port", str(self.port)]
+        home = Path(tempfile.gettempdir()) / "anima-reachy-home"
+        env = dict(os.environ, **QUIET, XDG_CONFIG_HOME=str(home))
+        t0 = time.monotonic()
+        self.process = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True, env=env,
+        )  # fmt: skip
+        while time.monotonic() - t0 < self.ready_s:
+            if self.process.poll() is not None:
+                raise DriverError(f"the Reachy Mini daemon exited ({self.process.returncode}): "
+                                  f"{self.log_tail()}")  # fmt: skip
+            try:
+                if self.status().get("state") == "running":
+                    self.started_s = time.monotonic() - t0
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise DriverError(f"the Reachy Mini daemon was not running after {self.ready_s:g} s: "
+                          f"{self.log_tail()}")  # fmt: skip
+
+    def status(self) -> dict[str, Any]:
+        return self.get("/api/daemon/status")
+
+    def get(self, path: str) -> dict[str, Any]:
+        with urllib.request.urlopen(self.url + path, timeout=2) as reply:
+            data = json.loads(reply.read())
+        if not isinstance(data, dict):
+            raise OSError(f"{path}: not a JSON object")
+        return data
+
+    def stop(self, timeout: float = 10.0) -> None:
+        p, self.process = self.process, None
+        if p is None or p.poll() is not None:
+            return
+        try:
+            os.killpg(p.pid, signal.SIGINT)
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(5)
+        except ProcessLookupError:
+            pass
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def log_tail(self, lines: int = 15) -> str:
+        self._log.flush()
+        text = Path(self._log.name).read_text(errors="replace").splitlines()
+        return " | ".join(text[-lines:])
+
+    def __enter__(self) -> MockupDaemon:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+        self._log.close()

@@ -7,12 +7,7 @@ head follows again; every starter animation is followed; commanded and measured 
 from __future__ import annotations
 
 import math
-import os
 import time
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from anima import commands as cmd
 from anima.build import build
@@ -26,24 +21,7 @@ from anima.config import (
 from anima.drivers.reachy_mini import ReachyMiniDriver
 from anima.runtime import Runtime
 from anima.testing import eventually
-from anima.testing.reachy_daemon import MockupDaemon, find_daemon
-
-
-@pytest.fixture(scope="module")
-def executable() -> Path:
-    exe = find_daemon()
-    if exe is None:
-        why = "Pollen's daemon is not installed: scripts/reachy-daemon/setup.sh builds .venv-reachy"
-        if os.environ.get("CI"):
-            pytest.fail(f"{why} (make test runs it; it failed or was skipped)")
-        pytest.skip(why)
-    return exe
-
-
-@pytest.fixture
-def daemon(executable: Path) -> Iterator[MockupDaemon]:
-    with MockupDaemon(executable) as d:
-        yield d
+from anima.testing.reachy_daemon import MockupDaemon
 
 
 def runtime_on(daemon: MockupDaemon) -> Runtime:

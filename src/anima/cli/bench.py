@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -264,6 +265,32 @@ def bench_mcp(
     from anima.bench.mcp import figures_lines, run_mcp_bench
 
     r = run_mcp_bench(calls, cancels)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    for line in figures_lines(r):
+        typer.echo(line)
+
+
+@app.command("reachy")
+def bench_reachy(
+    seconds: Annotated[float, typer.Option(min=1, max=3600, help="Seconds of animations.")] = 20.0,
+    rate_hz: Annotated[
+        float, typer.Option("--rate", min=1, max=200, help="The driver's targets per second.")
+    ] = 50.0,
+    host: Annotated[
+        str | None, typer.Option(help="A running daemon (a robot's, or --sim); else the mockup.")
+    ] = None,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Its port.")] = 8000,
+    daemon: Annotated[
+        Path | None, typer.Option(help="reachy-mini-daemon to start (default .venv-reachy's).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Pollen's Reachy Mini daemon driven: sent → reported lag, the rate applied, the loop."""
+    from anima.bench.reachy import figures_lines, run_reachy_bench
+
+    r = run_reachy_bench(seconds, rate_hz=rate_hz, host=host, port=port, daemon=daemon)
     if as_json:
         typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
         return

@@ -60,7 +60,8 @@ class SentHistory:
 
     Thread-safe: the driver's sender adds, its reader matches, the state reads the summary.
     ``still`` is the spread (the body's units) below which the window is not moving enough to
-    tell one frame from another; ``follow`` the distance beyond which a reading matches none.
+    tell one frame from another; ``follow`` the distance beyond which a reading matches none;
+    ``noise`` how much closer than another a frame must be to be the older match.
     """
 
     def __init__(
@@ -70,16 +71,18 @@ class SentHistory:
         window_s: float = 1.0,
         still: float = 0.5,
         follow: float = 3.0,
+        noise: float = 0.25,
         lags_kept: int = 25,
     ) -> None:
         self.names = names
         self.window_s = window_s
         self.still = still
         self.follow = follow
+        self.noise = noise
         self._sent: collections.deque[tuple[float, FloatArray]] = collections.deque()
         self._lags: collections.deque[float] = collections.deque(maxlen=lags_kept)
         self._lock = threading.Lock()
-        self.samples: list[float] | None = None  # every lag, when a benchmark sets it to []
+        self.samples: list[Match] | None = None  # each match with a lag, once a bench sets []
 
     def add(self, t: float, values: FloatArray) -> None:
         with self._lock:
@@ -102,18 +105,20 @@ class SentHistory:
         frames = np.array([v[seen] for _, v in sent])
         errors = np.abs(frames - measured[seen])
         distance = errors.max(axis=1)
-        best = len(distance) - 1 - int(np.argmin(distance[::-1]))  # the newest of the closest
+        # the newest of the closest, within the reading's noise: on a slow stretch many frames
+        # are about as close, and the oldest of them is not the lag
+        best = int(np.flatnonzero(distance <= distance.min() + self.noise)[-1])
         columns = np.flatnonzero(seen)
         worst = int(columns[int(np.argmax(errors[best]))])
         spread = float((frames.max(axis=0) - frames.min(axis=0)).max())
-        lag = None
-        if spread >= self.still and distance[best] <= self.follow:
-            lag = t - sent[best][0]
-            with self._lock:
-                self._lags.append(lag)
-                if self.samples is not None:
-                    self.samples.append(lag)
-        return Match(lag, float(distance[best]), worst)
+        if spread < self.still or distance[best] > self.follow:
+            return Match(None, float(distance[best]), worst)
+        match = Match(t - sent[best][0], float(distance[best]), worst)
+        with self._lock:
+            self._lags.append(t - sent[best][0])
+            if self.samples is not None:
+                self.samples.append(match)
+        return match
 
     def recent_lag(self) -> float | None:
         """The median lag of the recent readings that had one."""

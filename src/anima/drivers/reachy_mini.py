@@ -146,6 +146,7 @@ class ReachyMiniDriver:
         self._width = len(body.channels)
         self._feedback: Feedback | None = None
         self.sent = self.dropped = self.reconnects = 0
+        self.readings = self.moves = 0  # the daemon's reports; those that had moved
         self.error = ""
 
     # ------------------------------------------------------------------ the protocol
@@ -216,6 +217,10 @@ class ReachyMiniDriver:
         if old is not None and old.t == measured.t:
             return  # the same reading again
         values = self.values(measured)
+        self.readings += 1
+        last = self._feedback
+        if last is not None and np.nanmax(np.abs(values - last.values), initial=0.0) > 0.01:
+            self.moves += 1  # the robot reported a new position: a target it applied
         self._feedback = self.history.feedback(
             measured.t, values, self.history.match(measured.t, values)
         )

@@ -266,3 +266,24 @@ def test_a_sections_refusal_carries_its_key_and_points_at_its_line(tmp_path: Pat
     with pytest.raises(ConfigError) as caught:
         load_config(_yaml(tmp_path, "motion:\n  rate_hz: fast\n"), env={})
     assert caught.value.key == "motion.rate_hz"  # the loader's check of the type
+
+
+def test_the_command_lines_driver_type_comes_before_the_check(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``ANIMA_DRIVER__HOST=robot anima serve --driver reachy_mini``: the host is the Reachy
+    driver's, kept; the file's sim-only settings are dropped, said so; without the flag the
+    host on the simulated robot is refused by name, as before."""
+    env = {"ANIMA_DRIVER__HOST": "reachy-mini.local", "ANIMA_DRIVER__PORT": "8001"}
+    cfg = load_config(None, env, types={"driver": "reachy_mini"})
+    assert cfg.driver.type == "reachy_mini"
+    assert cfg.driver.host == "reachy-mini.local"  # type: ignore[union-attr]
+    assert cfg.driver.port == 8001  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match=r"driver\.host is a setting of driver\.type reachy_mini"):
+        load_config(None, env)
+    path = tmp_path / "anima.yaml"
+    path.write_text("driver:\n  type: sim\n  record: run.jsonl\n")
+    cfg = load_config(path, {}, types={"driver": "reachy_mini"})
+    assert cfg.driver.type == "reachy_mini"
+    assert "anima.yaml:3: driver.record is not a setting of driver.type reachy_mini" in caplog.text
+    assert load_config(path, {}, types={"driver": None}).driver.type == "sim"

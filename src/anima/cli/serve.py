@@ -155,7 +155,7 @@ def _configure(
 ) -> AnimaConfig:
     from anima.config import load_config
 
-    cfg = load_config(config)
+    cfg = load_config(config, types={"driver": driver})
     cfg = _override(cfg, "body", checker_ini=body)
     cfg = _override(cfg, "agent", enabled=True if agent else None)
     cfg = _override(cfg, "web", enabled=None if web else False)

@@ -49,9 +49,15 @@ class _EnvValue:
 
 
 def load_config(
-    path: str | Path | None = None, env: Mapping[str, str] | None = None
+    path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    types: Mapping[str, str | None] | None = None,
 ) -> AnimaConfig:
-    """Defaults, then the YAML file (if any), then ``ANIMA_*`` environment variables."""
+    """Defaults, then the YAML file (if any), then ``ANIMA_*`` environment variables; then
+    ``types``, a tagged section's type chosen on the command line (``anima serve --driver
+    reachy_mini``), before anything is checked: the file's and the environment's settings of
+    that type stay (``ANIMA_DRIVER__HOST``), another type's are dropped with a warning."""
     data: dict[str, Any] = {}
     source = "defaults"
     origins: dict[str, str] = {}
@@ -72,7 +78,36 @@ def load_config(
         origins = {key: f"{p}:{line}" for key, line in lines.items()}
     _merge_env(data, os.environ if env is None else env, origins)
     _move_planner_keys(data, origins)
+    for section, tag in (types or {}).items():
+        if tag is not None:
+            _choose_type(data, section, tag, origins, source)
     return from_dict(AnimaConfig, data, source, origins=origins)
+
+
+def _choose_type(
+    data: dict[str, Any], section: str, tag: str, origins: dict[str, str], source: str
+) -> None:
+    raw = data.get(section)
+    if isinstance(raw, str | _EnvValue) or raw is None:
+        data[section] = {"type": tag}  # a type's name alone (or nothing): now this one's
+        return
+    if not isinstance(raw, dict):
+        return  # not a mapping: checked, and refused, as the file's
+    hint = typing.get_type_hints(AnimaConfig)[section]
+    members = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)]
+    by_tag = {_tag(m): m for m in members}
+    if tag not in by_tag:
+        return  # an unknown type: refused by name when the section is checked
+    own = {f.name for f in dataclasses.fields(by_tag[tag])}
+    for name in [k for k in raw if k not in own]:
+        where = _origin(origins, f"{section}.{name}", source)
+        log.warning(
+            "%s: %s.%s is not a setting of %s.type %s (the command line's): ignored",
+            where, section, name, section, tag,
+        )  # fmt: skip
+        del raw[name]
+    raw["type"] = tag
+    origins[f"{section}.type"] = "command line"
 
 
 def _move_planner_keys(data: dict[str, Any], origins: dict[str, str]) -> None:

@@ -17,6 +17,7 @@ speech stops (``end_speak`` reason ``estop``) and both are refused until the res
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import threading
@@ -41,6 +42,7 @@ from anima.drivers import Driver, create_driver
 from anima.drivers.feedback import measured_state
 from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import Event, EventHub, Notice, Transcript
+from anima.health import HealthMonitor
 from anima.humanoid.spec import RobotState
 
 if TYPE_CHECKING:
@@ -363,6 +365,11 @@ class Runtime:
         True when it got there within ``timeout`` (``serve.shutdown_s``)."""
         timeout = self.config.serve.shutdown_s if timeout is None else timeout
         return ease_to_rest(self.engine, self.body, self.config.body.rest_posture, timeout)
+
+    @functools.cached_property
+    def health(self) -> HealthMonitor:
+        """The robot's health with its warnings (:mod:`anima.health`), made on first use."""
+        return HealthMonitor(self)
 
     def state(self) -> RuntimeState:
         """The runtime's state now, as every front door and the SDK report it."""

@@ -7,7 +7,18 @@ from __future__ import annotations
 
 import typer
 
-from anima.cli import agent, animations, bench, body, config, humanoid, mcp, serve, session
+from anima.cli import (
+    agent,
+    animations,
+    bench,
+    body,
+    config,
+    fleet,
+    humanoid,
+    mcp,
+    serve,
+    session,
+)
 from anima.version import __version__
 
 app = typer.Typer(
@@ -32,6 +43,7 @@ app.add_typer(animations.app, name="animations")
 app.add_typer(agent.app, name="actions")
 app.command("agent")(agent.agent_command)
 app.add_typer(mcp.app, name="mcp")
+app.add_typer(fleet.app, name="fleet")
 app.add_typer(body.app, name="body")
 app.add_typer(bench.app, name="bench")
 app.add_typer(humanoid.app, name="humanoid")

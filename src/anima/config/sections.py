@@ -186,6 +186,7 @@ class MqttConfig:
     # the broker anima starts: auto (Mosquitto when installed, else amqtt) | mosquitto | amqtt
     embedded_broker: EmbeddedBroker = EmbeddedBroker.AUTO
     prefix: str = "nadine"  # topic prefix: one per robot on a shared broker
+    name: str | None = None  # what anima fleet calls it; None: the prefix
     client_id: str | None = None  # None: anima-<prefix>, stable so the broker keeps the session
     persistent_session: bool = True  # the broker queues QoS 1 commands while the link is down
     stale_after_s: float = 10.0  # commands queued over a longer outage are refused (not estop)

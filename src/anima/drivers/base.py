@@ -34,3 +34,22 @@ class Driver(Protocol):
     def send(self, frame: Frame) -> Frame:
         """Send one frame; return the frame actually sent (after any device-side limiting)."""
         ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinkCounters:
+    """What a driver's link did since it was made (the counters a driver keeps)."""
+
+    sent: int = 0
+    dropped: int = 0  # frames not delivered: link lost, or a write timed out
+    timeouts: int = 0  # writes that timed out (a serial board)
+    losses: int = 0  # times the link was lost
+    reconnects: int = 0
+    error: str = ""  # the last one
+
+
+@runtime_checkable
+class Counting(Protocol):
+    """A driver that counts what its link did."""
+
+    def link_counters(self) -> LinkCounters: ...

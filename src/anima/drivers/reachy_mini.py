@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from anima.body import Body, FloatArray
-from anima.drivers.base import Frame
+from anima.drivers.base import Frame, LinkCounters
 from anima.drivers.feedback import Feedback, SentHistory
 from anima.errors import DriverNotConnectedError
 
@@ -192,6 +192,12 @@ class ReachyMiniDriver:
         else:
             self.dropped += 1
         return sent
+
+    def link_counters(self) -> LinkCounters:
+        """The counters the health model reads (:mod:`anima.health`)."""
+        return LinkCounters(
+            sent=self.sent, dropped=self.dropped, reconnects=self.reconnects, error=self.error
+        )
 
     def feedback(self) -> Feedback | None:
         """The newest reading of the daemon, in the body's units, against what was sent."""

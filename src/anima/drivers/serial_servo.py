@@ -24,7 +24,7 @@ import numpy as np
 
 from anima.body import Body
 from anima.config import SerialDriverConfig
-from anima.drivers.base import Frame
+from anima.drivers.base import Frame, LinkCounters
 from anima.drivers.serial_protocol import pack, to_bytes
 from anima.errors import DriverError, DriverNotConnectedError, MissingDependencyError
 
@@ -77,6 +77,7 @@ class SerialServoDriver:
         self._costs = np.zeros(max(1, cost_window))
         self._writes = 0
         self._sent = self._dropped = self._timeouts = self._losses = self._reconnects = 0
+        self.error = ""  # the last link problem
         self._timing_out = False
 
     @classmethod
@@ -162,6 +163,17 @@ class SerialServoDriver:
         return sent
 
     # ------------------------------------------------------------------ introspection
+    def link_counters(self) -> LinkCounters:
+        """The counters the health model reads (:mod:`anima.health`)."""
+        return LinkCounters(
+            sent=self._sent,
+            dropped=self._dropped,
+            timeouts=self._timeouts,
+            losses=self._losses,
+            reconnects=self._reconnects,
+            error=self.error,
+        )
+
     def stats(self) -> SerialStats:
         costs = self._costs[: min(self._writes, len(self._costs))] * 1e6
         p50, p99 = np.percentile(costs, (50, 99)) if costs.size else (0.0, 0.0)
@@ -221,6 +233,7 @@ class SerialServoDriver:
     def _timed_out(self, ser: Serial) -> None:
         self._timeouts += 1
         self._dropped += 1
+        self.error = f"writes to {self.port} time out (the board does not read them)"
         if not self._timing_out:
             self._timing_out = True
             log.warning("serial %s: write timed out; dropping frames till it drains", self.port)
@@ -234,6 +247,7 @@ class SerialServoDriver:
         self._dead = ser
         self._dropped += 1
         self._losses += 1
+        self.error = f"port {self.port} lost: {exc}"[:200]
         log.warning("serial %s: port lost (%s); dropping frames, reopening", self.port, exc)
         self._wake.set()
 

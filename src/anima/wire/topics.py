@@ -34,6 +34,23 @@ class Topics:
     def status(self) -> str:
         return f"{self.prefix}/agent/status"
 
+    # beyond Nadine's contract: a robot's presence on a shared broker (docs/fleet.md)
+    @property
+    def identity(self) -> str:
+        return f"{self.prefix}/agent/identity"
+
+    @property
+    def health(self) -> str:
+        return f"{self.prefix}/agent/health"
+
+    @property
+    def ping(self) -> str:
+        return f"{self.prefix}/agent/ping"
+
+    @property
+    def pong(self) -> str:
+        return f"{self.prefix}/agent/pong"
+
     def session(self, client_id: str) -> str:
         """The door's own topic for its session marker (see ``session.py``); not a command."""
         level = "".join("_" if c in "/+#" else c for c in client_id)

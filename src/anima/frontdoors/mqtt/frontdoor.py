@@ -39,6 +39,7 @@ from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
 from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
+from anima.frontdoors.mqtt.presence import Presence, check_claim
 from anima.frontdoors.mqtt.session import Backlog
 from anima.wire import encode as as_json
 from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
@@ -97,6 +98,7 @@ class MqttFrontDoor:
         self._short_links = 0
         self._humanoid = HumanoidWorker(runtime, self._humanoid_answer, self._error)
         self.acks = AckWindow()  # QoS 1 publishes awaiting their PUBACK (acks.py)
+        self.presence = Presence(runtime, config, self.topics, self._publish)  # presence.py
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -108,6 +110,7 @@ class MqttFrontDoor:
 
     def start(self) -> None:
         cfg = self.config
+        check_claim(cfg, self.address, self.presence.instance)  # one prefix, one robot
         client = door_client(cfg, clean_session=not cfg.persistent_session)
         client.will_set(self.topics.status, "offline", qos=1, retain=True)
         client.reconnect_delay_set(0.25, 2)  # seconds (floats work)
@@ -186,7 +189,12 @@ class MqttFrontDoor:
         # our own status too: a will the broker publishes late must not leave "offline" on a
         # door that hears (see _on_message)
         _rc, self._subscription = client.subscribe(
-            [(self.topics.control_filter, 1), (session_topic, 1), (self.topics.status, 1)]
+            [
+                (self.topics.control_filter, 1),
+                (session_topic, 1),
+                (self.topics.status, 1),
+                *self.presence.subscriptions(),
+            ]
         )
         if present:  # queued behind the backlog: when it arrives, the backlog is over
             client.publish(session_topic, marker, qos=1)
@@ -205,6 +213,7 @@ class MqttFrontDoor:
             )
             return
         client.publish(self.topics.status, "online", qos=1, retain=True)
+        self.presence.announce()
         self._connected.set()
         log.info("MQTT connected to %s, serving %s", self.address, self.topics.control_filter)
 
@@ -272,7 +281,9 @@ class MqttFrontDoor:
         self.dispatcher.submit(command, origin)
 
     def _on_own_topic(self, topic: str, payload: bytes) -> None:
-        """The session marker, or our status topic; nothing else is ours to answer."""
+        """The session marker, our status topic, or presence's; nothing else is ours."""
+        if self.presence.handle(topic, payload):
+            return
         if topic == self.topics.session(self.client_id):
             if self._backlog.marker_arrived(payload.decode("utf-8", "replace")):
                 log.debug("MQTT: the broker's backlog is delivered")
@@ -365,6 +376,7 @@ class MqttFrontDoor:
     def _publish_state(self) -> None:
         try:
             self._publish(self.topics.state, self.state_payload(), retain=True)
+            self.presence.publish_health()
             link = self.runtime.humanoid
             if link is not None and link.state is not None:
                 body = as_json(**dataclasses.asdict(link.state), error=link.error)

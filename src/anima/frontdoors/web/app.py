@@ -132,6 +132,10 @@ def create_app(door: WebFrontDoor) -> FastAPI:
             "values": door.reader.frame(),
         }
 
+    @api.get("/health", summary="The robot's health, with warnings to act on", response_model=None)
+    def health() -> JsonObject:
+        return {"v": PAYLOAD_VERSION, **runtime.health.now().to_json()}
+
     @api.get("/animations", summary="The library's gestures and gaze postures", response_model=None)
     def animations() -> JsonObject:
         return {"v": PAYLOAD_VERSION, **animations_description(runtime)}

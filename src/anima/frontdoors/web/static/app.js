@@ -347,5 +347,16 @@ setInterval(() => {
     $("rec-status").textContent = `recording ${recorder.seconds().toFixed(0)} s, ${recorder.states} states`;
   }
 }, 1000);
+// the health (GET /api/health) every 2 s: ok, or its warnings (the first shown, all on hover)
+async function pollHealth() {
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  const h = await fetch("/api/health", { headers }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+  if (!h) return;
+  const n = h.warnings.length;
+  pill("health", n ? `${n} warning${n > 1 ? "s" : ""}: ${h.warnings[0]}` : "health ok", n ? "bad" : "ok");
+  $("health").title = n ? h.warnings.join("\n") : `up ${h.uptime_s.toFixed(0)} s, ${h.speech}`;
+}
+setInterval(pollHealth, 2000);
 requestAnimationFrame(draw);
 connect();
+pollHealth();

@@ -1,0 +1,106 @@
+"""``anima fleet``: every robot on a broker, and commands to one or all (docs/fleet.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from anima.cli.common import fail
+from anima.errors import AnimaError
+from anima.wire.mqtt import BrokerAddress, Credentials
+
+app = typer.Typer(
+    help="Many robots on one broker: list them, send to one or all (docs/fleet.md).",
+    invoke_without_command=True,
+)
+
+BrokerOpt = Annotated[
+    str, typer.Option("--broker", envvar="ANIMA_MQTT__BROKER", help="The broker, HOST:PORT.")
+]
+UserOpt = Annotated[str | None, typer.Option(envvar="ANIMA_MQTT__USERNAME", help="User name.")]
+PasswordOpt = Annotated[
+    str | None, typer.Option(envvar="ANIMA_MQTT__PASSWORD", help="Password.", show_default=False)
+]
+CaOpt = Annotated[
+    str | None, typer.Option("--tls-ca", envvar="ANIMA_MQTT__TLS_CA", help="TLS: the CA file.")
+]
+COLUMNS = ("name", "prefix", "status", "loop", "speaking", "estop", "body", "driver", "health")
+
+
+def _credentials(username: str | None, password: str | None, tls_ca: str | None) -> Credentials:
+    return Credentials(username=username, password=password, tls=tls_ca is not None, tls_ca=tls_ca)
+
+
+@app.callback(invoke_without_command=True)
+def fleet_list(
+    ctx: typer.Context,
+    broker: BrokerOpt = "127.0.0.1:1883",
+    username: UserOpt = None,
+    password: PasswordOpt = None,
+    tls_ca: CaOpt = None,
+    wait: Annotated[float, typer.Option(min=0.1, max=10, help="Seconds to listen.")] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List every robot on the broker: online or offline (its last will), its loop, speaking,
+    estop, body, driver and health."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from anima.fleet import survey
+
+    try:
+        creds = _credentials(username, password, tls_ca)
+        robots = survey(BrokerAddress.parse(broker), creds, wait_s=wait)
+    except AnimaError as exc:
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in robots], indent=2))
+        return
+    if not robots:
+        typer.echo(f"no robot on {broker}")
+        return
+    rows = [r.row() for r in robots]
+    widths = {c: max(len(c), *(len(row[c]) for row in rows)) for c in COLUMNS}
+    typer.echo("  ".join(c.upper().ljust(widths[c]) for c in COLUMNS).rstrip())
+    for row in rows:
+        typer.echo("  ".join(row[c].ljust(widths[c]) for c in COLUMNS).rstrip())
+
+
+@app.command("send")
+def fleet_send(
+    command: Annotated[str, typer.Argument(help="The control leaf: animation, speak, estop, …")],
+    payload: Annotated[str, typer.Argument(help="Its payload, as over MQTT (docs/mqtt.md).")] = "",
+    robot: Annotated[
+        list[str] | None, typer.Option("--robot", "-r", help="A robot's name or prefix.")
+    ] = None,
+    to_all: Annotated[bool, typer.Option("--all", help="Every robot online.")] = False,
+    broker: BrokerOpt = "127.0.0.1:1883",
+    username: UserOpt = None,
+    password: PasswordOpt = None,
+    tls_ca: CaOpt = None,
+) -> None:
+    """Send a command to one robot (--robot, by name or prefix, repeatable) or to all online."""
+    from anima.fleet import FleetError, send, survey
+
+    if to_all == bool(robot):
+        raise fail(FleetError("name the robots (--robot NAME, repeatable) or give --all"))
+    try:
+        creds = _credentials(username, password, tls_ca)
+        address = BrokerAddress.parse(broker)
+        robots = survey(address, creds, wait_s=0.5)
+        if to_all:
+            chosen = [r.prefix for r in robots if r.online]
+        else:
+            known = {key: r for r in robots for key in (r.name, r.prefix)}
+            unknown = [n for n in robot or [] if n not in known]
+            if unknown:
+                names = ", ".join(sorted(r.name for r in robots)) or "none"
+                raise FleetError(f"no robot {', '.join(unknown)} on {broker} (robots: {names})")
+            chosen = [known[n].prefix for n in robot or []]
+        if not chosen:
+            raise FleetError(f"no robot online on {broker}")
+        for topic in send(address, chosen, command, payload, creds):
+            typer.echo(f"sent {command} to {topic}")
+    except AnimaError as exc:
+        raise fail(exc) from None

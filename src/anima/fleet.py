@@ -1,0 +1,175 @@
+"""Many robots on one broker, seen from anywhere (``anima fleet``; docs/fleet.md).
+
+Every anima retains, under its own prefix, its status (``online``, or ``offline`` by its last
+will), its identity, its state and its health. :func:`survey` subscribes to those four for every
+prefix (one or two topic levels: ``museum/hall1/agent/…`` too), reads the retained messages and
+returns a :class:`Robot` per prefix, in well under 2 s. :func:`send` publishes a command (a leaf
+of Nadine's contract: ``animation``, ``speak``, ``estop``, …) to some or all of them, QoS 1.
+A client of the wire only (``anima.wire``): it needs no runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from anima.errors import AnimaError
+from anima.wire.jsontypes import JsonObject
+from anima.wire.mqtt import BrokerAddress, Credentials, connack_reason, new_client
+
+LEAVES = ("status", "identity", "state", "health")
+FILTERS = [f"+/agent/{leaf}" for leaf in LEAVES] + [f"+/+/agent/{leaf}" for leaf in LEAVES]
+
+
+class FleetError(AnimaError):
+    """The broker could not be reached or refused us, or no robot matched."""
+
+
+@dataclass
+class Robot:
+    prefix: str
+    status: str = "unknown"  # online, offline (its last will, or a clean stop), unknown
+    identity: JsonObject = field(default_factory=dict)
+    state: JsonObject = field(default_factory=dict)
+    health: JsonObject = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        name = self.identity.get("name")
+        return name if isinstance(name, str) else self.prefix
+
+    @property
+    def online(self) -> bool:
+        return self.status == "online"
+
+    def row(self) -> dict[str, str]:
+        """The columns ``anima fleet`` prints."""
+        loop = self.state.get("loop") if isinstance(self.state.get("loop"), dict) else {}
+        warnings = self.health.get("warnings")
+        if not self.health:
+            health = "–"
+        elif isinstance(warnings, list) and warnings:
+            health = f"{len(warnings)} warning{'s' * (len(warnings) > 1)}: {warnings[0]}"
+        else:
+            health = "ok"
+        assert isinstance(loop, dict)
+        rate = loop.get("rate_hz")
+        return {
+            "name": self.name,
+            "prefix": self.prefix,
+            "status": self.status,
+            "loop": f"{rate:.1f} Hz" if isinstance(rate, int | float) else "–",
+            "speaking": _yes(self.state.get("speaking")),
+            "estop": _yes(self.state.get("estop")),
+            "body": str(self.identity.get("body", "–")),
+            "driver": str(self.identity.get("driver", "–")),
+            "host": str(self.identity.get("host", "–")),
+            "health": health,
+        }
+
+    def to_json(self) -> JsonObject:
+        return {"name": self.name, "prefix": self.prefix, "status": self.status,
+                "identity": self.identity, "state": self.state, "health": self.health}  # fmt: skip
+
+
+def _yes(value: object) -> str:
+    return "–" if value is None else ("yes" if value else "no")
+
+
+def _connect(credentials: Credentials, address: BrokerAddress, timeout: float) -> Any:
+    client = new_client(credentials, client_id=f"anima-fleet-{secrets.token_hex(4)}")
+    connected = threading.Event()
+    refused: list[str] = []
+
+    def on_connect(_c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        if reason.is_failure:
+            refused.append(connack_reason(reason))
+        connected.set()
+
+    client.on_connect = on_connect
+    client.connect_timeout = timeout
+    try:
+        client.connect(address.host, address.port, keepalive=10)
+    except (OSError, ValueError) as exc:
+        raise FleetError(f"no MQTT broker answers at {address}: {exc}") from None
+    client.loop_start()
+    if not connected.wait(timeout) or refused:
+        client.loop_stop()
+        why = refused[0] if refused else f"no CONNACK in {timeout:g} s"
+        raise FleetError(f"the broker at {address} refused anima fleet: {why}")
+    return client
+
+
+def survey(
+    address: BrokerAddress,
+    credentials: Credentials | None = None,
+    *,
+    wait_s: float = 1.0,
+    timeout: float = 3.0,
+) -> list[Robot]:
+    """Every robot that retained anything on the broker, by prefix (sorted by name)."""
+    robots: dict[str, Robot] = {}
+    lock = threading.Lock()
+    subscribed = threading.Event()
+    client = _connect(credentials or Credentials(), address, timeout)
+
+    def on_message(_c: Any, _u: Any, msg: Any) -> None:
+        prefix, _, leaf = str(msg.topic).rpartition("/agent/")
+        if leaf not in LEAVES:
+            return
+        with lock:
+            robot = robots.setdefault(prefix, Robot(prefix))
+            if leaf == "status":
+                robot.status = bytes(msg.payload).decode("utf-8", "replace").strip() or "unknown"
+                return
+            try:
+                data = json.loads(msg.payload)
+            except ValueError:
+                return
+            if isinstance(data, dict):
+                setattr(robot, leaf, data)
+
+    client.on_message = on_message
+    client.on_subscribe = lambda *_a: subscribed.set()
+    try:
+        client.subscribe([(f, 1) for f in FILTERS])
+        if not subscribed.wait(timeout):
+            raise FleetError(f"the broker at {address} did not acknowledge the subscription")
+        time.sleep(wait_s)  # the retained messages, and the live ones of this second
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    with lock:
+        return sorted(robots.values(), key=lambda r: (r.name, r.prefix))
+
+
+def send(
+    address: BrokerAddress,
+    prefixes: Iterable[str],
+    command: str,
+    payload: str,
+    credentials: Credentials | None = None,
+    *,
+    timeout: float = 3.0,
+) -> list[str]:
+    """Publish ``payload`` to ``<prefix>/agent/control/<command>`` of each, QoS 1; the topics,
+    once the broker has acknowledged each."""
+    client = _connect(credentials or Credentials(), address, timeout)
+    topics = []
+    try:
+        infos = []
+        for prefix in prefixes:
+            topic = f"{prefix}/agent/control/{command}"
+            infos.append(client.publish(topic, payload, qos=1))
+            topics.append(topic)
+        for info in infos:
+            info.wait_for_publish(timeout)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return topics

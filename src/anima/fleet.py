@@ -59,7 +59,8 @@ class Robot:
             health = "ok"
         assert isinstance(loop, dict)
         rate = loop.get("rate_hz")
-        return {
+        live = {"loop", "speaking", "estop", "health"}  # what an offline robot's retained say
+        row = {
             "name": self.name,
             "prefix": self.prefix,
             "status": self.status,
@@ -71,6 +72,7 @@ class Robot:
             "host": str(self.identity.get("host", "–")),
             "health": health,
         }
+        return row if self.online else {k: ("–" if k in live else v) for k, v in row.items()}
 
     def to_json(self) -> JsonObject:
         return {"name": self.name, "prefix": self.prefix, "status": self.status,

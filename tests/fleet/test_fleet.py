@@ -1,6 +1,7 @@
-"""Five robots on one real Mosquitto: ``anima fleet`` lists them all within 2 s, a command to
-each reaches only it, ``--all`` reaches every one, a robot killed shows offline by its last will
-within the keepalive, and a second robot on a taken prefix is refused while the first runs on."""
+"""Five robots on one real Mosquitto, and on the embedded broker: ``anima fleet`` lists them
+all within 2 s, a command to each reaches only it, ``--all`` reaches every one, a robot killed
+shows offline by its last will within the keepalive, and a second robot on a taken prefix is
+refused while the first runs on."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.events import MoveStarted
 from anima.fleet import send, survey
+from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
@@ -46,17 +48,43 @@ def robot(prefix: str, address: BrokerAddress) -> tuple[Runtime, MqttFrontDoor]:
     return runtime, door
 
 
-@pytest.fixture(scope="module")
-def mosquitto() -> Iterator[Mosquitto]:
-    if find_mosquitto() is None:
-        pytest.skip("mosquitto is not installed (Debian: apt-get install mosquitto)")
-    with Mosquitto() as broker:
+class Broker:
+    """Mosquitto, or the embedded amqtt broker ``anima serve`` starts when none answers."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        if kind == "mosquitto":
+            if find_mosquitto() is None:
+                pytest.skip("mosquitto is not installed (Debian: apt-get install mosquitto)")
+            self._mosquitto = Mosquitto()
+            self._mosquitto.start()
+            self.address = self._mosquitto.address
+        else:
+            self._embedded = EmbeddedBroker(free_port())
+            self._embedded.start()
+            self.address = self._embedded.address
+
+    def stop(self) -> None:
+        if self.kind == "mosquitto":
+            self._mosquitto.stop()
+        else:
+            self._embedded.stop()
+
+
+@pytest.fixture(scope="module", params=["mosquitto", "embedded"])
+def mosquitto(request: pytest.FixtureRequest) -> Iterator[Broker]:
+    broker = Broker(request.param)
+    try:
         yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture(scope="module")
-def fleet(mosquitto: Mosquitto) -> Iterator[list[tuple[Runtime, MqttFrontDoor]]]:
-    robots = [robot(f"f{os.getpid()}r{i}", mosquitto.address) for i in range(FIVE)]
+def fleet(mosquitto: Broker) -> Iterator[list[tuple[Runtime, MqttFrontDoor]]]:
+    robots = [
+        robot(f"f{os.getpid()}r{i}{mosquitto.kind[0]}", mosquitto.address) for i in range(FIVE)
+    ]
     for runtime, door in robots:
         runtime.start()
         assert door.wait_connected(10)
@@ -70,7 +98,7 @@ def ours(robots: list[tuple[Runtime, MqttFrontDoor]]) -> set[str]:
 
 
 def test_the_fleet_lists_all_five_within_2_s(
-    mosquitto: Mosquitto, fleet: list[tuple[Runtime, MqttFrontDoor]]
+    mosquitto: Broker, fleet: list[tuple[Runtime, MqttFrontDoor]]
 ) -> None:
     t0 = time.monotonic()
     found = [r for r in survey(mosquitto.address) if r.prefix in ours(fleet)]
@@ -93,7 +121,7 @@ def test_the_fleet_lists_all_five_within_2_s(
 
 
 def test_a_command_to_each_reaches_only_it(
-    mosquitto: Mosquitto, fleet: list[tuple[Runtime, MqttFrontDoor]]
+    mosquitto: Broker, fleet: list[tuple[Runtime, MqttFrontDoor]]
 ) -> None:
     recorders = [EventRecorder().attach(runtime.events) for runtime, _ in fleet]
     try:
@@ -110,7 +138,7 @@ def test_a_command_to_each_reaches_only_it(
 
 
 def test_send_all_through_the_cli_reaches_every_robot(
-    mosquitto: Mosquitto, fleet: list[tuple[Runtime, MqttFrontDoor]]
+    mosquitto: Broker, fleet: list[tuple[Runtime, MqttFrontDoor]]
 ) -> None:
     result = CliRunner().invoke(
         app, ["fleet", "send", "estop", "--all", "--broker", str(mosquitto.address)]
@@ -130,7 +158,7 @@ def test_send_all_through_the_cli_reaches_every_robot(
 
 
 def test_a_second_robot_on_a_taken_prefix_is_refused(
-    mosquitto: Mosquitto, fleet: list[tuple[Runtime, MqttFrontDoor]]
+    mosquitto: Broker, fleet: list[tuple[Runtime, MqttFrontDoor]]
 ) -> None:
     first, door = fleet[0]
     twin, _ = robot(door.config.prefix, mosquitto.address)
@@ -145,8 +173,8 @@ def test_a_second_robot_on_a_taken_prefix_is_refused(
         rec.detach()
 
 
-def test_a_robot_killed_shows_offline_by_its_last_will(mosquitto: Mosquitto) -> None:
-    prefix = f"f{os.getpid()}killed"
+def test_a_robot_killed_shows_offline_by_its_last_will(mosquitto: Broker) -> None:
+    prefix = f"f{os.getpid()}killed{mosquitto.kind[0]}"
     server = ServeProcess(
         ["--no-web"],
         env={

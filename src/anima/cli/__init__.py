@@ -13,6 +13,7 @@ from anima.cli import (
     bench,
     body,
     config,
+    doctor,
     fleet,
     humanoid,
     mcp,
@@ -44,6 +45,7 @@ app.add_typer(agent.app, name="actions")
 app.command("agent")(agent.agent_command)
 app.add_typer(mcp.app, name="mcp")
 app.add_typer(fleet.app, name="fleet")
+app.command("doctor")(doctor.doctor_command)
 app.add_typer(body.app, name="body")
 app.add_typer(bench.app, name="bench")
 app.add_typer(humanoid.app, name="humanoid")

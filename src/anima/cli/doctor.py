@@ -1,0 +1,52 @@
+"""``anima doctor``: what this machine has of what the configured robot needs (docs/fleet.md)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Annotated
+
+import typer
+
+from anima.cli.common import ConfigOpt, fail
+from anima.errors import AnimaError
+
+
+def doctor_command(
+    config: ConfigOpt = None,
+    audio_out: Annotated[
+        str | None, typer.Option("--audio-out", help="As anima serve's: null for no sound card.")
+    ] = None,
+    driver: Annotated[str | None, typer.Option(help="As anima serve's: sim, serial, …")] = None,
+    agent: Annotated[bool, typer.Option("--agent", help="Check the voice agent's too.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Check this machine for everything the configured robot uses, one line per check with the
+    fix; exit 0 when every needed piece is there, 2 naming what is missing."""
+    from anima.cli.serve import _override
+    from anima.config import load_config
+    from anima.doctor import Status, run_checks
+
+    logging.disable(logging.WARNING)  # the checks say it; the engines' own warnings would repeat
+    try:
+        cfg = load_config(config, types={"driver": driver})
+        cfg = _override(cfg, "speech", audio_out=audio_out)
+        cfg = _override(cfg, "agent", enabled=True if agent else None)
+        checks = run_checks(cfg)
+    except AnimaError as exc:
+        raise fail(exc) from None
+    finally:
+        logging.disable(logging.NOTSET)
+    failed = [c for c in checks if c.status is Status.FAIL]
+    if as_json:
+        typer.echo(json.dumps([{"name": c.name, "status": c.status.value, "detail": c.detail,
+                                "fix": c.fix} for c in checks], indent=2))  # fmt: skip
+    else:
+        for c in checks:
+            typer.echo(c.line())
+        if failed:
+            typer.echo(f"missing: {', '.join(c.name for c in failed)}")
+        else:
+            typer.echo("all that this robot needs is here")
+    if failed:
+        raise typer.Exit(code=2)

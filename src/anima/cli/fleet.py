@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from anima.cli.common import fail
-from anima.errors import AnimaError
+from anima.errors import AnimaError, MissingDependencyError
 from anima.wire.mqtt import BrokerAddress, Credentials
 
 app = typer.Typer(
@@ -104,3 +104,41 @@ def fleet_send(
             typer.echo(f"sent {command} to {topic}")
     except AnimaError as exc:
         raise fail(exc) from None
+
+
+@app.command("serve")
+def fleet_serve(
+    broker: BrokerOpt = "127.0.0.1:1883",
+    username: UserOpt = None,
+    password: PasswordOpt = None,
+    tls_ca: CaOpt = None,
+    host: Annotated[str, typer.Option(help="Where the page listens.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Its port (0: a free one).")] = 8090,
+    token: Annotated[
+        str | None, typer.Option(envvar="ANIMA_FLEET_TOKEN", help="Required off loopback.")
+    ] = None,
+) -> None:
+    """The fleet side by side in a browser, with an emergency stop for one robot or all."""
+    from anima.fleet import FleetWatcher
+    from anima.fleet.web import check_exposure, make_app
+
+    try:
+        check_exposure(host, token)
+        import uvicorn
+
+        watcher = FleetWatcher(
+            BrokerAddress.parse(broker), _credentials(username, password, tls_ca)
+        )
+        watcher.start()
+    except ImportError as exc:
+        raise fail(MissingDependencyError("uvicorn", "web")) from exc
+    except AnimaError as exc:
+        raise fail(exc) from None
+    try:
+        config = uvicorn.Config(make_app(watcher, token=token), host=host, port=port,
+                                log_level="warning")  # fmt: skip
+        server = uvicorn.Server(config)
+        typer.echo(f"anima fleet: http://{host}:{port}/ (broker {broker})")
+        server.run()
+    finally:
+        watcher.stop()

@@ -10,6 +10,7 @@ A client of the wire only (``anima.wire``): it needs no runtime.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import threading
@@ -107,27 +108,62 @@ def _connect(credentials: Credentials, address: BrokerAddress, timeout: float) -
     return client
 
 
-def survey(
-    address: BrokerAddress,
-    credentials: Credentials | None = None,
-    *,
-    wait_s: float = 1.0,
-    timeout: float = 3.0,
-) -> list[Robot]:
-    """Every robot that retained anything on the broker, by prefix (sorted by name)."""
-    robots: dict[str, Robot] = {}
-    lock = threading.Lock()
-    subscribed = threading.Event()
-    client = _connect(credentials or Credentials(), address, timeout)
+class FleetWatcher:
+    """A live view of the fleet: one client subscribed to every robot's retained topics, its
+    :class:`Robot` per prefix updated as their messages come (``anima fleet serve``)."""
 
-    def on_message(_c: Any, _u: Any, msg: Any) -> None:
+    def __init__(
+        self,
+        address: BrokerAddress,
+        credentials: Credentials | None = None,
+        *,
+        timeout: float = 3.0,
+    ) -> None:
+        self.address = address
+        self.credentials = credentials or Credentials()
+        self.timeout = timeout
+        self._robots: dict[str, Robot] = {}
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def start(self) -> FleetWatcher:
+        subscribed = threading.Event()
+        client = _connect(self.credentials, self.address, self.timeout)
+        client.on_message = self._on_message
+        client.on_subscribe = lambda *_a: subscribed.set()
+        # after a reconnect: subscribe again (the client's session is clean)
+        client.on_connect = lambda c, *_a: c.subscribe([(f, 1) for f in FILTERS])
+        client.subscribe([(f, 1) for f in FILTERS])
+        self._client = client
+        if not subscribed.wait(self.timeout):
+            self.stop()
+            raise FleetError(f"the broker at {self.address} did not acknowledge the subscription")
+        return self
+
+    def stop(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.disconnect()
+            client.loop_stop()
+
+    def robots(self) -> list[Robot]:
+        with self._lock:
+            return sorted(
+                (dataclasses.replace(r) for r in self._robots.values()),
+                key=lambda r: (r.name, r.prefix),
+            )
+
+    def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
         prefix, _, leaf = str(msg.topic).rpartition("/agent/")
         if leaf not in LEAVES:
             return
-        with lock:
-            robot = robots.setdefault(prefix, Robot(prefix))
+        with self._lock:
+            robot = self._robots.setdefault(prefix, Robot(prefix))
             if leaf == "status":
                 robot.status = bytes(msg.payload).decode("utf-8", "replace").strip() or "unknown"
+                return
+            if not msg.payload:  # a retained message cleared: forget that part
+                setattr(robot, leaf, {})
                 return
             try:
                 data = json.loads(msg.payload)
@@ -136,18 +172,21 @@ def survey(
             if isinstance(data, dict):
                 setattr(robot, leaf, data)
 
-    client.on_message = on_message
-    client.on_subscribe = lambda *_a: subscribed.set()
+
+def survey(
+    address: BrokerAddress,
+    credentials: Credentials | None = None,
+    *,
+    wait_s: float = 1.0,
+    timeout: float = 3.0,
+) -> list[Robot]:
+    """Every robot that retained anything on the broker, by prefix (sorted by name)."""
+    watcher = FleetWatcher(address, credentials, timeout=timeout).start()
     try:
-        client.subscribe([(f, 1) for f in FILTERS])
-        if not subscribed.wait(timeout):
-            raise FleetError(f"the broker at {address} did not acknowledge the subscription")
         time.sleep(wait_s)  # the retained messages, and the live ones of this second
+        return watcher.robots()
     finally:
-        client.disconnect()
-        client.loop_stop()
-    with lock:
-        return sorted(robots.values(), key=lambda r: (r.name, r.prefix))
+        watcher.stop()
 
 
 def send(

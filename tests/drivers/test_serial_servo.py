@@ -187,6 +187,9 @@ def test_a_board_that_stops_reading_costs_frames_not_ticks(body: Body) -> None:
         stats = d.stats()
         assert stats.timeouts >= 3
         assert stats.dropped == stats.timeouts
+        counters = d.link_counters()  # what the health model reads
+        assert counters.timeouts == stats.timeouts
+        assert "time out" in counters.error
         assert d.is_connected  # slow is not gone
         assert worst < 0.5  # bounded by write_timeout_s, with a loose margin for CI
     finally:

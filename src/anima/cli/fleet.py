@@ -142,3 +142,26 @@ def fleet_serve(
         server.run()
     finally:
         watcher.stop()
+
+
+@app.command("find")
+def fleet_find(
+    seconds: Annotated[float, typer.Option(min=0.5, max=30, help="Seconds to listen.")] = 2.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The anima dashboards announced on the LAN over mDNS (web.mdns: true); for finding a
+    robot's page only: commands go through its broker."""
+    import dataclasses
+
+    from anima.frontdoors.web.mdns import find_dashboards
+
+    try:
+        found = find_dashboards(seconds)
+    except AnimaError as exc:
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps([dataclasses.asdict(d) for d in found], indent=2))
+    elif not found:
+        typer.echo("no anima dashboard announced on this network (web.mdns is off by default)")
+    for d in found if not as_json else []:
+        typer.echo(f"{d.name}: {d.url} (prefix {d.prefix}, body {d.body}, anima {d.version})")

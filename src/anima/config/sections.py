@@ -290,6 +290,9 @@ class WebConfig:
     port: int = 8080  # 0 picks a free port
     token: str | None = None  # bearer token; required for any non-loopback host
     updates_hz: float = 30.0  # WebSocket state messages per second per client
+    mdns: bool = (
+        False  # announce the dashboard on the LAN over mDNS (the mdns extra); never commands
+    )
 
     def __post_init__(self) -> None:
         if not 0 <= self.port < 65536:

@@ -26,6 +26,7 @@ from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:
     from anima.frontdoors.mcp.http import McpHttp
+    from anima.frontdoors.web.mdns import Announcer
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class WebFrontDoor:
         self._thread: threading.Thread | None = None
         self._unsubscribe: Any = None
         self._uvicorn: Any = None  # made by prepare()
+        self.mdns: Announcer | None = None  # web.mdns: the dashboard announced on the LAN
         self.mcp: McpHttp | None = None  # MCP at /mcp (mcp.http), made by prepare()
 
     def _make_uvicorn_config(self) -> Any:
@@ -144,8 +146,19 @@ class WebFrontDoor:
                 raise AnimaError(f"web: uvicorn did not start on {cfg.host}:{self.port}")
             time.sleep(0.005)
         log.info("dashboard at %s", self.url)
+        if cfg.mdns:
+            from anima.frontdoors.web.mdns import Announcer
+
+            rt = self.runtime
+            props = {"prefix": rt.config.mqtt.prefix, "body": rt.body.name,
+                     "driver": rt.config.driver.type}  # fmt: skip
+            name = rt.config.mqtt.name or rt.config.mqtt.prefix
+            self.mdns = Announcer(name, cfg.host, self.port, props).start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        if self.mdns is not None:
+            self.mdns.stop()
+            self.mdns = None
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 from anima.body import load_body
 from anima.build import build
@@ -141,3 +142,23 @@ def test_rest_serves_it() -> None:
     assert reply["v"] == 1
     assert reply["ok"] is True
     assert reply["driver"] == "sim"
+
+
+@pytest.mark.parametrize(("audio_out", "warned"), [(None, True), ("null", False)])
+def test_speech_playing_silently_by_default_is_a_warning(
+    audio_out: str | None, warned: bool
+) -> None:
+    """audio_out left to auto found no sound card (the null sink): a warning; null said so."""
+    from anima.speech.sinks import NullSink
+    from anima.testing.tts import ScriptedEngine
+
+    cfg = AnimaConfig(
+        mqtt=MqttConfig(enabled=False), web=WebConfig(enabled=False),
+        speech=SpeechConfig(enabled=True, audio_out=audio_out),
+    )  # fmt: skip
+    runtime = Runtime(cfg, driver=Board(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    with runtime:
+        h = runtime.health.now()
+    silent = [w for w in h.warnings if w.startswith("audio out: no sound card found")]
+    assert bool(silent) is warned
+    assert h.speech.startswith("engines scripted")

@@ -9,7 +9,8 @@ listed by ``anima fleet`` (docs/fleet.md).
 - **following**: on a driver that reads its robot back, a channel more than ``stall_units``
   from what it was sent for ``stall_s`` is *likely stalled or loose*;
 - **faults**: the engine faults of the last minute;
-- **speech**: its engines and audio output, or why it is not available.
+- **speech**: its engines and audio output, or why it is not available; with ``audio_out``
+  left to ``auto``, no sound card found is a warning (speech would play silently).
 
 :class:`HealthMonitor` keeps a sample a second of the counters to tell what moved recently;
 ``now()`` is cheap and called by every door that reports it.
@@ -134,6 +135,7 @@ class HealthMonitor:
         deviation, worst = self._following(t, warnings)
         if faults:
             warnings.append(f"{len(faults)} faults in the last minute (last: {faults[-1]})")
+        warnings += _speech_warnings(rt)
         return Health(
             ok=not warnings,
             warnings=tuple(warnings),
@@ -178,6 +180,19 @@ def _link_warnings(now: LinkCounters, then: LinkCounters, window_s: float) -> li
         if moved > 0:
             out.append(f"driver: {moved} {what} in the last {window_s:g} s")
     return out
+
+
+def _speech_warnings(rt: Observed) -> list[str]:
+    """Speech on but unavailable; or, with audio_out left to auto, no sound card found."""
+    if not rt.config.speech.enabled:
+        return []
+    if rt.speech is None:
+        return [f"speech not available: {rt.speech_problem}"]
+    chose_null = getattr(rt.speech.sink, "name", "") == "null"
+    if chose_null and rt.config.speech.audio_out in (None, "auto"):
+        return ["audio out: no sound card found, speech plays silently (connect one, or set "
+                "speech.audio_out: null to mean it)"]  # fmt: skip
+    return []
 
 
 def _speech(rt: Observed) -> str:

@@ -81,8 +81,9 @@ def check_audio_out(config: AnimaConfig) -> Iterator[Check]:
             "audio out",
             Status.FAIL,
             f"no audio output device ({why}): the robot would be silent",
-            "connect a sound card or speaker (Debian: libportaudio2 for PortAudio), or set "
-            "speech.audio_out: null (--audio-out null) for a robot without one",
+            "connect a sound card or speaker (Debian: libportaudio2 for PortAudio), or, for a "
+            "robot without one, --audio-out null (in YAML quoted, audio_out: 'null': a bare "
+            "null is auto)",
         )
 
 

@@ -190,8 +190,8 @@ def _speech_warnings(rt: Observed) -> list[str]:
         return [f"speech not available: {rt.speech_problem}"]
     chose_null = getattr(rt.speech.sink, "name", "") == "null"
     if chose_null and rt.config.speech.audio_out in (None, "auto"):
-        return ["audio out: no sound card found, speech plays silently (connect one, or set "
-                "speech.audio_out: null to mean it)"]  # fmt: skip
+        return ["audio out: no sound card found, speech plays silently (connect one, or say "
+                "it is meant: --audio-out null, or audio_out: 'null' quoted in YAML)"]  # fmt: skip
     return []
 
 

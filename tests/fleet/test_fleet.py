@@ -199,7 +199,9 @@ def test_a_robot_killed_shows_offline_by_its_last_will(mosquitto: Broker) -> Non
             found = [r for r in survey(mosquitto.address, wait_s=0.2) if r.prefix == prefix]
             return bool(found) and found[0].status == "offline"
 
-        assert eventually(offline, timeout=12)  # within 1.5 keepalives
-        assert time.monotonic() - t0 < 1.5 * 5 + 1
+        assert eventually(offline, timeout=15)
+        # MQTT's rule: the broker gives up 1.5 keepalives after the last packet (7.5 s); the
+        # margin is this test's polling (a survey a try) on a loaded machine
+        assert time.monotonic() - t0 < 1.5 * 5 + 3
     finally:
         server.stop()

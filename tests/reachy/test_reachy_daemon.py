@@ -2,7 +2,7 @@
 simulation (``.venv-reachy``, built by ``scripts/reachy-daemon/setup.sh``, which ``make test``
 runs), on a free loopback port. A nod sent to anima moves the head pose the daemon itself
 reports (its REST state, not anima's reading of it); the daemon restarted is relinked and the
-head follows again; every starter animation is followed; commanded and measured agree."""
+head follows again; the starter animations are followed; commanded and measured agree."""
 
 from __future__ import annotations
 
@@ -97,15 +97,19 @@ def test_the_daemon_restarted_is_relinked_and_the_head_follows_again(
         assert runtime.engine.stats().missed < 20  # the loop kept its deadlines meanwhile
 
 
-def test_every_starter_animation_is_followed(daemon: MockupDaemon) -> None:
+# one per part of the robot: the head turning with the body, the antennas, the head's roll and
+# translation (the bench plays all 8; tests/reachy/test_reachy_safety.py checks every frame)
+FOLLOWED = ("look_around", "happy_antennas", "curious")
+
+
+def test_the_starter_animations_are_followed(daemon: MockupDaemon) -> None:
     runtime = runtime_on(daemon)
     with runtime:
         driver = runtime.driver
         assert isinstance(driver, ReachyMiniDriver)
-        names = runtime.library.gestures()
-        assert len(names) == 8
+        assert set(FOLLOWED) <= set(runtime.library.gestures())
         off: dict[str, float] = {}
-        for name in names:
+        for name in FOLLOWED:
             runtime.execute(cmd.PlayAnimation(name=name))
             settled(runtime)
             fb = driver.feedback()

@@ -34,10 +34,23 @@ SAMPLE_HAND = """new Promise((done) => {
 })"""
 
 
-@pytest.fixture(params=BROWSERS)
-def browser(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Browser]:
-    with open_browser(request.param, tmp_path) as b:
+@pytest.fixture(scope="module", params=BROWSERS)
+def browser(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Browser]:
+    """One browser of each kind for the module's journeys (a launch costs seconds)."""
+    with open_browser(request.param, tmp_path_factory.mktemp(request.param)) as b:
         yield b
+
+
+@pytest.fixture(autouse=True)
+def blank_after(browser: Browser) -> Iterator[None]:
+    """Each journey starts on a blank page with no errors: the last one's page, whose server
+    has stopped, would go on reconnecting (and log each refusal) in the shared browser."""
+    browser.errors.clear()
+    yield
+    browser.goto("about:blank")
+    browser.errors.clear()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import secrets
 import threading
 import time
@@ -23,7 +24,9 @@ from anima.errors import AnimaError
 from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import BrokerAddress, Credentials, connack_reason, new_client
 
+log = logging.getLogger(__name__)
 LEAVES = ("status", "identity", "state", "health")
+MAX_PAYLOAD = 256 * 1024  # a state or a health is a few kB
 FILTERS = [f"+/agent/{leaf}" for leaf in LEAVES] + [f"+/+/agent/{leaf}" for leaf in LEAVES]
 
 
@@ -55,9 +58,12 @@ class Robot:
         if not self.health:
             health = "–"
         elif isinstance(warnings, list) and warnings:
-            health = f"{len(warnings)} warning{'s' * (len(warnings) > 1)}: {warnings[0]}"
-        else:
+            first = str(warnings[0])[:120]
+            health = f"{len(warnings)} warning{'s' * (len(warnings) > 1)}: {first}"
+        elif self.health.get("ok") is True:
             health = "ok"
+        else:
+            health = "unknown"  # a health that says neither
         assert isinstance(loop, dict)
         rate = loop.get("rate_hz")
         live = {"loop", "speaking", "estop", "health"}  # what an offline robot's retained say
@@ -154,20 +160,26 @@ class FleetWatcher:
             )
 
     def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
-        prefix, _, leaf = str(msg.topic).rpartition("/agent/")
-        if leaf not in LEAVES:
+        try:
+            self._take(str(msg.topic), bytes(msg.payload))
+        except Exception:  # anyone may publish there: one odd message must not end the view
+            log.debug("fleet: a message on %s could not be read", msg.topic, exc_info=True)
+
+    def _take(self, topic: str, payload: bytes) -> None:
+        prefix, _, leaf = topic.rpartition("/agent/")
+        if leaf not in LEAVES or len(payload) > MAX_PAYLOAD:
             return
         with self._lock:
             robot = self._robots.setdefault(prefix, Robot(prefix))
             if leaf == "status":
-                robot.status = bytes(msg.payload).decode("utf-8", "replace").strip() or "unknown"
+                robot.status = payload[:16].decode("utf-8", "replace").strip() or "unknown"
                 return
-            if not msg.payload:  # a retained message cleared: forget that part
+            if not payload:  # a retained message cleared: forget that part
                 setattr(robot, leaf, {})
                 return
             try:
-                data = json.loads(msg.payload)
-            except ValueError:
+                data = json.loads(payload)
+            except (ValueError, RecursionError):
                 return
             if isinstance(data, dict):
                 setattr(robot, leaf, data)

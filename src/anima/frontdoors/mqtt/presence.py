@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HEALTH_PERIOD_S = 1.0
+MAX_PAYLOAD = 4096  # a ping or an identity is a few hundred bytes
+PONGS_PER_S = 20.0
 PAYLOAD_VERSION = 1
 
 
@@ -79,6 +81,8 @@ class Presence:
         self._publish = publish
         self.instance = secrets.token_hex(8)
         self._health_due = 0.0
+        self._pong_at = -1e9
+        self._others: set[str] = set()  # other instances seen on our prefix (each logged once)
 
     def subscriptions(self) -> list[tuple[str, int]]:
         return [(self.topics.ping, 1), (self.topics.identity, 1)]
@@ -99,24 +103,32 @@ class Presence:
         self._publish(self.topics.health, body, retain=True)
 
     def handle(self, topic: str, payload: bytes) -> bool:
-        """A ping answered, or another instance's identity noticed; False for other topics."""
+        """A ping answered, or another instance's identity noticed; False for other topics.
+        Anyone may publish there: a payload past ``MAX_PAYLOAD`` is ignored, pongs are at most
+        ``PONGS_PER_S`` (a ping flood is not amplified), and each other instance is logged once."""
+        if topic not in (self.topics.ping, self.topics.identity):
+            return False
+        if len(payload) > MAX_PAYLOAD:
+            return True
         if topic == self.topics.ping:
             nonce = _field(payload, "nonce")
-            if nonce is not None:
+            now = time.monotonic()
+            if nonce is not None and len(nonce) <= 64 and now - self._pong_at >= 1 / PONGS_PER_S:
+                self._pong_at = now
                 pong = {"v": PAYLOAD_VERSION, "nonce": nonce, "instance": self.instance}
                 self._publish(self.topics.pong, json.dumps(pong), qos=1)
             return True
-        if topic == self.topics.identity:
-            other = _field(payload, "instance")
-            if other is not None and other != self.instance:
-                log.error(
-                    "MQTT: another anima (%s) announced itself on prefix %r: two robots share "
-                    "every command there; give each its own mqtt.prefix",
-                    _who(payload),
-                    self.config.prefix,
-                )
-            return True
-        return False
+        other = _field(payload, "instance")
+        seen = self._others
+        if other is not None and other != self.instance and other not in seen and len(seen) < 100:
+            seen.add(other)
+            log.error(
+                "MQTT: another anima (%s) announced itself on prefix %r: two robots share "
+                "every command there; give each its own mqtt.prefix",
+                _who(payload),
+                self.config.prefix,
+            )
+        return True
 
 
 def check_claim(
@@ -186,9 +198,11 @@ def check_claim(
 
 
 def _field(payload: bytes, name: str) -> str | None:
+    if len(payload) > MAX_PAYLOAD:
+        return None
     try:
         data = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     value = data.get(name) if isinstance(data, dict) else None
     return value if isinstance(value, str) else None

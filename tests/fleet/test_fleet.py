@@ -14,8 +14,6 @@ from typer.testing import CliRunner
 
 from anima import commands as cmd
 from anima.cli import app
-from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig, WebConfig
-from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.events import MoveStarted
 from anima.fleet import send, survey
@@ -24,6 +22,7 @@ from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.events import EventRecorder
+from anima.testing.fleet import mqtt_robot
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.serve import ServeProcess
 from anima.wire.mqtt import BrokerAddress
@@ -36,16 +35,7 @@ def NOD(e: object) -> bool:  # noqa: N802 - a matcher, named as what it matches
 
 
 def robot(prefix: str, address: BrokerAddress) -> tuple[Runtime, MqttFrontDoor]:
-    cfg = AnimaConfig(
-        mqtt=MqttConfig(prefix=prefix, name=f"robot-{prefix}"),
-        behaviour=BehaviourConfig(full_blink_every_s=600.0),
-        speech=SpeechConfig(enabled=False),
-        web=WebConfig(enabled=False),
-    )
-    runtime = Runtime(cfg, driver=SimDriver())
-    door = MqttFrontDoor(runtime, cfg.mqtt, address)
-    runtime.attach(door)
-    return runtime, door
+    return mqtt_robot(prefix, address, name=f"robot-{prefix}")
 
 
 class Broker:

@@ -12,14 +12,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig, WebConfig
-from anima.drivers.sim import SimDriver
 from anima.events import MoveStarted
 from anima.fleet import send, survey
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.mqtt.presence import PONGS_PER_S
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
+from anima.testing.fleet import mqtt_robot
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.wire.topics import Topics
@@ -35,15 +34,7 @@ def broker() -> Iterator[Mosquitto]:
 
 @pytest.fixture
 def robot(broker: Mosquitto) -> Iterator[tuple[Runtime, MqttFrontDoor]]:
-    cfg = AnimaConfig(
-        mqtt=MqttConfig(prefix=f"h{os.getpid()}"),
-        behaviour=BehaviourConfig(full_blink_every_s=600.0),
-        speech=SpeechConfig(enabled=False),
-        web=WebConfig(enabled=False),
-    )
-    runtime = Runtime(cfg, driver=SimDriver())
-    door = MqttFrontDoor(runtime, cfg.mqtt, broker.address)
-    runtime.attach(door)
+    runtime, door = mqtt_robot(f"h{os.getpid()}", broker.address)
     runtime.start()
     assert door.wait_connected(10)
     yield runtime, door

@@ -12,15 +12,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig, WebConfig
-from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.fleet import FleetWatcher
 from anima.fleet.web import check_exposure, make_app
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
-from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
+from anima.testing.fleet import mqtt_robot
 
 from .browsers import BROWSERS, Browser, open_browser
 
@@ -36,15 +34,7 @@ def page() -> Iterator[tuple[str, list[Runtime]]]:
     broker.start()
     robots = []
     for i in range(THREE):
-        cfg = AnimaConfig(
-            mqtt=MqttConfig(prefix=f"page{i}", name=f"robot {i}"),
-            behaviour=BehaviourConfig(full_blink_every_s=600.0),
-            speech=SpeechConfig(enabled=False),
-            web=WebConfig(enabled=False),
-        )
-        runtime = Runtime(cfg, driver=SimDriver())
-        door = MqttFrontDoor(runtime, cfg.mqtt, broker.address)
-        runtime.attach(door)
+        runtime, door = mqtt_robot(f"page{i}", broker.address, name=f"robot {i}")
         runtime.start()
         assert door.wait_connected(10)
         robots.append(runtime)

@@ -178,3 +178,25 @@ def test_the_command_exits_2_naming_what_is_missing(monkeypatch: pytest.MonkeyPa
     checks = json.loads(result.output)
     assert {c["status"] for c in checks} <= {"ok", "skip", "warn"}
     assert {c["name"] for c in checks} >= {"body", "audio out", "mqtt", "web port", "driver"}
+
+
+def test_the_listening_engines_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from anima.config import ListenConfig
+
+    assert statuses(doctor.check_listening, AnimaConfig()) == [("listening", Status.SKIP)]
+    cfg = AnimaConfig(
+        agent=AgentConfig(enabled=True),
+        listen=ListenConfig(vad="energy", asr="pocketsphinx", wake="keyphrase"),
+    )
+    got = dict(statuses(doctor.check_listening, cfg))
+    assert got["vad"] is Status.OK
+    assert got["asr"] is Status.OK
+    assert got["wake"] is Status.OK
+
+    def broken(_kind: str) -> object:
+        raise RuntimeError("no model")
+
+    monkeypatch.setattr("anima.listening.vad.load_vad", broken)
+    (vad,) = [c for c in doctor.check_listening(cfg) if c.name == "vad"]
+    assert vad.status is Status.FAIL
+    assert "no model" in vad.detail

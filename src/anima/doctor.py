@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from anima.config import AnimaConfig
 
@@ -131,30 +132,37 @@ def check_tts(config: AnimaConfig) -> Iterator[Check]:
 
 
 def check_listening(config: AnimaConfig) -> Iterator[Check]:
+    """The voice agent's VAD, recognizer and wake spotter, each made and loaded as the agent
+    would (Whisper's model can take seconds)."""
     if not config.agent.enabled:
         yield Check("listening", Status.SKIP, "the voice agent is off")
         return
-    import importlib.util
-
+    from anima.listening.makers import make_recognizer, make_spotter
     from anima.listening.registry import whisper_installed
+    from anima.listening.vad import load_vad
 
-    if whisper_installed():
-        yield Check("asr whisper", Status.OK, "installed")
-    else:
-        yield Check(
-            "asr whisper",
-            Status.WARN,
-            "not installed: pocketsphinx hears only the command phrases",
-            "pip install 'anima[listen]'",
-        )
-    for module, what, extra in (
-        ("pocketsphinx", "asr pocketsphinx", "listen"),
-        ("onnxruntime", "vad silero", "listen"),
+    listen = config.listen
+    if not whisper_installed():
+        yield Check("asr whisper", Status.WARN, "not installed: pocketsphinx hears only the "
+                    "command phrases", "pip install 'anima[listen]'")  # fmt: skip
+    for what, make in (
+        ("vad", lambda: load_vad(listen.vad)),
+        # the agent gives its command phrases (pocketsphinx's grammar needs some): two stand in
+        ("asr", lambda: _loaded(make_recognizer(listen, phrases=("nod", "look at me")))),
+        ("wake", lambda: _loaded(make_spotter(listen))),
     ):
-        if importlib.util.find_spec(module) is not None:
-            yield Check(what, Status.OK, "importable")
+        try:
+            engine = make()
+        except Exception as exc:  # a package or a model missing
+            yield Check(what, Status.FAIL, f"does not load: {exc}"[:300],
+                        "pip install 'anima[listen]'; docs/listening.md")  # fmt: skip
         else:
-            yield Check(what, Status.WARN, f"{module} is missing", f"pip install 'anima[{extra}]'")
+            yield Check(what, Status.OK, f"{type(engine).__name__} loads")
+
+
+def _loaded(engine: Any) -> Any:
+    engine.load()
+    return engine
 
 
 def check_broker(config: AnimaConfig) -> Iterator[Check]:

@@ -127,9 +127,8 @@ class SentHistory:
         return lags[len(lags) // 2] if lags else None
 
     def feedback(self, t: float, measured: FloatArray, match: Match) -> Feedback:
-        deviation = match.deviation if math.isfinite(match.deviation) else 0.0
         worst = self.names[match.worst] if match.worst >= 0 else ""
-        return Feedback(t, measured, self.recent_lag(), deviation, worst)
+        return Feedback(t, measured, self.recent_lag(), match.deviation, worst)
 
 
 def measured_state(driver: object) -> MeasuredState | None:

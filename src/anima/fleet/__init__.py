@@ -53,7 +53,8 @@ class Robot:
 
     def row(self) -> dict[str, str]:
         """The columns ``anima fleet`` prints."""
-        loop = self.state.get("loop") if isinstance(self.state.get("loop"), dict) else {}
+        loop = self.state.get("loop")
+        rate = loop.get("rate_hz") if isinstance(loop, dict) else None
         warnings = self.health.get("warnings")
         if not self.health:
             health = "–"
@@ -64,8 +65,6 @@ class Robot:
             health = "ok"
         else:
             health = "unknown"  # a health that says neither
-        assert isinstance(loop, dict)
-        rate = loop.get("rate_hz")
         live = {"loop", "speaking", "estop", "health"}  # what an offline robot's retained say
         row = {
             "name": self.name,

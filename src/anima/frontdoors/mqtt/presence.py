@@ -48,9 +48,8 @@ PAYLOAD_VERSION = 1
 
 
 def identity(runtime: Runtime, config: MqttConfig, instance: str) -> JsonObject:
-    started = datetime.datetime.now(datetime.UTC) - datetime.timedelta(
-        seconds=runtime.health.now().uptime_s
-    )
+    up = time.monotonic() - runtime.health.started  # not a whole health read for one number
+    started = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=up)
     return {
         "v": PAYLOAD_VERSION,
         "name": config.name or config.prefix,

@@ -1,10 +1,12 @@
 """The dashboard's whole-body view, in both real browsers: Nadine's arm waves when she waves,
 Reachy Mini's head nods in the side view with what the driver measured drawn over it, and the
-humanoid's mode, posture and walking velocity are drawn from its state."""
+humanoid's mode, posture and walking velocity are drawn from its state; and the page's small
+things (the resting face, clock times, a dismissed warning), sharing the module's browsers."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from anima.testing import eventually
 from anima.testing.reachy import EchoLink
 
 from .browsers import BROWSERS, Browser, open_browser
-from .test_web_browser import _dashboard
+from .test_web_browser import _dashboard, _exists
 
 Robot = tuple[Runtime, WebFrontDoor]
 
@@ -93,6 +95,32 @@ def test_nadines_wave_looks_like_a_wave(
     assert b.errors == []
 
 
+def test_the_page_at_rest_its_clock_and_a_dismissed_warning(robot: Robot, browser: Browser) -> None:
+    """The resting face is neutral (eyes open, mouth closed); events are stamped with the time of
+    day; a standing health warning (this robot has no sound card) is dismissed with a click and
+    stays dismissed on reload."""
+    door = robot[1]
+    b = _dashboard(browser, door)
+    assert b.evaluate("document.getElementById('postures-heading').hidden") is False
+    # at rest (the idle blink aside) the lids are up and the mouth a closed line
+    b.wait_for("document.getElementById('lid-r').getAttribute('height') === '0.00'")
+    b.wait_for("document.getElementById('mouth').getAttribute('ry') === '3.00'")
+    b.click("#gestures button[data-name='nod']")
+    b.wait_for(_exists("#log li[data-kind='move_started']"))
+    stamp = b.evaluate(
+        "document.querySelector(\"#log li[data-kind='move_started'] .t\").textContent"
+    )
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", stamp), stamp
+    health = "document.getElementById('health').textContent"
+    b.wait_for(f"{health}.includes('no sound card')")
+    b.click("#health")
+    b.wait_for(f"!{health}.includes('no sound card')")
+    b.goto(door.url)  # a reload: still dismissed for this run of the robot
+    b.wait_for(f"{health} !== 'health –'")
+    assert "no sound card" not in b.evaluate(health)
+    assert b.errors == []
+
+
 def test_reachys_nod_in_the_side_view_with_the_measured_ghost(
     reachy_robot: Robot, browser: Browser, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
@@ -102,6 +130,8 @@ def test_reachys_nod_in_the_side_view_with_the_measured_ghost(
     b.wait_for("document.querySelector(\"#gestures button[data-name='nod']\") !== null")
     assert b.evaluate("document.getElementById('bodyview').dataset.figure") == "reachy_mini"
     assert b.evaluate("getComputedStyle(document.getElementById('face')).display") == "none"
+    # no gaze postures on this body: no empty "Postures" heading either
+    assert b.evaluate("document.getElementById('postures-heading').hidden") is True
     # what the driver measured is drawn dashed over what it was sent, and the caption says so
     b.wait_for(
         "getComputedStyle(document.querySelector('#reachy-side .measured')).display !== 'none'"

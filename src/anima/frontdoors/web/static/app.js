@@ -98,6 +98,8 @@ function setup(hello) {
   $("face").style.display = body.channels.some((c) => /^(eyes|eyelids|lips)/.test(c.role)) ? "" : "none";
   buttons($("gestures"), hello.animations.gestures, (name) => post("animation", { name }));
   buttons($("postures"), hello.animations.postures, (name) => post("look_at_target", { name }));
+  // a body with no gaze postures (Reachy Mini) shows no empty heading
+  $("postures-heading").hidden = $("postures").hidden = hello.animations.postures.length === 0;
 }
 
 function frac(c, v) {
@@ -112,12 +114,18 @@ function radians(role, values, fallbackRange = 0.6) {
   return ((v - c.default) / ((c.max - c.min) / 2 || 1)) * fallbackRange;
 }
 
-function level(role, values) {  // 0 … 1 above the channel's rest (or closed) value
+function level(role, values) {  // 0 at the channel's rest value … 1 at the far end of its range
   const c = roles[role];
   if (!c) return 0;
-  const low = c.closed ?? c.min;
-  const high = low === c.max ? c.min : c.max;
-  return Math.min(1, Math.max(0, (values[c.index] - low) / (high - low || 1)));
+  const rest = c.default, far = Math.abs(c.max - rest) >= Math.abs(c.min - rest) ? c.max : c.min;
+  return Math.min(1, Math.max(0, (values[c.index] - rest) / (far - rest || 1)));
+}
+
+function openness(role, values) {  // eyelids: 1 open as at rest (or wider) … 0 at the closed value
+  const c = roles[role];
+  if (!c) return 1;
+  const shut = c.closed ?? c.min;
+  return Math.min(1, Math.max(0, (values[c.index] - shut) / (c.default - shut || 1)));
 }
 
 function drawFace(values) {
@@ -133,7 +141,7 @@ function drawFace(values) {
     $(id).setAttribute("cx", Math.max(-14, Math.min(14, ex)).toFixed(2));
     $(id).setAttribute("cy", Math.max(-8, Math.min(8, ey)).toFixed(2));
   }
-  const open = roles["eyelids"] ? level("eyelids", values) : 1;
+  const open = openness("eyelids", values);  // the resting face: eyes open, mouth closed
   for (const id of ["lid-r", "lid-l"]) $(id).setAttribute("height", (32 * (1 - open)).toFixed(2));
   const mouthOpen = level("lips.open", values), wide = level("lips.wide", values);
   const narrow = level("lips.narrow", values);
@@ -279,12 +287,18 @@ function transcriptLine(e) {
   list.scrollTop = list.scrollHeight;
 }
 
+function clockTime(d) {  // 14:03:07.250
+  const two = (n) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`;
+}
+
 function logLine(cls, text, t) {
   const li = document.createElement("li");
   li.className = cls;
   li.dataset.kind = cls;
+  // the time of day it arrived (the runtime's own clock, seconds since it started, on hover)
   const stamp = Object.assign(document.createElement("span"), { className: "t",
-    textContent: t !== undefined ? t.toFixed(2) : new Date().toLocaleTimeString() });
+    textContent: clockTime(new Date()), title: t !== undefined ? `runtime t = ${t.toFixed(3)} s` : "" });
   li.append(stamp, text);
   const log = $("log");
   const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
@@ -347,14 +361,39 @@ setInterval(() => {
     $("rec-status").textContent = `recording ${recorder.seconds().toFixed(0)} s, ${recorder.states} states`;
   }
 }, 1000);
-// the health (GET /api/health) every 2 s: ok, or its warnings (the first shown, all on hover)
+// the health (GET /api/health) every 2 s: ok, or its warnings (the first shown, all on hover).
+// A click dismisses the warnings shown (kept for this browser until the robot restarts, so a
+// standing one such as "no sound card" is read once); a new warning shows again.
+let healthShown = [];
+const dismissedKey = "anima.health.dismissed";
+function dismissed() {
+  try { return JSON.parse(localStorage.getItem(dismissedKey) ?? "null") ?? { started: null, warnings: [] }; }
+  catch { return { started: null, warnings: [] }; }
+}
+$("health").addEventListener("click", () => {
+  const d = dismissed();
+  localStorage.setItem(dismissedKey, JSON.stringify({ started: d.started, warnings: [...new Set([...d.warnings, ...healthShown])] }));
+  pollHealth();
+});
 async function pollHealth() {
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   const h = await fetch("/api/health", { headers }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
   if (!h) return;
-  const n = h.warnings.length;
-  pill("health", n ? `${n} warning${n > 1 ? "s" : ""}: ${h.warnings[0]}` : "health ok", n ? "bad" : "ok");
-  $("health").title = n ? h.warnings.join("\n") : `up ${h.uptime_s.toFixed(0)} s, ${h.speech}`;
+  let d = dismissed();
+  const started = Date.now() - h.uptime_s * 1000;  // when this run of the robot started
+  if (d.started === null || Math.abs(d.started - started) > 5000) {  // another run: new again
+    d = { started, warnings: [] };
+    localStorage.setItem(dismissedKey, JSON.stringify(d));
+  }
+  const live = h.warnings.filter((w) => !d.warnings.includes(w));
+  const hidden = h.warnings.length - live.length;
+  healthShown = live;
+  const n = live.length;
+  const more = hidden ? ` (${hidden} dismissed)` : "";
+  pill("health", n ? `${n} warning${n > 1 ? "s" : ""}: ${live[0]} ✕` : `health ok${more}`, n ? "bad" : "ok");
+  $("health").title = n ? `${live.join("\n")}\n(click to dismiss)`
+    : (hidden ? `dismissed:\n${h.warnings.join("\n")}` : `up ${h.uptime_s.toFixed(0)} s, ${h.speech}`);
+  $("health").style.cursor = n ? "pointer" : "";
 }
 setInterval(pollHealth, 2000);
 requestAnimationFrame(draw);

@@ -26,6 +26,8 @@ class LookAtResult(enum.Enum):
 
     MOVED = "moved"
     DEAD_ZONE = "dead_zone"  # too close to the current target to bother the head
+    # never given now: a look-at releases a held gaze posture (with a notice) and looks; kept
+    # so callers that match on it still import
     LATCHED = "ignored: a gaze target is latched"
     HEAD_ANIMATION = "ignored: a head animation (nod/shake) is playing"
     SHUTDOWN = "ignored: shutting down"

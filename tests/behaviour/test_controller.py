@@ -15,6 +15,7 @@ from anima.commands import LookAtResult
 from anima.config import AnimaConfig, BehaviourConfig
 from anima.errors import (
     CommandRefusedError,
+    EStopActiveError,
     InvalidCommandError,
     NonFiniteValueError,
     UnknownAnimationError,
@@ -174,15 +175,46 @@ def test_an_unreachable_point_is_clamped_and_reported(rig: Rig) -> None:
     assert frame[NECK_YAW] == pytest.approx(body.channels[NECK_YAW].max, abs=1.0)
 
 
-def test_a_latched_gaze_target_suppresses_look_at_until_cleared(rig: Rig) -> None:
+def test_the_default_posture_clears_a_latched_gaze_target(rig: Rig) -> None:
     rig.b.look_at_target("Posture_LookAtZoom")
     assert rig.b.latched_target == "Posture_LookAtZoom"
-    assert rig.b.look_at_position(1.0, 0.4, 0.0) is LookAtResult.LATCHED
     rig.run(1.0)
     assert rig.engine.last_frame[NECK_YAW] == pytest.approx(138, abs=0.5)
-    rig.b.look_at_target("LOOKUPPostureDefault")  # the default posture clears the latch
+    rig.b.look_at_target("LOOKUPPostureDefault")
     assert rig.b.latched_target is None
-    assert rig.b.look_at_position(1.0, 0.4, 0.0) is LookAtResult.MOVED
+    rig.run(1.0)
+    assert rig.engine.last_frame[NECK_YAW] == pytest.approx(128, abs=0.5)
+
+
+def test_a_look_at_releases_a_held_gaze_posture_says_so_and_looks(rig: Rig) -> None:
+    """It was silently ignored (LATCHED) on MQTT and REST; only the agent released it first."""
+    rig.b.look_at_target("Posture_LookAtZoom")
+    rig.run(1.0)
+    assert rig.engine.last_frame[NECK_YAW] == pytest.approx(138, abs=0.5)
+    assert rig.b.look_at_position(1.0, -0.6, 0.0) is LookAtResult.MOVED
+    assert rig.b.latched_target is None
+    assert rig.b.gaze.active
+    rig.run(1.5)
+    notices = [e for e in rig.recorder.events if isinstance(e, Notice)]
+    assert [n.message for n in notices] == [
+        "look_at released the held gaze posture 'Posture_LookAtZoom'"
+    ]
+    assert notices[0].source == "look_at"
+    assert rig.started()[-1] == "reset:LOOKUPPostureDefault"  # head and eyes back under the gaze
+    assert rig.engine.last_frame[NECK_YAW] < 128 - 5  # turned right, away from the posture's 138
+    assert rig.b.look_at_position(1.0, -0.6, 0.0) is not LookAtResult.LATCHED
+    rig.run(0.2)
+    assert len([e for e in rig.recorder.events if isinstance(e, Notice)]) == 1  # once
+
+
+def test_a_look_at_under_an_estop_keeps_the_held_gaze_posture(rig: Rig) -> None:
+    rig.b.look_at_target("Posture_LookAtZoom")
+    rig.run(1.0)
+    rig.engine.estop()
+    with pytest.raises(EStopActiveError, match="look_at refused"):
+        rig.b.look_at_position(1.0, -0.6, 0.0)
+    assert rig.b.latched_target == "Posture_LookAtZoom"
+    assert not rig.b.gaze.active
 
 
 def test_end_look_at_restores_head_and_eyes(rig: Rig) -> None:

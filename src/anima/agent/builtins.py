@@ -148,14 +148,9 @@ def look_at(ctx: ActionContext, x: float, y: float, z: float) -> ActionResult:
         y: metres to the robot's left (negative: right)
         z: metres up (negative: down)
     """
-    execute = ctx.robot.execute
-    result = execute(cmd.LookAt(x=x, y=y, z=z))
-    if result is LookAtResult.LATCHED:
-        # a person who asks the robot to look somewhere means it: a held gaze posture ("look
-        # at the camera") made the runtime ignore the look-at, so release it and look again
-        # (the runtime's own end_look_at; an estop refuses it, and that refusal is the step's)
-        execute(cmd.EndLookAt())
-        result = execute(cmd.LookAt(x=x, y=y, z=z))
+    # the runtime releases a held gaze posture ("look at the camera") itself, on every door;
+    # under an estop that release is refused, and the refusal is the step's
+    result = ctx.robot.execute(cmd.LookAt(x=x, y=y, z=z))
     if result in (LookAtResult.MOVED, LookAtResult.DEAD_ZONE):
         return True
     return (False, f"look_at {result.value}")

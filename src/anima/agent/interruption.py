@@ -89,16 +89,16 @@ class Interruptions:
         return self.executor.cancel("interrupted")
 
     def glance(self) -> None:
-        """Look at the person: a look-at, which the gaze controller ignores while a head
-        animation plays or a gaze posture is latched, or a blink when the robot already looks
-        there; skipped while any move plays or waits."""
+        """Look at the person: a look-at (which releases a held gaze posture, as every
+        look-at does, and is ignored while a head animation plays), or a blink when the robot
+        already looks there; skipped while any move plays or waits."""
         robot = self.robot
         if robot.estopped or robot.moving:
             return
         try:
             looked = robot.execute(cmd.LookAt(x=GLANCE[0], y=GLANCE[1], z=GLANCE[2]))
             if looked is not LookAtResult.MOVED:
-                # already looking there (or the gaze is held): a blink shows it heard instead
+                # already looking there (or a nod holds the head): a blink shows it heard instead
                 robot.execute(cmd.PlayAnimation(name=robot.vocabulary().blink))
         except AnimaError as exc:  # an acknowledgement that cannot be made is not an error
             log.debug("no wake glance: %s", exc)

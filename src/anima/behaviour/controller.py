@@ -7,8 +7,10 @@ The seed's ``NadineControl`` behaviour, kept, with its flaws fixed:
   ``LOOKUP_Waving`` and ``SHUTDOWN_NADINE`` also drop pending moves; ``nod`` and ``shake`` hold
   off position look-at until they end; head and eye channels are left out while a position
   look-at happened in the last 2 s; ``blink`` and ``breathingSlow`` run as idle layers.
-* ``look_at_position``: a smoothed gaze offset; ignored while shutting down, during nod/shake,
-  or while a gaze target is latched.
+* ``look_at_position``: a smoothed gaze offset; ignored while shutting down and during
+  nod/shake. A held gaze posture is released first (head and eyes return to the default
+  posture under the new gaze), with a notice: the same rule on every door (MQTT, REST, the
+  SDK, the agent, MCP).
 * ``look_at_target(posture)``: plays the posture and latches it (the default posture clears).
 * ``shutdown()``: plays ``SHUTDOWN_NADINE`` and ignores look-at until ``wake()``.
 """
@@ -198,10 +200,10 @@ class Behaviour:
         self.gaze.kinematics.direction(x, y, z)  # validate first: bad input is an error
         if self._shutdown:
             return LookAtResult.SHUTDOWN
-        if self._latched is not None:
-            return LookAtResult.LATCHED
         if self._head_animations > 0:
             return LookAtResult.HEAD_ANIMATION
+        if self._latched is not None:
+            self._release_posture_for_look_at()
         self._last_look_at = self.clock.now()
         update: GazeUpdate = self.gaze.look_at(x, y, z)
         if update.split.clamped:
@@ -216,6 +218,34 @@ class Behaviour:
                 )
             )
         return LookAtResult.MOVED if update.moved else LookAtResult.DEAD_ZONE
+
+    def _release_posture_for_look_at(self) -> None:
+        """A look-at means it: the held gaze posture is released (as ``end_look_at``) and said.
+
+        Under an estop the release is refused (``EStopActiveError('look_at')``) and the posture
+        stays held: a refused request changes no state.
+        """
+        with self._asked("look_at"), self._lock:
+            held = self._latched
+            if held is None:  # released meanwhile (another door's end_look_at)
+                return
+            self._release_latch_locked()
+        log.info("look_at released the held gaze posture %r", held)
+        self.events.publish(
+            Notice(
+                t=self.clock.now(),
+                source="look_at",
+                message=f"look_at released the held gaze posture {held!r}",
+            )
+        )
+
+    def _release_latch_locked(self) -> None:
+        self._latched = None
+        self.gaze.release()
+        skip = set(range(len(self.body))) - self._head_eye
+        reset = self._reset_move(skip=skip)
+        if reset is not None:
+            self.engine.queue_move(reset)
 
     def look_at_target(self, name: str) -> None:
         """Play a gaze posture once and latch it; the default posture clears the latch."""
@@ -234,12 +264,7 @@ class Behaviour:
     def end_look_at(self) -> None:
         """Clear the gaze latch and return head and eyes to the default posture."""
         with self._asked("end_look_at"), self._lock:
-            self._latched = None
-            self.gaze.release()
-            skip = set(range(len(self.body))) - self._head_eye
-            reset = self._reset_move(skip=skip)
-            if reset is not None:
-                self.engine.queue_move(reset)
+            self._release_latch_locked()
 
     def _holds(self, move: Move) -> bool:
         """True when the body already holds ``move``'s targets (nothing to reset)."""

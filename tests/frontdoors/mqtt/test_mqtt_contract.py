@@ -224,18 +224,33 @@ def test_look_at_target_latches_and_the_default_posture_clears_it(
     send("look_at_target", "Posture_LookAtZoom")
     probe.wait_for(topics.state, since=mark, timeout=2, where=gaze_target("Posture_LookAtZoom"))
     wait_until(lambda: abs(value(runtime, "neck_yaw") - 138) < 0.5, 3, "neck_yaw → 138")
-    executed = door.dispatcher.executed
-    send("look_at", '{"x": 1, "y": -0.5, "z": 0}')  # ignored while latched
-    wait_until(lambda: door.dispatcher.executed == executed + 1, 2, "the look_at carried out")
-    # a look_at taken would turn the neck within a few ticks: let 20 pass
-    ticks = runtime.engine.stats().ticks
-    wait_until(lambda: runtime.engine.stats().ticks > ticks + 20, 2, "20 more ticks")
-    assert not runtime.behaviour.gaze.active
-    assert abs(value(runtime, "neck_yaw") - 138) < 0.5
     mark = probe.mark()
     send("look_at_target", "LOOKUPPostureDefault")
     probe.wait_for(topics.state, since=mark, timeout=2, where=gaze_target(None))
     wait_until(lambda: abs(value(runtime, "neck_yaw") - 128) < 0.5, 3, "neck_yaw → 128")
+    assert errors(probe, topics, mark) == []
+
+
+def test_look_at_releases_a_held_gaze_posture_with_a_notice(
+    probe: MqttProbe, topics: Topics, runtime: Runtime, send: Send
+) -> None:
+    """It was silently ignored while the posture was held (the agent alone released it)."""
+    mark = probe.mark()
+    send("look_at_target", "Posture_LookAtZoom")
+    probe.wait_for(
+        topics.state, since=mark, timeout=2, where=lambda m: m.json()["gaze_target"] is not None
+    )
+    mark = probe.mark()
+    send("look_at", '{"x": 1, "y": -0.5, "z": 0}')
+    notice = probe.wait_for(
+        topics.feedback("notice"), since=mark, timeout=3, where=lambda m: b"released" in m.payload
+    ).json()
+    assert notice["source"] == "look_at"
+    assert notice["message"] == "look_at released the held gaze posture 'Posture_LookAtZoom'"
+    probe.wait_for(
+        topics.state, since=mark, timeout=2, where=lambda m: m.json()["gaze_target"] is None
+    )
+    wait_until(lambda: value(runtime, "neck_yaw") < 120, 3, "the neck turns right")
     assert errors(probe, topics, mark) == []
 
 

@@ -4,10 +4,12 @@ API refuses what it does not know; off loopback it needs a token."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -26,12 +28,18 @@ THREE = 3
 
 
 @pytest.fixture(scope="module")
-def page() -> Iterator[tuple[str, list[Runtime]]]:
+def broker() -> Iterator[EmbeddedBroker]:
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="module")
+def page(broker: EmbeddedBroker) -> Iterator[tuple[str, list[Runtime]]]:
     """Three robots on an embedded broker, and the fleet page on a free loopback port."""
     import uvicorn
 
-    broker = EmbeddedBroker(free_port())
-    broker.start()
     robots = []
     for i in range(THREE):
         runtime, door = mqtt_robot(f"page{i}", broker.address, name=f"robot {i}")
@@ -53,7 +61,6 @@ def page() -> Iterator[tuple[str, list[Runtime]]]:
         watcher.stop()
         for runtime in robots:
             runtime.stop(ease=False)
-        broker.stop()
 
 
 @pytest.fixture(params=BROWSERS)
@@ -84,6 +91,44 @@ def test_the_page_stops_one_robot_or_all(page: tuple[str, list[Runtime]], browse
     b.click("#reset-all")
     assert eventually(lambda: not any(estopped(robots)), timeout=5)
     assert b.errors == []
+
+
+def test_a_card_links_the_dashboard_and_shows_every_warning_whole(
+    page: tuple[str, list[Runtime]], broker: EmbeddedBroker, browser: Browser
+) -> None:
+    """A robot's card links the dashboard its identity names (an http(s) address only: anyone
+    on the broker can publish one) and lists each of its warnings in full."""
+    from paho.mqtt import publish
+
+    url, _ = page
+    long = "driver reachy_mini not connected: " + "the daemon stopped answering " * 6
+    robots = {"page7": "http://127.0.0.1:18080/", "page8": "javascript:alert(1)"}
+    msgs: list[Any] = []
+    for prefix, dashboard in robots.items():
+        identity = {"v": 1, "name": prefix, "prefix": prefix, "dashboard": dashboard}
+        health = {"v": 1, "ok": False, "warnings": [long, "the loop missed 3 deadlines"]}
+        msgs += [(f"{prefix}/agent/status", "online", 1, True),
+                 (f"{prefix}/agent/identity", json.dumps(identity), 1, True),
+                 (f"{prefix}/agent/health", json.dumps(health), 1, True)]  # fmt: skip
+    address = broker.address
+    publish.multiple(msgs, hostname=address.host, port=address.port)
+    try:
+        b = browser
+        b.goto(url)
+        card = "document.querySelector(\".robot[data-prefix='page7']\")"
+        b.wait_for(f"{card} !== null && {card}.querySelector('a.dashboard') !== null")
+        assert b.evaluate(f"{card}.querySelector('a.dashboard').href") == robots["page7"]
+        shown = b.evaluate(f"{card}.querySelector(\"dd[data-field='health']\").innerText")
+        assert long.strip() in shown
+        assert "the loop missed 3 deadlines" in shown
+        forged = "document.querySelector(\".robot[data-prefix='page8']\")"
+        b.wait_for(f"{forged} !== null")
+        assert b.evaluate(f"{forged}.querySelector('a') === null")
+        assert b.errors == []
+    finally:
+        clear = [(f"{p}/agent/{leaf}", "", 1, True) for p in robots
+                 for leaf in ("status", "identity", "health")]  # fmt: skip
+        publish.multiple(clear, hostname=address.host, port=address.port)
 
 
 def test_the_api_refuses_what_it_does_not_know(page: tuple[str, list[Runtime]]) -> None:

@@ -51,7 +51,7 @@ def test_an_unknown_request_is_answered_and_nothing_moves(robot: FakeTimeRobot) 
     robot.advance(15.0)  # the apology plays out
     robot.settle(lambda: robot.runtime.state().conversation == "engaged")  # the turn is over
     assert robot.recorder.of("plan_started") == []
-    idle_life = robot.runtime.config.behaviour.full_blink_animation  # every 8 s of stillness
+    idle_life = "idle:" + robot.runtime.config.behaviour.full_blink_animation  # every 8 s still
     moves = [e for e in robot.recorder.of(MoveStarted) if getattr(e, "name", "") != idle_life]
     assert moves == []  # only the lips and the speech sway moved
 

@@ -323,7 +323,7 @@ def test_a_full_blink_comes_every_s_after_the_last_move_with_nothing_moving() ->
         assert robot.recorder.of(_started) == []
         blink = robot.advance_until(_started, within=0.05)
         assert isinstance(blink, MoveStarted)
-        assert blink.name == "LOOKUPPostureDefaultBlink"
+        assert blink.name == "idle:LOOKUPPostureDefaultBlink"  # not a command: no animation_done
         assert blink.t == pytest.approx(1008.0, abs=0.015)  # the tick after the timer's
         done = robot.advance_until(MoveFinished, within=5)
         # the next one: 8 s after the blink's end, not after its start
@@ -337,7 +337,7 @@ def test_a_full_blink_comes_every_s_after_the_last_move_with_nothing_moving() ->
         assert robot.runtime.idle_life.full_blinks >= before + 2
         names = [e.name for e in robot.recorder.of(MoveStarted) if isinstance(e, MoveStarted)]
     after_latch = names[names.index("Posture_LookAtZoom") + 1 :]
-    assert "LOOKUPPostureDefaultBlink" not in after_latch
+    assert "idle:LOOKUPPostureDefaultBlink" not in after_latch
 
 
 def test_no_full_blink_while_a_move_runs() -> None:

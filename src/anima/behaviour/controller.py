@@ -39,6 +39,7 @@ from anima.motion.moves import Goto, Move
 
 log = logging.getLogger(__name__)
 
+IDLE_MOVE_PREFIX = "idle:"  # idle life's own moves: not commanded, so no animation_done
 _HEAD_EYE_ROLES = (Role.NECK_YAW, Role.NECK_PITCH, Role.NECK_ROLL, Role.EYES_YAW, Role.EYES_PITCH)
 
 
@@ -332,10 +333,25 @@ class Behaviour:
                 self._defaults[channel - 1] = value
 
     def full_blink(self) -> None:
-        """The periodic full blink: plain blink while latched, else back to default with a blink."""
+        """The periodic full blink: plain blink while latched, else back to default with a blink.
+
+        The full blink's move is named ``idle:<animation>`` (``idle:LOOKUPPostureDefaultBlink``):
+        idle life is not a command, so its moves must not read as the ``animation_done`` a client
+        pairs with its own ``play`` of the same animation (the MQTT door reports library names
+        only; the SDK's handles pair by name).
+        """
         if self._shutdown:
             return
         if self._latched is not None:
             self.play_animation(self.config.blink_animation)
-        elif self.config.full_blink_animation in self.library:
-            self.play_animation(self.config.full_blink_animation)
+            return
+        name = self.config.full_blink_animation
+        if name not in self.library:
+            return
+        anim = self.library.get(name)
+        move = self._move_for(anim, ())
+        if move is None:
+            return
+        move.name = f"{IDLE_MOVE_PREFIX}{name}"
+        with self._asked(repr(name)):
+            self.engine.queue_move(move)

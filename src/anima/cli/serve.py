@@ -72,6 +72,26 @@ BodyOpt = Annotated[
     str | None,
     typer.Option("--body", help="The body: nadine (default), reachy_mini, or a checker.ini."),
 ]
+WebPortOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--web-port", help="The dashboard's and REST API's port (web.port; 0: a free one)."
+    ),
+]
+PrefixOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prefix", help="The MQTT topic prefix: one per robot on a broker (mqtt.prefix)."
+    ),
+]
+MqttPortOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--mqtt-port",
+        help="The broker's port on this machine: the one answering there, else one anima starts "
+        "there (with --broker embedded: the one it starts; a HOST:PORT broker: that host's port).",
+    ),
+]
 
 
 def serve(
@@ -91,6 +111,9 @@ def serve(
     agent: AgentOpt = False,
     audio_in: AudioInOpt = None,
     body: BodyOpt = None,
+    web_port: WebPortOpt = None,
+    prefix: PrefixOpt = None,
+    mqtt_port: MqttPortOpt = None,
 ) -> None:
     """Run the runtime on the configured robot (the simulated one by default).
 
@@ -112,6 +135,9 @@ def serve(
         agent=agent,
         audio_in=audio_in,
         body=body,
+        web_port=web_port,
+        prefix=prefix,
+        mqtt_port=mqtt_port,
     )
 
 
@@ -152,19 +178,50 @@ def _configure(
     web: bool = True,
     agent: bool = False,
     body: str | None = None,
+    web_port: int | None = None,
+    prefix: str | None = None,
+    mqtt_port: int | None = None,
 ) -> AnimaConfig:
     from anima.config import load_config
 
-    cfg = load_config(config, types={"driver": driver})
+    # a flag that picks a section's type picks it before the file's settings are checked:
+    # those that type takes stay (ANIMA_HUMANOID__SIM_PORT), another type's go, said so
+    cfg = load_config(config, types={"driver": driver, "humanoid": humanoid})
     cfg = _override(cfg, "body", checker_ini=body)
     cfg = _override(cfg, "agent", enabled=True if agent else None)
-    cfg = _override(cfg, "web", enabled=None if web else False)
+    cfg = _override(cfg, "web", enabled=None if web else False, port=web_port)
     cfg = _override(cfg, "humanoid", type=humanoid)
     cfg = _override(cfg, "speech", audio_out=audio_out)
-    cfg = _override(cfg, "mqtt", broker=broker, enabled=None if mqtt else False)
+    cfg = _override(cfg, "mqtt", broker=broker, enabled=None if mqtt else False, prefix=prefix)
+    cfg = _mqtt_port(cfg, mqtt_port, broker_given=broker is not None)
     return _override(
         cfg, "driver", record=None if record is None else str(record), type=driver, port=port
     )
+
+
+def _mqtt_port(cfg: AnimaConfig, port: int | None, *, broker_given: bool) -> AnimaConfig:
+    """``--mqtt-port``: the port of the broker ``mqtt.broker`` picks — ``auto``: the one
+    answering on this machine's port (``localhost:PORT``, the only candidate), else one anima
+    starts there; ``embedded``: the one anima starts; ``HOST:PORT`` in the config: that host's
+    broker on this port. With ``--broker HOST:PORT`` the port is in it: both are refused."""
+    from anima.errors import ConfigError
+
+    if port is None:
+        return cfg
+    if not 0 < port < 65536:
+        raise ConfigError(f"command line: --mqtt-port must be in [1, 65535], got {port}")
+    mode = cfg.mqtt.broker
+    if mode == "auto":
+        return _override(cfg, "mqtt", candidates=[f"localhost:{port}"], embedded_port=port)
+    if mode == "embedded":
+        return _override(cfg, "mqtt", embedded_port=port)
+    if broker_given:
+        raise ConfigError(
+            f"command line: --mqtt-port {port} with --broker {mode}: the port is in --broker "
+            "(give one of them)"
+        )
+    host = mode.rpartition(":")[0]
+    return _override(cfg, "mqtt", broker=f"{host}:{port}")
 
 
 def _override(cfg: AnimaConfig, section: str, **changes: object) -> AnimaConfig:
@@ -191,6 +248,9 @@ def run(
     agent: bool = False,
     audio_in: str | None = None,
     body: str | None = None,
+    web_port: int | None = None,
+    prefix: str | None = None,
+    mqtt_port: int | None = None,
 ) -> None:
     from anima.build import build
     from anima.frontdoors.web import WebFrontDoor
@@ -209,6 +269,9 @@ def run(
             web=web,
             agent=agent,
             body=body,
+            web_port=web_port,
+            prefix=prefix,
+            mqtt_port=mqtt_port,
         )
         logging.basicConfig(
             level=cfg.log_level.upper(),

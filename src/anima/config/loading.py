@@ -56,8 +56,9 @@ def load_config(
 ) -> AnimaConfig:
     """Defaults, then the YAML file (if any), then ``ANIMA_*`` environment variables; then
     ``types``, a tagged section's type chosen on the command line (``anima serve --driver
-    reachy_mini``), before anything is checked: the file's and the environment's settings of
-    that type stay (``ANIMA_DRIVER__HOST``), another type's are dropped with a warning."""
+    reachy_mini``, ``--humanoid sim``), before anything is checked: the file's and the
+    environment's settings that type takes stay (``ANIMA_DRIVER__HOST``,
+    ``ANIMA_HUMANOID__SIM_PORT``), another type's are dropped with a warning naming their line."""
     data: dict[str, Any] = {}
     source = "defaults"
     origins: dict[str, str] = {}
@@ -88,26 +89,72 @@ def _choose_type(
     data: dict[str, Any], section: str, tag: str, origins: dict[str, str], source: str
 ) -> None:
     raw = data.get(section)
-    if isinstance(raw, str | _EnvValue) or raw is None:
+    if isinstance(raw, _EnvValue):  # ANIMA_HUMANOID=sim, or the whole section as YAML
+        raw = load_scalar_or_yaml(raw.raw, f"environment {raw.name}")
+    if isinstance(raw, str) or raw is None:
         data[section] = {"type": tag}  # a type's name alone (or nothing): now this one's
+        origins[f"{section}.type"] = "command line"
         return
     if not isinstance(raw, dict):
         return  # not a mapping: checked, and refused, as the file's
+    cls = _section_class(section, tag)
+    if cls is None:
+        return  # an unknown type: refused by name when the section is checked
+    before = raw.get("type", _default_tag(section))
+    if (before.raw if isinstance(before, _EnvValue) else before) != tag:
+        # the file's settings were another type's: those the command line's takes stay
+        fitting = _fitting(cls, section, tag, raw, lambda key: _origin(origins, key, source))
+        raw = {name: value for name, value in raw.items() if name in fitting}
+    data[section] = {**raw, "type": tag}
+    origins[f"{section}.type"] = "command line"
+
+
+def _section_class(section: str, tag: str) -> Any:
+    """The dataclass section ``section`` is made of when its type is ``tag``: the tagged
+    union's member (``driver``), the one class of a section that has a ``type`` setting
+    (``humanoid``); None when no type has that name."""
     hint = typing.get_type_hints(AnimaConfig)[section]
     members = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)]
-    by_tag = {_tag(m): m for m in members}
-    if tag not in by_tag:
-        return  # an unknown type: refused by name when the section is checked
-    own = {f.name for f in dataclasses.fields(by_tag[tag])}
-    for name in [k for k in raw if k not in own]:
-        where = _origin(origins, f"{section}.{name}", source)
-        log.warning(
-            "%s: %s.%s is not a setting of %s.type %s (the command line's): ignored",
-            where, section, name, section, tag,
-        )  # fmt: skip
-        del raw[name]
-    raw["type"] = tag
-    origins[f"{section}.type"] = "command line"
+    if not members:
+        return hint if dataclasses.is_dataclass(hint) else None
+    return {_tag(m): m for m in members}.get(tag)
+
+
+def _default_tag(section: str) -> Any:
+    """The type ``section`` has when none is given."""
+    hint = typing.get_type_hints(AnimaConfig)[section]
+    members = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)] or [hint]
+    return next(f.default for f in dataclasses.fields(members[0]) if f.name == "type")
+
+
+def _fitting(
+    cls: Any, section: str, tag: str, settings: Mapping[str, Any], where: Any
+) -> dict[str, Any]:
+    """Of ``settings`` (another type's), those type ``tag``'s section ``cls`` has too and takes
+    as they are (the serial board's ``port`` is a device, the Reachy daemon's a number); the
+    others are dropped, each with a warning naming where it came from (``where(key)``)."""
+    hints = typing.get_type_hints(cls)
+    kept: dict[str, Any] = {}
+    for name, value in settings.items():
+        if name == "type":
+            continue
+        key = f"{section}.{name}"
+        if name not in hints:
+            log.warning(
+                "%s: %s is not a setting of %s.type %s (the command line's): ignored",
+                where(key), key, section, tag,
+            )  # fmt: skip
+            continue
+        try:
+            _coerce(hints[name], value, "", key, {})
+        except ConfigError:
+            log.warning(
+                "%s: %s %s does not fit %s.type %s (the command line's): ignored",
+                where(key), key, excerpt(value), section, tag,
+            )  # fmt: skip
+            continue
+        kept[name] = value
+    return kept
 
 
 def _move_planner_keys(data: dict[str, Any], origins: dict[str, str]) -> None:
@@ -150,26 +197,45 @@ def with_changes(
     source: str = "command line",
 ) -> AnimaConfig:
     """``config`` with ``changes`` (those not None) made to ``section``, checked as the file's
-    values are: ``anima serve --driver serial --port …`` makes the serial section (the sim's
-    keys go), and ``--port`` alone on the simulated robot is refused by name."""
+    values are: ``anima serve --driver serial --port …`` makes the serial section, and
+    ``--port`` alone on the simulated robot is refused by name. A ``type`` changed keeps the
+    settings made that the new type takes too (``humanoid.sim_port`` through ``--humanoid
+    sim``); another type's are dropped, said so."""
     given = {k: v for k, v in changes.items() if v is not None}
     if not given:
         return config
     current = getattr(config, section)
     data: dict[str, Any] = dataclasses.asdict(current)
     if "type" in given and given["type"] != data.get("type"):
-        data = {}  # another type: its own defaults, not the other type's settings
+        # another type: the settings made (not the old type's defaults) that it takes too
+        defaults = dataclasses.asdict(type(current)())
+        made = {k: v for k, v in data.items() if v != defaults.get(k)}
+        cls = _section_class(section, str(given["type"]))
+        data = {} if cls is None else _fitting(cls, section, str(given["type"]), made, _config)
     hint = typing.get_type_hints(AnimaConfig)[section]
     made = _coerce(hint, {**data, **given}, source, section, {})
     return dataclasses.replace(config, **{section: made})
 
 
+def _config(_key: str) -> str:
+    return "config"
+
+
 def _merge_env(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str]) -> None:
-    """Merge ``ANIMA_*`` variables into ``data``; ``origins`` learns dotted key → variable."""
+    """Merge ``ANIMA_*`` variables into ``data``; ``origins`` learns dotted key → variable.
+
+    Config is ``ANIMA_<SECTION>__<KEY>`` (a section's typo is refused by name), or a top-level
+    key's own name (``ANIMA_LOG_LEVEL``, ``ANIMA_MOTION`` as YAML); any other ``ANIMA_*`` name
+    is another tool's (``ANIMA_CONFIG``, ``ANIMA_FLEET_TOKEN``, ``ANIMA_REACHY_DAEMON``)."""
+    top = {f.name for f in dataclasses.fields(AnimaConfig)}
     for name, raw in sorted(env.items()):  # sorted: ANIMA_MOTION before ANIMA_MOTION__RATE_HZ
-        if not name.startswith(ENV_PREFIX) or name == "ANIMA_CONFIG":
+        if not name.startswith(ENV_PREFIX):
             continue
-        keys = [k.lower() for k in name[len(ENV_PREFIX) :].split("__")]
+        rest = name[len(ENV_PREFIX) :]
+        if "__" not in rest and rest.lower() not in top:
+            log.debug("%s: not a config key (those are ANIMA_<SECTION>__<KEY>): ignored", name)
+            continue
+        keys = [k.lower() for k in rest.split("__")]
         node = data
         for key in keys[:-1]:
             child = node.setdefault(key, {})

@@ -291,6 +291,26 @@ def test_text_over_the_limit_is_refused_before_an_engine_sees_it(rig: Rig) -> No
     assert rig.tts.calls <= 1
 
 
+@pytest.mark.parametrize("text", ["hi\x00there", "red \x1b[31m alert", "half \ud800 pair"])
+def test_control_characters_are_refused_with_the_doors_message(rig: Rig, text: str) -> None:
+    # issue 30: MCP's and the agent's say build Speak themselves; the service refuses a NUL,
+    # an ESC or a lone surrogate as every door's parser does, in the same words
+    from anima.wire.payloads import PayloadError, speech_text
+
+    with pytest.raises(PayloadError) as door:
+        speech_text(text)
+    with pytest.raises(InvalidCommandError) as refused:
+        rig.speech.speak(text)
+    assert str(refused.value) == str(door.value)
+    assert " at character " in str(refused.value)
+    assert rig.started() == []
+    assert rig.tts.calls == 0
+    uid = rig.speech.speak("tab\there, and\r\nlines")  # tab and line ends are text
+    rig.speech.stop_speaking()
+    assert rig.wait_ended(1)
+    assert [e.utterance for e in rig.started()] == [uid]
+
+
 def test_speech_is_refused_during_an_estop_until_reset(rig: Rig) -> None:
     rig.motion.estop()
     with pytest.raises(CommandRefusedError, match=r"^speak refused: emergency stop is active"):

@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from anima.clock import Clock
-from anima.commands import MAX_SPEECH_TEXT
+from anima.commands import MAX_SPEECH_TEXT, text_problem
 from anima.errors import (
     CommandRefusedError,
     EStopActiveError,
@@ -146,7 +146,8 @@ class SpeechService:
         """Accept an utterance (``start_speak`` now); returns its id.
 
         ``text`` may carry gestures (:mod:`anima.speech.markup`): ``start_speak`` shows it
-        without them. Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a bad
+        without them. Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a control
+        character (NUL, ESC… but tab and line ends) or a lone surrogate, a bad
         marker or one naming an animation the library lacks, a full queue, and anything while
         the emergency stop is on (until it is reset).
         """
@@ -158,6 +159,9 @@ class SpeechService:
                 f"text of {len(text)} characters exceeds the {MAX_SPEECH_TEXT} limit "
                 f"(starts {text[:40]!r})"
             )
+        problem = text_problem(text)  # the rule of every door: MCP's and the agent's too
+        if problem is not None:
+            raise InvalidCommandError(problem)
         script = self.script(text)
         with self._cond:
             # checked under the lock stop_speaking() takes: a speak racing an estop is either

@@ -34,9 +34,6 @@ DEFAULT_LOCALE = "en-US"
 SHOWN = 40  # characters of a refused value quoted in a refusal
 # matched with fullmatch: "$" would also match before a trailing newline ("en-US\n")
 _LOCALE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?(-[A-Z]{2}|-\d{3})?")
-# C0 and C1 controls but tab, LF and CR, DEL, and UTF-16 surrogates (only a lone one can reach
-# a str: JSON's "\ud800" decodes to one; UTF-8 bytes never do)
-_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 BOM = "\ufeff"
 
 
@@ -123,16 +120,9 @@ def speech_text(text: str, key: str = "text", limit: int = MAX_TEXT) -> str:
     """``text`` checked as something to say: bounded, no control character, no lone surrogate."""
     if len(text) > limit:
         raise PayloadError(f"{key} of {len(text)} characters exceeds the {limit} limit")
-    bad = _NOT_TEXT.search(text)
-    if bad is not None:
-        code, at = ord(bad.group()), bad.start()
-        if 0xD800 <= code <= 0xDFFF:
-            why = "half of a UTF-16 pair is not text"
-            raise PayloadError(
-                f"{key} contains a lone surrogate (U+{code:04X}) at character {at}: {why}"
-            )
-        what = "a NUL character (U+0000)" if code == 0 else f"the control character U+{code:04X}"
-        raise PayloadError(f"{key} contains {what} at character {at}")
+    problem = cmd.text_problem(text, key)  # the speech service's own rule
+    if problem is not None:
+        raise PayloadError(problem)
     return text
 
 

@@ -33,13 +33,36 @@ def seconds(section: str, longest: float, **values: float) -> None:
             )
 
 
-def rate(section: str, highest: float, **values: float) -> None:
-    """Rates: finite, > 0 and at most ``highest`` Hz."""
+def rate(section: str, highest: float, *, lowest: float = 0.0, **values: float) -> None:
+    """Rates: finite, > 0 and at most ``highest`` Hz (and at least ``lowest``, when given)."""
     positive(section, **values)
     for key, value in values.items():
+        if lowest and value < lowest:
+            raise ConfigError(
+                f"{section}.{key} must be in [{lowest:g}, {highest:g}] Hz, got {value:g}",
+                key=f"{section}.{key}",
+            )
         if value > highest:
             raise ConfigError(
                 f"{section}.{key} must be ≤ {highest:g} Hz, got {value:g}", key=f"{section}.{key}"
+            )
+
+
+def secret(section: str, **values: str | None) -> None:
+    """Tokens and the like: None, or text that is not blank, with no space at its ends and no
+    control character (a token of one space passed for one; a header carries none of these)."""
+    for key, value in values.items():
+        if value is None:
+            continue
+        if not value.strip():
+            raise ConfigError(
+                f"{section}.{key} must not be blank, got {value[:20]!r}", key=f"{section}.{key}"
+            )
+        if value != value.strip() or not value.isprintable():
+            raise ConfigError(
+                f"{section}.{key} must have no space at its ends and no control character "
+                "(it is sent in an HTTP header as it is)",
+                key=f"{section}.{key}",
             )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from anima.choices import EmbeddedBroker, HumanoidType, PlannerType, checked
 from anima.config.body_language import BodyLanguageConfig
-from anima.config.bounds import count, positive, rate, seconds
+from anima.config.bounds import count, positive, rate, seconds, secret
 from anima.config.drivers import (
     DriverConfig,
     ReachyMiniDriverConfig,
@@ -58,7 +58,7 @@ class BlinkConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class MotionConfig:
-    rate_hz: float = 100.0  # control loop rate
+    rate_hz: float = 100.0  # control loop rate, 10–1000 Hz
     blend_s: float = 0.2  # min-jerk blend from the last commanded frame into every move
     stop_s: float = 0.15  # clear()/stop: time to decelerate to a hold
     idle_handback_s: float = 0.4  # a channel released by a move blends back into idle this fast
@@ -77,7 +77,10 @@ class MotionConfig:
     blink: BlinkConfig = field(default_factory=BlinkConfig)
 
     def __post_init__(self) -> None:
-        positive("motion", rate_hz=self.rate_hz, offset_max_rate_rad_s=self.offset_max_rate_rad_s)
+        positive("motion", offset_max_rate_rad_s=self.offset_max_rate_rad_s)
+        # under 10 Hz a move is a slide show (a 0.2 s blend is two frames), and 1e-7 Hz a
+        # first tick in four months: a typo, not a wish
+        rate("motion", 1000, lowest=10, rate_hz=self.rate_hz)
         # blends and stops are motions of a body: a minute is already far past any real one
         seconds(
             "motion",
@@ -86,8 +89,6 @@ class MotionConfig:
             stop_s=self.stop_s,
             idle_handback_s=self.idle_handback_s,
         )
-        if self.rate_hz > 1000:
-            raise ConfigError(f"motion.rate_hz must be ≤ 1000, got {self.rate_hz}")
         if self.offset_max_rate_rad_s > 100:  # ≈ 16 turns a second: no head turns that fast
             raise ConfigError(
                 f"motion.offset_max_rate_rad_s must be ≤ 100, got {self.offset_max_rate_rad_s:g}"
@@ -288,7 +289,7 @@ class WebConfig:
     enabled: bool = True  # serve the dashboard and REST API (anima serve --no-web turns it off)
     host: str = "127.0.0.1"  # loopback by default: anyone who reaches it can move the robot
     port: int = 8080  # 0 picks a free port
-    token: str | None = None  # bearer token; required for any non-loopback host
+    token: str | None = None  # bearer token; required for any non-loopback host, never blank
     updates_hz: float = 30.0  # WebSocket state messages per second per client
     mdns: bool = (
         False  # announce the dashboard on the LAN over mDNS (the mdns extra); never commands
@@ -298,6 +299,8 @@ class WebConfig:
         if not 0 <= self.port < 65536:
             raise ConfigError(f"web.port out of range: {self.port}")
         loopback = self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
+        if self.token:  # "" is no token, as null is (refused below off loopback)
+            secret("web", token=self.token)
         if not loopback and not self.token:
             raise ConfigError(f"web.token is required to serve on {self.host!r} (not loopback)")
         rate("web", 1000, updates_hz=self.updates_hz)  # per client: a message each time

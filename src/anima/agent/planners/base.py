@@ -140,7 +140,7 @@ def speakable(text: str, limit: int = MAX_SPOKEN_CHARS) -> str:
     (else word) before it. A 50 MB reply must never reach the speech service whole."""
     head = text[: limit * 4]  # enough for `limit` characters after the clean-up below
     kept = "".join(" " if c.isspace() else c for c in head if _sayable(c))
-    words = " ".join(kept.split())
+    words = without_cut_marker(" ".join(kept.split()))
     if len(words) <= limit:
         return words
     cut = words[: limit + 1]
@@ -149,7 +149,29 @@ def speakable(text: str, limit: int = MAX_SPOKEN_CHARS) -> str:
     if sentence >= limit // 3:
         return cut[: sentence + 1]
     space = cut.rfind(" ", 0, limit)
-    return (cut[:space] if space > 0 else cut[: limit - 1]) + "…"
+    head = without_cut_marker(cut[:space] if space > 0 else cut[: limit - 1])
+    return head + "…" if head else ""
+
+
+# A speech marker cut off at the end of a reply (the model's tokens ran out, or the cut above):
+# "^", "^sta", "^start(", "^start(LOOKUP_Wa", with or without an ellipsis after. Not a marker
+# to the speech markup ("^sta" has no "("), so it would be said: "caret s t a".
+_MARKER_WORDS = ("start", "stop", "wait", "run", "mode")  # anima.speech.markup.MARKERS
+_CUT_MARKER = re.compile(r"\s*\^(?P<word>[A-Za-z_]\w*)?(?P<open>\([^)]*)?\s*(?:…|\.\.\.)?\s*$")
+
+
+def without_cut_marker(text: str) -> str:
+    """``text`` without a speech marker cut off at its end ("Sure! ^sta" → "Sure!"): the start
+    of a marker's name (``^sta``), or a marker opened and never closed (``^start(LOOKUP_Wa``).
+    A ``^`` followed by another word ("x^y") is left as it is."""
+    found = _CUT_MARKER.search(text)
+    if found is None:
+        return text
+    word = (found.group("word") or "").lower()
+    opened = found.group("open") is not None
+    if opened or any(m.startswith(word) for m in _MARKER_WORDS):
+        return text[: found.start()].rstrip()
+    return text
 
 
 def _sayable(c: str) -> bool:

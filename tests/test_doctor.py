@@ -69,11 +69,20 @@ def test_the_body(tmp_path: Path) -> None:
 
 
 def test_audio_out_names_the_missing_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: no sound card failed the doctor (exit 2) where serve runs and only warns
+    (anima.health): with audio_out auto it is a warning here too, with its fix; the sound card
+    named outright (sounddevice) is still missing."""
     monkeypatch.setattr(doctor, "_device", lambda kind: ("", "PortAudio: no default device"))
-    (check,) = doctor.check_audio_out(AnimaConfig())
+    for auto in (AnimaConfig(), AnimaConfig(speech=SpeechConfig(audio_out="auto"))):
+        (check,) = doctor.check_audio_out(auto)
+        assert check.status is Status.WARN
+        assert "no audio output device" in check.detail
+        assert "speech would play silently" in check.detail
+        assert "--audio-out null" in check.fix
+        assert "--audio-out null" in check.line()
+    (check,) = doctor.check_audio_out(AnimaConfig(speech=SpeechConfig(audio_out="sounddevice")))
     assert check.status is Status.FAIL
-    assert "no audio output device" in check.detail
-    assert "--audio-out null" in check.fix
+    assert "sounddevice needs one" in check.detail
     null = AnimaConfig(speech=SpeechConfig(audio_out="null"))
     assert statuses(doctor.check_audio_out, null) == [("audio out", Status.OK)]
     off = AnimaConfig(speech=SpeechConfig(enabled=False))
@@ -169,7 +178,7 @@ def test_the_humanoid() -> None:
 def test_the_command_exits_2_naming_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor, "_device", lambda kind: ("", "PortAudio: no default device"))
     monkeypatch.setenv("ANIMA_WEB__PORT", str(free_port()))
-    result = CliRunner().invoke(app, ["doctor"])
+    result = CliRunner().invoke(app, ["doctor", "--audio-out", "sounddevice"])
     assert result.exit_code == 2, result.output
     assert "FAIL  audio out: no audio output device" in result.output
     assert result.output.strip().endswith("missing: audio out")
@@ -178,6 +187,24 @@ def test_the_command_exits_2_naming_what_is_missing(monkeypatch: pytest.MonkeyPa
     checks = json.loads(result.output)
     assert {c["status"] for c in checks} <= {"ok", "skip", "warn"}
     assert {c["name"] for c in checks} >= {"body", "audio out", "mqtt", "web port", "driver"}
+
+
+def test_no_sound_card_is_a_warning_as_serve_says_not_a_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``anima doctor`` on a machine with no sound card: exit 0 (serve runs, speech plays
+    silently), the warning and its fix on the audio line, named on the last."""
+    monkeypatch.setattr(doctor, "_device", lambda kind: ("", "PortAudio: no default device"))
+    monkeypatch.setenv("ANIMA_WEB__PORT", str(free_port()))
+    monkeypatch.setenv("ANIMA_SPEECH__ENGINES", "[espeak]")  # one voice to load: fast
+    result = CliRunner().invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "warn  audio out: no audio output device" in result.output
+    assert "fix: connect a sound card" in result.output
+    assert "--audio-out null" in result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("all that this robot needs is here; warnings: ")
+    assert "audio out" in last
 
 
 def test_the_listening_engines_load(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,7 @@
 """``anima doctor``: does this machine have what the configured robot needs? One line per check,
 with the fix; the exit code is 0 when every needed piece is there (docs/fleet.md, *Doctor*).
+What ``anima serve`` runs without, and only warns about (:mod:`anima.health`'s warnings: no
+sound card with ``audio_out`` left to auto), is a ``warn`` here too, not a failure.
 
 Each check looks at the real thing, as ``anima serve`` would use it: the audio devices
 (PortAudio's), each TTS voice loaded, the listening engines importable, the broker answering
@@ -77,14 +79,22 @@ def check_audio_out(config: AnimaConfig) -> Iterator[Check]:
     found, why = _device("output")
     if found:
         yield Check("audio out", Status.OK, found)
-    else:
+        return
+    fix = (
+        "connect a sound card or speaker (Debian: libportaudio2 for PortAudio), or, for a "
+        "robot without one, --audio-out null (in YAML quoted, audio_out: 'null': a bare "
+        "null is auto)"
+    )
+    if out in (None, "auto"):  # serve runs, speech plays silently: anima.health warns the same
         yield Check(
             "audio out",
-            Status.FAIL,
-            f"no audio output device ({why}): the robot would be silent",
-            "connect a sound card or speaker (Debian: libportaudio2 for PortAudio), or, for a "
-            "robot without one, --audio-out null (in YAML quoted, audio_out: 'null': a bare "
-            "null is auto)",
+            Status.WARN,
+            f"no audio output device ({why}): speech would play silently (audio_out auto)",
+            fix,
+        )
+    else:  # the sound card named (sounddevice): speech fails without one
+        yield Check(
+            "audio out", Status.FAIL, f"no audio output device ({why}): {out} needs one", fix
         )
 
 

@@ -22,7 +22,8 @@ def doctor_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Check this machine for everything the configured robot uses, one line per check with the
-    fix; exit 0 when every needed piece is there, 2 naming what is missing."""
+    fix; exit 0 when every needed piece is there (warnings named: what serve runs without, as
+    no sound card with audio out auto), 2 naming what is missing."""
     from anima.cli.serve import _override
     from anima.config import load_config
     from anima.doctor import Status, run_checks
@@ -38,6 +39,7 @@ def doctor_command(
     finally:
         logging.disable(logging.NOTSET)
     failed = [c for c in checks if c.status is Status.FAIL]
+    warned = sorted({c.name for c in checks if c.status is Status.WARN})
     if as_json:
         typer.echo(json.dumps([{"name": c.name, "status": c.status.value, "detail": c.detail,
                                 "fix": c.fix} for c in checks], indent=2))  # fmt: skip
@@ -46,6 +48,8 @@ def doctor_command(
             typer.echo(c.line())
         if failed:
             typer.echo(f"missing: {', '.join(c.name for c in failed)}")
+        elif warned:
+            typer.echo(f"all that this robot needs is here; warnings: {', '.join(warned)}")
         else:
             typer.echo("all that this robot needs is here")
     if failed:

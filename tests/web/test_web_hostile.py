@@ -27,6 +27,7 @@ Robot = tuple[Runtime, WebFrontDoor]
 BIG = "1" + "2" * 399  # 400 digits: float() of it as an int overflows
 HUNDRED_MB = 100_000_000
 CHUNK = b"x" * 1_000_000  # one buffer sent again and again: the client allocates nothing more
+JSON = {"content-type": "application/json"}  # commands are JSON only (issue 30)
 GROWTH_LIMIT = 8 * 1024 * 1024  # bytes of peak RSS growth allowed: the body is 100 MB
 
 
@@ -170,19 +171,21 @@ def test_a_chunked_body_within_the_limit_reaches_the_route(robot: Robot) -> None
 
 
 def test_a_body_just_under_the_limit_is_parsed_and_just_over_is_413(http: httpx.Client) -> None:
-    under = http.post("/api/speak", content=b"x" * MAX_PAYLOAD)
+    under = http.post("/api/speak", content=b"x" * MAX_PAYLOAD, headers=JSON)
     assert under.status_code == 400  # the parsers' own refusal: it got through
     assert under.json()["reason"] == f"text of {MAX_PAYLOAD} characters exceeds the 2000 limit"
     # an ordinary client sends its whole body before reading: it must hear the 413, not a
     # reset (the server reads and drops up to 1 MiB of a refused body before closing)
     for _ in range(5):
-        over = http.post("/api/speak", content=b"x" * (MAX_PAYLOAD + 1))
+        over = http.post("/api/speak", content=b"x" * (MAX_PAYLOAD + 1), headers=JSON)
         assert over.status_code == 413
         assert over.json()["reason"] == (
             f"a body of {MAX_PAYLOAD + 1} bytes exceeds the {MAX_PAYLOAD}-byte limit on request "
             "bodies"
         )
-        chunked = http.post("/api/speak", content=iter([b"x" * 50_000] * 4))  # 200 kB, chunked
+        chunked = http.post(
+            "/api/speak", content=iter([b"x" * 50_000] * 4), headers=JSON
+        )  # 200 kB, chunked
         assert chunked.status_code == 413
         assert chunked.json()["reason"] == (
             f"a body of over {MAX_PAYLOAD} bytes exceeds the {MAX_PAYLOAD}-byte limit on request "
@@ -213,7 +216,7 @@ def test_every_number_field_answers_400_with_the_reason(
     http: httpx.Client, endpoint: tuple[str, str, str], value: str, reason: str
 ) -> None:
     path, template, key = endpoint
-    r = http.post(path, content=template.format(v=value))
+    r = http.post(path, content=template.format(v=value), headers=JSON)
     assert r.status_code == 400, r.text
     assert r.json() == {"v": 1, "path": path, "reason": f"{key} {reason}"}
     still_answers(http)
@@ -239,7 +242,7 @@ def test_every_number_field_answers_400_with_the_reason(
 def test_speak_refuses_what_is_not_text(
     robot: Robot, http: httpx.Client, body: str, reason: str
 ) -> None:
-    r = http.post("/api/speak", content=body.encode())
+    r = http.post("/api/speak", content=body.encode(), headers=JSON)
     assert (r.status_code, r.json()["reason"]) == (400, reason)
     assert not robot[0].speaking
     still_answers(http)
@@ -325,7 +328,9 @@ def test_hostile_humanoid_values_never_reach_the_robot(
             r = http.post("/api/humanoid/posture", json=body)
             assert r.status_code == 400, r.text
             assert says in r.json()["reason"]
-        r = http.post("/api/humanoid/speed", content=f'{{"x": {BIG}, "y": 0, "yaw": 0}}')
+        r = http.post(
+            "/api/humanoid/speed", content=f'{{"x": {BIG}, "y": 0, "yaw": 0}}', headers=JSON
+        )
         assert (r.status_code, r.json()["reason"]) == (
             400,
             "'x' must be finite, got 1222222222…(400 digits)",

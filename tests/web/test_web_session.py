@@ -40,7 +40,7 @@ def test_record_over_the_websocket_then_plot(robot: Robot, tmp_path: Path) -> No
         eventually(lambda: len(door.clients) == 1)
         with httpx.Client(base_url=door.url) as http:
             http.post("/api/animation", json={"name": "nod"})
-            http.post("/api/speak", content="hello")
+            http.post("/api/speak", json={"text": "hello"})
 
     driver = threading.Thread(target=drive)
     driver.start()

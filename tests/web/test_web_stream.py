@@ -53,7 +53,7 @@ def test_events_arrive_as_they_happen(robot: Robot) -> None:
     assert eventually(lambda: len(door.clients) == 1)
     with httpx.Client(base_url=door.url) as http:
         assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
-        assert http.post("/api/speak", content="hello there").status_code == 202
+        assert http.post("/api/speak", json={"text": "hello there"}).status_code == 202
     reader.join(15)
     events = [m for m in result[0] if m["type"] == "event"]
     kinds = [e["kind"] for e in events]

@@ -4,6 +4,7 @@ A real uvicorn on a free loopback port, the runtime on the simulated robot."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -136,6 +137,15 @@ def test_curl_initialize_then_list_tools(door: WebFrontDoor) -> None:
         )
         assert listed.status_code == 200
         assert '"emergency_stop"' in listed.text
+        # a 2025-11-25 client's subscription, as it goes on the wire
+        subscribe = {"uri": "anima://state"}
+        subscribed = http.post(
+            mcp_url(door),
+            json={"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe", "params": subscribe},
+            headers=headers,
+        )
+        assert subscribed.status_code == 200
+        assert '"result":{}' in subscribed.text.replace(" ", ""), subscribed.text
 
 
 def test_the_token_is_required_when_the_dashboard_has_one(tokened: WebFrontDoor) -> None:
@@ -170,8 +180,44 @@ def test_a_rebound_host_or_a_foreign_page_is_refused_on_loopback(door: WebFrontD
             mcp_url(door), json=INIT, headers={**ACCEPT, "Origin": "http://evil.example"}
         )
         assert foreign.status_code == 403
+        # origins parsed, not glob-matched: these passed the SDK's "http://127.0.0.1:*"
+        port = door.port
+        for origin in (f"http://localhost:{port}@evil.example", f"http://127.0.0.1:{port}/evil"):
+            tricked = http.post(mcp_url(door), json=INIT, headers={**ACCEPT, "Origin": origin})
+            assert tricked.status_code == 403, origin
+        # host names are case-insensitive: the SDK refused this one
+        upper = http.post(mcp_url(door), json=INIT, headers={**ACCEPT, "Host": f"LOCALHOST:{port}"})
+        assert upper.status_code == 200
+        own = http.post(
+            mcp_url(door), json=INIT, headers={**ACCEPT, "Origin": f"http://localhost:{port}"}
+        )
+        assert own.status_code == 200
         # and the dashboard's own API still answers
         assert http.get(door.url + "api/state").status_code == 200
+
+
+def test_sessions_are_capped_and_idle_ones_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most MAX_SESSIONS at once (503 past it), each closed after SESSION_IDLE_S: the SDK's
+    defaults were 10,000 sessions kept 30 minutes (1,188 initialize calls cost 64 MB). Small
+    figures here, so the test is quick."""
+    from anima.frontdoors.mcp import http as mcp_http
+
+    assert (mcp_http.MAX_SESSIONS, mcp_http.SESSION_IDLE_S) == (32, 120.0)
+    monkeypatch.setattr(mcp_http, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(mcp_http, "SESSION_IDLE_S", 0.5)
+    for door in served():
+        with httpx.Client(timeout=10) as http:
+            for _ in range(3):
+                assert http.post(mcp_url(door), json=INIT, headers=ACCEPT).status_code == 200
+            full = http.post(mcp_url(door), json=INIT, headers=ACCEPT)
+            assert full.status_code == 503
+            assert "Too many open sessions" in full.text
+            # the idle ones are closed: a new client gets in (bounded: 5 s)
+            end = time.monotonic() + 5.0
+            while (got := http.post(mcp_url(door), json=INIT, headers=ACCEPT)).status_code != 200:
+                assert got.status_code == 503
+                assert time.monotonic() < end, "idle sessions were never closed"
+                time.sleep(0.1)
 
 
 def test_mcp_http_off_serves_no_mcp() -> None:

@@ -151,24 +151,22 @@ def test_an_emergency_stop_while_a_tool_runs(config: Path) -> None:
 
 
 def test_resources_read_and_a_subscription_hears_the_change(config: Path) -> None:
+    # a listen stream (2026-07-28): the SDK's resources/subscribe helper is deprecated and
+    # warned about (issue 30); the 2025-11-25 subscription is checked on the wire in
+    # test_mcp_http.py::test_curl_initialize_then_list_tools
     async def scenario() -> None:
-        updated = anyio.Event()
-
-        async def inbox(message: Any) -> None:
-            is_update = isinstance(message, types.ResourceUpdatedNotification)
-            if is_update and str(message.params.uri) == "anima://state":
-                updated.set()
-
-        async with stdio_client(config, inbox=inbox) as client:
+        async with stdio_client(config, mode="auto") as client:
             uris = {str(r.uri) for r in (await client.list_resources()).resources}
             assert uris == {"anima://state", "anima://events", "anima://animations", "anima://body"}
             body = json_of(await client.read_resource("anima://body"))
             assert len(body["channels"]) == 28
             assert "nod" in json_of(await client.read_resource("anima://animations"))["gestures"]
-            await client.subscribe_resource("anima://state")
-            await client.call_tool("emergency_stop", {})
-            with anyio.fail_after(10):
-                await updated.wait()
+            async with client.listen(resource_subscriptions=["anima://state"]) as updates:
+                await client.call_tool("emergency_stop", {})
+                with anyio.fail_after(10):
+                    async for event in updates:
+                        if str(getattr(event, "uri", "")) == "anima://state":
+                            break
             prompt = await client.get_prompt("drive_robot")
             assert "emergency_stop" in prompt.messages[0].content.text  # type: ignore[union-attr]
 

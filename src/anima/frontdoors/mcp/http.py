@@ -1,10 +1,13 @@
 """MCP over streamable HTTP at ``/mcp`` on the dashboard's port (``mcp.http``).
 
 The same rules as the REST API: the bearer token when ``web.token`` is set (401 otherwise),
-and, on a loopback host, the SDK's DNS-rebinding guard (a page elsewhere cannot reach it
-through a rebound name: a foreign ``Host`` is answered 421, a foreign ``Origin`` 403). The
-session manager runs in the web server's lifespan; :class:`McpHttp` also owns the MCP core's
-start and stop.
+and, on a loopback host, the web door's Host/Origin guard (:mod:`anima.frontdoors.web.guard`,
+in front of the whole app: a foreign ``Host`` is answered 421, a foreign or ``null``
+``Origin`` 403, with the origin parsed, not glob-matched as the SDK's guard does). Sessions are
+capped: at most :data:`MAX_SESSIONS` open (a new one past that is answered 503 "Too many open
+sessions"), each closed after :data:`SESSION_IDLE_S` without a request (the SDK's defaults,
+10,000 and 30 minutes, let a client hold ~54 kB each without end). The session manager runs in
+the web server's lifespan; :class:`McpHttp` also owns the MCP core's start and stop.
 """
 
 from __future__ import annotations
@@ -25,12 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-
-
-def loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+MAX_SESSIONS = 32  # MCP clients at once: an agent or two, and room for their reconnects
+SESSION_IDLE_S = 120.0  # a session no request touched for this long is closed
 
 
 class Bearer:
@@ -62,24 +61,13 @@ class McpHttp:
     """The MCP core, its server and the HTTP sessions for one web door (which may be stopped
     and started again: each run of the web server gets a session manager of its own)."""
 
-    def __init__(self, robot: McpRobot, *, host: str, token_ok: Callable[[str | None], bool]):
+    def __init__(self, robot: McpRobot, *, token_ok: Callable[[str | None], bool]):
         try:
-            from mcp.server.transport_security import TransportSecuritySettings
-
             from anima.frontdoors.mcp.server import McpServer
         except ImportError as exc:
             raise MissingDependencyError("mcp", "mcp") from exc
         self.robot = robot
         self.server: McpServer = McpServer(robot)
-        self._guard = (
-            TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=LOOPBACK_HOSTS,
-                allowed_origins=LOOPBACK_ORIGINS,
-            )
-            if loopback(host)
-            else TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        )
         self._app: Any = None  # the running session manager's ASGI app
         self.endpoint: Any = Bearer(self._serve, token_ok)
 
@@ -105,7 +93,9 @@ class McpHttp:
             app=self.server.server,
             json_response=False,
             stateless=False,
-            security_settings=self._guard,
+            # no security_settings: the web door's guard already checked Host and Origin
+            session_idle_timeout=SESSION_IDLE_S,
+            max_sessions=MAX_SESSIONS,
         )
         self.server.updates.bind()
         async with sessions.run():
@@ -123,13 +113,15 @@ class McpHttp:
 
 
 def mount(
-    app: Any, robot: McpRobot, *, host: str, token_ok: Callable[[str | None], bool]
+    app: Any, robot: McpRobot, *, host: str = "", token_ok: Callable[[str | None], bool]
 ) -> McpHttp:
-    """Serve ``robot`` at ``/mcp`` on ``app`` (a FastAPI app), with the session manager in the
-    app's lifespan (the web server must run it: uvicorn ``lifespan="on"``)."""
+    """Serve ``robot`` at ``/mcp`` on ``app`` (a FastAPI app made by
+    :func:`anima.frontdoors.web.app.create_app`, whose guard checks Host and Origin by the
+    door's host, so ``host`` changes nothing here), with the session manager in the app's
+    lifespan (the web server must run it: uvicorn ``lifespan="on"``)."""
     from starlette.routing import Route
 
-    served = McpHttp(robot, host=host, token_ok=token_ok)
+    served = McpHttp(robot, token_ok=token_ok)
     app.router.routes.append(Route(PATH, endpoint=served.endpoint))
     app.router.lifespan_context = served.lifespan
     return served

@@ -2,14 +2,18 @@
 
 Request bodies are read raw and parsed by :mod:`anima.wire.payloads`, the functions the
 MQTT door uses, so a command is refused with the same reason whichever way it came; the OpenAPI
-description documents the bodies without a second validator. Accepted commands answer 202: they
-are executed in order by the door's dispatcher, and a refusal at execution (an estopped engine)
-arrives as a ``command_rejected`` event on the WebSocket.
+description documents the bodies without a second validator. Commands are executed in order by
+the door's dispatcher, and every command route waits for its verdict (up to
+:data:`VERDICT_WAIT_S`) so the answer is the runtime's: 202 when it was carried out, 409 with
+the reason when it was refused at execution (an estopped engine, a full speech queue). A verdict
+later than that answers 202 with ``"queued": true``; a refusal then arrives only as a
+``command_rejected`` event on the WebSocket (which every refusal also is).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,6 +28,7 @@ from anima.errors import AnimaError
 from anima.frontdoors.dispatch import Origin
 from anima.frontdoors.state import animations_description, body_description
 from anima.frontdoors.web.access import RefusedError
+from anima.frontdoors.web.guard import Guard, is_loopback
 from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
@@ -58,6 +63,7 @@ class WebFrontDoor(Protocol):
 
 STATIC = Path(__file__).with_name("static")
 DOCS_ASSETS = "/static/api-docs"  # Swagger UI and ReDoc files (fastapi-offline)
+VERDICT_WAIT_S = 1.0  # a command's answer waits this long at most for the runtime's verdict
 
 
 def _schema(properties: Mapping[str, JsonObject], required: list[str]) -> JsonObject:
@@ -85,11 +91,17 @@ LOOK_AT_BODY = _schema(
     ["x", "y", "z"],
 )
 NAME_BODY = _schema({"name": {"type": "string", "maxLength": payloads.MAX_NAME}}, ["name"])
-ACCEPTED: dict[int | str, dict[str, Any]] = {202: {"description": "accepted: queued for execution"}}
+ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"description": 'carried out (or, past 1 s in the queue, queued: `"queued": true`)'},
+    409: {"description": "refused at execution, with the runtime's reason (an emergency stop)"},
+}
 REFUSED: dict[int | str, dict[str, Any]] = {  # FastAPI's type
     400: {"description": "refused: the reason is the MQTT door's"},
     401: {"description": "missing or wrong token"},
+    403: {"description": "a page from another origin (on a loopback host)"},
     413: {"description": "a body over 64 KiB: refused before it is read"},
+    415: {"description": "a body that is not Content-Type: application/json"},
+    421: {"description": "a Host that is not this server (on a loopback host)"},
 }
 
 
@@ -111,6 +123,12 @@ def create_app(door: WebFrontDoor) -> FastAPI:
 
     # bodies over the parsers' limit are refused before they are read (413), not after
     app.add_middleware(BodyLimit, limit=payloads.MAX_PAYLOAD)
+    # outermost: a foreign page's request (Host, Origin, a non-JSON body) is refused before
+    # anything else reads it, on every route, /ws and /mcp included (guard.py)
+    # (off loopback web.token is required and protects instead; a host the config let through
+    # without a token is guarded as loopback)
+    guarded = is_loopback(door.config.host) or not door.config.token
+    app.add_middleware(Guard, loopback=guarded)
 
     @app.exception_handler(RefusedError)
     async def refused(request: Request, exc: RefusedError) -> JSONResponse:
@@ -174,7 +192,16 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
         if isinstance(command, cmd.Speak) and runtime.speech is None:
             raise RefusedError(409, f"speech is not available: {runtime.speech_problem}")
         path = request.url.path
-        door.dispatcher.submit(command, Origin("rest", path, payloads.excerpt(raw)))
+        verdict = _Verdict(asyncio.get_running_loop())
+        origin = Origin("rest", path, payloads.excerpt(raw), reply=verdict.tell)
+        door.dispatcher.submit(command, origin)
+        try:
+            reason = await asyncio.wait_for(asyncio.shield(verdict.told), VERDICT_WAIT_S)
+        except TimeoutError:  # a long queue: the verdict comes as an event, if a refusal
+            body = {"v": PAYLOAD_VERSION, "accepted": path, "queued": True}
+            return JSONResponse(body, status_code=202)
+        if reason is not None:
+            raise RefusedError(409, reason)
         return JSONResponse({"v": PAYLOAD_VERSION, "accepted": path}, status_code=202)
 
     def command_route(path: str, parse: payloads.Parser, summary: str, extra: Any = None) -> None:
@@ -183,7 +210,7 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
 
         responses: dict[int | str, dict[str, Any]] = {**ACCEPTED, **REFUSED}
         if path == "/speak":
-            responses[409] = {"description": "no speech service runs"}
+            responses[409] = {"description": "no speech service runs, or refused at execution"}
         api.add_api_route(
             path,
             endpoint,
@@ -246,6 +273,23 @@ def _add_stream(app: FastAPI, door: WebFrontDoor) -> None:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class _Verdict:
+    """The dispatcher's verdict on one command, handed from its worker to the event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.told: asyncio.Future[str | None] = loop.create_future()
+
+    def tell(self, reason: str | None) -> None:  # any thread
+        # a closed loop (the server stopped) raises RuntimeError: nobody waits any more
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self._set, reason)
+
+    def _set(self, reason: str | None) -> None:
+        if not self.told.done():
+            self.told.set_result(reason)
 
 
 def _bearer(request: Request) -> str | None:

@@ -294,6 +294,12 @@ class WebConfig:
     mdns: bool = (
         False  # announce the dashboard on the LAN over mDNS (the mdns extra); never commands
     )
+    # slow or idle clients must not hold the process's descriptors (docs/web.md, "Limits"):
+    max_connections: int = 256  # open at once, HTTP and WebSocket; well under 1,024 open files
+    header_timeout_s: float = 5.0  # a request's headers must arrive within this, else 408
+    body_timeout_s: float = 10.0  # then its body (at most 64 KiB) within this
+    write_stall_s: float = 10.0  # a client that reads nothing we send for this long is dropped
+    max_ws_clients: int = 32  # WebSocket clients at once (each costs a state message per tick)
 
     def __post_init__(self) -> None:
         if not 0 <= self.port < 65536:
@@ -304,6 +310,11 @@ class WebConfig:
         if not loopback and not self.token:
             raise ConfigError(f"web.token is required to serve on {self.host!r} (not loopback)")
         rate("web", 1000, updates_hz=self.updates_hz)  # per client: a message each time
+        count("web", 1, 100_000, max_connections=self.max_connections)
+        count("web", 1, 10_000, max_ws_clients=self.max_ws_clients)
+        seconds("web", 3600, header_timeout_s=self.header_timeout_s)
+        seconds("web", 3600, body_timeout_s=self.body_timeout_s)
+        seconds("web", 3600, write_stall_s=self.write_stall_s)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,14 +14,22 @@ body before reading (httpx, requests) has read it. So, as web servers do ("linge
 to :data:`DRAIN` bytes of a refused body are read and dropped chunk by chunk before answering;
 past that the server stops reading and closes. Nothing of a refused body is kept: memory stays
 flat whatever is sent. A body within the limit is read here, once, and handed to the route.
+
+A request with both ``Content-Length`` and ``Transfer-Encoding`` is refused with 400 (h11 accepts
+it, framing the body by the latter: a request smuggling hazard behind a proxy that uses the
+former). :class:`WebSocketCap` bounds the WebSocket clients served at once.
 """
 
 from __future__ import annotations
+
+import logging
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from anima.wire import PAYLOAD_VERSION
+
+log = logging.getLogger(__name__)
 
 DRAIN = 1024 * 1024  # bytes of a refused body read and dropped, so the client hears the 413
 
@@ -39,6 +47,12 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = _content_length(scope)
+        if declared is not None and _header(scope, b"transfer-encoding") is not None:
+            # h11 frames such a body by Transfer-Encoding; a proxy in front may frame it by
+            # Content-Length: what one takes for a body the other takes for a request
+            reason = "Content-Length with Transfer-Encoding (request smuggling): send one of them"
+            await _refuse(scope, send, 400, reason)
+            return
         if declared is not None:
             if not declared.isdigit():
                 shown = declared[:20].decode("latin-1")
@@ -78,8 +92,12 @@ class BodyLimit:
 
 
 def _content_length(scope: Scope) -> bytes | None:
+    return _header(scope, b"content-length")
+
+
+def _header(scope: Scope, wanted: bytes) -> bytes | None:
     for name, value in scope["headers"]:
-        if name == b"content-length":
+        if name == wanted:
             return bytes(value).strip()
     return None
 
@@ -119,3 +137,38 @@ async def _refuse(scope: Scope, send: Send, status: int, reason: str) -> None:
         return {"type": "http.disconnect"}
 
     await response(scope, no_body, send)
+
+
+class WebSocketCap:
+    """At most ``limit`` WebSocket connections served at once; one more is accepted and closed
+    at once with 1013 (try again later) and a reason, so its client knows why. Each client
+    costs a state message per tick: 200 that never read stalled the 100 Hz loop 154 ms."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.open = 0  # used on the server's event loop only: no lock
+        self.refused = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        if self.open >= self.limit:
+            self.refused += 1
+            if self.refused == 1:
+                log.warning(
+                    "web: %d WebSocket clients, the cap (web.max_ws_clients): more are closed "
+                    "with 1013 (counted from now on)",
+                    self.open,
+                )
+            if (await receive())["type"] == "websocket.connect":
+                reason = f"too many clients: at most {self.limit} (web.max_ws_clients)"
+                await send({"type": "websocket.accept"})
+                await send({"type": "websocket.close", "code": 1013, "reason": reason})
+            return
+        self.open += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open -= 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import threading
@@ -18,6 +19,7 @@ from anima.frontdoors.state import (
     body_description,
 )
 from anima.frontdoors.web.access import token_matches
+from anima.frontdoors.web.connections import Gate, GateCounts
 from anima.frontdoors.web.stream import Clients, dumps
 from anima.wire import PAYLOAD_VERSION
 from anima.wire.events import event_fields
@@ -26,6 +28,7 @@ from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:
     from anima.frontdoors.mcp.http import McpHttp
+    from anima.frontdoors.web.limits import WebSocketCap
     from anima.frontdoors.web.mdns import Announcer
     from anima.runtime import Runtime
 
@@ -44,6 +47,14 @@ class WebFrontDoor:
         self.reader = StateReader(runtime)
         self.clients = Clients()
         self.rejected = 0
+        # the connections' limits (web.max_connections, the timeouts), shared by all of them
+        self.gate = Gate(
+            max_connections=config.max_connections,
+            header_timeout_s=config.header_timeout_s,
+            body_timeout_s=config.body_timeout_s,
+            write_stall_s=config.write_stall_s,
+        )
+        self._ws_cap: WebSocketCap | None = None  # made by prepare()
         self.port = config.port  # the bound port once started (config.port may be 0)
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -57,12 +68,17 @@ class WebFrontDoor:
             import uvicorn
 
             from anima.frontdoors.web.app import create_app
+            from anima.frontdoors.web.connections import protocols
+            from anima.frontdoors.web.limits import WebSocketCap
         except ImportError as exc:
             raise MissingDependencyError("fastapi/uvicorn", "web") from exc
         app = create_app(self)
         self.mcp = self._mount_mcp(app)
+        self._ws_cap = WebSocketCap(app, self.config.max_ws_clients)
+        http, websocket = protocols(self.gate)
         config = uvicorn.Config(
-            app,
+            self._ws_cap,
+            http=http,  # h11's, held to the gate: a connection cap and header/body timeouts
             log_level="warning",
             access_log=False,
             lifespan="off" if self.mcp is None else "on",  # MCP's sessions run in it
@@ -73,6 +89,7 @@ class WebFrontDoor:
             timeout_graceful_shutdown=2,
         )
         config.load()
+        config.ws_protocol_class = websocket  # load() set the named one; this one is counted
         return config
 
     def _mount_mcp(self, app: Any) -> McpHttp | None:
@@ -134,9 +151,7 @@ class WebFrontDoor:
         self.dispatcher.start()
         if self.mcp is not None:
             self.mcp.start()
-        self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="anima-web"
-        )
+        self._thread = threading.Thread(target=self._serve, args=(server, sock), name="anima-web")
         self._thread.start()
         end = time.monotonic() + START_TIMEOUT_S
         while not server.started:
@@ -154,6 +169,22 @@ class WebFrontDoor:
                      "driver": rt.config.driver.type}  # fmt: skip
             name = rt.config.mqtt.name or rt.config.mqtt.prefix
             self.mdns = Announcer(name, cfg.host, self.port, props).start()
+
+    def _serve(self, server: Any, sock: socket.socket) -> None:
+        async def serve() -> None:
+            asyncio.get_running_loop().set_exception_handler(self.gate.on_loop_exception)
+            await server.serve(sockets=[sock])
+
+        asyncio.run(serve())
+
+    def counts(self) -> GateCounts:
+        """The gate's counts: connections open, refused, timed out, dropped, failed accepts."""
+        return self.gate.counts()
+
+    @property
+    def ws_refused(self) -> int:
+        """WebSocket clients closed at once for the cap (web.max_ws_clients)."""
+        return 0 if self._ws_cap is None else self._ws_cap.refused
 
     def stop(self, timeout: float = 5.0) -> None:
         if self.mdns is not None:

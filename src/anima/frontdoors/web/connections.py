@@ -1,0 +1,291 @@
+"""Connection limits under uvicorn, where its own options leave a door open.
+
+uvicorn bounds a connection's idle time between requests (``timeout_keep_alive``) and answers
+503 past ``limit_concurrency``, but only to a complete request. A client that opens a socket and
+never finishes its headers held a descriptor for ever: 1,100 of them, with the usual 1,024 open
+files, deafened every door of the process (REST, WebSocket, MCP, MQTT's reconnects, Piper).
+
+A :class:`Gate` is shared by every connection of one server:
+
+- at most ``max_connections`` open at once, HTTP and WebSocket alike: one past the cap is
+  answered 503 and closed before anything of it is read;
+- a request's headers must be in within ``header_timeout_s`` of the connection's opening or of
+  its first byte (a keep-alive connection's next request), its body within ``body_timeout_s`` of
+  its headers: else 408 (or, mid-body, a plain close);
+- a client that reads nothing of what it is sent for ``write_stall_s`` (the transport's buffer
+  stays full) is dropped: a WebSocket that never reads, a response nobody takes;
+- descriptors running out when accepting (EMFILE: asyncio logs each retry with a traceback) are
+  logged once, then counted.
+
+Each of these is logged once (the first time), then counted in :class:`GateCounts`: a flood
+must not become a flood of log lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the web extra's: imported by protocols(), so Gate needs none of it
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+log = logging.getLogger(__name__)
+
+# the errors of a process or system out of descriptors or buffers, when accepting
+EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+WS_SEND_BUFFER = 32 * 1024  # bytes of a WebSocket's kernel send buffer (a second of state or so)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateCounts:
+    """What the gate let in and turned away since the server started."""
+
+    open: int  # connections open now (HTTP and WebSocket)
+    refused: int  # connections closed at once: the cap was reached
+    timed_out: int  # requests whose headers or body did not arrive in time
+    stalled: int  # clients dropped for reading nothing of what they were sent
+    accept_failures: int  # accepts that failed: the process or system out of descriptors
+
+
+class Gate:
+    """The limits shared by one server's connections; used on its event loop only."""
+
+    def __init__(
+        self,
+        *,
+        max_connections: int,
+        header_timeout_s: float,
+        body_timeout_s: float,
+        write_stall_s: float,
+    ) -> None:
+        self.max_connections = max_connections
+        self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
+        self.write_stall_s = write_stall_s
+        self.open = 0
+        self.refused = 0
+        self.timed_out = 0
+        self.stalled = 0
+        self.accept_failures = 0
+
+    def counts(self) -> GateCounts:
+        return GateCounts(
+            open=self.open,
+            refused=self.refused,
+            timed_out=self.timed_out,
+            stalled=self.stalled,
+            accept_failures=self.accept_failures,
+        )
+
+    def admit(self) -> bool:
+        """Count a new connection in, or refuse it (False) past the cap."""
+        if self.open >= self.max_connections:
+            self.refused += 1
+            if self.refused == 1:
+                log.warning(
+                    "web: %d connections open, the cap (web.max_connections): new ones are "
+                    "answered 503 and closed (counted from now on, in the status line)",
+                    self.open,
+                )
+            return False
+        self.open += 1
+        return True
+
+    def release(self) -> None:
+        self.open -= 1
+
+    def timed_out_one(self, what: str) -> None:
+        self.timed_out += 1
+        if self.timed_out == 1:
+            log.warning(
+                "web: a client's request %s did not arrive in time: connection closed "
+                "(web.header_timeout_s, web.body_timeout_s; counted from now on)",
+                what,
+            )
+
+    def stalled_one(self) -> None:
+        self.stalled += 1
+        if self.stalled == 1:
+            log.warning(
+                "web: a client read nothing of what it was sent for %g s: dropped "
+                "(web.write_stall_s; counted from now on)",
+                self.write_stall_s,
+            )
+
+    def on_loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The server loop's exception handler: an accept failing for want of descriptors is
+        logged once and counted (asyncio logs each one with its traceback, a retry a second
+        per listening socket, for as long as it lasts); the rest go to asyncio's handler."""
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in EXHAUSTED:
+            self.accept_failures += 1
+            if self.accept_failures == 1:
+                log.error(
+                    "web: cannot accept connections: %s (the process is out of descriptors; "
+                    "retrying each second, counted from now on)",
+                    exc.strerror or exc,
+                )
+            return
+        loop.default_exception_handler(context)
+
+
+def _raw_response(status: bytes, body: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+
+
+REFUSED = _raw_response(b"503 Service Unavailable", b"too many connections open: try later\n")
+TIMED_OUT = _raw_response(b"408 Request Timeout", b"the request's headers came too slowly\n")
+
+
+def _close(transport: asyncio.BaseTransport) -> None:
+    """Close now: a transport still holding unsent bytes (a client that does not read) would
+    otherwise keep its descriptor until they are sent, that is for ever."""
+    if isinstance(transport, asyncio.WriteTransport) and transport.get_write_buffer_size():
+        transport.abort()
+    else:
+        transport.close()
+
+
+def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProtocol]]:
+    """uvicorn's h11 HTTP and sans-I/O WebSocket protocols, each connection held to ``gate``.
+
+    A WebSocket starts as an HTTP connection (counted in then) that uvicorn hands to the
+    WebSocket protocol: that one counts it out when it is lost.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    class GuardedWebSocket(WebSocketsSansIOProtocol):
+        _stall: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            # a client that stops reading fills the kernel's buffer before asyncio's: bounded
+            # (auto-tuned it grows to megabytes), a stall shows within seconds, not minutes
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, WS_SEND_BUFFER)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            gate.release()
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+            super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stall is None:
+                self._stall = self.loop.call_later(gate.write_stall_s, self._stalled)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def _stalled(self) -> None:
+            self._stall = None
+            gate.stalled_one()
+            self.transport.abort()
+
+    class GuardedHttp(H11Protocol):
+        _refused = False
+        _upgraded = False
+        _deadline: asyncio.TimerHandle | None = None
+        _waiting_for = ""  # "headers" or "body" while a deadline runs
+        _stall: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            if not gate.admit():
+                self._refused = True
+                transport.write(REFUSED)
+                _close(transport)
+                return
+            super().connection_made(transport)
+            self._expect("headers", gate.header_timeout_s)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            gate.release()
+            self._cancel()
+            self._cancel_stall()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._deadline is None and self.conn.their_state is h11.IDLE:
+                self._expect("headers", gate.header_timeout_s)  # the next request begins
+            super().data_received(data)
+            if self._upgraded:
+                return
+            state = self.conn.their_state
+            if state is h11.SEND_BODY:
+                if self._waiting_for == "headers":
+                    self._expect("body", gate.body_timeout_s)
+            elif state is not h11.IDLE:  # all of it in (or the connection ending)
+                self._cancel()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            pipelined = self.conn.trailing_data[0]  # part of the next request came with this one
+            if pipelined and self._deadline is None and self.conn.their_state is h11.IDLE:
+                self._expect("headers", gate.header_timeout_s)
+
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            self._upgraded = True  # now the WebSocket's: it counts the connection out
+            self._cancel()
+            self._cancel_stall()
+            super().handle_websocket_upgrade(event)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stall is None:
+                self._stall = self.loop.call_later(gate.write_stall_s, self._stalled)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            self._cancel_stall()
+
+        def _expect(self, what: str, within: float) -> None:
+            self._cancel()
+            self._waiting_for = what
+            self._deadline = self.loop.call_later(within, self._expired)
+
+        def _cancel(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            self._waiting_for = ""
+
+        def _cancel_stall(self) -> None:
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def _expired(self) -> None:
+            what = self._waiting_for
+            self._deadline = None
+            self._waiting_for = ""
+            if self.transport.is_closing():
+                return
+            gate.timed_out_one(what)
+            if what == "headers" and self.conn.our_state is h11.IDLE:
+                self.transport.write(TIMED_OUT)  # nothing answered yet: say why
+            _close(self.transport)
+
+        def _stalled(self) -> None:
+            self._stall = None
+            gate.stalled_one()
+            self.transport.abort()
+
+    return GuardedHttp, GuardedWebSocket

@@ -1,0 +1,210 @@
+"""Slow and idle clients against the web door on real uvicorn (127.0.0.1), with the limits made
+short and small in the config so each test takes well under a second or two.
+
+Before issue 30: a connection that never finished its headers was held for ever, there was no
+cap on open connections (1,100 of them took every descriptor of the process and deafened every
+door), uvicorn accepted Content-Length with chunked Transfer-Encoding, and any number of
+WebSocket clients were served."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import websockets
+from websockets.exceptions import ConnectionClosed
+
+from anima.config import AnimaConfig, BehaviourConfig, McpConfig, SpeechConfig, WebConfig
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.web import WebFrontDoor
+from anima.runtime import Runtime
+from anima.testing import eventually
+
+Robot = tuple[Runtime, WebFrontDoor]
+CAP = 8  # web.max_connections here
+TIMEOUT_S = 0.3  # web.header_timeout_s, body_timeout_s and write_stall_s here
+WS_CAP = 2
+
+
+@pytest.fixture
+def robot() -> Iterator[Robot]:
+    web = WebConfig(
+        port=0,
+        max_connections=CAP,
+        header_timeout_s=TIMEOUT_S,
+        body_timeout_s=TIMEOUT_S,
+        write_stall_s=TIMEOUT_S,
+        max_ws_clients=WS_CAP,
+        updates_hz=1000.0,  # a WebSocket that never reads fills its buffers in a fraction of 1 s
+    )
+    cfg = AnimaConfig(
+        web=web,
+        behaviour=BehaviourConfig(full_blink_every_s=600.0),
+        speech=SpeechConfig(enabled=False),
+        mcp=McpConfig(http=False),  # the limits are the server's, the same with /mcp or not
+    )
+    runtime = Runtime(cfg, driver=SimDriver())
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    runtime.start()
+    assert runtime.wait_first_tick()
+    yield runtime, door
+    runtime.stop(ease=False)
+
+
+def connect(door: WebFrontDoor, first: bytes = b"") -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", door.port), timeout=3.0)
+    if first:
+        sock.sendall(first)
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything until the server closes (a reset after an answer ends it too)."""
+    got = bytearray()
+    try:
+        while data := sock.recv(65536):
+            got.extend(data)
+    except ConnectionResetError:
+        pass
+    return bytes(got)
+
+
+def test_headers_that_never_end_are_answered_408_and_closed(robot: Robot) -> None:
+    _, door = robot
+    start = time.monotonic()
+    with connect(door, b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ") as sock:
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert time.monotonic() - start < TIMEOUT_S + 1.0
+    with connect(door) as silent:  # a connection that sends nothing at all
+        assert read_all(silent).startswith(b"HTTP/1.1 408 ")
+    assert door.counts().timed_out == 2
+    assert eventually(lambda: door.counts().open == 0)
+
+
+def test_a_keep_alive_connections_next_request_is_held_to_the_timeout(robot: Robot) -> None:
+    _, door = robot
+    request = b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with connect(door, request + b"GET /api/state HTTP/1.1\r\nHo") as sock:
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")  # the first request is answered
+    assert answer.count(b"HTTP/1.1 ") == 2  # the second never completed: 408, closed
+    assert b"HTTP/1.1 408 " in answer
+    assert door.counts().timed_out == 1
+
+
+def test_a_body_that_trickles_is_cut_off(robot: Robot) -> None:
+    _, door = robot
+    head = (
+        b"POST /api/animation HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+    )
+    start = time.monotonic()
+    with connect(door, head) as sock:
+        read_all(sock)  # closed, whatever was answered
+    assert time.monotonic() - start < TIMEOUT_S + 1.0
+    assert door.counts().timed_out == 1
+
+
+def test_connections_past_the_cap_are_refused_and_the_door_answers_after(robot: Robot) -> None:
+    _, door = robot
+    slow = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(CAP)]
+    assert eventually(lambda: door.counts().open == CAP)
+    extra = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(10)]
+    try:
+        for sock in extra:
+            assert read_all(sock).startswith(b"HTTP/1.1 503 ")
+        assert door.counts().refused == 10
+        for sock in slow:  # then the slow ones are timed out, and the door serves again
+            assert read_all(sock).startswith(b"HTTP/1.1 408 ")
+    finally:
+        for sock in slow + extra:
+            sock.close()
+    assert eventually(lambda: door.counts().open == 0)
+    with httpx.Client(base_url=door.url, timeout=3.0) as http:
+        assert http.get("/api/state").status_code == 200
+
+
+def test_content_length_with_chunked_transfer_encoding_is_refused(robot: Robot) -> None:
+    _, door = robot
+    smuggled = (
+        b"POST /api/animation HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 4\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /api/state HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    with connect(door, smuggled) as sock:
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert b"Transfer-Encoding" in answer
+    assert answer.count(b"HTTP/1.1 ") == 1  # the smuggled request is never served
+
+
+def test_websocket_clients_past_the_cap_are_closed_with_1013(robot: Robot) -> None:
+    _, door = robot
+    url = door.url.replace("http", "ws") + "ws"
+
+    async def drain(ws: websockets.ClientConnection) -> None:
+        while True:
+            await asyncio.wait_for(ws.recv(), 3.0)
+
+    async def run() -> tuple[int | None, str]:
+        async with (
+            websockets.connect(url),
+            websockets.connect(url),
+            websockets.connect(url) as third,
+        ):
+            with pytest.raises(ConnectionClosed):
+                await drain(third)
+            return third.close_code, third.close_reason or ""
+
+    code, reason = asyncio.run(run())
+    assert code == 1013
+    assert f"at most {WS_CAP}" in reason
+    assert "web.max_ws_clients" in reason
+    assert door.ws_refused == 1
+
+
+def test_a_websocket_client_that_never_reads_is_dropped(robot: Robot) -> None:
+    _, door = robot
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills quickly
+    sock.settimeout(3.0)
+    sock.connect(("127.0.0.1", door.port))
+    sock.sendall(
+        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    try:
+        assert sock.recv(12) == b"HTTP/1.1 101"
+        assert eventually(lambda: door.counts().stalled == 1)
+        assert eventually(lambda: door.counts().open == 0)
+    finally:
+        sock.close()
+
+
+def test_accept_failures_are_logged_once_then_counted(
+    robot: Robot, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, door = robot
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(door.gate.on_loop_exception)
+    try:
+        with caplog.at_level(logging.ERROR):
+            for _ in range(50):  # what asyncio reports for each failed accept
+                exc = OSError(errno.EMFILE, "Too many open files")
+                loop.call_exception_handler(
+                    {"message": "socket.accept() out of system resource", "exception": exc}
+                )
+    finally:
+        loop.close()
+    assert door.counts().accept_failures == 50
+    lines = [r for r in caplog.records if "cannot accept" in r.getMessage()]
+    assert len(lines) == 1
+    assert "Too many open files" in lines[0].getMessage()

@@ -124,7 +124,7 @@ def test_a_dashboard_with_a_token_needs_it() -> None:
             assert robot.play("LOOKUPPostureDefaultBlink", wait=True).reason == "done"
 
 
-def test_over_rest_a_refusal_is_the_answer_and_an_estop_refusal_an_event(
+def test_over_rest_a_refusal_is_the_answer_an_estop_refusal_too(
     served: Served,
 ) -> None:
     with Robot.connect(served.http_url, timeout=5.0) as robot:
@@ -138,9 +138,9 @@ def test_over_rest_a_refusal_is_the_answer_and_an_estop_refusal_an_event(
         errors: list[object] = []
         robot.on("error", errors.append)
         robot.estop()
-        handle = robot.play("nod")  # accepted, then refused by the estopped runtime
+        # refused by the estopped runtime, in the answer too (issue 30: no 202 then an event)
         with pytest.raises(CommandRejectedByRobotError, match="emergency stop") as refused:
-            handle.wait()
+            robot.play("nod")
         assert refused.value.command == "/api/animation"
         robot.reset()
     assert any("emergency stop" in str(getattr(e, "reason", "")) for e in errors)

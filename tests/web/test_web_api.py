@@ -58,8 +58,14 @@ def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> N
     assert http.post("/api/estop").status_code == 202
     assert eventually(lambda: http.get("/api/state").json()["estop"] is True)
     frozen = runtime.engine.last_frame.copy()
-    assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
-    # the nod was carried out and refused; then the body holds while 30 more ticks pass
+    # refused on the same call (202 before issue 30), and as an event for the other clients
+    nod = http.post("/api/animation", json={"name": "nod"})
+    assert nod.status_code == 409
+    assert nod.json() == {
+        "v": 1,
+        "path": "/api/animation",
+        "reason": "'nod' refused: emergency stop is active (reset to resume)",
+    }
     assert eventually(
         lambda: [e.command for e in refused if isinstance(e, CommandRejected)] == ["/api/animation"]
     )
@@ -68,6 +74,36 @@ def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> N
     assert (runtime.engine.last_frame == frozen).all()
     assert http.post("/api/reset").status_code == 202
     assert eventually(lambda: http.get("/api/state").json()["estop"] is False)
+
+
+ESTOPPED = [  # the command routes and what an estopped runtime answers (a look_at is not
+    # refused by the runtime: the estop holds the head; its answer is the runtime's all the same)
+    ("/api/speak", {"text": "hello"}, 409),
+    ("/api/animation", {"name": "nod"}, 409),
+    ("/api/look_at_target", {"name": "Posture_LookAtInterviewer"}, 409),
+    ("/api/stop_speak", None, 202),
+    ("/api/stop_animation", None, 202),
+    ("/api/estop", None, 202),
+]
+
+
+def test_every_command_route_answers_the_runtimes_verdict(robot: Robot, http: httpx.Client) -> None:
+    """One rule for every command route: 202 when carried out, 409 with the reason when the
+    runtime refused it, on the same call; not 202 "accepted" and a refusal later."""
+    runtime, _ = robot
+    assert http.post("/api/estop").status_code == 202
+    assert runtime.estopped  # the answer came after it was carried out
+    for path, body, status in ESTOPPED:
+        got = http.post(path, json=body) if body is not None else http.post(path)
+        assert got.status_code == status, (path, got.text)
+        if status == 409:
+            assert "emergency stop is active (reset to resume)" in got.json()["reason"], path
+        else:
+            assert got.json() == {"v": 1, "accepted": path}
+    assert http.post("/api/reset").status_code == 202
+    assert not runtime.estopped
+    assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
+    assert runtime.engine.state().move is not None  # queued on the engine before the answer
 
 
 @pytest.mark.parametrize(
@@ -122,7 +158,7 @@ def test_speak_without_speech_is_409() -> None:
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
     with runtime, httpx.Client(base_url=door.url) as http:
-        r = http.post("/api/speak", content="hello")
+        r = http.post("/api/speak", json={"text": "hello"})
         assert r.status_code == 409
         assert r.json()["reason"].startswith("speech is not available")
 

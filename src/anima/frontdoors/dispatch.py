@@ -7,7 +7,8 @@ stream where only the latest matters: they go to a single slot that each new one
 queue, in their own arrival order (a reset sent after an estop never overtakes it); an
 emergency stop also flushes everything ordered that was waiting (each flushed command is
 reported as refused). Which of the three a command is, is a property of its type
-(:class:`~anima.commands.Priority`).
+(:class:`~anima.commands.Priority`). A door that answers on the same call (REST) passes a
+``reply`` in the command's :class:`Origin`: it is told the verdict once, from the worker.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import collections
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from anima import commands as cmd
 from anima.errors import AnimaError
@@ -32,6 +33,10 @@ class Origin:
     source: str  # "mqtt", "rest", …
     where: str  # topic or path
     excerpt: str = ""  # of the payload
+    # told the verdict once, on the worker's thread (or the submitter's, when the queue is
+    # full): None when executed (or merged into a newer look-at or estop), else the refusal's
+    # reason; a command still waiting when the worker stops is never told
+    reply: Callable[[str | None], None] | None = field(default=None, compare=False, repr=False)
 
 
 Executor = Callable[[cmd.Command], object]
@@ -76,6 +81,7 @@ class CommandDispatcher:
                 case cmd.Priority.LATEST:
                     if self._look is not None:
                         self.coalesced += 1
+                        _tell(self._look[1], None)  # merged into this newer one
                     self._look = (command, origin)
                 case cmd.Priority.SYSTEM:
                     if isinstance(command, cmd.EmergencyStop):
@@ -92,7 +98,12 @@ class CommandDispatcher:
         """An emergency stop: what waited behind it is refused (an estop already waiting is
         the same stop, merged: MQTT's estop lane and the door both deliver it)."""
         flushed, self._pending = list(self._pending), collections.deque()
+        if self._look is not None:  # a gaze dropped, not reported: the next look-at replaces it
+            _tell(self._look[1], "flushed by an emergency stop")
         self._look = None
+        for c, o in self._system:
+            if isinstance(c, cmd.EmergencyStop):
+                _tell(o, None)  # merged into this one
         self._system = collections.deque(
             (c, o) for c, o in self._system if not isinstance(c, cmd.EmergencyStop)
         )
@@ -101,6 +112,7 @@ class CommandDispatcher:
 
     def _reject(self, origin: Origin, reason: str, command: str = "") -> None:
         log.warning("%s %s refused: %s", origin.source, origin.where, reason)
+        _tell(origin, reason)
         self._events.publish(
             CommandRejected(
                 command=command or origin.where,
@@ -132,8 +144,17 @@ class CommandDispatcher:
             try:
                 self._execute(command)
                 self.executed += 1
+                _tell(origin, None)
             except AnimaError as exc:
                 self._reject(origin, str(exc))
             except Exception as exc:  # a bug must cost one command, not the front door
                 log.exception("command %r failed", command)
                 self._reject(origin, f"internal error: {exc!r}")
+
+
+def _tell(origin: Origin, reason: str | None) -> None:
+    if origin.reply is not None:
+        try:
+            origin.reply(reason)
+        except Exception:  # a door's reply must not cost the worker
+            log.exception("the reply to %s %s failed", origin.source, origin.where)

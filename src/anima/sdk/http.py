@@ -1,12 +1,13 @@
 """The Robot's backend for a running ``anima serve``, over its REST API and WebSocket
 (``docs/web.md``).
 
-Commands are POSTed with httpx. A command the robot refuses to parse (an unknown animation, a bad
-value) is refused in the answer, so the call itself raises CommandRejectedByRobotError; a refusal at
-execution (an emergency stop is latched) arrives later as a ``command_rejected`` event and fails
-the handle it belongs to. Events come from the dashboard's WebSocket (``/ws``), read on a thread
-of this backend; a ``say()`` is paired with the first ``start_speak`` carrying its text that
-arrives after it was sent, then with that id's ``end_speak``. ``state()`` asks ``/api/state``.
+Commands are POSTed with httpx. A command the robot refuses (an unknown animation, a bad value,
+an emergency stop latched) is refused in the answer, so the call itself raises
+CommandRejectedByRobotError; a refusal the answer could not wait for (a command queued over 1 s)
+arrives later as a ``command_rejected`` event and fails the handle it belongs to. Events come
+from the dashboard's WebSocket (``/ws``), read on a thread of this backend; a ``say()`` is
+paired with the first ``start_speak`` carrying its text that arrives after it was sent, then
+with that id's ``end_speak``. ``state()`` asks ``/api/state``.
 When the stream drops (the runtime restarts), what waited on its events fails with
 RobotNotConnectedError and the stream reconnects by itself (0.25-2 s backoff); ``say`` and
 ``play`` wait for it to be back before they send.

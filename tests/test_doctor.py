@@ -178,6 +178,7 @@ def test_the_humanoid() -> None:
 def test_the_command_exits_2_naming_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor, "_device", lambda kind: ("", "PortAudio: no default device"))
     monkeypatch.setenv("ANIMA_WEB__PORT", str(free_port()))
+    monkeypatch.setenv("ANIMA_SPEECH__ENGINES", "[espeak]")  # one voice to load: fast
     result = CliRunner().invoke(app, ["doctor", "--audio-out", "sounddevice"])
     assert result.exit_code == 2, result.output
     assert "FAIL  audio out: no audio output device" in result.output
@@ -205,6 +206,28 @@ def test_no_sound_card_is_a_warning_as_serve_says_not_a_failure(
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("all that this robot needs is here; warnings: ")
     assert "audio out" in last
+
+
+def test_the_command_takes_serves_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``anima doctor --web-port N --broker embedded --mqtt-port N --humanoid adam``: the
+    config anima serve would run with the same flags is the one checked."""
+    monkeypatch.setenv("ANIMA_SPEECH__ENGINES", "[espeak]")  # one voice to load: fast
+    quiet = ["doctor", "--audio-out", "null", "--json"]
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        flags = ["--web-port", port, "--broker", "embedded", "--mqtt-port", port]
+        result = CliRunner().invoke(app, [*quiet, *flags])
+        assert result.exit_code == 2, result.output
+        checks = {c["name"]: c for c in json.loads(result.output)}
+        assert checks["web port"]["detail"].startswith(f"127.0.0.1:{port} is taken")
+        assert checks["broker port"]["detail"].startswith(f"127.0.0.1:{port} is taken")
+        monkeypatch.setenv("ANIMA_HUMANOID__ADDRESS", f"127.0.0.1:{port}")
+        monkeypatch.setenv("ANIMA_WEB__PORT", "0")
+        result = CliRunner().invoke(app, [*quiet, "--humanoid", "adam"])
+        checks = {c["name"]: c for c in json.loads(result.output)}
+        assert checks["humanoid"]["status"] == "ok", checks["humanoid"]
 
 
 def test_the_listening_engines_load(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from anima.cli.common import ConfigOpt, fail
+from anima.cli.serve import BodyOpt, BrokerOpt, HumanoidOpt, MqttPortOpt, WebPortOpt
 from anima.errors import AnimaError
 
 
@@ -20,19 +21,35 @@ def doctor_command(
     driver: Annotated[str | None, typer.Option(help="As anima serve's: sim, serial, …")] = None,
     agent: Annotated[bool, typer.Option("--agent", help="Check the voice agent's too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    humanoid: HumanoidOpt = None,
+    broker: BrokerOpt = None,
+    mqtt_port: MqttPortOpt = None,
+    web_port: WebPortOpt = None,
+    body: BodyOpt = None,
 ) -> None:
     """Check this machine for everything the configured robot uses, one line per check with the
     fix; exit 0 when every needed piece is there (warnings named: what serve runs without, as
     no sound card with audio out auto), 2 naming what is missing."""
-    from anima.cli.serve import _override
-    from anima.config import load_config
+    from anima.cli.serve import _configure
     from anima.doctor import Status, run_checks
 
     logging.disable(logging.WARNING)  # the checks say it; the engines' own warnings would repeat
     try:
-        cfg = load_config(config, types={"driver": driver})
-        cfg = _override(cfg, "speech", audio_out=audio_out)
-        cfg = _override(cfg, "agent", enabled=True if agent else None)
+        # the config anima serve would run with these flags: the same composition
+        cfg = _configure(
+            config,
+            record=None,
+            driver=driver,
+            port=None,
+            broker=broker,
+            mqtt=True,
+            audio_out=audio_out,
+            humanoid=humanoid,
+            agent=agent,
+            body=body,
+            web_port=web_port,
+            mqtt_port=mqtt_port,
+        )
         checks = run_checks(cfg)
     except AnimaError as exc:
         raise fail(exc) from None

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from anima.cli import app
-from anima.cli.serve import _configure
+from anima.cli import app, serve
 from anima.config import (
     AnimaConfig,
     HumanoidConfig,
@@ -35,7 +34,7 @@ def configure(config: Path | None = None, **flags: object) -> AnimaConfig:
     """What `anima serve` makes of the file, the environment and these flags."""
     args: dict[str, object] = {"record": None, "driver": None, "port": None, "broker": None}
     args.update(flags)
-    return _configure(config, mqtt=True, **args)  # type: ignore[arg-type]
+    return serve.configure(config, mqtt=True, **args)  # type: ignore[arg-type]
 
 
 def test_humanoid_sim_keeps_its_port_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

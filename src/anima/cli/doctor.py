@@ -30,13 +30,13 @@ def doctor_command(
     """Check this machine for everything the configured robot uses, one line per check with the
     fix; exit 0 when every needed piece is there (warnings named: what serve runs without, as
     no sound card with audio out auto), 2 naming what is missing."""
-    from anima.cli.serve import _configure
+    from anima.cli.serve import configure
     from anima.doctor import Status, run_checks
 
     logging.disable(logging.WARNING)  # the checks say it; the engines' own warnings would repeat
     try:
         # the config anima serve would run with these flags: the same composition
-        cfg = _configure(
+        cfg = configure(
             config,
             record=None,
             driver=driver,

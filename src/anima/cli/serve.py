@@ -149,6 +149,9 @@ def console_command(
     no_mqtt: NoMqttOpt = False,
     no_web: NoWebOpt = False,
     audio_out: AudioOpt = None,
+    web_port: WebPortOpt = None,
+    prefix: PrefixOpt = None,
+    mqtt_port: MqttPortOpt = None,
 ) -> None:
     """Run the runtime with the operator console on this terminal (`anima serve --console`)."""
     run(
@@ -162,10 +165,13 @@ def console_command(
         mqtt=not no_mqtt,
         web=not no_web,
         audio_out=audio_out,
+        web_port=web_port,
+        prefix=prefix,
+        mqtt_port=mqtt_port,
     )
 
 
-def _configure(
+def configure(
     config: Path | None,
     record: Path | None,
     driver: str | None,
@@ -182,6 +188,8 @@ def _configure(
     prefix: str | None = None,
     mqtt_port: int | None = None,
 ) -> AnimaConfig:
+    """The config `anima serve` runs with these flags (and `anima doctor` checks): defaults,
+    the file, the environment, then the flags, each checked as the file's values are."""
     from anima.config import load_config
 
     # a flag that picks a section's type picks it before the file's settings are checked:
@@ -257,7 +265,7 @@ def run(
 
     stop = threading.Event()
     try:
-        cfg = _configure(
+        cfg = configure(
             config,
             record,
             driver,

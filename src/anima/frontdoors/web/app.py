@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +26,7 @@ from anima import commands as cmd
 from anima.errors import AnimaError
 from anima.frontdoors.dispatch import Origin
 from anima.frontdoors.state import animations_description, body_description
+from anima.frontdoors.web import schemas
 from anima.frontdoors.web.access import RefusedError
 from anima.frontdoors.web.guard import Guard, is_loopback
 from anima.frontdoors.web.humanoid import add_humanoid_routes
@@ -66,31 +66,6 @@ DOCS_ASSETS = "/static/api-docs"  # Swagger UI and ReDoc files (fastapi-offline)
 VERDICT_WAIT_S = 1.0  # a command's answer waits this long at most for the runtime's verdict
 
 
-def _schema(properties: Mapping[str, JsonObject], required: list[str]) -> JsonObject:
-    body: JsonObject = {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}}
-
-
-SPEAK_BODY = _schema(
-    {
-        "text": {"type": "string", "maxLength": payloads.MAX_TEXT},
-        "locale": {"type": "string", "default": payloads.DEFAULT_LOCALE, "example": "en-US"},
-    },
-    ["text"],
-)
-LOOK_AT_BODY = _schema(
-    {
-        k: {"type": "number", "description": f"metres, head frame ({d})"}
-        for k, d in (("x", "forward"), ("y", "left"), ("z", "up"))
-    },
-    ["x", "y", "z"],
-)
-NAME_BODY = _schema({"name": {"type": "string", "maxLength": payloads.MAX_NAME}}, ["name"])
 ACCEPTED: dict[int | str, dict[str, Any]] = {
     202: {"description": 'carried out (or, past 1 s in the queue, queued: `"queued": true`)'},
     409: {"description": "refused at execution, with the runtime's reason (an emergency stop)"},
@@ -226,21 +201,23 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
         "/speak",
         lambda raw: payloads.parse_speak(raw, library),
         "Speak text (gesture markers such as ^start(nod) allowed), lips in sync",
-        SPEAK_BODY,
+        schemas.SPEAK,
     )
     command_route("/stop_speak", payloads.parse_stop_speak, "Interrupt the current utterance")
     command_route(
         "/animation",
         lambda raw: payloads.parse_animation(payloads.name_field(raw, "name"), library),
         "Play an animation from the library",
-        NAME_BODY,
+        schemas.ANIMATION,
     )
-    command_route("/look_at", payloads.parse_look_at, "Turn head and eyes to a point", LOOK_AT_BODY)
+    command_route(
+        "/look_at", payloads.parse_look_at, "Turn head and eyes to a point", schemas.LOOK_AT
+    )
     command_route(
         "/look_at_target",
         lambda raw: payloads.parse_look_at_target(payloads.name_field(raw, "name"), library),
         "Take a gaze posture and hold it (the default posture clears)",
-        NAME_BODY,
+        schemas.LOOK_AT_TARGET,
     )
     command_route("/estop", payloads.parse_estop, "Emergency stop: hold still until reset")
     command_route("/reset", payloads.parse_reset, "Release the emergency stop")

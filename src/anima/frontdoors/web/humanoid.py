@@ -20,6 +20,7 @@ from starlette.requests import Request
 
 from anima import commands as cmd
 from anima.errors import AnimaError, CommandNotAllowedError, HumanoidError, InvalidCommandError
+from anima.frontdoors.web import schemas
 from anima.humanoid.spec import POSTURE
 from anima.wire import PAYLOAD_VERSION
 from anima.wire.humanoid import POSTURE_KEYS, parse_humanoid
@@ -50,7 +51,7 @@ def add_humanoid_routes(
         except (HumanoidError, AnimaError) as exc:
             raise refused(409, str(exc)) from None
 
-    def command_route(command: str, summary: str, example: JsonObject) -> None:
+    def command_route(command: str, summary: str) -> None:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 parsed = parse_humanoid(command, await request.body())
@@ -59,28 +60,21 @@ def add_humanoid_routes(
             answer = await ask(lambda: runtime.execute(parsed).answer)
             return JSONResponse({"v": PAYLOAD_VERSION, "answer": answer}, status_code=202)
 
-        body = {"content": {"application/json": {"schema": {"type": "object"}, "example": example}}}
         api.add_api_route(
             f"/humanoid/{command}",
             endpoint,
             methods=["POST"],
             status_code=202,
             summary=summary,
-            openapi_extra={"requestBody": body},
+            openapi_extra=schemas.HUMANOID[command],
             name=f"humanoid_{command}",
         )
 
-    command_route("mode", "Switch the humanoid's mode", {"mode": "Start"})
-    command_route("motion", "Run a stand motion", {"motion": "Greeting"})
+    command_route("mode", "Switch the humanoid's mode")
+    command_route("motion", "Run a stand motion")
+    command_route("posture", "Set the stand posture (rad, rad, rad, m)")
     command_route(
-        "posture",
-        "Set the stand posture (rad, rad, rad, m)",
-        {"pitch": 0.05, "roll": 0.0, "yaw": 0.1, "height": -0.05},
-    )
-    command_route(
-        "speed",
-        "Walk at a velocity (m/s, m/s, rad/s) until told otherwise; needs Walk or Run",
-        {"x": 0.2, "y": 0.0, "yaw": 0.0},
+        "speed", "Walk at a velocity (m/s, m/s, rad/s) until told otherwise; needs Walk or Run"
     )
 
     @api.get(

@@ -28,7 +28,8 @@ def _url(value: str) -> None:
 
 def _key_env(value: str | None) -> None:
     if value is not None and (not value or value.startswith(ENV_PREFIX)):
-        # ANIMA_* variables are read as config keys: a key there would be an unknown key
+        # ANIMA_* is the config's own prefix (ANIMA_<SECTION>__<KEY>, or a top-level key): a
+        # secret there could be read as a key, or be taken for one by whoever reads the setup
         raise ConfigError(
             f"{SECTION}.api_key_env must be a variable name not starting with "
             f"{ENV_PREFIX}, got {value!r}",

@@ -99,6 +99,7 @@ class HealthMonitor:
         )
         self._faults: collections.deque[tuple[float, str]] = collections.deque(maxlen=200)
         self._off_since: float | None = None  # a channel far from what it was sent, since
+        self.problems: dict[str, str] = {}  # a part's standing problem (the MQTT door stood down)
         self._unsubscribe = runtime.events.subscribe(self._on_event, EngineFault.kind)
 
     def _on_event(self, event: Event) -> None:
@@ -136,6 +137,7 @@ class HealthMonitor:
         if faults:
             warnings.append(f"{len(faults)} faults in the last minute (last: {faults[-1]})")
         warnings += _speech_warnings(rt)
+        warnings += self.problems.values()
         return Health(
             ok=not warnings,
             warnings=tuple(warnings),

@@ -39,7 +39,7 @@ from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
 from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
-from anima.frontdoors.mqtt.presence import Presence, check_claim
+from anima.frontdoors.mqtt.presence import Presence, check_claim, who
 from anima.frontdoors.mqtt.session import Backlog
 from anima.wire import encode as as_json
 from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
@@ -98,7 +98,10 @@ class MqttFrontDoor:
         self._short_links = 0
         self._humanoid = HumanoidWorker(runtime, self._humanoid_answer, self._error)
         self.acks = AckWindow()  # QoS 1 publishes awaiting their PUBACK (acks.py)
-        self.presence = Presence(runtime, config, self.topics, self._publish)  # presence.py
+        self.presence = Presence(  # presence.py
+            runtime, config, self.topics, self._publish, on_live_other=self._on_live_other
+        )
+        self.stood_down = ""  # why this door stopped serving MQTT (another anima on its prefix)
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -157,7 +160,8 @@ class MqttFrontDoor:
         if client is not None:
             heard = self._connected.is_set()
             self._connected.clear()  # a disconnect we asked for, not one to warn about
-            if heard:
+            if heard:  # nothing left that looks alive (the next start must not mistake it)
+                self.presence.retire()
                 info = client.publish(self.topics.status, "offline", qos=1, retain=True)
                 info.wait_for_publish(1.0)
             client.disconnect()
@@ -225,6 +229,8 @@ class MqttFrontDoor:
             log.warning("MQTT disconnected from %s (%s): reconnecting", self.address, reason)
             lasted = time.monotonic() - self._connected_at
             self._short_links = self._short_links + 1 if lasted < SHORT_LINK_S else 0
+            if self._short_links >= 3:
+                self.presence.links_cut_short()  # another instance's identity: stand down
             if self._short_links == 3:
                 log.warning(
                     "MQTT: the broker cut 3 connections in a row within %g s: another client "
@@ -239,7 +245,7 @@ class MqttFrontDoor:
         topic: str = msg.topic
         payload: bytes = msg.payload
         if not topic.startswith(self.topics.control):
-            self._on_own_topic(topic, payload)
+            self._on_own_topic(topic, payload, bool(msg.retain))
             return
         self.received += 1
         if self._poison == (topic, bytes(payload)):  # redelivered: it is never handled again
@@ -280,9 +286,9 @@ class MqttFrontDoor:
         origin = Origin("mqtt", self.topics.control + "estop", excerpt(payload))
         self.dispatcher.submit(command, origin)
 
-    def _on_own_topic(self, topic: str, payload: bytes) -> None:
+    def _on_own_topic(self, topic: str, payload: bytes, retained: bool) -> None:
         """The session marker, our status topic, or presence's; nothing else is ours."""
-        if self.presence.handle(topic, payload):
+        if self.presence.handle(topic, payload, retained=retained):
             return
         if topic == self.topics.session(self.client_id):
             if self._backlog.marker_arrived(payload.decode("utf-8", "replace")):
@@ -309,6 +315,28 @@ class MqttFrontDoor:
         if name == "on_message":  # QoS 1: unacknowledged, the broker will deliver it again
             msg = args[2]
             self._poison = (str(msg.topic), bytes(msg.payload))
+
+    def _on_live_other(self, newer: bool, payload: bytes) -> None:
+        """Another anima is live on our prefix (presence.py): the newer of the two stands down
+        (on the watch thread: paho's own cannot stop its loop)."""
+        if newer and not self.stood_down:
+            self.stood_down = (
+                f"not serving MQTT: another anima ({who(payload)}) started earlier on prefix "
+                f"{self.config.prefix!r} of {self.address}; give this one its own mqtt.prefix "
+                "and restart it"
+            )
+
+    def _stand_down(self) -> None:
+        client, self._client = self._client, None
+        self._connected.clear()  # a disconnect we asked for: no warning, no will
+        self._net_thread = None
+        if client is not None:
+            client.disconnect()
+            client.loop_stop()
+        if self.estop_lane is not None:
+            self.estop_lane.stop()
+        self.runtime.health.problems["mqtt"] = self.stood_down
+        log.error("MQTT: %s", self.stood_down)
 
     def _humanoid_answer(self, command: str, request: str, answer: str) -> None:
         body = as_json(command=command, request=request, answer=answer)
@@ -345,6 +373,8 @@ class MqttFrontDoor:
         period = 1.0 / self.config.state_hz
         due = time.monotonic() + period
         while not self._stop.wait(min(WATCH_S, period)):
+            if self.stood_down and self._client is not None:
+                self._stand_down()
             self._check_network()
             if time.monotonic() < due:
                 continue

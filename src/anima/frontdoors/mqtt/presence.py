@@ -14,6 +14,20 @@ at the prefix's retained status and identity with a client of its own: when anot
 says it is online, it pings it, and a pong refuses this start with a clear message. A robot
 that died without a word (its last will not yet published) answers no ping, and its prefix is
 taken over. A running door that sees another instance's identity on its prefix says so.
+
+**Live or stale.** A clean stop republishes the retained identity with ``stopped`` (the time it
+stopped), so the next start finds nothing that looks alive. A running door counts another
+instance as live only on evidence: its identity arrives as a live publish (not a retained copy),
+or its instance answers a ping within the probe window, or — two doors with the same client id
+take the broker's session from each other, so they are never connected at the same time and
+no ping is ever answered — the door's connections keep being cut within a second while a
+retained identity of another instance sits on the prefix. A retained identity that answers no
+ping (a crashed run) is stale: logged at DEBUG, nothing more. When a live one is found, the
+newer instance (the later start; the instance id breaks a tie) stops serving MQTT (the door's
+``stand_down``) and says why, in the log and in its health; the older logs it once.
+
+Everything printed of another instance's payload goes through :func:`anima.wire.printable`:
+anyone may publish there, and a newline or an escape sequence must not reach a log or a terminal.
 """
 
 from __future__ import annotations
@@ -34,6 +48,7 @@ from anima.errors import ConfigError
 from anima.version import __version__
 from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import BrokerAddress, door_client
+from anima.wire.printable import printable
 from anima.wire.topics import Topics
 
 if TYPE_CHECKING:
@@ -45,6 +60,7 @@ HEALTH_PERIOD_S = 1.0
 MAX_PAYLOAD = 4096  # a ping or an identity is a few hundred bytes
 PONGS_PER_S = 20.0
 PAYLOAD_VERSION = 1
+MAX_PROBES = 100  # pings of retained identities outstanding at once (each a few bytes)
 
 
 def identity(runtime: Runtime, config: MqttConfig, instance: str) -> JsonObject:
@@ -65,7 +81,10 @@ def identity(runtime: Runtime, config: MqttConfig, instance: str) -> JsonObject:
 
 
 class Presence:
-    """The door's part: identity, health and pongs (called from paho's thread and the watch)."""
+    """The door's part: identity, health and pongs (called from paho's thread and the watch).
+
+    ``on_live_other(newer, payload)`` is called once per other instance found live on the
+    prefix: ``newer`` says this instance started after it (so this one should stand down)."""
 
     def __init__(
         self,
@@ -73,23 +92,36 @@ class Presence:
         config: MqttConfig,
         topics: Topics,
         publish: Callable[..., None],
+        on_live_other: Callable[[bool, bytes], None] | None = None,
     ) -> None:
         self.runtime = runtime
         self.config = config
         self.topics = topics
         self._publish = publish
+        self._on_live_other = on_live_other
         self.instance = secrets.token_hex(8)
         self._health_due = 0.0
         self._pong_at = -1e9
-        self._others: set[str] = set()  # other instances seen on our prefix (each logged once)
+        self._others: set[str] = set()  # other instances found live (each reported once)
+        self._probes: dict[str, bytes] = {}  # ping nonce → the retained identity it checks
+        self._suspect: bytes | None = None  # the last retained identity of another instance
+        self._started = ""  # our identity's start time, set by announce()
+        self.pings_sent = 0  # to retained identities of other instances
 
     def subscriptions(self) -> list[tuple[str, int]]:
-        return [(self.topics.ping, 1), (self.topics.identity, 1)]
+        return [(self.topics.ping, 1), (self.topics.identity, 1), (self.topics.pong, 1)]
 
     def announce(self) -> None:
-        body = json.dumps(identity(self.runtime, self.config, self.instance))
-        self._publish(self.topics.identity, body, qos=1, retain=True)
+        body = identity(self.runtime, self.config, self.instance)
+        self._started = str(body["started"])
+        self._publish(self.topics.identity, json.dumps(body), qos=1, retain=True)
         self.publish_health(force=True)
+
+    def retire(self) -> None:
+        """At a clean stop: the retained identity says this run stopped (nothing looks alive)."""
+        stopped = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        body = {**identity(self.runtime, self.config, self.instance), "stopped": stopped}
+        self._publish(self.topics.identity, json.dumps(body), qos=1, retain=True)
 
     def publish_health(self, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -101,11 +133,12 @@ class Presence:
                            **health})  # fmt: skip
         self._publish(self.topics.health, body, retain=True)
 
-    def handle(self, topic: str, payload: bytes) -> bool:
-        """A ping answered, or another instance's identity noticed; False for other topics.
-        Anyone may publish there: a payload past ``MAX_PAYLOAD`` is ignored, pongs are at most
-        ``PONGS_PER_S`` (a ping flood is not amplified), and each other instance is logged once."""
-        if topic not in (self.topics.ping, self.topics.identity):
+    def handle(self, topic: str, payload: bytes, *, retained: bool = False) -> bool:
+        """A ping answered, a pong or another instance's identity weighed; False for other
+        topics. Anyone may publish there: a payload past ``MAX_PAYLOAD`` is ignored, pongs are
+        at most ``PONGS_PER_S`` (a ping flood is not amplified), each other instance found live
+        is reported once, and a retained identity is live only if its instance answers a ping."""
+        if topic not in (self.topics.ping, self.topics.pong, self.topics.identity):
             return False
         if len(payload) > MAX_PAYLOAD:
             return True
@@ -117,17 +150,57 @@ class Presence:
                 pong = {"v": PAYLOAD_VERSION, "nonce": nonce, "instance": self.instance}
                 self._publish(self.topics.pong, json.dumps(pong), qos=1)
             return True
+        if topic == self.topics.pong:
+            nonce = _field(payload, "nonce") or ""
+            pinged = self._probes.get(nonce)
+            if pinged is not None and _field(pinged, "instance") == _field(payload, "instance"):
+                del self._probes[nonce]
+                self._live(pinged)  # the instance of that retained identity answers
+            return True
         other = _field(payload, "instance")
-        seen = self._others
-        if other is not None and other != self.instance and other not in seen and len(seen) < 100:
-            seen.add(other)
-            log.error(
-                "MQTT: another anima (%s) announced itself on prefix %r: two robots share "
-                "every command there; give each its own mqtt.prefix",
-                _who(payload),
-                self.config.prefix,
-            )
+        if other is None or other == self.instance or other in self._others:
+            return True
+        if _field(payload, "stopped") is not None:  # a clean stop's retained identity
+            log.debug("MQTT: prefix %r: %s stopped", self.config.prefix, who(payload))
+            return True
+        if not retained:  # published just now: it is connected
+            self._live(payload)
+            return True
+        self._suspect = payload
+        if len(self._probes) < MAX_PROBES:
+            nonce = secrets.token_hex(6)
+            self._probes[nonce] = payload
+            self.pings_sent += 1
+            ping = {"v": PAYLOAD_VERSION, "nonce": nonce}
+            self._publish(self.topics.ping, json.dumps(ping), qos=1)
+        log.debug("MQTT: prefix %r: a retained identity (%s), pinged", self.config.prefix,
+                  who(payload))  # fmt: skip
         return True
+
+    def links_cut_short(self) -> None:
+        """The broker keeps cutting our connections: with another instance's identity retained
+        on the prefix, that instance holds our client id (it took the session from us)."""
+        if self._suspect is not None:
+            self._live(self._suspect)
+
+    def _live(self, payload: bytes) -> None:
+        other = _field(payload, "instance") or ""
+        if other in self._others or len(self._others) >= MAX_PROBES:
+            return
+        self._others.add(other)
+        theirs = (_field(payload, "started") or "", other)
+        newer = (self._started, self.instance) > theirs
+        log.error(
+            "MQTT: another anima (%s) serves prefix %r too: two robots share every command "
+            "there; %s; give each its own mqtt.prefix",
+            who(payload),
+            self.config.prefix,
+            "this one started later and stops serving MQTT"
+            if newer
+            else "it started later and should stop serving MQTT",
+        )
+        if self._on_live_other is not None:
+            self._on_live_other(newer, payload)
 
 
 def check_claim(
@@ -182,14 +255,14 @@ def check_claim(
         if pong.wait(timeout):
             raise ConfigError(
                 f"mqtt.prefix {config.prefix!r} is taken on {address}: another anima answers "
-                f"there ({_who(seen.get(topics.identity, b''))}). Two robots on one prefix would "
+                f"there ({who(seen.get(topics.identity, b''))}). Two robots on one prefix would "
                 "share every command: give this one its own (mqtt.prefix, ANIMA_MQTT__PREFIX)",
                 key="mqtt.prefix",
             )
         log.info(
             "MQTT: prefix %r said online (%s) but answered no ping: taking it over",
             config.prefix,
-            _who(seen.get(topics.identity, b"")),
+            who(seen.get(topics.identity, b"")),
         )
     finally:
         client.disconnect()
@@ -207,10 +280,12 @@ def _field(payload: bytes, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _who(payload: bytes) -> str:
-    """``host pid N, since …`` from an identity payload, or a placeholder."""
+def who(payload: bytes) -> str:
+    """``name on host, pid N, since …`` from an identity payload (printable: anyone may publish
+    one), or a placeholder."""
     try:
         data = json.loads(payload)
-        return f"{data['name']} on {data['host']}, pid {data['pid']}, since {data['started']}"
-    except (ValueError, KeyError, TypeError):
+        fields = [printable(data[k], 60) for k in ("name", "host", "pid", "started")]
+    except (ValueError, KeyError, TypeError, RecursionError):
         return "identity unknown"
+    return "{} on {}, pid {}, since {}".format(*fields)

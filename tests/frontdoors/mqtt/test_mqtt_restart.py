@@ -1,0 +1,79 @@
+"""Restarting a robot against a broker that stays up (issue 30 items 1 and 7).
+
+A cleanly stopped run leaves nothing that looks alive: its retained identity says it stopped,
+and a start-up that finds another instance's identity counts it live only when it was just
+published or its instance answers a ping. A clean stop logs no warning and takes well under
+``serve.shutdown_s``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+
+from anima.drivers.sim import SimDriver
+from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.runtime import Runtime
+from anima.testing.mosquitto import Mosquitto
+from anima.testing.mqtt import MqttProbe
+from anima.wire.topics import Topics
+
+from .conftest import robot_config, wait_until
+
+
+def start(prefix: str, mosquitto: Mosquitto) -> tuple[Runtime, MqttFrontDoor]:
+    cfg = robot_config(prefix)
+    runtime = Runtime(cfg, driver=SimDriver())
+    door = MqttFrontDoor(runtime, cfg.mqtt, mosquitto.address)
+    runtime.attach(door)
+    runtime.start()
+    assert door.wait_connected(5)
+    return runtime, door
+
+
+def other_anima(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "another anima" in r.getMessage()]
+
+
+def test_restarts_against_a_kept_broker_log_no_error_and_stop_without_warning(
+    mosquitto: Mosquitto, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="anima")
+    topics = Topics(prefix)
+    for _ in range(3):
+        runtime, _door = start(prefix, mosquitto)
+        time.sleep(0.05)  # the retained identity came back to the door's subscription
+        began = time.monotonic()
+        runtime.stop(ease=False)
+        took = time.monotonic() - began
+        assert took < 1.0, f"a clean stop took {took:.2f} s"
+    assert other_anima(caplog) == []
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == []
+    with MqttProbe(mosquitto.address, subscribe=f"{prefix}/agent/#") as probe:
+        status = probe.wait_for(topics.status, timeout=2)
+        identity = probe.wait_for(topics.identity, timeout=2).json()
+    assert status.payload == b"offline"
+    assert identity["stopped"]  # the retained identity says the run ended
+
+
+def test_a_retained_identity_of_a_killed_run_answers_no_ping_and_is_not_an_error(
+    mosquitto: Mosquitto, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="anima")
+    topics = Topics(prefix)
+    dead = {"v": 1, "name": prefix, "instance": "deadbeef00000000", "host": "vm", "pid": 1,
+            "started": "2026-01-01T00:00:00+00:00"}  # fmt: skip
+    with MqttProbe(mosquitto.address) as probe:
+        probe.publish(topics.identity, json.dumps(dead), qos=1, retain=True)
+        probe.publish(topics.status, "offline", qos=1, retain=True)
+    runtime, door = start(prefix, mosquitto)
+    try:
+        wait_until(lambda: door.presence.pings_sent >= 1, 2, "the door pinged the identity")
+        time.sleep(0.3)  # no pong comes from a dead run
+        assert other_anima(caplog) == []
+    finally:
+        runtime.stop(ease=False)

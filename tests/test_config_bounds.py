@@ -3,6 +3,7 @@ loop's rate, a blank or padded web token."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,26 @@ def test_a_blank_token_is_refused_naming_its_line_or_variable(tmp_path: Path) ->
     assert WebConfig(token="").token == ""  # nothing is no token, as null is, on loopback
     with pytest.raises(ConfigError, match=r"web\.token is required"):
         WebConfig(host="0.0.0.0", token="")
+
+
+@pytest.mark.parametrize(
+    ("variable", "message"),
+    [
+        ("ANIMA_MQTT__STATE_HZ", "mqtt.state_hz must be in [0.1, 100] Hz, got 1e-300"),
+        ("ANIMA_HUMANOID__STATE_HZ", "humanoid.state_hz must be in [0.1, 100] Hz"),
+        ("ANIMA_WEB__UPDATES_HZ", "web.updates_hz must be in [0.1, 1000] Hz"),
+        ("ANIMA_MCP__STATE_HZ", "mcp.state_hz must be in [0.1, 50] Hz"),
+        ("ANIMA_SERVE__STATUS_INTERVAL_S", "serve.status_interval_s must be in [0.1, 86400] s"),
+    ],
+)
+def test_a_rate_whose_period_is_a_wait_has_a_floor(variable: str, message: str) -> None:
+    """Rates the threads wait one period of: 1e-300 Hz is a period past any wait (the
+    humanoid's state reader died of OverflowError), 1e-300 s a log flood."""
+    with pytest.raises(ConfigError, match=re.escape(f"environment {variable}: {message}")):
+        load_config(env={variable: "1e-300"})
+
+
+def test_the_reachy_drivers_rate_has_a_floor() -> None:
+    env = {"ANIMA_DRIVER__TYPE": "reachy_mini", "ANIMA_DRIVER__RATE_HZ": "0.001"}
+    with pytest.raises(ConfigError, match=r"driver\.rate_hz must be in \[1, 100\] Hz"):
+        load_config(env=env)

@@ -23,10 +23,16 @@ def positive(section: str, **values: float) -> None:
             )
 
 
-def seconds(section: str, longest: float, **values: float) -> None:
-    """Durations: finite, > 0 and at most ``longest`` seconds (past it, a typo, not a wish)."""
+def seconds(section: str, longest: float, *, shortest: float = 0.0, **values: float) -> None:
+    """Durations: finite, > 0 and at most ``longest`` seconds (past it, a typo, not a wish);
+    at least ``shortest``, when given."""
     positive(section, **values)
     for key, value in values.items():
+        if shortest and value < shortest:
+            raise ConfigError(
+                f"{section}.{key} must be in [{shortest:g}, {longest:g}] s, got {value:g}",
+                key=f"{section}.{key}",
+            )
         if value > longest:
             raise ConfigError(
                 f"{section}.{key} must be ≤ {longest:g} s, got {value:g}", key=f"{section}.{key}"
@@ -34,7 +40,9 @@ def seconds(section: str, longest: float, **values: float) -> None:
 
 
 def rate(section: str, highest: float, *, lowest: float = 0.0, **values: float) -> None:
-    """Rates: finite, > 0 and at most ``highest`` Hz (and at least ``lowest``, when given)."""
+    """Rates: finite, > 0 and at most ``highest`` Hz; at least ``lowest``, when given (at
+    ``humanoid.state_hz: 1e-300`` its reader's wait of one period overflowed and the thread
+    died; the MQTT state was never published)."""
     positive(section, **values)
     for key, value in values.items():
         if lowest and value < lowest:

@@ -68,7 +68,7 @@ class ReachyMiniDriverConfig:
             raise ConfigError("driver.host must name the daemon's host", key="driver.host")
         if not 0 < self.port < 65536:
             raise ConfigError(f"driver.port out of range: {self.port}", key="driver.port")
-        rate("driver", 100, rate_hz=self.rate_hz)
+        rate("driver", 100, lowest=1, rate_hz=self.rate_hz)  # under 1 Hz the head jumps
         seconds("driver", 60, timeout_s=self.timeout_s)
         lo, hi = self.reconnect_s
         if not (0 < lo <= hi <= 3600):

@@ -43,4 +43,4 @@ class McpConfig:
         count("mcp", 1, 1000, burst=self.burst)
         seconds("mcp", 86_400, call_timeout_s=self.call_timeout_s)
         count("mcp", 1, 100_000, events_kept=self.events_kept)
-        rate("mcp", 50, state_hz=self.state_hz)
+        rate("mcp", 50, lowest=0.1, state_hz=self.state_hz)

@@ -215,7 +215,7 @@ class MqttConfig:
         count("mqtt", 5, 65535, keepalive_s=self.keepalive_s)  # MQTT's keep alive is 16 bits
         broker = checked(EmbeddedBroker, self.embedded_broker, "mqtt.embedded_broker")
         object.__setattr__(self, "embedded_broker", broker)
-        rate("mqtt", 100, state_hz=self.state_hz)  # one retained message each time
+        rate("mqtt", 100, lowest=0.1, state_hz=self.state_hz)  # one retained message each time
         seconds("mqtt", 86400, stale_after_s=self.stale_after_s)  # a day: beyond, never stale
 
 
@@ -230,7 +230,7 @@ class HumanoidConfig:
         object.__setattr__(self, "type", checked(HumanoidType, self.type, "humanoid.type"))
         if not 0 <= self.sim_port < 65536:
             raise ConfigError(f"humanoid.sim_port out of range: {self.sim_port}")
-        rate("humanoid", 100, state_hz=self.state_hz)  # a gRPC read each time
+        rate("humanoid", 100, lowest=0.1, state_hz=self.state_hz)  # a gRPC read each time
 
 
 PLANNER_TYPES = tuple(PlannerType)  # agent.planner's names (anima.agent.planners.PLANNERS)
@@ -309,7 +309,7 @@ class WebConfig:
             secret("web", token=self.token)
         if not loopback and not self.token:
             raise ConfigError(f"web.token is required to serve on {self.host!r} (not loopback)")
-        rate("web", 1000, updates_hz=self.updates_hz)  # per client: a message each time
+        rate("web", 1000, lowest=0.1, updates_hz=self.updates_hz)  # per client, a message each
         count("web", 1, 100_000, max_connections=self.max_connections)
         count("web", 1, 10_000, max_ws_clients=self.max_ws_clients)
         seconds("web", 3600, header_timeout_s=self.header_timeout_s)
@@ -323,7 +323,8 @@ class ServeConfig:
     shutdown_s: float = 1.5  # time allowed to ease to the rest posture on exit
 
     def __post_init__(self) -> None:
-        seconds("serve", 86400, status_interval_s=self.status_interval_s)
+        # under 0.1 s the status line is a flood of the log
+        seconds("serve", 86400, shortest=0.1, status_interval_s=self.status_interval_s)
         seconds("serve", 60, shutdown_s=self.shutdown_s)  # SIGTERM waits this long at most
 
 

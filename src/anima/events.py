@@ -80,7 +80,8 @@ class Notice(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class SpeechStarted(Event):
-    """An utterance was accepted (``start_speak``)."""
+    """An utterance's audio starts (``start_speak``): after the previous one's end; one that
+    never sounded (dropped by a stop, failed) gets it just before its SpeechEnded."""
 
     kind: ClassVar[str] = "start_speak"
     utterance: str  # id pairing it with its SpeechEnded

@@ -228,9 +228,9 @@ class Conversation:
             self._requests.put((generation, transcript.text.strip(), others, caught, transcript.t))
 
     def _on_speech(self, event: Event) -> None:
-        # A start gates (it is published before its utterance is queued, so `speaking` may
-        # not show it yet; its end follows in order). A streamed reply is several utterances:
-        # the end of one with the next waiting keeps the gate; the end of the last opens it.
+        # A start gates (its audio starts now; its end follows in order). A streamed reply is
+        # several utterances: the end of one with the next waiting keeps the gate; the end of
+        # the last opens it.
         talking = isinstance(event, SpeechStarted) or self.robot.speaking
         if talking:
             self.presence.to("speaking", "the robot speaks")

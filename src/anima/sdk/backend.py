@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # The events a script can subscribe to with Robot.on(kind, fn), and the class fn receives:
 EVENT_KINDS: dict[str, type[Event]] = {
-    "start_speak": SpeechStarted,  # an utterance was accepted
+    "start_speak": SpeechStarted,  # an utterance's audio starts
     "end_speak": SpeechEnded,  # it ended: done, stopped or error
     "animation_done": MoveFinished,  # a library animation finished or was cut
     "error": CommandRejected,  # a command was refused (over MQTT: the error topic)

@@ -44,8 +44,10 @@ class Player:
         cues: CuePlayer,
         *,
         antennas_span: float = 25.0,
+        started: Callable[[Utterance], None] | None = None,
     ) -> None:
         self._cond = cond  # the service's lock
+        self._started = started  # an utterance's first audio is in the sink (under the lock)
         self._sink = sink
         self._motion = motion
         self._cues = cues
@@ -71,6 +73,8 @@ class Player:
             if pb.utterance.cancel.is_set:
                 return False
             self.playback = pb
+            if self._started is not None:
+                self._started(pb.utterance)  # its start_speak: the audio starts now
             self._cond.notify_all()
         if self._lip_channels:
             self._motion.set_override_source(LIPS, self._lip_channels, self.lips)

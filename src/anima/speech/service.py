@@ -1,13 +1,17 @@
 """The speech service: one utterance at a time, lips and sway on the playback clock.
 
-``speak()`` accepts a request and publishes ``start_speak`` at once (Nadine's semantics); a worker
-synthesizes it and feeds the sink (:mod:`anima.speech.synthesis`); a player thread follows the
-sink's playback clock (:mod:`anima.speech.player`), sets the head sway every 50 ms hop, and
-``end_speak`` goes out when the last sample has played. The lips are an override read by the
-motion engine every tick at the sink's playback position. Every
+``speak()`` accepts a request (its id at once); a worker synthesizes it and feeds the sink
+(:mod:`anima.speech.synthesis`); a player thread follows the sink's playback clock
+(:mod:`anima.speech.player`) and sets the head sway every 50 ms hop. ``start_speak`` goes out
+when the utterance's first audio goes to the sink (after the previous utterance's
+``end_speak``), ``end_speak`` when its last sample has played. The lips are an override read by
+the motion engine every tick at the sink's playback position. Every
 ``start_speak`` gets exactly one ``end_speak`` (reason ``done``, ``stopped``, ``estop``,
 ``shutdown`` or ``error``): a stop ends the current and the waiting utterances at once, and
-each utterance's end is published once whoever ends it first (the stop or the worker).
+each utterance's end is published once whoever ends it first (the stop or the worker). One
+that never sounded (dropped from the queue by a stop, or failed before its audio) gets its
+``start_speak`` and ``end_speak`` together, so the events stay paired and in order:
+start₁ end₁ start₂ end₂ …, each with the utterance's id.
 
 :meth:`SpeechService.prepare` hands the worker texts to synthesize ahead of time, when nothing
 waits to be said, into an engine's cache (an engine with a ``prepare(text, locale)``: Piper's
@@ -86,7 +90,9 @@ class SpeechService:
         self._max_queue = max_queue
         self.cues = CuePlayer(motion, events, clock, gestures, gesture_mode)
         self._cond = threading.Condition()  # re-entrant: the player stops speech holding it
-        self._player = Player(self._cond, sink, motion, self.cues, antennas_span=antennas_span)
+        self._player = Player(
+            self._cond, sink, motion, self.cues, antennas_span=antennas_span, started=self._start
+        )
         self._synthesis = Synthesis(sink, self._player, self.cues, self._made)
         self._queue: collections.deque[Utterance] = collections.deque()
         self._preparing: collections.deque[tuple[str, str]] = collections.deque(
@@ -143,7 +149,8 @@ class SpeechService:
 
     # ------------------------------------------------------------------ requests (any thread)
     def speak(self, text: str, locale: str = "en-US") -> str:
-        """Accept an utterance (``start_speak`` now); returns its id.
+        """Accept an utterance; returns its id (its ``start_speak`` comes when its audio
+        starts, after the utterances before it have ended).
 
         ``text`` may carry gestures (:mod:`anima.speech.markup`): ``start_speak`` shows it
         without them. Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a control
@@ -177,9 +184,6 @@ class SpeechService:
                 text=script.text,
                 locale=locale,
                 script=script,
-            )
-            self._events.publish(
-                SpeechStarted(t=self._clock.now(), utterance=u.id, text=u.text, locale=locale)
             )
             self._queue.append(u)
             self._cond.notify_all()
@@ -222,8 +226,9 @@ class SpeechService:
         self._motion.release_override(LIPS)
         self._motion.clear_offset(SWAY, immediate=True)
         self.cues.release()
-        for u in ending:
-            self._end(u, reason)
+        with self._cond:  # held: no other utterance's start_speak between these ends
+            for u in ending:
+                self._end(u, reason)
 
     # ------------------------------------------------------------------ worker: synthesis
     def _next(self) -> Utterance | None:
@@ -286,10 +291,22 @@ class SpeechService:
     def _play(self) -> None:
         self._player.run(lambda: self._running, lambda: self.stop_speaking("estop"))
 
+    def _start(self, u: Utterance) -> None:
+        """Publish ``u``'s start_speak, once (the player, as its first audio goes out)."""
+        with self._cond:
+            if u.started or u.ended:
+                return
+            u.started = True
+            self._events.publish(
+                SpeechStarted(t=self._clock.now(), utterance=u.id, text=u.text, locale=u.locale)
+            )
+
     def _end(self, u: Utterance, reason: SpeechEndReason) -> None:
-        """Publish ``u``'s end_speak, once: a stop and the worker may both end it."""
+        """Publish ``u``'s end_speak, once: a stop and the worker may both end it (one that
+        never sounded gets its start_speak first, so every end has its start)."""
         with self._cond:
             if u.ended:
                 return
+            self._start(u)
             u.ended = True
             self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))

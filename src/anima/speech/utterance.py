@@ -35,6 +35,7 @@ class Utterance:
     cancel: Cancel = field(default_factory=Cancel)
     reason: SpeechEndReason = "done"
     finished: threading.Event = field(default_factory=threading.Event)
+    started: bool = False  # its start_speak was published (guarded by the service's lock)
     ended: bool = False  # its end_speak was published (guarded by the service's lock)
 
 

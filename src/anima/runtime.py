@@ -274,9 +274,20 @@ class Runtime:
             self.speech.prepare(texts, locale)
 
     def reload_animations(self) -> str:
-        """(Re)load the animation folders without stopping anything; returns a summary."""
-        summary = self.library.load().summary(MAX_SKIPPED_SHOWN)
-        log.info(summary)
+        """(Re)load the animation folders without stopping anything; returns a summary. A load
+        that fails as a whole (the process out of descriptors) keeps the animations there were:
+        it used to skip every file as unreadable and leave none."""
+        try:
+            summary = self.library.load().summary(MAX_SKIPPED_SHOWN)
+        except OSError as exc:
+            kept = self.library.last_report.loaded
+            summary = (
+                f"animations: reload failed ({exc.strerror or exc}): the {kept} loaded before "
+                "are kept"
+            )
+            log.error(summary)
+        else:
+            log.info(summary)
         self.events.publish(Notice(t=self.engine.clock.now(), source="animations", message=summary))
         return summary
 

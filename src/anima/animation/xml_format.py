@@ -20,6 +20,7 @@ values (:data:`MAX_VALUES`); past a bound the file is refused, naming the bound.
 
 from __future__ import annotations
 
+import errno
 import math
 import re
 import time
@@ -84,6 +85,8 @@ def parse_animation_file(path: str | Path, channel_count: int) -> Animation:
     except FileRefusedError as exc:
         raise AnimationFileError(str(p), None, exc.reason) from None
     except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOMEM):
+            raise  # the process's want, not the file's fault: the whole load fails
         raise AnimationFileError(str(p), None, f"cannot read: {exc.strerror or exc}") from None
     return parse_animation(data, channel_count, source=str(p))
 

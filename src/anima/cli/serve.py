@@ -15,10 +15,13 @@ import typer
 
 from anima.cli import instances
 from anima.cli.common import ConfigOpt, fail
+from anima.cli.process import raise_open_files_limit
 from anima.errors import AnimaError
 
 if TYPE_CHECKING:
+    from anima.cli.process import Reloads
     from anima.config import AnimaConfig
+    from anima.motion.timer import LoopStats
     from anima.runtime import Runtime
 
 log = logging.getLogger("anima")
@@ -289,10 +292,15 @@ def run(
             # the embedded broker narrates every state change at INFO
             for noisy in ("amqtt", "transitions"):
                 logging.getLogger(noisy).setLevel(logging.WARNING)
+        raise_open_files_limit()  # 1,024 must not be the ceiling slow clients hit
         runtime = build(cfg, audio_in=audio_in, report=typer.echo)
         web_door = next((d for d in runtime.frontdoors if isinstance(d, WebFrontDoor)), None)
-        _install_signals(runtime, stop)
-        runtime.start()
+        reloads = _install_signals(runtime, stop)
+        try:
+            runtime.start()
+        except BaseException:
+            reloads.stop()
+            raise
     except AnimaError as exc:
         raise fail(exc) from exc
     pid = _claim_pid_file(cfg.mqtt.prefix)
@@ -305,6 +313,7 @@ def run(
             _start_console(runtime, stop)
         _wait(runtime, stop, seconds, cfg.serve.status_interval_s)
     finally:
+        reloads.stop()
         runtime.stop()
         if pid is not None:
             instances.release(pid)
@@ -329,18 +338,24 @@ def _claim_pid_file(prefix: str) -> Path | None:
     return path
 
 
-def _install_signals(runtime: Runtime, stop: threading.Event) -> None:
+def _install_signals(runtime: Runtime, stop: threading.Event) -> Reloads:
+    from anima.cli.process import Reloads
+
+    # reload off the signal handler (parsing files there would delay the main thread), one
+    # at a time: a storm of SIGHUPs is one reload running and one pending
+    reloads = Reloads(runtime.reload_animations).start()
+
     def on_stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s: easing to rest and stopping", signal.Signals(signum).name)
         stop.set()
 
     def on_hup(_signum: int, _frame: FrameType | None) -> None:
-        # reload off the signal handler: parsing files there would delay the main thread
-        threading.Thread(target=runtime.reload_animations, name="anima-reload").start()
+        reloads.request()
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
+    return reloads
 
 
 def _start_console(runtime: Runtime, stop: threading.Event) -> None:
@@ -364,6 +379,7 @@ def _start_console(runtime: Runtime, stop: threading.Event) -> None:
 
 def _wait(runtime: Runtime, stop: threading.Event, seconds: float | None, every: float) -> None:
     end = None if seconds is None else time.monotonic() + seconds
+    last = runtime.engine.stats()
     while not stop.is_set():
         wait = every
         if end is not None:
@@ -371,21 +387,59 @@ def _wait(runtime: Runtime, stop: threading.Event, seconds: float | None, every:
             if wait <= 0:
                 return
         if not stop.wait(wait):
-            log.info(status_line(runtime))
+            now = runtime.engine.stats()
+            log.info(status_line(runtime, since=last, stats=now))
+            last = now
 
 
-def status_line(runtime: Runtime) -> str:
-    s = runtime.engine.stats()
+def recent_rate(stats: LoopStats, since: LoopStats | None) -> float:
+    """The loop's rate over the ticks since ``since`` (the previous status line's stats),
+    not since the start: a start-up stall weighed on that average for minutes (82 Hz shown
+    for 25 s). No tick since then: 0. Without ``since``: the whole run's."""
+    if since is None:
+        return stats.rate_hz
+    ticks = stats.ticks - since.ticks
+    span = stats.elapsed_s - since.elapsed_s
+    if ticks <= 0 or span <= 0:
+        return 0.0
+    return ticks / span
+
+
+def status_line(
+    runtime: Runtime, since: LoopStats | None = None, stats: LoopStats | None = None
+) -> str:
+    """One line on the loop, the robot and the doors; the rate since ``since`` when given."""
+    s = runtime.engine.stats() if stats is None else stats
     st = runtime.engine.state()
     move = st.move or "idle"
     driver = "connected" if st.driver_connected else "DISCONNECTED"
     flag = " | ESTOP" if st.estopped else ""
     return (
-        f"rate {s.rate_hz:.2f} Hz | period error p99 {s.period_error_p99_ms:.3f} ms "
+        f"rate {recent_rate(s, since):.2f} Hz | period error p99 {s.period_error_p99_ms:.3f} ms "
         f"max {s.period_error_max_ms:.3f} ms | missed {s.missed} | tick p50 "
         f"{s.tick_compute_p50_us:.0f} µs | move {move} | driver {driver}{_mqtt_status(runtime)}"
-        f"{flag}"
+        f"{_web_status(runtime)}{flag}"
     )
+
+
+def _web_status(runtime: Runtime) -> str:
+    """`` | web refused 12, timed out 3`` when the web door turned clients away (else
+    nothing): what its limits logged once is counted here (docs/web.md, "Limits")."""
+    from anima.frontdoors.web import WebFrontDoor
+
+    parts: list[str] = []
+    for door in runtime.frontdoors:
+        if isinstance(door, WebFrontDoor):
+            c = door.counts()
+            counted = (
+                ("refused", c.refused),
+                ("timed out", c.timed_out),
+                ("dropped slow", c.stalled),
+                ("ws refused", door.ws_refused),
+                ("accept failures", c.accept_failures),
+            )
+            parts += [f"{name} {n}" for name, n in counted if n]
+    return f" | web {', '.join(parts)}" if parts else ""
 
 
 def _mqtt_status(runtime: Runtime) -> str:

@@ -1,0 +1,213 @@
+"""`anima serve`'s process-wide care (issue 30): SIGHUP storms merged into one reload running
+and one pending, a reload that cannot open files keeping the animations there were, the soft
+open-files limit raised to the hard one, and the status line's rate over its last interval.
+
+Before: 50 SIGHUPs in 5 s ran 37 reloads at once (threads 17 → 54, +98 MB kept); a reload out
+of descriptors skipped every file and left no animation; 1,024 open files was the ceiling; the
+status line's rate was the whole run's average (82 Hz for 25 s after a start-up stall)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from anima.cli.process import Reloads, raise_open_files_limit
+from anima.cli.serve import recent_rate, status_line
+from anima.config import AnimaConfig, SpeechConfig
+from anima.drivers.sim import SimDriver
+from anima.motion.timer import LoopStats
+from anima.runtime import Runtime
+from anima.testing import eventually
+
+
+def test_a_storm_of_requests_is_one_reload_running_and_one_pending() -> None:
+    release = threading.Event()
+    started = threading.Semaphore(0)
+    running = 0
+    most = 0
+    lock = threading.Lock()
+
+    def reload() -> None:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        started.release()
+        release.wait(5.0)
+        with lock:
+            running -= 1
+
+    reloads = Reloads(reload).start()
+    threads = threading.active_count()
+    try:
+        reloads.request()
+        assert started.acquire(timeout=5.0)  # the first runs
+        for _ in range(50):
+            reloads.request()
+        assert threading.active_count() == threads  # no thread per request
+        release.set()
+        assert started.acquire(timeout=5.0)  # the 50 made one more
+        assert eventually(lambda: running == 0)
+        assert not started.acquire(timeout=0.05)  # and no other
+    finally:
+        release.set()
+        assert reloads.stop(timeout=5.0)
+    assert reloads.runs == 2
+    assert most == 1
+
+
+def test_a_failing_reload_does_not_end_the_reloads() -> None:
+    done = threading.Event()
+    calls = 0
+
+    def reload() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise OSError(24, "Too many open files")
+        done.set()
+
+    reloads = Reloads(reload).start()
+    try:
+        reloads.request()
+        assert eventually(lambda: calls == 1)
+        reloads.request()
+        assert done.wait(5.0)
+    finally:
+        assert reloads.stop(timeout=5.0)
+
+
+def test_a_reload_out_of_descriptors_keeps_the_animations_there_were() -> None:
+    runtime = Runtime(AnimaConfig(speech=SpeechConfig(enabled=False)), driver=SimDriver())
+    # (not started: the reload is the subject)
+    runtime.reload_animations()
+    names = runtime.library.names()
+    assert len(names) > 10
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    spare: list[int] = []
+    try:
+        highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 8, hard))
+        try:
+            while True:  # take every descriptor left
+                spare.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+        summary = runtime.reload_animations()
+    finally:
+        for fd in spare:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert "reload failed (Too many open files)" in summary
+    assert f"the {len(names)} loaded before are kept" in summary
+    assert runtime.library.names() == names
+
+
+def test_the_soft_open_files_limit_is_raised_to_the_hard_one() -> None:
+    code = (
+        "import resource\n"
+        "from anima.cli.process import raise_open_files_limit\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "before, after = raise_open_files_limit()\n"
+        "assert before == 256, before\n"
+        "assert after == hard == resource.getrlimit(resource.RLIMIT_NOFILE)[0], (after, hard)\n"
+    )
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+    def low_soft_limit() -> None:  # as Debian's 1,024, lower: the child starts with it
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        preexec_fn=low_soft_limit,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert raise_open_files_limit()[1] == hard  # and here, harmlessly, once more
+
+
+def stats(ticks: int, elapsed_s: float) -> LoopStats:
+    return LoopStats(
+        ticks=ticks,
+        elapsed_s=elapsed_s,
+        rate_hz=(ticks - 1) / elapsed_s if elapsed_s else 0.0,
+        target_hz=100.0,
+        period_error_p50_ms=0.0,
+        period_error_p99_ms=0.0,
+        period_error_max_ms=0.0,
+        missed=0,
+        tick_compute_p50_us=0.0,
+        tick_compute_p99_us=0.0,
+        window=ticks,
+    )
+
+
+def test_the_status_lines_rate_is_the_last_intervals() -> None:
+    # a start-up stall: 25 s for 500 ticks, then 5 s at 100 Hz
+    before = stats(500, 25.0)
+    now = stats(1000, 30.0)
+    assert now.rate_hz < 40.0  # the whole run's average, as the status line showed it
+    assert recent_rate(now, before) == 100.0
+    assert recent_rate(now, now) == 0.0  # no tick in the interval: a stopped loop shows 0
+    assert recent_rate(now, None) == now.rate_hz
+
+    runtime = Runtime(AnimaConfig(speech=SpeechConfig(enabled=False)), driver=SimDriver())
+    runtime.start(stepped=True)
+    try:
+        runtime.step(10)
+        first = runtime.engine.stats()
+        runtime.step(10)
+        second = runtime.engine.stats()
+        line = status_line(runtime, since=first, stats=second)
+        rate = 10 / (second.elapsed_s - first.elapsed_s)
+        assert line.startswith(f"rate {rate:.2f} Hz |"), line
+        assert rate != second.rate_hz  # not the whole run's: (20 - 1) / elapsed
+    finally:
+        runtime.stop(ease=False)
+
+
+def test_a_sighup_storm_on_anima_serve_runs_few_reloads(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_MQTT__ENABLED="false")
+    env.update(ANIMA_WEB__ENABLED="false", XDG_RUNTIME_DIR=str(tmp_path), ANIMA_LOG_LEVEL="INFO")
+    env["ANIMA_SPEECH__ENABLED"] = "false"  # no voice to load: the reloads are the subject
+    env["ANIMA_SERVE__SHUTDOWN_S"] = "0.1"
+    env.pop("ANIMA_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anima", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    try:
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            line = proc.stdout.readline()
+            assert line, "serve ended early"
+            if line.startswith("anima ready"):
+                break
+        for _ in range(50):  # 5 ms apart: each is handled, none is merged by the kernel
+            os.kill(proc.pid, signal.SIGHUP)
+            time.sleep(0.005)
+        time.sleep(0.5)  # the pending reload runs: tens of ms
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out
+    reloads = out.count("animations: ")
+    # one reload (tens of ms) at a time: about 250 ms / its length, not one per SIGHUP (50)
+    assert 1 <= reloads <= 25, out
+    assert "Traceback" not in out

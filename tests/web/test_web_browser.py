@@ -111,7 +111,8 @@ def test_the_dashboard_drives_and_shows_the_robot(
     assert shot.stat().st_size > 10_000
     b.click("#reset-btn")
     b.wait_for("!document.getElementById('estop').classList.contains('bad')")
-    assert b.errors == []
+    # the refused nods answer 409 (issue 30: refused on the call), which Chromium logs
+    assert [e for e in b.errors if "status of 409" not in e] == []
 
 
 def test_the_humanoid_panel_shows_and_drives_the_simulated_adam(

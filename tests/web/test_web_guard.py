@@ -166,3 +166,44 @@ def test_off_loopback_the_token_protects_not_the_origin() -> None:
     refusal = Guard(None, loopback=False).refusal(scope, headers)  # type: ignore[arg-type]
     assert refusal is not None
     assert refusal[0] == 415
+
+
+def test_the_fleet_page_is_guarded_too() -> None:
+    """``anima fleet serve`` on loopback: before, any page could post ``reset`` to it and
+    release every robot's emergency stop."""
+    import threading
+
+    import uvicorn
+
+    from anima.fleet import FleetWatcher
+    from anima.fleet.web import make_app
+    from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
+    from anima.testing import eventually
+
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    watcher = FleetWatcher(broker.address).start()
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(make_app(watcher), host="127.0.0.1", port=port,
+                                           log_level="warning"))  # fmt: skip
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        assert eventually(lambda: server.started, timeout=10)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5.0) as http:
+            foreign = http.post("/api/fleet/reset", headers={"Origin": EVIL}, json={})
+            assert foreign.status_code == 403
+            rebound = http.get("/api/fleet", headers={"Host": f"evil.example:{port}"})
+            assert rebound.status_code == 421
+            plain = http.post(
+                "/api/fleet/reset", headers={"Content-Type": "text/plain"}, content="{}"
+            )
+            assert plain.status_code == 415
+            own = f"http://127.0.0.1:{port}"
+            mine = http.post("/api/fleet/reset", headers={"Origin": own}, json={})
+            assert mine.status_code == 409  # through the guard: no robot online
+    finally:
+        server.should_exit = True
+        thread.join(5)
+        watcher.stop()
+        broker.stop()

@@ -2,7 +2,9 @@
 robot or all (docs/fleet.md). A :class:`~anima.fleet.FleetWatcher` keeps the view live; the page
 polls ``GET /api/fleet`` and posts ``estop`` or ``reset`` to ``POST /api/fleet/{command}`` with
 the robots' prefixes (none: every robot online). Off loopback it needs a token, as the
-dashboard does (``--token``; ``Authorization: Bearer …`` or ``?token=``)."""
+dashboard does (``--token``; ``Authorization: Bearer …`` or ``?token=``); without one (so on
+loopback) the dashboard's Host/Origin guard stands in front of it, so a page on another site
+cannot release every robot's emergency stop (:mod:`anima.frontdoors.web.guard`)."""
 
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ def make_app(watcher: FleetWatcher, *, token: str | None = None) -> Any:
     except ImportError as exc:
         raise MissingDependencyError("fastapi", "web") from exc
     from anima.frontdoors.web.access import token_matches
+    from anima.frontdoors.web.guard import Guard
 
     def check(request: Request) -> None:
         given = request.query_params.get("token")
@@ -34,6 +37,8 @@ def make_app(watcher: FleetWatcher, *, token: str | None = None) -> Any:
             raise HTTPException(401, "a token is needed: ?token=… or Authorization: Bearer …")
 
     app = FastAPI(title="anima fleet", docs_url=None, redoc_url=None)
+    # no token: served on loopback (check_exposure), where Host and Origin are what protect
+    app.add_middleware(Guard, loopback=token is None)
 
     @app.get("/", include_in_schema=False)
     def page() -> Any:

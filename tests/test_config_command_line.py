@@ -58,6 +58,10 @@ def test_humanoid_sim_keeps_its_port_from_the_file(tmp_path: Path) -> None:
     assert configure(path, humanoid="none").humanoid.sim_port == 16666  # kept, unused
     path.write_text("humanoid: adam\n")  # a type's name alone
     assert configure(path, humanoid="sim").humanoid == HumanoidConfig(type="sim")
+    # one class for every type: a bad value is refused by its line, not dropped
+    path.write_text("humanoid:\n  type: adam\n  sim_port: many\n")
+    with pytest.raises(ConfigError, match=r"anima.yaml:3: humanoid\.sim_port must be an integer"):
+        configure(path, humanoid="sim")
 
 
 def test_a_type_flag_keeps_what_fits_and_drops_the_rest_naming_its_line(

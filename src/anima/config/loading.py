@@ -15,7 +15,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
@@ -97,38 +97,32 @@ def _choose_type(
         return
     if not isinstance(raw, dict):
         return  # not a mapping: checked, and refused, as the file's
-    cls = _section_class(section, tag)
-    if cls is None:
-        return  # an unknown type: refused by name when the section is checked
-    before = raw.get("type", _default_tag(section))
-    if (before.raw if isinstance(before, _EnvValue) else before) != tag:
-        # the file's settings were another type's: those the command line's takes stay
-        fitting = _fitting(cls, section, tag, raw, lambda key: _origin(origins, key, source))
-        raw = {name: value for name, value in raw.items() if name in fitting}
+    by_tag = _types_of(section)
+    if tag in by_tag:  # a tagged section (driver): another type's settings may be there
+        before = raw.get("type", next(iter(by_tag)))
+        if (before.raw if isinstance(before, _EnvValue) else before) != tag:
+            # the file's settings were another type's: those the command line's takes stay
+
+            def where(key: str) -> str:
+                return _origin(origins, key, source)
+
+            fitting = _fitting(by_tag[tag], section, tag, raw, where)
+            raw = {name: value for name, value in raw.items() if name in fitting}
+    # else one class for every type (humanoid: all its settings stay, checked as the file's),
+    # or an unknown type, refused by name when the section is checked
     data[section] = {**raw, "type": tag}
     origins[f"{section}.type"] = "command line"
 
 
-def _section_class(section: str, tag: str) -> Any:
-    """The dataclass section ``section`` is made of when its type is ``tag``: the tagged
-    union's member (``driver``), the one class of a section that has a ``type`` setting
-    (``humanoid``); None when no type has that name."""
+def _types_of(section: str) -> dict[str, Any]:
+    """A tagged section's dataclass for each of its types (``driver``: sim, serial, …), the
+    first the default; empty for a section that is one dataclass (``humanoid``)."""
     hint = typing.get_type_hints(AnimaConfig)[section]
-    members = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)]
-    if not members:
-        return hint if dataclasses.is_dataclass(hint) else None
-    return {_tag(m): m for m in members}.get(tag)
-
-
-def _default_tag(section: str) -> Any:
-    """The type ``section`` has when none is given."""
-    hint = typing.get_type_hints(AnimaConfig)[section]
-    members = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)] or [hint]
-    return next(f.default for f in dataclasses.fields(members[0]) if f.name == "type")
+    return {_tag(m): m for m in typing.get_args(hint) if dataclasses.is_dataclass(m)}
 
 
 def _fitting(
-    cls: Any, section: str, tag: str, settings: Mapping[str, Any], where: Any
+    cls: Any, section: str, tag: str, settings: Mapping[str, Any], where: Callable[[str], str]
 ) -> dict[str, Any]:
     """Of ``settings`` (another type's), those type ``tag``'s section ``cls`` has too and takes
     as they are (the serial board's ``port`` is a device, the Reachy daemon's a number); the
@@ -207,11 +201,13 @@ def with_changes(
     current = getattr(config, section)
     data: dict[str, Any] = dataclasses.asdict(current)
     if "type" in given and given["type"] != data.get("type"):
-        # another type: the settings made (not the old type's defaults) that it takes too
-        defaults = dataclasses.asdict(type(current)())
-        made = {k: v for k, v in data.items() if v != defaults.get(k)}
-        cls = _section_class(section, str(given["type"]))
-        data = {} if cls is None else _fitting(cls, section, str(given["type"]), made, _config)
+        tag = str(given["type"])
+        by_tag = _types_of(section)
+        if by_tag:  # another type's class: the settings made (not defaults) that it takes
+            defaults = dataclasses.asdict(type(current)())
+            made = {k: v for k, v in data.items() if v != defaults.get(k)}
+            data = _fitting(by_tag[tag], section, tag, made, _config) if tag in by_tag else {}
+        # else one class for every type (humanoid): its settings all stay
     hint = typing.get_type_hints(AnimaConfig)[section]
     made = _coerce(hint, {**data, **given}, source, section, {})
     return dataclasses.replace(config, **{section: made})

@@ -196,6 +196,17 @@ def test_a_rebound_host_or_a_foreign_page_is_refused_on_loopback(door: WebFrontD
         assert http.get(door.url + "api/state").status_code == 200
 
 
+def test_a_large_request_is_refused_before_it_is_read(door: WebFrontDoor) -> None:
+    """/mcp is bounded as the REST bodies are (64 KiB, the web door's BodyLimit), not by the
+    SDK's own limit: a 900 KB tool call never reaches the session or the SSE stream."""
+    big = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+           "params": {"name": "say", "arguments": {"text": "x" * 900_000}}}  # fmt: skip
+    with httpx.Client(timeout=10) as http:
+        refused = http.post(mcp_url(door), json=big, headers=ACCEPT)
+        assert refused.status_code == 413
+        assert http.post(mcp_url(door), json=INIT, headers=ACCEPT).status_code == 200
+
+
 def test_sessions_are_capped_and_idle_ones_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     """At most MAX_SESSIONS at once (503 past it), each closed after SESSION_IDLE_S: the SDK's
     defaults were 10,000 sessions kept 30 minutes (1,188 initialize calls cost 64 MB). Small

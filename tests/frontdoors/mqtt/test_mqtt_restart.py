@@ -19,15 +19,21 @@ from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import MqttProbe
+from anima.wire.mqtt import BrokerAddress
 from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
+from .proxy import LinkProxy
 
 
 def start(prefix: str, mosquitto: Mosquitto) -> tuple[Runtime, MqttFrontDoor]:
+    return start_at(prefix, mosquitto.address)
+
+
+def start_at(prefix: str, address: BrokerAddress) -> tuple[Runtime, MqttFrontDoor]:
     cfg = robot_config(prefix)
     runtime = Runtime(cfg, driver=SimDriver())
-    door = MqttFrontDoor(runtime, cfg.mqtt, mosquitto.address)
+    door = MqttFrontDoor(runtime, cfg.mqtt, address)
     runtime.attach(door)
     runtime.start()
     assert door.wait_connected(5)
@@ -77,3 +83,31 @@ def test_a_retained_identity_of_a_killed_run_answers_no_ping_and_is_not_an_error
         assert other_anima(caplog) == []
     finally:
         runtime.stop(ease=False)
+
+
+def test_two_robots_on_one_prefix_that_the_claim_missed_the_newer_stands_down(
+    prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A's link is cut and the broker restarted, B starts (the claim finds A dead), A returns:
+    # the same client id, so each connection takes the session from the other
+    caplog.set_level(logging.INFO, logger="anima")
+    topics = Topics(prefix)
+    with Mosquitto() as broker, LinkProxy(broker.address) as proxy:
+        old = start_at(prefix, proxy.address)
+        new: tuple[Runtime, MqttFrontDoor] | None = None
+        try:
+            proxy.cut()
+            broker.restart()
+            new = start_at(prefix, broker.address)
+            proxy.restore()
+            (a, door_a), (b, door_b) = old, new
+            wait_until(lambda: bool(door_b.stood_down), 6, "the newer robot stood down")
+            assert any("not serving MQTT" in w for w in b.health.now().warnings)
+            wait_until(lambda: door_a.connected, 4, "the older robot serving again")
+            with MqttProbe(broker.address) as probe:
+                probe.publish(topics.control + "estop", "", qos=1)
+            wait_until(lambda: a.engine.state().estopped, 2, "the estop reached the older")
+            assert not door_a.stood_down
+        finally:
+            for runtime, _door in filter(None, (new, old)):
+                runtime.stop(ease=False)

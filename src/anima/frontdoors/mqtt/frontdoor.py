@@ -102,6 +102,7 @@ class MqttFrontDoor:
             runtime, config, self.topics, self._publish, on_live_other=self._on_live_other
         )
         self.stood_down = ""  # why this door stopped serving MQTT (another anima on its prefix)
+        self._stand_down_for = ""  # the same, decided on paho's thread, done on the watch
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -319,8 +320,8 @@ class MqttFrontDoor:
     def _on_live_other(self, newer: bool, payload: bytes) -> None:
         """Another anima is live on our prefix (presence.py): the newer of the two stands down
         (on the watch thread: paho's own cannot stop its loop)."""
-        if newer and not self.stood_down:
-            self.stood_down = (
+        if newer and not self._stand_down_for:
+            self._stand_down_for = (
                 f"not serving MQTT: another anima ({who(payload)}) started earlier on prefix "
                 f"{self.config.prefix!r} of {self.address}; give this one its own mqtt.prefix "
                 "and restart it"
@@ -335,7 +336,8 @@ class MqttFrontDoor:
             client.loop_stop()
         if self.estop_lane is not None:
             self.estop_lane.stop()
-        self.runtime.health.problems["mqtt"] = self.stood_down
+        self.runtime.health.problems["mqtt"] = self._stand_down_for
+        self.stood_down = self._stand_down_for
         log.error("MQTT: %s", self.stood_down)
 
     def _humanoid_answer(self, command: str, request: str, answer: str) -> None:
@@ -373,7 +375,7 @@ class MqttFrontDoor:
         period = 1.0 / self.config.state_hz
         due = time.monotonic() + period
         while not self._stop.wait(min(WATCH_S, period)):
-            if self.stood_down and self._client is not None:
+            if self._stand_down_for and not self.stood_down:
                 self._stand_down()
             self._check_network()
             if time.monotonic() < due:

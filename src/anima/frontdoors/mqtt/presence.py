@@ -76,7 +76,7 @@ def identity(runtime: Runtime, config: MqttConfig, instance: str) -> JsonObject:
         "driver": runtime.config.driver.type,
         "host": socket.gethostname(),
         "pid": os.getpid(),
-        "started": started.isoformat(timespec="seconds"),
+        "started": started.isoformat(timespec="milliseconds"),  # the newer of two stands down
     }
 
 

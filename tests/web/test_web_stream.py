@@ -10,7 +10,9 @@ import time
 import httpx
 import websockets
 
+from anima.commands import EmergencyStop
 from anima.frontdoors.web import WebFrontDoor
+from anima.frontdoors.web.stream import dumps
 from anima.runtime import Runtime
 from anima.testing import eventually
 
@@ -126,3 +128,14 @@ def test_a_wrong_token_is_refused_on_the_websocket() -> None:
             return False
 
         assert asyncio.run(refused())
+
+
+def test_the_state_message_is_made_once_a_half_period_for_every_client(robot: Robot) -> None:
+    """Made for each client it cost ~0.6 ms a time: 200 clients at 30 Hz starved the loop."""
+    runtime, door = robot
+    first = door.state_message()
+    assert door.state_message() is first  # the same period: shared
+    assert dumps(first) is dumps(door.state_message())  # and encoded once
+    runtime.execute(EmergencyStop())
+    assert eventually(lambda: door.state_message()["estop"] is True)  # fresh a period later
+    assert door.state_message() is not first

@@ -55,6 +55,8 @@ class WebFrontDoor:
             write_stall_s=config.write_stall_s,
         )
         self._ws_cap: WebSocketCap | None = None  # made by prepare()
+        self._state: tuple[float, JsonObject] | None = None  # (made at, the state message)
+        self._state_ttl_s = 0.5 / config.updates_hz  # each client's is at most this old
         self.port = config.port  # the bound port once started (config.port may be 0)
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -219,12 +221,21 @@ class WebFrontDoor:
         }
 
     def state_message(self) -> JsonObject:
-        return {
+        """The state message, made at most once per half period and shared by every client
+        (the same object: :func:`~anima.frontdoors.web.stream.dumps` encodes it once). Made
+        for each client, it cost ~0.6 ms each time: 200 clients at 30 Hz starved the loop."""
+        now = time.monotonic()
+        made = self._state
+        if made is not None and now - made[0] < self._state_ttl_s:
+            return made[1]
+        message: JsonObject = {
             "v": PAYLOAD_VERSION,
             "type": "state",
             **self.reader.state().to_json(),
             "values": self.reader.frame(),
         }
+        self._state = (now, message)
+        return message
 
     def _on_event(self, event: Event) -> None:
         if len(self.clients) == 0:

@@ -20,8 +20,20 @@ log = logging.getLogger(__name__)
 QUEUE_LIMIT = 512  # messages waiting for one client; more are dropped
 
 
+_encoded: list[tuple[JsonObject, str]] = []  # the last message encoded, and its text
+
+
 def dumps(message: JsonObject) -> str:
-    return json.dumps(message, separators=(",", ":"), allow_nan=False, default=str)
+    """Compact JSON. The message encoded last is remembered by identity: the state message is
+    one object shared by every client in a period (``WebFrontDoor.state_message``), encoded
+    once for all of them rather than once each. The slot holds the object, so its id cannot
+    be reused by another; messages are never changed once made."""
+    last = _encoded[0] if _encoded else None
+    if last is not None and last[0] is message:
+        return last[1]
+    text = json.dumps(message, separators=(",", ":"), allow_nan=False, default=str)
+    _encoded[:] = [(message, text)]  # one slice assignment: a reader sees old or new
+    return text
 
 
 class Client:
@@ -61,10 +73,19 @@ class Clients:
             return len(self._clients)
 
     def broadcast(self, text: str) -> None:
-        """Queue ``text`` for every client; safe from any thread, never blocks."""
+        """Queue ``text`` for every client; safe from any thread, never blocks. One wake-up
+        of each event loop for all its clients, not one per client."""
         with self._lock:
             clients = list(self._clients)
+        by_loop: dict[asyncio.AbstractEventLoop, list[Client]] = {}
         for c in clients:
-            # RuntimeError: that client's loop is closing, it is going away
+            by_loop.setdefault(c.loop, []).append(c)
+        for loop, theirs in by_loop.items():
+            # RuntimeError: that loop is closing, its clients are going away
             with contextlib.suppress(RuntimeError):
-                c.loop.call_soon_threadsafe(c.put, text)
+                loop.call_soon_threadsafe(_put_all, theirs, text)
+
+
+def _put_all(clients: list[Client], text: str) -> None:
+    for c in clients:
+        c.put(text)

@@ -204,7 +204,9 @@ def test_an_unknown_name_is_a_value_error_with_a_suggestion(tmp_path: Path) -> N
     assert str(info.value) == "unknown animation 'nodd' (did you mean nod?)"
     with pytest.raises(UnknownAnimationError) as info:
         lib.get("xyzzy")
-    assert str(info.value) == "unknown animation 'xyzzy'"  # nothing close: no hint
+    assert str(info.value) == (  # nothing close: the shortest names, and how many
+        "unknown animation 'xyzzy' (nothing close; did you mean one of nod, shake? 2 in all)"
+    )
 
 
 def test_postures_and_gestures_are_told_apart(tmp_path: Path) -> None:

@@ -110,12 +110,15 @@ class Action:
         choices: Mapping[str, Sequence[Scalar]] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
         validators: Mapping[str, Callable[[Any], None]] | None = None,
+        resolvers: Mapping[str, Callable[[str], str]] | None = None,
     ) -> Action:
         """A copy whose parameters accept only these choices/bounds (e.g. the animations the
-        library really has) and pass these validators (raising ValueError); phrases that no
-        longer fit are dropped."""
+        library really has), pass these validators (raising ValueError) and map a string
+        that is not a choice to the one it stands for with these resolvers (an animation's
+        alias); phrases that no longer fit are dropped."""
         choices, bounds, validators = choices or {}, bounds or {}, validators or {}
-        for key in [*choices, *bounds, *validators]:
+        resolvers = resolvers or {}
+        for key in [*choices, *bounds, *validators, *resolvers]:
             self.param(key)  # KeyError for a typo
         params = tuple(
             replace(
@@ -123,6 +126,7 @@ class Action:
                 choices=tuple(choices[p.name]) if p.name in choices else p.choices,
                 bounds=bounds.get(p.name, p.bounds),
                 validate=validators.get(p.name, p.validate),
+                resolve=resolvers.get(p.name, p.resolve),
             )
             for p in self.params
         )
@@ -314,10 +318,11 @@ class ActionRegistry:
         choices: Mapping[str, Sequence[Scalar]] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
         validators: Mapping[str, Callable[[Any], None]] | None = None,
+        resolvers: Mapping[str, Callable[[str], str]] | None = None,
     ) -> None:
         """Narrow a registered action's parameters (see :meth:`Action.with_constraints`)."""
         self._actions[name] = self._actions[name].with_constraints(
-            choices=choices, bounds=bounds, validators=validators
+            choices=choices, bounds=bounds, validators=validators, resolvers=resolvers
         )
 
     def get(self, name: str) -> Action | None:

@@ -14,6 +14,7 @@ from anima import commands as cmd
 from anima.agent.actions import ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext, Inbox
 from anima.agent.phrases import Phrase
+from anima.animation.names import Names
 from anima.commands import LookAtResult
 from anima.events import Event, MoveFinished, SpeechEnded
 from anima.speech import markup
@@ -308,13 +309,32 @@ def register_builtins(
     if animations is not None:
         names = tuple(animations)
         if names:
-            registry.constrain("play_animation", choices={"name": names})
+            registry.constrain(
+                "play_animation", choices={"name": names}, resolvers={"name": resolver(names)}
+            )
         else:
             registry.remove("play_animation")
         registry.constrain("say", validators={"text": markers_checker(names)})
     if postures is not None:
         shapes = tuple(postures)
         if shapes:
-            registry.constrain("look_at_target", choices={"name": shapes})
+            registry.constrain(
+                "look_at_target", choices={"name": shapes}, resolvers={"name": resolver(shapes)}
+            )
         else:
             registry.remove("look_at_target")
+
+
+def resolver(names: Sequence[str]) -> Callable[[str], str]:
+    """The library's lookup of a name as people write it (``wave``, ``lookup_waving`` →
+    ``LOOKUP_Waving``; :mod:`anima.animation.names`), over ``names``: so a plan, a tool call
+    and an MCP call take what every door takes, and carry the library's name."""
+    known = Names(names)
+
+    def resolve(given: str) -> str:
+        found = known.resolve(given)
+        if found is None:
+            raise ValueError(known.hint(given) or "")
+        return found
+
+    return resolve

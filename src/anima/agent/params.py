@@ -44,6 +44,10 @@ class Param:
     # a further check of the converted value (raises ValueError): e.g. the speech markers in
     # say's text against the animation library
     validate: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
+    # a string that is not one of the choices, mapped to the choice it stands for (an
+    # animation's alias: "wave" → LOOKUP_Waving), or ValueError saying what is close (added
+    # to the refusal)
+    resolve: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def required(self) -> bool:
@@ -140,10 +144,17 @@ class Param:
             if not isinstance(value, str):
                 raise ValueError(f"{where} must be a string, got {_shown(value)}")
             out = value
+        hint = ""
+        resolve = self.resolve
+        if resolve and isinstance(out, str) and self.choices and out not in self.choices:
+            try:
+                out = resolve(out)
+            except ValueError as exc:  # its reason: "did you mean LOOKUP_Waving?"
+                hint = f" ({exc})" if str(exc) else ""
         if self.choices is not None and out not in self.choices:
             raise ValueError(
                 f"{where} must be one of {', '.join(repr(c) for c in self.choices)}, "
-                f"got {_shown(out)}"
+                f"got {_shown(out)}{hint}"
             )
         if self.bounds is not None and isinstance(out, int | float) and not isinstance(out, bool):
             lo, hi = self.bounds

@@ -6,11 +6,16 @@ to a device). ``reload()`` builds a new table and its report on the calling thre
 runtime's reload thread) and swaps both in one assignment, so lookups from other threads see
 either the whole old library or the whole new one, and the motion loop never waits: it never
 looks at the library, and parsing holds the GIL only in short pieces.
+
+Names are looked up as people write them (:mod:`anima.animation.names`): ``get("wave")`` and
+``get("lookup_waving")`` give ``LOOKUP_Waving``, whose ``name`` is what every command built
+from it, and every event, carries. :meth:`AnimationLibrary.resolve` is that lookup, done once
+for every door (the payload parsers, the behaviour's ``play_animation``, the agent's actions);
+an unknown name is refused with the closest names and aliases.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 import threading
 from collections.abc import Iterable, Mapping
@@ -19,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anima.animation.names import Names
 from anima.animation.xml_format import Animation, parse_animation_file
 from anima.errors import AnimationFileError, ConfigError, UnknownAnimationError
 
@@ -73,10 +79,12 @@ class AnimationLibrary:
     def __init__(self, folders: Iterable[str | Path], channel_count: int) -> None:
         self.folders = tuple(Path(f) for f in folders)
         self.channel_count = channel_count
-        # the table and the report that describes it, swapped together in one assignment
-        self._state: tuple[Mapping[str, Animation], LoadReport] = (
+        # the table, the report that describes it and the names' spellings and aliases,
+        # swapped together in one assignment
+        self._state: tuple[Mapping[str, Animation], LoadReport, Names] = (
             {},
             LoadReport(loaded=0, files=0, errors=()),
+            Names(()),
         )
         self._lock = threading.Lock()  # one reload at a time; lookups take no lock
 
@@ -118,7 +126,7 @@ class AnimationLibrary:
                         continue
                     table[anim.name] = anim
             report = LoadReport(loaded=len(table), files=files, errors=tuple(errors))
-            self._state = (table, report)
+            self._state = (table, report, Names(table))
             for err in errors:
                 log.warning("animation skipped: %s", err)
             return report
@@ -126,14 +134,28 @@ class AnimationLibrary:
     reload = load
 
     def get(self, name: str) -> Animation:
-        try:
-            return self._animations[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, list(self._animations), n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise UnknownAnimationError(f"unknown animation {name!r}{hint}") from None
+        """The animation ``name`` stands for: its own name, another spelling or an alias
+        (``wave``); its ``name`` is the library's. UnknownAnimationError with the closest."""
+        table, _, names = self._state  # one snapshot: a reload may swap the state meanwhile
+        found = table.get(name)
+        if found is not None:
+            return found
+        real = names.resolve(name)
+        if real is None:
+            raise UnknownAnimationError(names.refusal(name))
+        return table[real]
+
+    def resolve(self, name: str) -> str:
+        """The library's name for ``name`` (itself, another spelling, an alias: ``wave`` →
+        ``LOOKUP_Waving``); UnknownAnimationError saying what is close when there is none."""
+        return self.get(name).name
+
+    def aliases(self) -> dict[str, str]:
+        """Friendly name → the library's name, for the animations loaded now."""
+        return self._state[2].aliases()
 
     def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is one of the library's own names (exactly: no alias)."""
         return name in self._animations
 
     def __len__(self) -> int:

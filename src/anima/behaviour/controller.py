@@ -120,7 +120,7 @@ class Behaviour:
         when it became an idle layer (blink, a looping idle animation: no move to wait for)."""
         anim = self.library.get(name)  # UnknownAnimationError: nothing moves
         with self._asked(repr(name)):
-            return self._play(name, anim)
+            return self._play(anim.name, anim)  # the library's name for an alias ("wave")
 
     def _play(self, name: str, anim: Animation) -> bool:
         cfg = self.config
@@ -253,6 +253,7 @@ class Behaviour:
         anim = self.library.get(name)
         if not anim.is_posture:
             raise InvalidCommandError(f"{name!r} is a gesture, not a posture: use play_animation")
+        name = anim.name  # the library's name for an alias ("look at me")
         if self._shutdown:
             raise CommandRefusedError("look_at_target refused: shutting down (wake first)")
         move = self._move_for(anim, ())

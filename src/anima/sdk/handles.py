@@ -8,10 +8,12 @@ waiting for them, whichever thread they arrive on.
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from anima.animation.names import Names
 from anima.errors import AnimaError, RobotTimeoutError
 from anima.speech import markup
 
@@ -110,6 +112,12 @@ class AnimationHandle(Handle):
         self.what = f"animation {name!r}"
 
 
+@functools.lru_cache(maxsize=256)
+def stands_for(given: str, name: str) -> bool:
+    """Whether ``given`` (what a client asked for) names the library's ``name``."""
+    return given == name or Names((name,)).resolve(given) == name
+
+
 class HandleBook:
     """The handles still waiting, and the pairing of the robot's reports with them."""
 
@@ -157,9 +165,11 @@ class HandleBook:
             self._animations.append(handle)
 
     def animation_ended(self, name: str, reason: str) -> None:
-        """An animation_done: finishes the oldest handle waiting on ``name``."""
+        """An animation_done: finishes the oldest handle waiting on ``name``, the library's
+        name, which a handle asked for by an alias or in another case matches too (``wave``,
+        ``lookup_waving`` for ``LOOKUP_Waving``: the robot resolved it so)."""
         with self._lock:
-            handle = next((h for h in self._animations if h.name == name), None)
+            handle = next((h for h in self._animations if stands_for(h.name, name)), None)
             if handle is not None:
                 self._animations.remove(handle)
         if handle is not None:

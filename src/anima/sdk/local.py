@@ -92,6 +92,8 @@ class LocalBackend:
     # ------------------------------------------------------------------ motion
     def play(self, name: str, timeout: float) -> AnimationHandle:
         rt = self._rt()
+        # the library's name ("wave" → LOOKUP_Waving): the one its animation_done carries
+        name = rt.library.resolve(name)
         handle = AnimationHandle(name, self.stop_animation, timeout)
         if name in IDLE_ANIMATIONS or name in rt.behaviour.config.looping_idle_animations:
             rt.execute(cmd.PlayAnimation(name=name))

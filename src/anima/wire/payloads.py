@@ -239,18 +239,20 @@ def name_field(raw: bytes | str, key: str) -> str:
 
 
 def parse_animation(raw: bytes | str, library: AnimationLibrary) -> cmd.PlayAnimation:
-    """An ``<animation_name>`` from the library."""
+    """An ``<animation_name>`` from the library, in any case or by an alias (``wave``): the
+    command carries the library's own name (``LOOKUP_Waving``)."""
     name = checked_name(raw)
-    library.get(name)  # UnknownAnimationError with suggestions
-    return cmd.PlayAnimation(name=name)
+    return cmd.PlayAnimation(name=library.resolve(name))  # UnknownAnimationError: did you mean
 
 
 def parse_look_at_target(raw: bytes | str, library: AnimationLibrary) -> cmd.LookAtTarget:
-    """A posture ``<animation_name>``; the default posture clears the latch."""
+    """A posture ``<animation_name>`` (or its alias: ``look at me``); the default posture
+    clears the latch."""
     name = checked_name(raw)
-    if not library.get(name).is_posture:
+    posture = library.get(name)
+    if not posture.is_posture:
         raise PayloadError(f"{name!r} is a gesture, not a posture")
-    return cmd.LookAtTarget(name=name)
+    return cmd.LookAtTarget(name=posture.name)
 
 
 def _any(raw: bytes | str) -> None:

@@ -165,6 +165,15 @@ class StopAnimation(_System):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CancelAnimation(_Ordered):
+    """End one animation only (an SDK handle's ``cancel()``): the oldest queued or running
+    move of ``name`` is dropped, or decelerated to a hold if it runs; every other move goes on.
+    Ordered, not a system command: it must come after the ``PlayAnimation`` it cancels."""
+
+    name: str  # an <animation_name> from the library (or its alias)
+
+
+@dataclass(frozen=True, kw_only=True)
 class HumanoidMode(_Ordered):
     """Switch the linked humanoid's mode (SetMode), once its ``mode_enable_list`` allows it."""
 
@@ -234,6 +243,7 @@ Command = (
     | EmergencyStop
     | ResetEmergencyStop
     | StopAnimation
+    | CancelAnimation
     | HumanoidCommand
     | ReadHumanoidState
 )

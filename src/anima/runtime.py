@@ -340,6 +340,8 @@ class Runtime:
                 estop.release(self.engine, self.events)
             case cmd.StopAnimation():
                 self.engine.clear()
+            case cmd.CancelAnimation(name=name):
+                b.cancel_animation(name)
             case cmd.Listen():
                 self._agent_or_refuse().wake("command")
             case cmd.Ask(text=text):

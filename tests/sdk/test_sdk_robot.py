@@ -87,8 +87,23 @@ def test_a_cancelled_handle_stops_its_animation(robot: Robot) -> None:
     handle = robot.play("LOOKUP_Waving")
     eventually(lambda: robot.state().move == "LOOKUP_Waving")
     handle.cancel()
-    assert handle.wait(5) == "cleared"
+    assert handle.wait(5) == "cancelled"
     eventually(lambda: robot.state().move != "LOOKUP_Waving")
+
+
+def test_a_cancelled_handle_ends_its_own_animation_only(robot: Robot) -> None:
+    """Issue 30 item 7: cancel() stopped all motion (stop_animation), other plays included."""
+    wave = robot.play("LOOKUP_Waving")
+    quick = robot.play(QUICK)  # queued behind the wave
+    eventually(lambda: robot.state().move == "LOOKUP_Waving")
+    quick.cancel()  # the waiting one: dropped, the wave goes on
+    assert quick.wait(5) == "cancelled"
+    assert robot.state().move == "LOOKUP_Waving"
+    assert not wave.done
+    after = robot.play(QUICK)
+    wave.cancel()  # the running one: brought to a hold, what waits behind it still plays
+    assert wave.wait(5) == "cancelled"
+    assert after.wait(5) == "done"
 
 
 def test_idle_animations_are_done_at_once(robot: Robot) -> None:

@@ -155,6 +155,16 @@ class Behaviour:
     def _play_idle(self, anim: Animation, *, loop: bool) -> None:
         self.engine.add_idle_layer(AnimationLayer(anim, self.body, loop=loop))
 
+    def cancel_animation(self, name: str) -> None:
+        """End one play of ``name`` only (the oldest queued or running one; a looping idle
+        animation fades out), leaving every other move alone. Unknown names are refused; one
+        that no longer plays is nothing to do (its end may have crossed the request)."""
+        real = self.library.resolve(name)  # UnknownAnimationError: did you mean
+        if real in self.config.looping_idle_animations:
+            self.stop_idle_animation(real)
+        else:
+            self.engine.cancel_move(real)
+
     def stop_idle_animation(self, name: str) -> None:
         """Stop a looping idle animation (``breathingSlow``); it fades out."""
         self.engine.stop_idle_layer(f"anim:{name}")

@@ -144,6 +144,12 @@ class MotionEngine:
         """Drop the queue and decelerate the current move to a hold (never a cut)."""
         self._inbox.clear()
 
+    def cancel_move(self, name: str) -> None:
+        """End only the oldest move named ``name``: dropped from the queue, or decelerated to a
+        hold if it runs (the queue then goes on). Its MoveFinished says ``cancelled``; nothing
+        happens when no such move runs or waits."""
+        self._inbox.cancel(name)
+
     def estop(self) -> None:
         """Hold the current frame from the next tick on; refuse moves until :meth:`reset`.
 

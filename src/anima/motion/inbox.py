@@ -24,7 +24,8 @@ from anima.events import Event, MoveFinished
 from anima.motion.moves import Move
 from anima.motion.primary import PrimaryTrack
 
-Kind = Literal["queue", "now", "clear"]  # after the queue, preempting, or drop and decelerate
+# after the queue, preempting, drop and decelerate, or one move by name (its oldest) only
+Kind = Literal["queue", "now", "clear", "cancel"]
 
 
 class MoveInbox:
@@ -39,7 +40,8 @@ class MoveInbox:
         self._track = track
         self._start = start  # where a move starts (the engine's, read when one does)
         self._emit = emit
-        self.pending: collections.deque[tuple[Kind, Move | None]] = collections.deque()
+        # (kind, the move; the name of the move to cancel; None for clear)
+        self.pending: collections.deque[tuple[Kind, Move | str | None]] = collections.deque()
         self.idle = threading.Event()  # set while no move runs or waits
         self.idle.set()
         self._lock = threading.Lock()
@@ -58,19 +60,27 @@ class MoveInbox:
         """Drop the queue and decelerate the current move, at the next tick (any thread)."""
         self.pending.append(("clear", None))
 
+    def cancel(self, name: str) -> None:
+        """End the oldest move named ``name``, at the next tick (any thread): dropped from the
+        queue, or, running, decelerated to a hold; every other move is left alone."""
+        self.pending.append(("cancel", name))
+
     def drain(self, t: float) -> None:
         """On the motion thread, at the start of the tick: hand each command to the track."""
         track, start, pending = self._track, self._start, self.pending
         while pending:
             kind, move = pending.popleft()
-            if kind == "queue":
-                assert move is not None
-                track.enqueue(move, t, start)
-            elif kind == "now":
-                assert move is not None
-                track.preempt(move, t, start)
-            else:
+            if kind == "cancel":
+                assert isinstance(move, str)
+                track.cancel(move, t, start)
+            elif kind == "clear":
                 track.clear(t, start)
+            elif isinstance(move, str) or move is None:
+                raise AssertionError(f"{kind} without a move")
+            elif kind == "queue":
+                track.enqueue(move, t, start)
+            else:
+                track.preempt(move, t, start)
 
     def settle(self) -> None:
         """On the tick the last move ended: idle, unless a command came in meanwhile."""
@@ -85,5 +95,5 @@ class MoveInbox:
                 _, move = self.pending.popleft()
             except IndexError:
                 return
-            if move is not None:
+            if move is not None and not isinstance(move, str):
                 self._emit(MoveFinished(t=t, name=move.name, cut=True, reason=reason))

@@ -107,12 +107,29 @@ class PrimaryTrack:
     def clear(self, t: float, start: Callable[[], FloatArray]) -> None:
         """Drop the queue; decelerate the running move to rest with a continuous velocity."""
         self.drop_queue("cleared", t)
+        self._decelerate("cleared", t, start)
+
+    def cancel(self, name: str, t: float, start: Callable[[], FloatArray]) -> None:
+        """End the oldest move named ``name`` (reason ``cancelled``): the running one comes to a
+        hold as in :meth:`clear` (the queue then goes on), else the first queued one is dropped;
+        nothing when none is."""
+        active = self.active
+        if active is not None and active.announced and active.move.name == name:
+            self._decelerate("cancelled", t, start)
+            return
+        for move in self.queue:
+            if move.name == name:
+                self.queue.remove(move)
+                self._emit(MoveFinished(t=t, name=name, cut=True, reason="cancelled"))
+                return
+
+    def _decelerate(self, reason: str, t: float, start: Callable[[], FloatArray]) -> None:
         active = self.active
         if active is None:
             return
         lt = t - active.t0
         velocity = (active.values(lt) - active.values(max(lt - self._period, 0.0))) / self._period
-        self.cut("cleared", t)
+        self.cut(reason, t)
         stop = Decelerate(active.move.channels, velocity, self._stop_s)
         self._begin(stop, t, start(), announced=False)
 

@@ -103,8 +103,10 @@ def _said(text: str) -> str:
 
 
 class AnimationHandle(Handle):
-    """One animation (``name``); done after its ``animation_done``. ``cancel()`` stops the
-    motion: queued animations are dropped, the running one comes to a smooth hold."""
+    """One animation (``name``); done after its ``animation_done``. ``cancel()`` ends this
+    animation only (``cancel_animation``): dropped if it waits, brought to a smooth hold if it
+    runs (reason ``cancelled``); other animations go on. With several plays of one name waiting,
+    it ends the oldest, the one the oldest handle is paired with."""
 
     def __init__(self, name: str, cancel: Callable[[], None], default_timeout: float) -> None:
         super().__init__(cancel, default_timeout)

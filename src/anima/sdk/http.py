@@ -258,7 +258,7 @@ class HttpBackend:
 
     def play(self, name: str, timeout: float) -> AnimationHandle:
         body = {"name": name}
-        handle = AnimationHandle(name, self.stop_animation, timeout)
+        handle = AnimationHandle(name, lambda: self.cancel_animation(name), timeout)
         handle.payload = excerpt(_encode(body))
         if name in IDLE_ANIMATIONS:
             self._post("animation", body)
@@ -279,6 +279,9 @@ class HttpBackend:
 
     def stop_animation(self) -> None:
         self._post("stop_animation")
+
+    def cancel_animation(self, name: str) -> None:
+        self._post("cancel_animation", {"name": name})
 
     def look_at(self, x: float, y: float, z: float) -> None:
         check_point(x, y, z)

@@ -94,7 +94,7 @@ class LocalBackend:
         rt = self._rt()
         # the library's name ("wave" → LOOKUP_Waving): the one its animation_done carries
         name = rt.library.resolve(name)
-        handle = AnimationHandle(name, self.stop_animation, timeout)
+        handle = AnimationHandle(name, lambda: self.cancel_animation(name), timeout)
         if name in IDLE_ANIMATIONS or name in rt.behaviour.config.looping_idle_animations:
             rt.execute(cmd.PlayAnimation(name=name))
             handle.finish("done")
@@ -105,6 +105,9 @@ class LocalBackend:
 
     def stop_animation(self) -> None:
         self._rt().execute(cmd.StopAnimation())
+
+    def cancel_animation(self, name: str) -> None:
+        self._rt().execute(cmd.CancelAnimation(name=name))
 
     def look_at(self, x: float, y: float, z: float) -> None:
         self._rt().execute(cmd.LookAt(x=x, y=y, z=z))

@@ -230,7 +230,7 @@ class MqttBackend:
         self._send("stop_speak")
 
     def play(self, name: str, timeout: float) -> AnimationHandle:
-        handle = AnimationHandle(name, self.stop_animation, timeout)
+        handle = AnimationHandle(name, lambda: self.cancel_animation(name), timeout)
         handle.payload = _excerpt(name.strip())
         if name in IDLE_ANIMATIONS:
             self._send("animation", name)
@@ -242,6 +242,9 @@ class MqttBackend:
 
     def stop_animation(self) -> None:
         self._send("stop_animation")
+
+    def cancel_animation(self, name: str) -> None:
+        self._send("cancel_animation", name)
 
     def look_at(self, x: float, y: float, z: float) -> None:
         check_point(x, y, z)

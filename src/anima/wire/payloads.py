@@ -278,6 +278,12 @@ def parse_stop_animation(raw: bytes | str) -> cmd.StopAnimation:
     return cmd.StopAnimation()
 
 
+def parse_cancel_animation(raw: bytes | str, library: AnimationLibrary) -> cmd.CancelAnimation:
+    """An ``<animation_name>`` (or its alias): end that animation only — its oldest queued or
+    running play — and leave every other move alone (an SDK handle's ``cancel()``)."""
+    return cmd.CancelAnimation(name=library.resolve(checked_name(raw)))
+
+
 def parse_listen(raw: bytes | str) -> cmd.Listen:
     """Any (or no) payload: wake the agent."""
     if isinstance(raw, bytes) and len(raw) > MAX_PAYLOAD:
@@ -306,4 +312,5 @@ def control_parsers(library: AnimationLibrary) -> dict[str, Parser]:
         "estop": parse_estop,
         "reset": parse_reset,
         "stop_animation": parse_stop_animation,
+        "cancel_animation": lambda raw: parse_cancel_animation(raw, library),
     }

@@ -203,6 +203,7 @@ def test_control_parsers_cover_the_contract_and_the_agent(library: AnimationLibr
     assert sorted(parsers) == [
         "animation",
         "ask",  # the voice agent: a request in words
+        "cancel_animation",  # the SDK: a handle's cancel() ends its own animation only
         "estop",  # the SDK: hold still until reset
         "listen",  # the voice agent: a wake
         "look_at",

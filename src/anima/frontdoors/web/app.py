@@ -222,6 +222,12 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
     command_route("/estop", payloads.parse_estop, "Emergency stop: hold still until reset")
     command_route("/reset", payloads.parse_reset, "Release the emergency stop")
     command_route("/stop_animation", payloads.parse_stop_animation, "Stop moves to a hold")
+    command_route(
+        "/cancel_animation",
+        lambda raw: payloads.parse_cancel_animation(payloads.name_field(raw, "name"), library),
+        "End one animation only (its oldest play); other moves go on",
+        schemas.ANIMATION,
+    )
 
 
 def _add_stream(app: FastAPI, door: WebFrontDoor) -> None:

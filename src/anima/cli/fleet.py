@@ -10,6 +10,7 @@ import typer
 from anima.cli.common import fail
 from anima.errors import AnimaError, MissingDependencyError
 from anima.wire.mqtt import BrokerAddress, Credentials
+from anima.wire.printable import printable
 
 app = typer.Typer(
     help="Many robots on one broker: list them, send to one or all (docs/fleet.md).",
@@ -95,13 +96,14 @@ def fleet_send(
             known = {key: r for r in robots for key in (r.name, r.prefix)}
             unknown = [n for n in robot or [] if n not in known]
             if unknown:
-                names = ", ".join(sorted(r.name for r in robots)) or "none"
-                raise FleetError(f"no robot {', '.join(unknown)} on {broker} (robots: {names})")
+                names = ", ".join(sorted(printable(r.name, 60) for r in robots)) or "none"
+                asked = ", ".join(printable(n, 60) for n in unknown)
+                raise FleetError(f"no robot {asked} on {broker} (robots: {names})")
             chosen = [known[n].prefix for n in robot or []]
         if not chosen:
             raise FleetError(f"no robot online on {broker}")
         for topic in send(address, chosen, command, payload, creds):
-            typer.echo(f"sent {command} to {topic}")
+            typer.echo(f"sent {printable(command, 60)} to {printable(topic)}")
     except AnimaError as exc:
         raise fail(exc) from None
 

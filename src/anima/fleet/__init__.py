@@ -23,6 +23,7 @@ from typing import Any
 from anima.errors import AnimaError
 from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import BrokerAddress, Credentials, connack_reason, new_client
+from anima.wire.printable import printable
 
 log = logging.getLogger(__name__)
 LEAVES = ("status", "identity", "state", "health")
@@ -78,7 +79,9 @@ class Robot:
             "host": str(self.identity.get("host", "–")),
             "health": health,
         }
-        return row if self.online else {k: ("–" if k in live else v) for k, v in row.items()}
+        # anyone may retain these: no newline or escape sequence reaches the terminal
+        return {k: ("–" if k in live and not self.online else printable(v, 120))
+                for k, v in row.items()}  # fmt: skip
 
     def to_json(self) -> JsonObject:
         return {"name": self.name, "prefix": self.prefix, "status": self.status,

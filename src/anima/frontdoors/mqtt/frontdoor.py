@@ -317,14 +317,21 @@ class MqttFrontDoor:
             msg = args[2]
             self._poison = (str(msg.topic), bytes(msg.payload))
 
-    def _on_live_other(self, newer: bool, payload: bytes) -> None:
-        """Another anima is live on our prefix (presence.py): the newer of the two stands down
-        (on the watch thread: paho's own cannot stop its loop)."""
-        if newer and not self._stand_down_for:
+    def _on_live_other(self, payload: bytes, *, newer: bool, taking_session: bool) -> None:
+        """Another anima is live on our prefix (presence.py). Its health says so; when the two
+        take the broker's session from each other (neither can serve), the newer stands down
+        (on the watch thread: paho's own cannot stop its loop). A live identity alone does not
+        stand a door down: anyone on the broker may publish one."""
+        other = f"another anima ({who(payload)})"
+        if not (newer and taking_session):
+            self.runtime.health.problems["mqtt"] = (
+                f"{other} serves prefix {self.config.prefix!r} too: give each its own mqtt.prefix"
+            )
+        elif not self._stand_down_for:
             self._stand_down_for = (
-                f"not serving MQTT: another anima ({who(payload)}) started earlier on prefix "
-                f"{self.config.prefix!r} of {self.address}; give this one its own mqtt.prefix "
-                "and restart it"
+                f"not serving MQTT: {other} started earlier on prefix {self.config.prefix!r} of "
+                f"{self.address} and takes the broker's session: give this one its own "
+                "mqtt.prefix and restart it"
             )
 
     def _stand_down(self) -> None:

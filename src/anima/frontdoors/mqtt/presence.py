@@ -83,8 +83,9 @@ def identity(runtime: Runtime, config: MqttConfig, instance: str) -> JsonObject:
 class Presence:
     """The door's part: identity, health and pongs (called from paho's thread and the watch).
 
-    ``on_live_other(newer, payload)`` is called once per other instance found live on the
-    prefix: ``newer`` says this instance started after it (so this one should stand down)."""
+    ``on_live_other(payload, newer=…, taking_session=…)`` is called when another instance is
+    found live on the prefix: ``newer``, this one started after it; ``taking_session``, the two
+    take the broker's session from each other (the connections cut short)."""
 
     def __init__(
         self,
@@ -92,7 +93,7 @@ class Presence:
         config: MqttConfig,
         topics: Topics,
         publish: Callable[..., None],
-        on_live_other: Callable[[bool, bytes], None] | None = None,
+        on_live_other: Callable[..., None] | None = None,
     ) -> None:
         self.runtime = runtime
         self.config = config
@@ -179,28 +180,24 @@ class Presence:
 
     def links_cut_short(self) -> None:
         """The broker keeps cutting our connections: with another instance's identity retained
-        on the prefix, that instance holds our client id (it took the session from us)."""
+        on the prefix, that instance holds our client id (it takes the session from us)."""
         if self._suspect is not None:
-            self._live(self._suspect)
+            self._live(self._suspect, taking_session=True)
 
-    def _live(self, payload: bytes) -> None:
+    def _live(self, payload: bytes, *, taking_session: bool = False) -> None:
         other = _field(payload, "instance") or ""
-        if other in self._others or len(self._others) >= MAX_PROBES:
-            return
-        self._others.add(other)
         theirs = (_field(payload, "started") or "", other)
         newer = (self._started, self.instance) > theirs
-        log.error(
-            "MQTT: another anima (%s) serves prefix %r too: two robots share every command "
-            "there; %s; give each its own mqtt.prefix",
-            who(payload),
-            self.config.prefix,
-            "this one started later and stops serving MQTT"
-            if newer
-            else "it started later and should stop serving MQTT",
-        )
+        if other not in self._others and len(self._others) < MAX_PROBES:
+            self._others.add(other)
+            log.error(
+                "MQTT: another anima (%s) serves prefix %r too: two robots share every command "
+                "there; give each its own mqtt.prefix",
+                who(payload),
+                self.config.prefix,
+            )
         if self._on_live_other is not None:
-            self._on_live_other(newer, payload)
+            self._on_live_other(payload, newer=newer, taking_session=taking_session)
 
 
 def check_claim(

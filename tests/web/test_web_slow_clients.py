@@ -113,23 +113,45 @@ def test_a_body_that_trickles_is_cut_off(robot: Robot) -> None:
     assert door.counts().timed_out == 1
 
 
-def test_connections_past_the_cap_are_refused_and_the_door_answers_after(robot: Robot) -> None:
+def test_at_the_cap_slow_connections_make_room_and_the_door_answers(robot: Robot) -> None:
     _, door = robot
     slow = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(CAP)]
     assert eventually(lambda: door.counts().open == CAP)
-    extra = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(10)]
+    extra = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(3)]
     try:
-        for sock in extra:
+        for sock in slow[:3]:  # the oldest without a request under way made room
             assert read_all(sock).startswith(b"HTTP/1.1 503 ")
-        assert door.counts().refused == 10
-        for sock in slow:  # then the slow ones are timed out, and the door serves again
+        assert eventually(lambda: door.counts().evicted == 3)
+        assert door.counts().open == CAP
+        # while slow ones hold every place, a client that sends its request at once is served
+        with httpx.Client(base_url=door.url, timeout=3.0) as http:
+            assert http.get("/api/state").status_code == 200
+        for sock in slow[4:] + extra:  # then the slow ones are timed out
             assert read_all(sock).startswith(b"HTTP/1.1 408 ")
     finally:
         for sock in slow + extra:
             sock.close()
     assert eventually(lambda: door.counts().open == 0)
-    with httpx.Client(base_url=door.url, timeout=3.0) as http:
-        assert http.get("/api/state").status_code == 200
+    assert door.counts().refused == 0
+
+
+def test_past_the_cap_with_every_connection_busy_a_new_one_is_refused(robot: Robot) -> None:
+    _, door = robot
+    head = (
+        b"POST /api/animation HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+    )
+    busy = [connect(door, head) for _ in range(CAP)]  # each a request under way (its body)
+    try:
+        assert eventually(lambda: door.counts().open == CAP)
+        with connect(door, b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") as extra:
+            assert read_all(extra).startswith(b"HTTP/1.1 503 ")
+        assert door.counts().refused == 1
+        assert door.counts().evicted == 0
+    finally:
+        for sock in busy:
+            sock.close()
+    assert eventually(lambda: door.counts().open == 0)
 
 
 def test_content_length_with_chunked_transfer_encoding_is_refused(robot: Robot) -> None:
@@ -155,10 +177,11 @@ def test_websocket_clients_past_the_cap_are_closed_with_1013(robot: Robot) -> No
             await asyncio.wait_for(ws.recv(), 3.0)
 
     async def run() -> tuple[int | None, str]:
+        # the first two read all (no queue bound): they are not the slow readers dropped
         async with (
-            websockets.connect(url),
-            websockets.connect(url),
-            websockets.connect(url) as third,
+            websockets.connect(url, max_queue=None, close_timeout=1.0),
+            websockets.connect(url, max_queue=None, close_timeout=1.0),
+            websockets.connect(url, close_timeout=1.0) as third,
         ):
             with pytest.raises(ConnectionClosed):
                 await drain(third)

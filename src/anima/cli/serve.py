@@ -433,6 +433,7 @@ def _web_status(runtime: Runtime) -> str:
             c = door.counts()
             counted = (
                 ("refused", c.refused),
+                ("evicted idle", c.evicted),
                 ("timed out", c.timed_out),
                 ("dropped slow", c.stalled),
                 ("ws refused", door.ws_refused),

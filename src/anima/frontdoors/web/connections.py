@@ -7,8 +7,12 @@ files, deafened every door of the process (REST, WebSocket, MCP, MQTT's reconnec
 
 A :class:`Gate` is shared by every connection of one server:
 
-- at most ``max_connections`` open at once, HTTP and WebSocket alike: one past the cap is
-  answered 503 and closed before anything of it is read;
+- at most ``max_connections`` open at once, HTTP and WebSocket alike. At the cap a new
+  connection takes the place of the oldest one that has no request under way (its headers not
+  all in, or idle between requests): that one is answered 503 and closed. So a client that sends
+  its request at once is served while slow ones hold every place; they cannot keep the door.
+  With no such connection (every one busy with a request or a WebSocket) the new one is answered
+  503 and closed before anything of it is read;
 - a request's headers must be in within ``header_timeout_s`` of the connection's opening or of
   its first byte (a keep-alive connection's next request), its body within ``body_timeout_s`` of
   its headers: else 408 (or, mid-body, a plain close);
@@ -27,6 +31,7 @@ import asyncio
 import errno
 import logging
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +51,8 @@ class GateCounts:
     """What the gate let in and turned away since the server started."""
 
     open: int  # connections open now (HTTP and WebSocket)
-    refused: int  # connections closed at once: the cap was reached
+    refused: int  # connections closed at once: the cap was reached, every one busy
+    evicted: int  # connections without a request under way, closed for a new one at the cap
     timed_out: int  # requests whose headers or body did not arrive in time
     stalled: int  # clients dropped for reading nothing of what they were sent
     accept_failures: int  # accepts that failed: the process or system out of descriptors
@@ -69,21 +75,47 @@ class Gate:
         self.write_stall_s = write_stall_s
         self.open = 0
         self.refused = 0
+        self.evicted = 0
         self.timed_out = 0
         self.stalled = 0
         self.accept_failures = 0
+        # connections with no request under way, oldest first: each one's eviction (which
+        # counts it out); a dict keeps the order of insertion
+        self._idle: dict[object, Callable[[], None]] = {}
 
     def counts(self) -> GateCounts:
         return GateCounts(
             open=self.open,
             refused=self.refused,
+            evicted=self.evicted,
             timed_out=self.timed_out,
             stalled=self.stalled,
             accept_failures=self.accept_failures,
         )
 
+    def idle(self, connection: object, evict: Callable[[], None]) -> None:
+        """``connection`` has no request under way (it is now the newest such)."""
+        self._idle.pop(connection, None)
+        self._idle[connection] = evict
+
+    def busy(self, connection: object) -> None:
+        """``connection`` has a request under way, or is gone: it may not be evicted."""
+        self._idle.pop(connection, None)
+
     def admit(self) -> bool:
-        """Count a new connection in, or refuse it (False) past the cap."""
+        """Count a new connection in, in the place of the oldest idle one at the cap, or
+        refuse it (False) when every one is busy."""
+        if self.open >= self.max_connections and self._idle:
+            oldest = next(iter(self._idle))
+            evict = self._idle.pop(oldest)
+            self.evicted += 1
+            if self.evicted == 1:
+                log.warning(
+                    "web: %d connections open, the cap (web.max_connections): the oldest "
+                    "without a request under way make room for new ones (counted from now on)",
+                    self.open,
+                )
+            evict()  # counts it out
         if self.open >= self.max_connections:
             self.refused += 1
             if self.refused == 1:
@@ -200,6 +232,7 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
 
     class GuardedHttp(H11Protocol):
         _refused = False
+        _released = False  # counted out already (evicted)
         _upgraded = False
         _deadline: asyncio.TimerHandle | None = None
         _waiting_for = ""  # "headers" or "body" while a deadline runs
@@ -213,11 +246,14 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
                 return
             super().connection_made(transport)
             self._expect("headers", gate.header_timeout_s)
+            gate.idle(self, self._evict)
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._refused:
                 return
-            gate.release()
+            gate.busy(self)
+            if not self._released:
+                gate.release()
             self._cancel()
             self._cancel_stall()
             super().connection_lost(exc)
@@ -229,6 +265,8 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
             if self._upgraded:
                 return
             state = self.conn.their_state
+            if state is not h11.IDLE:
+                gate.busy(self)  # a request under way
             if state is h11.SEND_BODY:
                 if self._waiting_for == "headers":
                     self._expect("body", gate.body_timeout_s)
@@ -237,12 +275,15 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                gate.idle(self, self._evict)  # between requests
             pipelined = self.conn.trailing_data[0]  # part of the next request came with this one
             if pipelined and self._deadline is None and self.conn.their_state is h11.IDLE:
                 self._expect("headers", gate.header_timeout_s)
 
         def handle_websocket_upgrade(self, event: h11.Request) -> None:
             self._upgraded = True  # now the WebSocket's: it counts the connection out
+            gate.busy(self)
             self._cancel()
             self._cancel_stall()
             super().handle_websocket_upgrade(event)
@@ -287,5 +328,15 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
             self._stall = None
             gate.stalled_one()
             self.transport.abort()
+
+        def _evict(self) -> None:
+            self._released = True
+            gate.release()
+            self._cancel()
+            if self.transport.is_closing():
+                return
+            if self.conn.our_state is h11.IDLE:
+                self.transport.write(REFUSED)  # nothing answered on it yet: say why
+            _close(self.transport)
 
     return GuardedHttp, GuardedWebSocket

@@ -138,3 +138,41 @@ def test_serve_audio_in_with_the_simulated_humanoid_walks(tmp_path: Path) -> Non
         output = "".join(server.lines)
         assert code == 0, output
         assert "Traceback" not in output, output
+
+
+@pytest.mark.parametrize("kind", ["fifo", "0 Hz"])
+def test_serve_refuses_an_audio_file_it_cannot_stream_in_one_line(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 30: a FIFO hung the start (SIGTERM ignored), a header saying 1 Hz asked for
+    11.9 GiB, 0 Hz gave a traceback. Each is one line and exit 2, before anything starts."""
+    import os
+    import struct
+    import subprocess
+    import sys
+    import time
+
+    wav = tmp_path / "voice.wav"
+    if kind == "fifo":
+        os.mkfifo(wav)
+    else:
+        write_wav(wav, np.zeros(100_000, np.int16))
+        rate = int(kind.split(maxsplit=1)[0])
+        data = bytearray(wav.read_bytes())
+        data[24:32] = struct.pack("<II", rate, rate * 2)
+        wav.write_bytes(bytes(data))
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    env.pop("ANIMA_CONFIG", None)
+    args = ["--agent", "--audio-in", str(wav), "--no-mqtt", "--no-web", "--audio-out", "null"]
+    t0 = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "anima", "serve", *args],
+        check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    said = "a FIFO, not a WAV file" if kind == "fifo" else f"a sample rate of {rate} Hz"
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    assert said in errors[0], done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert time.monotonic() - t0 < 30  # refused before the models load or the loop starts

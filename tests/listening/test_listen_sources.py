@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import struct
 import threading
 import time
+import tracemalloc
+import wave
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from anima.errors import EngineStateError, MissingDependencyError, SpeechError
+from anima.errors import ConfigError, EngineStateError, MissingDependencyError, SpeechError
 from anima.listening import MicrophoneSource, PushSource, RawPcmSource, WavSource
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, StreamResampler, resample
 from anima.listening.sources import read_wav, write_wav
@@ -39,6 +42,20 @@ class Collect:
     @property
     def audio(self) -> Any:
         return np.concatenate(self.frames) if self.frames else np.zeros(0, np.int16)
+
+
+class Count:
+    """A sink that keeps only how much it was given (a long file's frames are not kept)."""
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.ended = threading.Event()
+
+    def frame(self, samples: Any) -> None:
+        self.samples += len(samples)
+
+    def end(self, reason: str) -> None:
+        self.ended.set()
 
 
 def tone(hz: float, seconds: float, rate: int) -> Any:
@@ -111,6 +128,88 @@ def test_a_wav_file_that_is_not_one_is_named(tmp_path: Path) -> None:
     bad.write_bytes(b"not a wav")
     with pytest.raises(SpeechError, match=r"bad\.wav"):
         WavSource(bad).start(Collect())
+
+
+def test_a_wav_file_streams_exactly_what_the_whole_file_resampled_gives(tmp_path: Path) -> None:
+    """Read and resampled a block at a time: the same samples as the whole file at once (up to
+    the resampler's rounding), stereo averaged, the last frame zero-padded."""
+    rng = np.random.default_rng(7)
+    mono = (rng.standard_normal(round(1.3 * 44100)) * 3000).astype(np.int16)
+    path = tmp_path / "stereo.wav"
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(2)
+        wav.setsampwidth(2)
+        wav.setframerate(44100)
+        wav.writeframes(np.repeat(mono, 2).astype("<i2").tobytes())
+    sink = Collect()
+    source = WavSource(path)
+    source.start(sink)
+    assert sink.ended.wait(5)
+    source.stop()
+    whole = resample(mono, 44100)
+    assert len(sink.audio) == -(-len(whole) // FRAME_SAMPLES) * FRAME_SAMPLES
+    assert np.abs(sink.audio[: len(whole)].astype(int) - whole).max() <= 1
+    assert not sink.audio[len(whole) :].any()
+
+
+def test_a_long_wav_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """Issue 30: the whole file was read and resampled at once, with an N × 32 matrix (1.8 GB
+    for a minute at 44.1 kHz; 10 minutes crashed). Now a block at a time: the peak stays a few
+    megabytes whatever the length (10 s here: 252 MB before, ~2.5 MB now)."""
+    path = tmp_path / "long.wav"
+    write_wav(path, np.tile(tone(440.0, 1.0, 44100), 10), 44100)
+    sink = Count()
+    tracemalloc.start()
+    try:
+        source = WavSource(path)
+        source.start(sink)
+        assert sink.ended.wait(10)
+        source.stop()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sink.samples == -(-10 * SAMPLE_RATE // FRAME_SAMPLES) * FRAME_SAMPLES
+    assert peak < 8_000_000, f"peak {peak / 1e6:.1f} MB"
+
+
+def _wav_header_rate(path: Path, rate: int) -> None:
+    """A valid 16-bit WAV whose header says ``rate`` Hz (written at 16 kHz, patched)."""
+    write_wav(path, np.zeros(100_000, np.int16))
+    data = bytearray(path.read_bytes())
+    data[24:28] = struct.pack("<I", rate)
+    data[28:32] = struct.pack("<I", rate * 2)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("rate", [0, 1, 4000, 384_000])
+def test_a_wav_file_with_an_absurd_rate_is_refused_in_one_line(tmp_path: Path, rate: int) -> None:
+    """Issue 30: a 200 KB file whose header said 1 Hz asked for 11.9 GiB; 0 Hz gave a
+    traceback. The rate must be 8-192 kHz, said before anything is read."""
+    path = tmp_path / "odd.wav"
+    _wav_header_rate(path, rate)
+    with pytest.raises(ConfigError, match=rf"odd\.wav: a sample rate of {rate} Hz.*8000-192000"):
+        WavSource(path).start(Collect())
+    with pytest.raises(ConfigError, match="sample_rate"):
+        WavSource(np.zeros(10, np.int16), sample_rate=rate).start(Collect())
+
+
+def test_what_is_not_a_regular_file_is_refused_at_once(tmp_path: Path) -> None:
+    """Issue 30: a FIFO hung the start (and SIGTERM with it): refused before it is opened,
+    as are a directory and a device."""
+    fifo = tmp_path / "voice.wav"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError, match=r"voice\.wav: a FIFO, not a WAV file"):
+        WavSource(fifo).start(Collect())
+    assert time.monotonic() - t0 < 0.5
+    folder = tmp_path / "folder.wav"
+    folder.mkdir()
+    with pytest.raises(ConfigError, match="a directory"):
+        WavSource(folder).start(Collect())
+    with pytest.raises(ConfigError, match="a device"):
+        WavSource("/dev/zero").start(Collect())
+    with pytest.raises(SpeechError, match=r"missing\.wav: cannot read"):
+        WavSource(tmp_path / "missing.wav").start(Collect())
 
 
 def test_a_real_time_wav_source_stops_at_once() -> None:

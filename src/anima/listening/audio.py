@@ -18,6 +18,9 @@ SAMPLE_RATE = 16000  # Hz, the rate of every frame past a source
 FRAME_SAMPLES = 512  # samples per frame: 32 ms, Silero VAD's window at 16 kHz
 FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
 
+MIN_INPUT_RATE = 8_000  # Hz: below this a file is not speech (a header that says 1 Hz lies)
+MAX_INPUT_RATE = 192_000  # Hz: the highest rate sound cards record at
+
 Frame = NDArray[np.int16]  # mono PCM at SAMPLE_RATE
 _HALF = 16  # interpolation taps on each side of a resampled point
 
@@ -63,11 +66,13 @@ class StreamResampler:
         self._history = np.zeros(0, dtype=np.float64)  # input samples still needed
         self._origin = 0  # input index of _history[0]
         self._produced = 0  # output samples so far
+        self._consumed = 0  # input samples so far
 
     def feed(self, block: NDArray[np.int16]) -> Frame:
         """The output samples that ``block`` completes (possibly none)."""
         if self.from_rate == self.to_rate:
             return np.asarray(block, dtype=np.int16).copy()
+        self._consumed += len(block)
         self._history = np.concatenate([self._history, block.astype(np.float64)])
         available = self._origin + len(self._history) - _HALF  # last input with full right side
         n_out = max(0, int(np.floor((available - 1) / self._step)) + 1 - self._produced)
@@ -78,6 +83,18 @@ class StreamResampler:
         self._history = self._history[keep_from:]
         self._origin += keep_from
         return out
+
+    def flush(self) -> Frame:
+        """The stream ended: the output its last ``_HALF`` input samples still owed (the input
+        past the end counts as silence), so the whole stream gives as many samples as
+        :func:`resample` of it would."""
+        if self.from_rate == self.to_rate:
+            return np.zeros(0, dtype=np.int16)
+        owed = self._consumed * self.to_rate // self.from_rate - self._produced
+        consumed = self._consumed
+        out = self.feed(np.zeros(_HALF + 1, dtype=np.int16))
+        self._consumed = consumed
+        return out[: max(0, owed)]
 
 
 class Framer:

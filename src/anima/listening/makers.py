@@ -98,13 +98,17 @@ def make_spotter(
 
 def make_source(audio_in: str) -> AudioSource | None:
     """The source ``audio_in`` names (``agent.audio_in``), or a :class:`WavSource` playing
-    that ``.wav`` file in real time; None for ``none`` (or ``auto`` without a microphone)."""
+    that ``.wav`` file in real time; None for ``none`` (or ``auto`` without a microphone).
+    A file that is there is checked now (:func:`~anima.listening.sources.check_wav`: a FIFO, a
+    rate outside 8-192 kHz are a ConfigError before anything starts); one that is not yet is
+    read when the source starts."""
     if audio_in in SOURCES.entries:
         made: AudioSource | None = SOURCES.load(audio_in)()
         return made
     check_audio_in(audio_in)
-    from anima.listening.sources import WavSource
+    from anima.listening.sources import WavSource, check_wav
 
+    check_wav(audio_in)
     return WavSource(audio_in, realtime=True)
 
 

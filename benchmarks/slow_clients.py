@@ -222,6 +222,7 @@ def main() -> None:
                 "serve_fds_at_end": fds,
                 "last_status": status[-1].split(": ", 1)[-1] if status else None,
                 "exit_code": proc.returncode,
+                "last_log_lines": [ln[:300] for ln in lines[-3:]],
             },
             indent=2,
         )

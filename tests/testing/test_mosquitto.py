@@ -61,13 +61,14 @@ def test_a_probe_reconnects_and_resubscribes_after_a_restart() -> None:
 
 
 @needs_mosquitto
-def test_the_config_binds_loopback_only_without_persistence() -> None:
+def test_the_config_binds_loopback_only_with_persistence_in_its_folder() -> None:
     with Mosquitto() as broker:
         assert broker.config_path is not None
         text = broker.config_path.read_text()
         assert f"listener {broker.address.port} 127.0.0.1" in text
         assert "allow_anonymous true" in text
-        assert "persistence false" in text
+        assert "persistence true" in text
+        assert f"persistence_location {broker.config_path.parent}/" in text
         assert "set_tcp_nodelay true" in text
         folder = broker.config_path.parent
     assert not folder.exists()  # close() removes it

@@ -207,3 +207,12 @@ def test_the_fleet_page_is_guarded_too() -> None:
         thread.join(5)
         watcher.stop()
         broker.stop()
+
+
+def test_a_refusal_reads_as_every_refusal_of_the_door(robot: Robot, http: httpx.Client) -> None:
+    port = robot[1].port
+    guarded = http.get("/api/state", headers={"Host": f"evil.example:{port}"})
+    parsed = http.post("/api/look_at", json={"x": 1})
+    assert guarded.headers["content-type"] == parsed.headers["content-type"] == "application/json"
+    assert guarded.text.startswith('{"v":1,"path":"/api/state","reason":"Host ')
+    assert parsed.text.startswith('{"v":1,"path":"/api/look_at","reason":')

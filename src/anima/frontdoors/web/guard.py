@@ -130,7 +130,9 @@ class Guard:
             await self.app(scope, receive, send)
             return
         status, reason = refusal
-        body = json.dumps({"v": PAYLOAD_VERSION, "path": scope.get("path", ""), "reason": reason})
+        refused = {"v": PAYLOAD_VERSION, "path": scope.get("path", ""), "reason": reason}
+        # as the door's other refusals are encoded (Starlette's JSONResponse)
+        body = json.dumps(refused, ensure_ascii=False, separators=(",", ":"))
         await _refuse(scope, receive, send, status, body.encode())
 
     def refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | None:

@@ -86,7 +86,12 @@ def test_anything_else_is_not_understood_and_nothing_moves(
     planner: RulePlanner, heard: str
 ) -> None:
     reply = planner.plan(heard)
-    assert reply.response == UNKNOWN == "Sorry, I didn't catch that."
+    # heard (or typed) well, not understood: never "didn't catch that" (issue 30 item 5), but
+    # what was not understood, and what the robot can do
+    assert reply.response.startswith(UNKNOWN + " ")
+    assert UNKNOWN == "Sorry, I didn't understand"
+    assert "catch" not in reply.response
+    assert reply.response.endswith(". I can wave, nod, shake my head, look around and say things.")
     assert reply.actions == []
 
 
@@ -146,8 +151,13 @@ def test_a_custom_wake_phrase_is_ignored_in_front() -> None:
     assert planner.plan("Hello Nadine, nod").actions == ["play_animation(name='nod')"]
 
 
+def test_a_request_not_understood_is_quoted_back_when_short(planner: RulePlanner) -> None:
+    assert planner.plan("blorp zzk").response.startswith("Sorry, I didn't understand “blorp zzk”.")
+    assert planner.plan("walk " * 100).response.startswith("Sorry, I didn't understand that.")
+
+
 def test_again_repeats_the_last_plan_until_reset(planner: RulePlanner) -> None:
-    assert planner.plan("again").response == UNKNOWN  # nothing to repeat yet
+    assert planner.plan("again").response.startswith(UNKNOWN)  # nothing to repeat yet
     assert planner.plan("nod twice").actions == ["play_animation(name='nod')"] * 2
     assert planner.plan("stop").actions == ["stop()"]  # a stop is not what "again" repeats
     assert planner.plan("do it again").actions == ["play_animation(name='nod')"] * 2

@@ -628,7 +628,10 @@ def test_ambiguous_words_are_not_acted_on() -> None:
     # "raise your arm": which one? Both choices fit the words: nothing is guessed
     understood = understand("raise your arm", reg)
     assert understood.kind == "not_understood"
-    assert understood.response == NOT_UNDERSTOOD == "Sorry, I didn't catch that."
+    assert understood.response == (
+        f"{NOT_UNDERSTOOD} “raise your arm”. I can dance, nod, raise arm, look around and say "
+        "things."
+    )
 
 
 def test_questions_are_answered_from_the_config_and_the_registry() -> None:

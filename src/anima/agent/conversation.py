@@ -13,8 +13,10 @@ duplex (``listen.duplex``) it listens on, and a voice over the robot is a barge-
 (:mod:`~anima.agent.barge_in`).
 
 A final transcript whose confidence is under ``listen.min_confidence`` is answered "Sorry, I
-didn't catch that." and not planned. What any other request becomes — read, planned, said and
-acted on, its feedback told, each refusal and failure said once per turn — is
+didn't catch that." and not planned: the only "not caught" (a typed ``ask`` has no
+confidence, and words heard well but not understood are told so, with what the robot can do).
+What any other request becomes — read, planned, said and acted on, its feedback told, each
+refusal and failure said once per turn — is
 :mod:`~anima.agent.dialogue`'s, run on the worker thread; everything a turn says goes through
 the conversation, checked under the lock a wake takes.
 

@@ -3,8 +3,8 @@
 It answers through :mod:`anima.agent.understanding` (see its docstring for what is
 understood and how): a request it understands becomes validated action strings and nothing
 to say; a question about the robot, a courtesy or a refusal becomes words to say and no
-actions; anything else is "Sorry, I didn't catch that." and nothing moves. The registry is
-compiled once, and again when its actions change (a user's module added one).
+actions; anything else is "Sorry, I didn't understand “…”. I can …" and nothing moves. The
+registry is compiled once, and again when its actions change (a user's module added one).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from anima.agent.understanding import NOT_UNDERSTOOD, About, Understander, Under
 
 log = logging.getLogger(__name__)
 
-UNKNOWN = NOT_UNDERSTOOD  # what is said when nothing is understood
+UNKNOWN = NOT_UNDERSTOOD  # what is said when nothing is understood begins so
 
 
 class RulePlanner:

@@ -13,7 +13,9 @@
    sounds like, or begin with a verb misheard ("take a blow" → bow; :mod:`.soundalike`);
 4. **a refusal** naming what was asked and a few things it can do, when the words ask for
    something it has no action for ("make me a coffee");
-5. otherwise **not understood**: "Sorry, I didn't catch that." Nothing is acted on a guess.
+5. otherwise **not understood**: "Sorry, I didn't understand “…”. I can wave, nod, …" (the
+   words quoted back when short). Nothing is acted on a guess. ("I didn't catch that" is the
+   conversation's, for words heard with too little confidence only.)
 
 Before all this, what Whisper's decoder adds is taken off: a clause it said twice, and its
 prompt's list run on after the request (:mod:`.cleaning`).
@@ -42,6 +44,7 @@ from anima.agent.understanding.result import NOT_UNDERSTOOD, About, Kind, Unders
 from anima.agent.understanding.result import not_understood as _not_understood
 from anima.agent.understanding.steps import understand_steps
 from anima.agent.understanding.talk import (
+    abilities,
     ability,
     ability_answer,
     answer,
@@ -68,23 +71,24 @@ class Understander:
         # Whisper's prompt lists these, the shortest first (anima.listening.whisper.prompt_text)
         prompt = sorted(asr_phrases(registry), key=lambda p: len(p.split()))
         self._prompt = [tuple(tokens(p)) for p in prompt]
+        self._can = abilities(registry, 5)  # "wave, nod, shake my head, look around and…"
 
     def understand(self, text: str, *, previous: Sequence[str] = ()) -> Understanding:
         """``text`` understood; ``previous``: the plan of the last request ("do it again")."""
         if len(text) > MAX_CHARS:
-            return _not_understood(f"{len(text)} characters: longer than a spoken request")
+            return self._not_understood(f"{len(text)} characters: longer than a spoken request")
         heard = len(text.split())  # before stutters are dropped: "walk " * 100 is no stutter
         if heard > MAX_WORDS:
-            return _not_understood(f"{heard} words: longer than a spoken request")
+            return self._not_understood(f"{heard} words: longer than a spoken request")
         toks = tokens(text, stutters=True)  # the matcher drops them, but not from free text
         toks = without_echo(unrepeated(toks), self._prompt)  # what Whisper's decoder added
         words = unstutter([t for t in toks if t not in PUNCTUATION])
         if not words:
-            return _not_understood("no words")
+            return self._not_understood("no words")
         stripped = self._matcher.strip(words)
         if tuple(stripped) in AGAIN:
             if not previous:
-                return _not_understood("nothing to do again")
+                return self._not_understood("nothing to do again")
             return Understanding(kind="act", actions=list(previous), why="again")
         asked = ability(self._addressed(words), lambda w: not self._matcher.unknown([w]))
         if asked is not None:
@@ -113,15 +117,24 @@ class Understander:
         ("wave and fly" → "I can't fly") — or "didn't catch that" when the words do not ask
         for anything, or when every word is one the robot knows ("turn": it can, not so)."""
         part = self._matcher.strip(list(missed)) if missed is not None else request
-        asks_part = part != request and is_request(part)
+        lacks = self._lacks
+        asks_part = part != request and is_request(part, lacks)
         what = part if asks_part else request
-        if (asks_part or is_request(request)) and self._matcher.unknown(part):
+        if (asks_part or is_request(request, lacks)) and self._matcher.unknown(part):
             return Understanding(
                 kind="refuse",
                 response=refusal(what, self.registry),
                 why=f"no action for {' '.join(what)!r}",
             )
-        return _not_understood(f"nothing matches {' '.join(request)[:80]!r}")
+        return self._not_understood(f"nothing matches {' '.join(request)[:80]!r}", request)
+
+    def _lacks(self, word: str) -> bool:
+        """Whether no action of this robot answers to ``word`` ("wave" on Reachy Mini)."""
+        return bool(self._matcher.unknown([word]))
+
+    def _not_understood(self, why: str, heard: list[str] | None = None) -> Understanding:
+        """What was not understood (quoted back when short) and what the robot can do."""
+        return _not_understood(why, heard, self._can)
 
     def _addressed(self, words: list[str]) -> list[str]:
         """The words after "hey robot", the robot's name, "ok", "so"."""

@@ -284,8 +284,20 @@ def _first_word(pattern: _Pattern) -> str:
 
 
 def _fitting(act: Action, phrases: tuple[Phrase, ...]) -> list[Phrase]:
+    """The extra phrases that fit ``act`` as this registry has it: its parameters, and values
+    it accepts ("point" → point_right is no phrase on a body without point_right)."""
     names = {p.name for p in act.params}
-    return [ph for ph in phrases if {*ph.slots, *ph.args} <= names]
+    out = []
+    for ph in phrases:
+        if not {*ph.slots, *ph.args} <= names:
+            continue
+        if not ph.slots:
+            try:
+                act.check_args(ph.args)
+            except ValueError:
+                continue
+        out.append(ph)
+    return out
 
 
 def _compile(act: Action, phrase: Phrase) -> re.Pattern[str]:

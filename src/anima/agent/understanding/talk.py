@@ -169,6 +169,9 @@ VERBS = wordset(
     follow come go
     """
 )
+# Gestures a robot is asked for: a request too when this robot has no such gesture ("could you
+# wave at me" to Reachy Mini is refused with what it can do, not "not understood")
+GESTURES = wordset("wave bow smile nod shake point think blink grin wink salute frown shrug")
 _WANTS = ("i want", "i would like", "i need")
 WH_WORDS = wordset(
     """
@@ -301,14 +304,17 @@ def point_of_view(words: list[str]) -> str:
     return " ".join(POINT_OF_VIEW.get(w, w) for w in words)
 
 
-def is_request(words: list[str]) -> bool:
-    """Whether ``words`` ask for something (a refusal fits) rather than being noise."""
+def is_request(words: list[str], lacks: Callable[[str], bool] | None = None) -> bool:
+    """Whether ``words`` ask for something (a refusal fits) rather than being noise; with
+    ``lacks`` (whether the robot has no action for a word), a gesture it lacks asks too."""
     if not words or NEGATIONS & set(words):
         return False
     text = " ".join(words)
     if any(text == f or text.startswith(f + " ") for f in REQUEST_FRAMES):
         return len(words) >= 2
     if words[0] in VERBS:
+        return True
+    if words[0] in GESTURES and lacks is not None and lacks(words[0]):
         return True
     return words[0] in WH_WORDS and len(words) >= 3
 

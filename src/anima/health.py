@@ -8,6 +8,8 @@ listed by ``anima fleet`` (docs/fleet.md).
   error; counters that moved in the window are a warning;
 - **following**: on a driver that reads its robot back, a channel more than ``stall_units``
   from what it was sent for ``stall_s`` is *likely stalled or loose*;
+- **the humanoid**, when one is linked: a robot that stopped answering (its state reads or
+  commands fail, e.g. gRPC UNAVAILABLE) is a warning with the last error;
 - **faults**: the engine faults of the last minute;
 - **speech**: its engines and audio output, or why it is not available; with ``audio_out``
   left to ``auto``, no sound card found is a warning (speech would play silently).
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from anima.config import AnimaConfig
     from anima.drivers.base import Driver
     from anima.events import EventHub
+    from anima.humanoid.link import HumanoidLink
     from anima.motion.engine import MotionEngine
     from anima.speech.service import SpeechService
 
@@ -46,6 +49,7 @@ class Observed(Protocol):
     events: EventHub
     speech: SpeechService | None
     speech_problem: str
+    humanoid: HumanoidLink | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,6 +141,8 @@ class HealthMonitor:
         if faults:
             warnings.append(f"{len(faults)} faults in the last minute (last: {faults[-1]})")
         warnings += _speech_warnings(rt)
+        if rt.humanoid is not None and rt.humanoid.error:
+            warnings.append(f"humanoid not answering: {rt.humanoid.error}")
         warnings += self.problems.values()
         return Health(
             ok=not warnings,

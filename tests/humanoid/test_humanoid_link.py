@@ -114,3 +114,27 @@ def test_an_unreachable_robot_stops_the_runtime_cleanly() -> None:
 def test_a_bad_humanoid_type_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"humanoid\.type"):
         HumanoidConfig(type="robot")
+
+
+def test_a_humanoid_that_stopped_answering_shows_in_the_health() -> None:
+    """Issue 30: every command UNAVAILABLE, and the health said nothing."""
+    from anima import commands as cmd
+    from anima.errors import HumanoidNotConnectedError
+
+    rt = build(_config(), doors=False, driver=SimDriver())
+    rt.start()
+    try:
+        link = rt.humanoid
+        assert link is not None
+        assert eventually(lambda: link.summary() is not None)
+        assert not any("humanoid" in w for w in rt.health.now().warnings)
+        assert link.server is not None
+        link.server.stop(timeout_s=0.5)  # the robot goes quiet: its port answers nothing
+        with pytest.raises(HumanoidNotConnectedError, match="UNAVAILABLE"):
+            rt.execute(cmd.HumanoidMode(mode="Start"))
+        health = rt.health.now()
+        assert not health.ok
+        assert any(w.startswith("humanoid not answering:") for w in health.warnings), health
+        assert any("UNAVAILABLE" in w for w in health.warnings)
+    finally:
+        rt.stop(ease=False)

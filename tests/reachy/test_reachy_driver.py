@@ -165,3 +165,36 @@ def test_the_body_turns_with_the_head_as_the_daemon_keeps_it() -> None:
         assert sent[body.index("body_yaw")] == pytest.approx(128 - 10)  # within: untouched
     finally:
         driver.disconnect()
+
+
+class QuietLink(FakeLink):
+    """A daemon that stops reporting (hung) while ``world.quiet``: its last reading gets old."""
+
+    def read(self) -> Measured | None:
+        world = self.world
+        if getattr(world, "quiet", False):
+            return world.last  # type: ignore[attr-defined, no-any-return]
+        world.last = super().read()  # type: ignore[attr-defined]
+        return world.last  # type: ignore[attr-defined, no-any-return]
+
+
+def test_a_daemon_that_stops_reporting_is_not_connected_after_stale_s_then_back() -> None:
+    world = FakeWorld()
+    driver = ReachyMiniDriver(
+        load_body("reachy_mini"), lambda: QuietLink(world), rate_hz=100.0, stale_s=0.2
+    )
+    driver.connect()
+    try:
+        driver.send(frame())
+        assert eventually(lambda: driver.readings >= 1, timeout=2)
+        assert driver.is_connected
+        world.quiet = True  # type: ignore[attr-defined]
+        assert eventually(lambda: not driver.is_connected, timeout=2)
+        assert eventually(lambda: "(hung?)" in driver.error, timeout=2)
+        assert driver.link_counters().losses == 1
+        assert "no reading from the Reachy Mini daemon for" in driver.link_counters().error
+        world.quiet = False  # it answers again: read with no frame sent (the engine sends none)
+        assert eventually(lambda: driver.is_connected, timeout=2)
+        assert driver.link_counters().losses == 1
+    finally:
+        driver.disconnect()

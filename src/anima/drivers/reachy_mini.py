@@ -13,7 +13,12 @@ States, as the serial driver's: **closed** before ``connect()`` (``send`` raises
 :class:`~anima.errors.DriverNotConnectedError`); **linked**; **lost** (the daemon went away,
 or restarted): ``is_connected`` is False, frames are dropped, and the thread makes a new link
 with backoff until the daemon answers again; the motion engine then ramps from the last frame
-the daemon took. The SDK is imported only by :class:`~anima.drivers.reachy_link.SdkLink`,
+the daemon took. **stale**: the link is up but the daemon's newest reading is older than
+``stale_s`` (1 s; it reports at 50 Hz) — a hung daemon (SIGSTOP, a stuck process) keeps its
+socket open and answers nothing: ``is_connected`` is False (the engine stops sending, the health
+says ``not connected: no reading from … for 1.2 s``), a WARNING says so once, and the thread
+keeps reading, so the first fresh reading links it again (an INFO line). The SDK is imported
+only by :class:`~anima.drivers.reachy_link.SdkLink`,
 when the driver connects.
 """
 
@@ -119,6 +124,7 @@ class ReachyMiniDriver:
         rate_hz: float = 50.0,
         reconnect_s: tuple[float, float] = (0.5, 5.0),
         where: str = "the Reachy Mini daemon",
+        stale_s: float = 1.0,
     ) -> None:
         missing = [c for c in CHANNELS if c not in {ch.name for ch in body.channels}]
         if missing:
@@ -133,6 +139,9 @@ class ReachyMiniDriver:
         self.rate_hz = rate_hz
         self.reconnect_s = reconnect_s
         self.where = where
+        self.stale_s = stale_s  # a reading older than this: the daemon is hung (it sends 50/s)
+        self._heard: float | None = None  # time.monotonic() of the link's newest reading
+        self._stalled = False  # the thread said the daemon is hung (and not yet that it is back)
         self._lock = threading.Lock()
         self._newest: Frame | None = None
         self._fresh = threading.Event()
@@ -145,14 +154,22 @@ class ReachyMiniDriver:
         self.history = SentHistory(tuple(c.name for c in body.channels))
         self._width = len(body.channels)
         self._feedback: Feedback | None = None
-        self.sent = self.dropped = self.reconnects = 0
+        self.sent = self.dropped = self.reconnects = self.stalls = 0
         self.readings = self.moves = 0  # the daemon's reports; those that had moved
         self.error = ""
 
     # ------------------------------------------------------------------ the protocol
     @property
     def is_connected(self) -> bool:
-        return self._linked
+        """Linked, and the daemon's newest reading is fresh (computed on each call: a thread
+        blocked on a hung daemon cannot keep it True)."""
+        return self._linked and self.reading_age() <= self.stale_s
+
+    def reading_age(self) -> float:
+        """Seconds since the link's newest reading; 0 before its first (a link that never
+        reported is judged by its handshake, not by silence)."""
+        heard = self._heard
+        return 0.0 if heard is None else time.monotonic() - heard
 
     def connect(self) -> None:
         """Link to the daemon (raises what the link raises, naming the daemon) and start the
@@ -160,6 +177,7 @@ class ReachyMiniDriver:
         if self._open:
             return
         self._link = self._make_link()
+        self._heard = None
         self._linked = True
         self._open = True
         self._stop.clear()
@@ -195,9 +213,19 @@ class ReachyMiniDriver:
 
     def link_counters(self) -> LinkCounters:
         """The counters the health model reads (:mod:`anima.health`)."""
+        error = self.error
+        if self._linked and not self.is_connected:  # hung now: say for how long (the thread
+            error = self._hung()  # may be blocked on the daemon, or not have looked yet)
         return LinkCounters(
-            sent=self.sent, dropped=self.dropped, reconnects=self.reconnects, error=self.error
+            sent=self.sent,
+            dropped=self.dropped,
+            losses=self.stalls,
+            reconnects=self.reconnects,
+            error=error,
         )
+
+    def _hung(self) -> str:
+        return f"no reading from {self.where} for {self.reading_age():.1f} s (hung?)"
 
     def feedback(self) -> Feedback | None:
         """The newest reading of the daemon, in the body's units, against what was sent."""
@@ -222,6 +250,7 @@ class ReachyMiniDriver:
         self.measured = measured
         if old is not None and old.t == measured.t:
             return  # the same reading again
+        self._heard = time.monotonic()
         values = self.values(measured)
         self.readings += 1
         last = self._feedback
@@ -263,20 +292,35 @@ class ReachyMiniDriver:
             next_at = max(next_at + period, time.monotonic())
             with self._lock:
                 frame, self._newest = self._newest, None
-            if frame is None:
-                continue
             link = self._link
             if link is None:
                 continue
             try:
-                link.set_target(self.target(frame.values))
-                self.history.add(time.monotonic(), frame.values)
-                self.sent += 1
+                if frame is not None:
+                    link.set_target(self.target(frame.values))
+                    self.history.add(time.monotonic(), frame.values)
+                    self.sent += 1
+                # read even with no frame to send: a stale link gets none (the engine sends
+                # only to a connected driver), and its first fresh reading links it again
                 measured = link.read()
                 if measured is not None:
                     self._take(measured)
             except Exception as exc:  # the daemon went away: relink with backoff
                 self._lost(exc)
+                continue
+            self._check_stale()
+
+    def _check_stale(self) -> None:
+        """Say once that the daemon went quiet (hung), and once that it answers again."""
+        age = self.reading_age()
+        if age > self.stale_s and not self._stalled:
+            self._stalled = True
+            self.stalls += 1
+            self.error = self._hung()
+            log.warning("reachy_mini: %s; frames are not sent until it answers", self.error)
+        elif age <= self.stale_s and self._stalled:
+            self._stalled = False
+            log.info("reachy_mini: %s answers again", self.where)
 
     def _lost(self, exc: BaseException) -> None:
         self.error = f"{type(exc).__name__}: {exc}"[:200]
@@ -292,6 +336,8 @@ class ReachyMiniDriver:
             return False
         self.reconnects += 1
         self.history.clear()  # what the daemon before the restart was sent
+        self._heard = None
+        self._stalled = False
         self._linked = True
         log.info("reachy_mini: linked to %s again", self.where)
         return True

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from anima import commands as cmd
 from anima.config import HumanoidConfig
-from anima.errors import AnimaError, CommandRefusedError, ConfigError
+from anima.errors import AnimaError, CommandRefusedError, ConfigError, HumanoidNotConnectedError
 from anima.humanoid.spec import RobotState
 from anima.wire.state import HumanoidState
 
@@ -35,7 +35,7 @@ class HumanoidLink:
         self.server: AdamServer | None = None
         self.client: AdamClient | None = None
         self._state: RobotState | None = None
-        self.error = ""  # why the last state read failed, "" when it worked
+        self.error = ""  # why the last read or command failed to reach it; "" once one did
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -85,9 +85,7 @@ class HumanoidLink:
             self._state = client.state()
             self.error = ""
         except AnimaError as exc:
-            if exc.args and str(exc) != self.error:
-                log.warning("humanoid state unavailable: %s", exc)
-            self.error = str(exc)
+            self._unreachable(exc)
 
     def summary(self) -> HumanoidState | None:
         """The humanoid's part of the runtime state (None before the first read)."""
@@ -116,15 +114,24 @@ class HumanoidLink:
         """Send ``command`` to the robot (a gRPC round trip); the robot's answer. The client
         refuses what the robot's enable lists do not allow now, with the robot's reason."""
         client = self._client()
-        match command:
-            case cmd.HumanoidMode(mode=mode):
-                return client.set_mode(mode)
-            case cmd.HumanoidMotion(motion=motion):
-                return client.stand_motion(motion)
-            case cmd.HumanoidPosture(pitch=pitch, roll=roll, yaw=yaw, height=height):
-                return client.posture(pitch, roll, yaw, height)
-            case cmd.HumanoidSpeed(x=x, y=y, yaw=yaw, continuous=continuous):
-                return client.speed(x, y, yaw, continuous=continuous)
+        try:
+            match command:
+                case cmd.HumanoidMode(mode=mode):
+                    return client.set_mode(mode)
+                case cmd.HumanoidMotion(motion=motion):
+                    return client.stand_motion(motion)
+                case cmd.HumanoidPosture(pitch=pitch, roll=roll, yaw=yaw, height=height):
+                    return client.posture(pitch, roll, yaw, height)
+                case cmd.HumanoidSpeed(x=x, y=y, yaw=yaw, continuous=continuous):
+                    return client.speed(x, y, yaw, continuous=continuous)
+        except HumanoidNotConnectedError as exc:  # no robot answers: the health says so
+            self._unreachable(exc)
+            raise
+
+    def _unreachable(self, exc: AnimaError) -> None:
+        if str(exc) != self.error:
+            log.warning("humanoid not answering: %s", exc)
+        self.error = str(exc)
 
     def read(self) -> RobotState:
         """The robot's state now (a round trip; :attr:`state` is the last one read)."""

@@ -124,3 +124,26 @@ def test_the_alias_table_names_only_shipped_animations() -> None:
     for alias, targets in ALIASES.items():
         assert set(targets) <= shipped_names, alias
     assert Names(()).resolve("wave") is None
+
+
+def test_a_reachy_mini_runtime_takes_its_own_aliases_at_every_door() -> None:
+    from anima import commands as cmd
+    from anima.build import build
+    from anima.config import AnimaConfig, BodyConfig, MqttConfig, SpeechConfig, WebConfig
+    from anima.testing import eventually
+    from anima.wire import payloads
+
+    cfg = AnimaConfig(
+        body=BodyConfig(checker_ini="reachy_mini"),
+        mqtt=MqttConfig(enabled=False),
+        web=WebConfig(enabled=False),
+        speech=SpeechConfig(enabled=False),
+    )
+    runtime = build(cfg)
+    with runtime:
+        # the doors' parser (MQTT, REST, console, fleet send) and the runtime's own lookup
+        assert payloads.parse_animation("Happy", runtime.library).name == "happy_antennas"
+        assert not runtime.execute(cmd.PlayAnimation(name="happy")).idle_layer
+        assert eventually(lambda: runtime.state().move == "happy_antennas", timeout=5)
+        with pytest.raises(UnknownAnimationError, match="this robot's library has no LOOKUP_"):
+            payloads.parse_animation("wave", runtime.library)

@@ -77,7 +77,26 @@ def identity(runtime: Runtime, config: MqttConfig, instance: str) -> JsonObject:
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "started": started.isoformat(timespec="milliseconds"),  # the newer of two stands down
+        "dashboard": dashboard_url(runtime),
     }
+
+
+def dashboard_url(runtime: Runtime) -> str | None:
+    """Where this robot's dashboard answers (for the fleet page's link), None when it serves
+    none; a wildcard bind is named by this machine's host name."""
+    from anima.frontdoors.web.server import WebFrontDoor  # asyncio and the web door's own
+
+    web = runtime.config.web
+    if not web.enabled:
+        return None
+    port = web.port
+    for door in runtime.frontdoors:
+        if isinstance(door, WebFrontDoor) and door.port:
+            port = door.port  # the bound one (web.port may be 0)
+    if not port:
+        return None  # port 0 not bound yet
+    host = web.host if web.host not in ("0.0.0.0", "::", "") else socket.gethostname()
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
 class Presence:

@@ -55,6 +55,7 @@ class WebFrontDoor:
             write_stall_s=config.write_stall_s,
         )
         self._ws_cap: WebSocketCap | None = None  # made by prepare()
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server's, once it runs
         self._state: tuple[float, JsonObject] | None = None  # (made at, the state message)
         self._state_ttl_s = 0.5 / config.updates_hz  # each client's is at most this old
         self.port = config.port  # the bound port once started (config.port may be 0)
@@ -174,7 +175,8 @@ class WebFrontDoor:
 
     def _serve(self, server: Any, sock: socket.socket) -> None:
         async def serve() -> None:
-            asyncio.get_running_loop().set_exception_handler(self.gate.on_loop_exception)
+            self.loop = asyncio.get_running_loop()
+            self.loop.set_exception_handler(self.gate.on_loop_exception)
             await server.serve(sockets=[sock])
 
         asyncio.run(serve())

@@ -11,6 +11,7 @@ import pytest
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.config import ListenConfig
 from anima.listening.recorder import (
+    END_SILENCE_S,
     Final,
     GaveUp,
     Partial,
@@ -278,6 +279,60 @@ def test_the_source_ending_decides_the_round() -> None:
     assert isinstance(gave_up, GaveUp)
     assert gave_up.reason == "source_ended"
     assert recorder.end() == []  # nothing in progress
+
+
+class StretchSpotter:
+    """Reads a stretch of loud frames when the first quiet frame follows it (as the ``asr``
+    spotter waits for its VAD to say the speech ended); the phrase is its first
+    ``phrase_frames``."""
+
+    name = "stretch"
+    phrase = "hey robot"
+
+    def __init__(self, phrase_frames: int = 4) -> None:
+        self.phrase_frames = phrase_frames
+        self.begin: int | None = None
+        self.quiet_heard = 0
+
+    def load(self) -> None: ...
+
+    def reset(self) -> None:
+        self.begin = None
+
+    def close(self) -> None: ...
+
+    def feed(self, frame: Any, position: int) -> WakeHit | None:
+        if np.abs(frame).max() > 1000:
+            self.begin = position if self.begin is None else self.begin
+            return None
+        self.quiet_heard += 1
+        begin, self.begin = self.begin, None
+        if begin is None:
+            return None
+        end = begin + self.phrase_frames * FRAME_SAMPLES
+        return WakeHit(phrase=self.phrase, end_sample=end, detected_sample=position)
+
+
+def test_a_phrase_the_stream_ends_in_is_heard_and_its_command_kept() -> None:
+    """Issue 30: "hey robot, wave" at the very end of a WAV (nothing after it) was never heard:
+    the spotter reads a stretch when silence ends it, and none came. The end of the stream is
+    silence to the spotter; the command after the phrase is the round's request."""
+    spotter = StretchSpotter(phrase_frames=4)
+    recorder, recognizer = make(spotter=spotter)
+    assert feed(recorder, LOUD, 12) == []  # from sample 0: the phrase, then the command
+    out = recorder.end()
+    kinds = [type(o) for o in out]
+    assert kinds[:2] == [Woke, RecordingStarted], kinds
+    (final,) = [o for o in out if isinstance(o, Final)]
+    assert final.text == "wave"
+    (ended,) = [o for o in out if isinstance(o, RoundEnded)]
+    assert ended.round.start_position == 4 * FRAME_SAMPLES  # recorded from the phrase's end
+    assert ended.round.speech_start_position == 4 * FRAME_SAMPLES
+    assert len(recognizer.frames) >= 8  # the command's frames reached the recognizer
+    heard = spotter.quiet_heard
+    assert heard <= round(END_SILENCE_S * SAMPLE_RATE / FRAME_SAMPLES)  # the endpoint ends it
+    assert recorder.end() == []
+    assert spotter.quiet_heard == heard  # once per end of the stream
 
 
 def test_positions_stay_those_of_the_stream_across_a_gate() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -228,3 +230,69 @@ def test_the_fake_spotter_is_a_spotter() -> None:
     hits = [fake.feed(frame, p) for p in range(0, 2048, 512)]
     assert [h.end_sample if h else None for h in hits] == [None, 700, None, None]
     assert fake.fed == 4
+
+
+@pytest.fixture(scope="module")
+def whisper_asr() -> Any:
+    from anima.listening.whisper import WhisperAsr
+
+    asr = WhisperAsr(vocabulary=["wave", "nod", "look to your left"], wake_phrase="hey robot")
+    asr.load()
+    yield asr
+    asr.close()
+
+
+@needs_whisper
+@pytest.mark.parametrize("after_s", [0.0, 1.0])
+def test_a_wake_phrase_at_sample_zero_of_a_wav_file_is_heard(
+    tmp_path: Any, spotter: AsrSpotter, whisper_asr: Any, voices: Any, after_s: float
+) -> None:
+    """Issue 30: "hey robot, wave" from the file's first sample (its lead-in trimmed), at the
+    TTS's own 22.05 kHz as `--audio-in` reads it: one wake, and the request is "wave" — with
+    a second of silence after it, and with none (the stream's end was never taken for the end
+    of the stretch, so the phrase was never read)."""
+    from anima.listening import Listener, WavSource
+    from anima.listening.sources import write_wav
+    from anima.speech.base import Cancel
+
+    voice = voices[-1]  # Piper's joe when installed
+    chunks = list(voice.engine.synthesize("hey robot, wave", voice.locale, Cancel()))
+    said = np.concatenate([c.samples for c in chunks])
+    said = said[int(np.argmax(np.abs(said) > 100)) :]  # the voice from sample 0
+    rate = chunks[0].sample_rate
+    path = tmp_path / "request.wav"
+    write_wav(path, np.concatenate([said, np.zeros(round(after_s * rate), np.int16)]), rate)
+    spotter.reset()
+    wakes_heard: list[str] = []
+    finals: list[str] = []
+    done = threading.Event()
+    listener = Listener(
+        WavSource(path), recognizer=whisper_asr, spotter=spotter,
+        on_wake=lambda w: wakes_heard.append(w.source),
+        on_final=lambda t: finals.append(normalize(t.text)), on_round=lambda r: done.set(),
+    )  # fmt: skip
+    with listener:
+        assert done.wait(10), (wakes_heard, finals)
+    assert wakes_heard == ["asr"]
+    assert finals == ["wave"]
+
+
+@needs_whisper
+def test_speech_without_the_phrase_is_logged_with_what_was_heard(
+    spotter: AsrSpotter, voices: Any, caplog: Any
+) -> None:
+    """Issue 30: when a stretch of speech is not the wake phrase the log says so, with its
+    first words as heard (at most one free reading per MISSED_READING_S of audio: the next
+    stretch is told by its length); a wake says its score at DEBUG."""
+    import logging
+
+    talk = padded(speak(voices[0], "Turn the music down a little."))
+    with caplog.at_level(logging.DEBUG, logger="anima.listening.spotting_asr"):
+        assert wakes(spotter, np.concatenate([talk, talk])) == 0
+        assert wakes(spotter, padded(speak(voices[0], "hey robot"))) == 1
+    lines = [r.getMessage() for r in caplog.records]
+    missed = [m for m in lines if m.startswith("no wake phrase heard in")]
+    assert len(missed) == 2, lines
+    assert missed[0].startswith("no wake phrase heard in 'turn the music"), missed
+    assert re.fullmatch(r"no wake phrase heard in \d\.\d s of speech at 3\.\d\d s .*", missed[1])
+    assert any(m.startswith("wake phrase heard (score 0.") for m in lines), lines

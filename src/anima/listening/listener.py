@@ -45,6 +45,7 @@ from anima.listening.spotting import Spotter
 from anima.listening.turn import turn_for
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
 from anima.listening.wake import WakeTrigger
+from anima.logtext import quoted
 
 logger = logging.getLogger(__name__)
 
@@ -297,6 +298,7 @@ class Listener:
                            RecordingStart(t=now, restarted=outcome.restarted))  # fmt: skip
                 continue
             elif isinstance(outcome, Final):
+                logger.info("heard: %s%s", quoted(outcome.text), _confidence(outcome.confidence))
                 heard = Transcript(t=now, text=outcome.text, final=True,
                                    confidence=outcome.confidence,
                                    alternatives=outcome.alternatives,
@@ -308,6 +310,10 @@ class Listener:
                 self._call(self._on_partial, heard)
                 event = heard
             elif isinstance(outcome, GaveUp):
+                logger.info(
+                    "heard nothing to act on (%s after %.1f s%s)", outcome.reason,
+                    outcome.waited_s, f": {quoted(outcome.text)}" if outcome.text else "",
+                )  # fmt: skip
                 timeout = ListenTimeout(
                     t=now, reason=outcome.reason, waited_s=outcome.waited_s, text=outcome.text
                 )
@@ -338,6 +344,10 @@ class Listener:
             callback(value)
         except Exception:
             logger.exception("listener: callback %r failed", callback)
+
+
+def _confidence(confidence: float | None) -> str:
+    return "" if confidence is None else f" (confidence {confidence:.2f})"
 
 
 class _Sink:

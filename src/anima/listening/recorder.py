@@ -49,6 +49,9 @@ from anima.listening.spotting import Spotter, WakeHit
 from anima.listening.vad import SpeechChange, SpeechDetector
 
 HELD_SHARE = 0.6  # full duplex: the share of voiced frames that makes a voice over the robot held
+# the silence the spotter hears when the stream ends while idle (its VAD ends a stretch after
+# 0.3 s of it; the rest lets a round the phrase began reach its endpoint)
+END_SILENCE_S = 1.0
 _RING_S = 3.0  # audio kept while idle: covers the spotter's delay (the ASR spotter reports at
 # the end of a 2 s stretch at the latest) and the pre-buffer
 
@@ -160,6 +163,7 @@ class Recorder:
         )
         self._preroll_frames = round(config.pre_buffer_s * SAMPLE_RATE / FRAME_SAMPLES)
         self._active: _Active | None = None
+        self._silence_at = -1  # where the silence end() gives the spotter ends
         # full duplex: whether each of the round's last barge_in_s of frames was voiced
         self._voiced: collections.deque[bool] = collections.deque(
             maxlen=max(1, round(config.barge_in_s * SAMPLE_RATE / FRAME_SAMPLES))
@@ -280,11 +284,23 @@ class Recorder:
         return out
 
     def end(self) -> list[Outcome]:
-        """The stream ended: decide the round in progress with what it has."""
+        """The stream ended: decide the round in progress with what it has. Idle, the spotter
+        first hears :data:`END_SILENCE_S` of silence: a spotter that waits for the end of a
+        stretch of speech (``asr``) never read a phrase the stream ended in ("hey robot, wave"
+        with nothing after it went unheard); a wake there records the rest as usual."""
+        out: list[Outcome] = []
+        idle = self._active is None and self.spotter is not None and not self.gated
+        if idle and self._silence_at != self.position:  # once per end of the stream
+            silence = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+            for _ in range(round(END_SILENCE_S * SAMPLE_RATE / FRAME_SAMPLES)):
+                out += self.feed(silence)
+                if any(isinstance(o, RoundEnded) for o in out):
+                    break  # the round the phrase began was decided in the silence
+            self._silence_at = self.position
         active = self._active
         if active is None:
-            return []
-        out = self._catch_up(active, None, self.position)
+            return out
+        out += self._catch_up(active, None, self.position)
         if self._active is not active:
             return out
         text = self.recognizer.finish() if active.asr_on else ""

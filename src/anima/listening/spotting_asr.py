@@ -35,6 +35,7 @@ from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.spotting import WakeHit
 from anima.listening.spotting_whisper import PhraseScore, WhisperReader
 from anima.listening.vad import SpeechChange, SpeechDetector, Vad, load_vad
+from anima.logtext import quoted
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,9 @@ ONSET_FRAMES = 3
 QUIET_DB = 4.0
 REARM_S = 1.0
 REARM_FRAMES = round(REARM_S * SAMPLE_RATE / FRAME_SAMPLES)
+# a stretch that was not the phrase is logged with its first words, read freely for the log at
+# most once per this many seconds of audio (a reading costs ~30-200 ms on two cores)
+MISSED_READING_S = 10.0
 _SPOKEN = re.compile(r"[\w']+|[^\w\s']")  # a free reading's words and punctuation marks
 _BREAKS = frozenset(".,!?;:")
 
@@ -136,6 +140,8 @@ class AsrSpotter:
         self._quiet_run = 0  # frames in a row back at the room's level (a stretch by level)
         self._gap_frames = max(1, math.ceil(gap_s * SAMPLE_RATE / FRAME_SAMPLES))  # as the VAD
         self._next = -1  # the position the next frame should have; -1: nothing fed yet
+        self._opening: str | None = None  # the last stretch's free reading (a second look's)
+        self._missed_read_at = -math.inf  # where the last free reading for the log was made
 
     def load(self) -> None:
         if self._detector is None:
@@ -207,9 +213,15 @@ class AsrSpotter:
         score = self.reader.score(audio)
         self.readings += 1
         self.last = score
+        self._opening = None
         if score.probability < self.min_probability and not self._looks_again(audio, score):
+            self._say_missed(audio, score, detected)
             return None
         end = self._start + _quiet_after(clip, round(score.end_s * SAMPLE_RATE))
+        logger.debug(
+            "wake phrase heard (score %.2f) in the speech at %.2f s, ending at %.2f s",
+            score.probability, self._start / SAMPLE_RATE, min(end, detected) / SAMPLE_RATE,
+        )  # fmt: skip
         return WakeHit(
             phrase=self.phrase, end_sample=min(end, detected), detected_sample=detected,
             confidence=score.probability,
@@ -220,10 +232,35 @@ class AsrSpotter:
         if not self.second_look <= score.probability < self.min_probability:
             return False
         self.second_looks += 1
-        heard = self.reader.opening(audio)  # the encoding of score() is reused
+        heard = self._opening = self.reader.opening(audio)  # the encoding of score() is reused
         found = opening_is_phrase(heard, self.phrase)
-        logger.debug("wake: second look at %.2f heard %r: %s", score.probability, heard, found)
+        logger.debug(
+            "wake: second look at %.2f heard %s: %s", score.probability, quoted(heard), found
+        )
         return found
+
+    def _say_missed(self, audio: NDArray[np.float32], score: PhraseScore, detected: int) -> None:
+        """Log (INFO) that a stretch of speech was not the phrase, with its first words as
+        heard freely: the second look's, or a free reading made for the log (~30-200 ms, so at
+        most one per :data:`MISSED_READING_S` of audio; the others say how long they were)."""
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        heard = self._opening
+        since = abs(detected - self._missed_read_at)  # a new stream starts again at 0
+        if heard is None and since >= MISSED_READING_S * SAMPLE_RATE:
+            heard = self.reader.opening(audio)
+            self._missed_read_at = detected
+        where = f"at {self._start / SAMPLE_RATE:.2f} s"
+        if heard is not None and heard.strip():
+            logger.info(
+                "no wake phrase heard in %s %s (score %.2f < %.2f)",
+                quoted(heard.strip()), where, score.probability, self.min_probability,
+            )  # fmt: skip
+        else:
+            logger.info(
+                "no wake phrase heard in %.1f s of speech %s (score %.2f < %.2f)",
+                len(audio) / SAMPLE_RATE, where, score.probability, self.min_probability,
+            )  # fmt: skip
 
 
 class LevelOnsets:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from anima import commands as cmd
-from anima.cli import app
+from anima.cli import app, instances
 from anima.errors import ConfigError
 from anima.events import MoveStarted
 from anima.fleet import send, survey
@@ -195,3 +195,5 @@ def test_a_robot_killed_shows_offline_by_its_last_will(mosquitto: Broker) -> Non
         assert time.monotonic() - t0 < 1.5 * 5 + 3
     finally:
         server.stop()
+    assert not instances.pid_file(prefix).exists()  # make test left one per killed server
+    assert not instances.state_file(instances.pid_file(prefix)).exists()

@@ -88,7 +88,7 @@ def test_anima_fleet_prints_no_escape_sequence_of_a_retained_identity(
         assert "\x07" not in result.output
         assert "\r" not in result.output
         rows = result.output.splitlines()
-        assert len(rows) == 3  # the header, the robot, the forged one: no injected row
+        assert len(rows) == 4  # the header, the robot, the forged one, the broker: no other
         assert "x\\n2026-12-03 ERROR" in result.output
     finally:
         with MqttProbe(broker.address) as probe:

@@ -18,8 +18,16 @@ app = typer.Typer(
 )
 
 BrokerOpt = Annotated[
-    str, typer.Option("--broker", envvar="ANIMA_MQTT__BROKER", help="The broker, HOST:PORT.")
+    str | None,
+    typer.Option(
+        "--broker",
+        envvar="ANIMA_MQTT__BROKER",
+        help="The broker, HOST:PORT (default: the one a running anima serve of yours uses, "
+        "else 127.0.0.1:1883).",
+        show_default=False,
+    ),
 ]
+DEFAULT_BROKER = "127.0.0.1:1883"
 UserOpt = Annotated[str | None, typer.Option(envvar="ANIMA_MQTT__USERNAME", help="User name.")]
 PasswordOpt = Annotated[
     str | None, typer.Option(envvar="ANIMA_MQTT__PASSWORD", help="Password.", show_default=False)
@@ -30,6 +38,26 @@ CaOpt = Annotated[
 COLUMNS = ("name", "prefix", "status", "loop", "speaking", "estop", "body", "driver", "health")
 
 
+def _broker(given: str | None) -> tuple[str, str]:
+    """The broker to look at, and where it came from (said to the user): ``--broker`` (or
+    ANIMA_MQTT__BROKER), else the broker a running ``anima serve`` of this user recorded (its
+    own may listen on another port than 1883, taken), else 127.0.0.1:1883."""
+    if given is not None and given not in ("auto", "embedded"):
+        return given, "--broker"
+    from anima.cli import instances
+
+    live, _stale = instances.running()
+    found = sorted({(i.broker, i.prefix, i.pid) for i in live if i.broker}, key=str)
+    brokers = {b for b, _p, _pid in found}
+    if len(brokers) == 1:
+        _b, prefix, pid = found[0]
+        return found[0][0], f"the broker of anima serve {prefix!r} (pid {pid})"
+    if len(brokers) > 1:
+        named = ", ".join(f"{b} ({p!r})" for b, p, _pid in found)
+        return DEFAULT_BROKER, f"the default: running instances use several ({named}); --broker"
+    return DEFAULT_BROKER, "the default: no running anima serve of yours recorded one"
+
+
 def _credentials(username: str | None, password: str | None, tls_ca: str | None) -> Credentials:
     return Credentials(username=username, password=password, tls=tls_ca is not None, tls_ca=tls_ca)
 
@@ -37,7 +65,7 @@ def _credentials(username: str | None, password: str | None, tls_ca: str | None)
 @app.callback(invoke_without_command=True)
 def fleet_list(
     ctx: typer.Context,
-    broker: BrokerOpt = "127.0.0.1:1883",
+    broker: BrokerOpt = None,
     username: UserOpt = None,
     password: PasswordOpt = None,
     tls_ca: CaOpt = None,
@@ -50,22 +78,24 @@ def fleet_list(
         return
     from anima.fleet import survey
 
+    broker, source = _broker(broker)
     try:
         creds = _credentials(username, password, tls_ca)
         robots = survey(BrokerAddress.parse(broker), creds, wait_s=wait)
     except AnimaError as exc:
-        raise fail(exc) from None
+        raise fail(AnimaError(f"{exc} (broker: {source})")) from None
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in robots], indent=2))
         return
     if not robots:
-        typer.echo(f"no robot on {broker}")
+        typer.echo(f"no robot on {broker} ({source})")
         return
     rows = [r.row() for r in robots]
     widths = {c: max(len(c), *(len(row[c]) for row in rows)) for c in COLUMNS}
     typer.echo("  ".join(c.upper().ljust(widths[c]) for c in COLUMNS).rstrip())
     for row in rows:
         typer.echo("  ".join(row[c].ljust(widths[c]) for c in COLUMNS).rstrip())
+    typer.echo(f"broker {broker} ({source})")
 
 
 @app.command("send")
@@ -76,16 +106,28 @@ def fleet_send(
         list[str] | None, typer.Option("--robot", "-r", help="A robot's name or prefix.")
     ] = None,
     to_all: Annotated[bool, typer.Option("--all", help="Every robot online.")] = False,
-    broker: BrokerOpt = "127.0.0.1:1883",
+    broker: BrokerOpt = None,
     username: UserOpt = None,
     password: PasswordOpt = None,
     tls_ca: CaOpt = None,
+    wait: Annotated[
+        float,
+        typer.Option(min=0, max=30, help="Seconds to wait for a refusal on the error topic."),
+    ] = 1.0,
+    wait_online: Annotated[
+        float,
+        typer.Option(min=0, max=600, help="Seconds to hold the command for a robot not online."),
+    ] = 10.0,
 ) -> None:
-    """Send a command to one robot (--robot, by name or prefix, repeatable) or to all online."""
-    from anima.fleet import FleetError, send, survey
+    """Send a command to one robot (--robot, by name or prefix, repeatable) or to all online.
+
+    Each robot must say online first (held up to --wait-online); a refusal on its error topic
+    within --wait seconds is printed and the exit code is 1."""
+    from anima.fleet import FleetError, deliver, survey
 
     if to_all == bool(robot):
         raise fail(FleetError("name the robots (--robot NAME, repeatable) or give --all"))
+    broker, source = _broker(broker)
     try:
         creds = _credentials(username, password, tls_ca)
         address = BrokerAddress.parse(broker)
@@ -101,16 +143,25 @@ def fleet_send(
                 raise FleetError(f"no robot {asked} on {broker} (robots: {names})")
             chosen = [known[n].prefix for n in robot or []]
         if not chosen:
-            raise FleetError(f"no robot online on {broker}")
-        for topic in send(address, chosen, command, payload, creds):
-            typer.echo(f"sent {printable(command, 60)} to {printable(topic)}")
+            raise FleetError(f"no robot online on {broker} ({source})")
+        done = deliver(address, chosen, command, payload, creds, online_s=wait_online,
+                       refusal_s=wait)  # fmt: skip
     except AnimaError as exc:
         raise fail(exc) from None
+    for d in done:
+        if d.refused is None:
+            typer.echo(f"sent {printable(command, 60)} to {printable(d.topic)}")
+        else:
+            what = "refused by" if d.sent else "not sent to"
+            typer.secho(f"{what} {printable(d.prefix)}: {printable(d.refused, 300)}",
+                        fg=typer.colors.RED, err=True)  # fmt: skip
+    if any(d.refused is not None for d in done):
+        raise typer.Exit(code=1)
 
 
 @app.command("serve")
 def fleet_serve(
-    broker: BrokerOpt = "127.0.0.1:1883",
+    broker: BrokerOpt = None,
     username: UserOpt = None,
     password: PasswordOpt = None,
     tls_ca: CaOpt = None,
@@ -124,6 +175,7 @@ def fleet_serve(
     from anima.fleet import FleetWatcher
     from anima.fleet.web import check_exposure, make_app
 
+    broker, _source = _broker(broker)
     try:
         check_exposure(host, token)
         import uvicorn

@@ -4,10 +4,17 @@
 ``XDG_RUNTIME_DIR`` is unset); ``anima animations reload`` reads them, so two robots served from
 one account never signal each other's runtime. A pid file is trusted only while the process it
 names is still an ``anima serve``: a stale one may name an unrelated process by now.
+
+Next to it, ``anima-<uid>-<prefix>.json`` records what others need to reach the instance — the
+MQTT broker it serves on (``{"pid": …, "prefix": …, "broker": "127.0.0.1:1884"}``), which
+``anima fleet`` looks at when no ``--broker`` is given: the broker ``anima serve`` started may
+listen on another port than 1883 (taken). Both files go at a clean stop (``release``), and
+``forget`` removes those of a process that ended without one (a test's killed server).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -27,11 +34,26 @@ def pid_file(prefix: str) -> Path:
     return folder() / f"anima-{os.getuid()}-{_UNSAFE.sub('_', prefix)}.pid"
 
 
+def state_file(pid_path: Path) -> Path:
+    """The instance's state file, next to its pid file."""
+    return pid_path.with_suffix(".json")
+
+
 @dataclass(frozen=True)
 class Instance:
     prefix: str  # as in the file name
     pid: int
     path: Path
+
+    @property
+    def broker(self) -> str | None:
+        """The MQTT broker it serves on (HOST:PORT), when its state file says so."""
+        try:
+            data = json.loads(state_file(self.path).read_text())
+        except (OSError, ValueError):
+            return None
+        broker = data.get("broker") if isinstance(data, dict) else None
+        return broker if isinstance(broker, str) and data.get("pid") == self.pid else None
 
 
 def is_anima_serve(pid: int) -> bool:
@@ -72,9 +94,10 @@ def running() -> tuple[list[Instance], list[str]]:
     return found, problems
 
 
-def claim(prefix: str) -> Path | None:
-    """Write this process's pid file for ``prefix``; None (the caller warns) when another live
-    anima already holds it, or when it cannot be written (OSError)."""
+def claim(prefix: str, *, broker: str | None = None) -> Path | None:
+    """Write this process's pid file for ``prefix`` (and its state file: the MQTT ``broker``
+    it serves on); None (the caller warns) when another live anima already holds it, or when
+    it cannot be written (OSError)."""
     path = pid_file(prefix)
     try:
         other = read_pid(path)
@@ -83,13 +106,25 @@ def claim(prefix: str) -> Path | None:
     if other is not None and other != os.getpid() and is_anima_serve(other):
         return None
     path.write_text(str(os.getpid()))
+    state = {"pid": os.getpid(), "prefix": prefix, "broker": broker}
+    state_file(path).write_text(json.dumps(state))
     return path
 
 
 def release(path: Path) -> None:
-    """Remove ``path`` if it is still this process's."""
-    try:
-        if read_pid(path) == os.getpid():
+    """Remove ``path`` (and its state file) if it is still this process's."""
+    forget(os.getpid(), [path])
+
+
+def forget(pid: int, paths: list[Path] | None = None) -> None:
+    """Remove the pid files (and state files) that name ``pid``, a process that has ended or
+    is ending: by default every one of this user's."""
+    uid = os.getuid()
+    for path in paths if paths is not None else folder().glob(f"anima-{uid}-*.pid"):
+        try:
+            if read_pid(path) != pid:
+                continue
+            state_file(path).unlink(missing_ok=True)
             path.unlink()
-    except (OSError, ValueError):
-        pass
+        except (OSError, ValueError):
+            pass

@@ -303,7 +303,7 @@ def run(
             raise
     except AnimaError as exc:
         raise fail(exc) from exc
-    pid = _claim_pid_file(cfg.mqtt.prefix)
+    pid = _claim_pid_file(cfg.mqtt.prefix, runtime)
     try:
         if runtime.wait_first_tick():
             typer.echo(f"anima ready: {len(runtime.body)} channels on the {cfg.driver.type} robot")
@@ -320,10 +320,13 @@ def run(
         log.info("stopped")
 
 
-def _claim_pid_file(prefix: str) -> Path | None:
+def _claim_pid_file(prefix: str, runtime: Runtime) -> Path | None:
     """This instance's pid file, for `anima animations reload` (None: reload by pid only)."""
     try:
-        path = instances.claim(prefix)
+        from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor  # built already: no cost
+
+        mqtt = [str(d.address) for d in runtime.frontdoors if isinstance(d, MqttFrontDoor)]
+        path = instances.claim(prefix, broker=mqtt[0] if mqtt else None)  # for anima fleet
     except OSError as exc:
         log.warning(
             "cannot write %s (reload by pid file unavailable): %s", instances.pid_file(prefix), exc

@@ -4,7 +4,8 @@ Every anima retains, under its own prefix, its status (``online``, or ``offline`
 will), its identity, its state and its health. :func:`survey` subscribes to those four for every
 prefix (one or two topic levels: ``museum/hall1/agent/…`` too), reads the retained messages and
 returns a :class:`Robot` per prefix, in well under 2 s. :func:`send` publishes a command (a leaf
-of Nadine's contract: ``animation``, ``speak``, ``estop``, …) to some or all of them, QoS 1.
+of Nadine's contract: ``animation``, ``speak``, ``estop``, …) to some or all of them, QoS 1;
+:func:`deliver` also holds it until each robot is online and reports refusals (``send.py``).
 A client of the wire only (``anima.wire``): it needs no runtime.
 """
 
@@ -13,26 +14,23 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import secrets
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from anima.errors import AnimaError
+from anima.fleet.client import FleetError, connect
+from anima.fleet.send import Delivery, deliver, send
 from anima.wire.jsontypes import JsonObject
-from anima.wire.mqtt import BrokerAddress, Credentials, connack_reason, new_client
+from anima.wire.mqtt import BrokerAddress, Credentials
 from anima.wire.printable import printable
+
+__all__ = ["Delivery", "FleetError", "FleetWatcher", "Robot", "deliver", "send", "survey"]
 
 log = logging.getLogger(__name__)
 LEAVES = ("status", "identity", "state", "health")
 MAX_PAYLOAD = 256 * 1024  # a state or a health is a few kB
 FILTERS = [f"+/agent/{leaf}" for leaf in LEAVES] + [f"+/+/agent/{leaf}" for leaf in LEAVES]
-
-
-class FleetError(AnimaError):
-    """The broker could not be reached or refused us, or no robot matched."""
 
 
 @dataclass
@@ -92,30 +90,6 @@ def _yes(value: object) -> str:
     return "–" if value is None else ("yes" if value else "no")
 
 
-def _connect(credentials: Credentials, address: BrokerAddress, timeout: float) -> Any:
-    client = new_client(credentials, client_id=f"anima-fleet-{secrets.token_hex(4)}")
-    connected = threading.Event()
-    refused: list[str] = []
-
-    def on_connect(_c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
-        if reason.is_failure:
-            refused.append(connack_reason(reason))
-        connected.set()
-
-    client.on_connect = on_connect
-    client.connect_timeout = timeout
-    try:
-        client.connect(address.host, address.port, keepalive=10)
-    except (OSError, ValueError) as exc:
-        raise FleetError(f"no MQTT broker answers at {address}: {exc}") from None
-    client.loop_start()
-    if not connected.wait(timeout) or refused:
-        client.loop_stop()
-        why = refused[0] if refused else f"no CONNACK in {timeout:g} s"
-        raise FleetError(f"the broker at {address} refused anima fleet: {why}")
-    return client
-
-
 class FleetWatcher:
     """A live view of the fleet: one client subscribed to every robot's retained topics, its
     :class:`Robot` per prefix updated as their messages come (``anima fleet serve``)."""
@@ -136,7 +110,7 @@ class FleetWatcher:
 
     def start(self) -> FleetWatcher:
         subscribed = threading.Event()
-        client = _connect(self.credentials, self.address, self.timeout)
+        client = connect(self.credentials, self.address, self.timeout)
         client.on_message = self._on_message
         client.on_subscribe = lambda *_a: subscribed.set()
         # after a reconnect: subscribe again (the client's session is clean)
@@ -201,30 +175,3 @@ def survey(
         return watcher.robots()
     finally:
         watcher.stop()
-
-
-def send(
-    address: BrokerAddress,
-    prefixes: Iterable[str],
-    command: str,
-    payload: str,
-    credentials: Credentials | None = None,
-    *,
-    timeout: float = 3.0,
-) -> list[str]:
-    """Publish ``payload`` to ``<prefix>/agent/control/<command>`` of each, QoS 1; the topics,
-    once the broker has acknowledged each."""
-    client = _connect(credentials or Credentials(), address, timeout)
-    topics = []
-    try:
-        infos = []
-        for prefix in prefixes:
-            topic = f"{prefix}/agent/control/{command}"
-            infos.append(client.publish(topic, payload, qos=1))
-            topics.append(topic)
-        for info in infos:
-            info.wait_for_publish(timeout)
-    finally:
-        client.disconnect()
-        client.loop_stop()
-    return topics

@@ -24,6 +24,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from anima.cli import instances
+
 
 class ServeProcess:
     """``python -m anima serve *args`` in this process's environment changed by ``env`` (a
@@ -93,6 +95,7 @@ class ServeProcess:
             self.proc.kill()
             self.proc.wait(5)
             code = -9
+        instances.forget(self.proc.pid)  # the pid file of a server that was killed
         self._pump.join(5)
         while True:  # what it printed on the way out
             try:

@@ -54,11 +54,14 @@ from anima.events import (
     Event,
     ListenTimeout,
     Notice,
+    PlanFinished,
+    PlanStarted,
     SpeechEnded,
     SpeechStarted,
     Transcript,
     WakeDetected,
 )  # fmt: skip
+from anima.logtext import quoted
 
 if TYPE_CHECKING:
     from anima.agent.port import RobotPort
@@ -68,6 +71,16 @@ if TYPE_CHECKING:
 __all__ = ["NOT_CAUGHT", "TIMINGS", "Conversation", "PlannerCall"]
 
 log = logging.getLogger(__name__)
+
+
+def _log_plan(event: Event) -> None:
+    """What the robot planned and how it went, at INFO (a planner's words escaped)."""
+    if isinstance(event, PlanStarted):
+        log.info("plan (%s): %s", event.source, quoted("; ".join(event.steps)))
+    elif isinstance(event, PlanFinished):
+        said = f": {quoted(event.feedback)}" if event.feedback else ""
+        log.info("plan %s%s", event.outcome, said)
+
 
 NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
 TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
@@ -147,6 +160,7 @@ class Conversation:
     def start(self) -> None:
         self._unsubscribe = [
             self.robot.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
+            self.robot.subscribe(_log_plan, PlanStarted.kind, PlanFinished.kind),
         ]
         self._dialogue.understand()  # compiled now, not at the first request
         self._thread = threading.Thread(target=self._work, name="anima-agent", daemon=True)

@@ -28,7 +28,7 @@ from grpc_reflection.v1alpha import reflection
 from anima.clock import Clock, MonotonicClock
 from anima.errors import HumanoidError
 from anima.humanoid import adam_control_pb2 as pb
-from anima.humanoid import adam_control_pb2_grpc as pb_grpc
+from anima.humanoid.decoding import add_robot_control
 from anima.humanoid.fsm import SimulatedAdam
 from anima.humanoid.spec import Reply
 from anima.humanoid.wire import SERVICE, lists_to_pb, state_to_pb
@@ -204,7 +204,7 @@ def build_server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="adam-grpc"),
         options=SERVER_OPTIONS,
     )
-    pb_grpc.add_RobotControlServicer_to_server(servicer, server)
+    add_robot_control(servicer, server)  # garbage: INVALID_ARGUMENT and one log line
     checker = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     names = (pb.DESCRIPTOR.services_by_name["RobotControl"].full_name, reflection.SERVICE_NAME)

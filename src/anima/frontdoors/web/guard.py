@@ -4,9 +4,10 @@ One ASGI middleware in front of the whole app (the page, ``/api``, ``/ws``, ``/m
 
 - On a loopback host (``web.host`` 127.0.0.1, localhost, ::1), a page elsewhere must not reach
   the robot through the visitor's browser. A ``Host`` that does not name this server (a loopback
-  name with the served port) is answered **421** (a DNS-rebinding page reaches the socket under
-  its own name); an ``Origin`` that is not this server's (another site, another port, ``null``
-  from a sandboxed frame or a file, anything but ``scheme://host[:port]``) is answered **403**.
+  name with the served port, or with no port) is answered **421** (a DNS-rebinding page reaches
+  the socket under its own name); an ``Origin`` that is not this server's (another site,
+  another port, ``null`` from a sandboxed frame or a file, anything but
+  ``scheme://host[:port]``) is answered **403**.
   A request without ``Origin`` (curl, the SDK, an MCP client) is not a browser's cross-site
   request: it goes on. Browsers send ``Origin`` on every POST and every WebSocket handshake.
 - Off loopback the bearer token (``web.token``, required there) is what protects: a page

@@ -2,7 +2,8 @@
 
 `anima serve` runs as a subprocess started with a soft RLIMIT_NOFILE of 1,024 (the hard one
 left as it is: serve raises the soft one to it at start). This process holds ``--connections``
-(1,100) connections that never finish their headers (with ``--reconnect``, opening a new one
+(1,100) connections from ``--source`` (127.0.0.2: another address than the probes') that never
+finish their headers (with ``--reconnect``, opening a new one
 for each the server closes, as fast as it can), for ``--seconds``; meanwhile it asks
 ``GET /api/state`` every 100 ms, opens a WebSocket every second, and sends SIGHUP (a reload)
 every 2 s. It prints, as JSON: the REST answers
@@ -11,6 +12,7 @@ that succeeded or failed, the log's growth in bytes a second, serve's last statu
 descriptors serve had open at the end.
 
     python benchmarks/slow_clients.py [--connections 1100] [--seconds 10] [--reconnect]
+        [--source 127.0.0.1]
 
 Before issue 30: REST, WebSocket and MCP answered nothing, a reload skipped every file with
 "Too many open files", and the log grew ~3 MB/s.
@@ -69,8 +71,9 @@ def _serve(port: int, log_path: Path, tmp: Path) -> subprocess.Popen[bytes]:
 class Attack:
     """``count`` connections that never finish their headers, each replaced when closed."""
 
-    def __init__(self, port: int, count: int, reconnect: bool) -> None:
+    def __init__(self, port: int, count: int, reconnect: bool, source: str) -> None:
         self.port = port
+        self.source = source
         self.count = count
         self.reconnect = reconnect
         self.socks: set[socket.socket] = set()
@@ -83,7 +86,9 @@ class Attack:
 
     def _open(self) -> None:
         try:
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=1.0)
+            s = socket.create_connection(
+                ("127.0.0.1", self.port), timeout=1.0, source_address=(self.source, 0)
+            )
             s.sendall(PARTIAL)
             s.setblocking(False)
         except OSError:
@@ -171,6 +176,9 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=1100)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--reconnect", action="store_true", help="replace each one closed")
+    ap.add_argument(
+        "--source", default="127.0.0.2", help="the attacker's address (the probes use 127.0.0.1)"
+    )
     args = ap.parse_args()
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this side holds them all
@@ -186,7 +194,7 @@ def main() -> None:
                 if proc.poll() is not None or time.monotonic() > end:
                     raise SystemExit(f"serve did not start:\n{log_path.read_text()}")
                 time.sleep(0.1)
-            attack = Attack(port, args.connections, args.reconnect)
+            attack = Attack(port, args.connections, args.reconnect, args.source)
             attack.start()
             time.sleep(1.0)
             size0, t0 = log_path.stat().st_size, time.monotonic()
@@ -209,6 +217,7 @@ def main() -> None:
                 "connections": args.connections,
                 "seconds": args.seconds,
                 "reconnect": args.reconnect,
+                "source": args.source,
                 "attack": {
                     "opened": attack.opened,
                     "closed_by_server": attack.closed_by_server,

@@ -58,8 +58,10 @@ def robot() -> Iterator[Robot]:
     runtime.stop(ease=False)
 
 
-def connect(door: WebFrontDoor, first: bytes = b"") -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", door.port), timeout=3.0)
+def connect(door: WebFrontDoor, first: bytes = b"", source: str = "127.0.0.1") -> socket.socket:
+    sock = socket.create_connection(
+        ("127.0.0.1", door.port), timeout=3.0, source_address=(source, 0)
+    )
     if first:
         sock.sendall(first)
     return sock
@@ -133,6 +135,23 @@ def test_at_the_cap_slow_connections_make_room_and_the_door_answers(robot: Robot
             sock.close()
     assert eventually(lambda: door.counts().open == 0)
     assert door.counts().refused == 0
+
+
+def test_at_the_cap_a_flood_from_one_address_makes_room_from_its_own(robot: Robot) -> None:
+    _, door = robot
+    mine = connect(door, b"GET / HTTP/1.1\r\n")  # slow too, but from another address
+    flood = [connect(door, b"GET / HTTP/1.1\r\n", source="127.0.0.2") for _ in range(CAP - 1)]
+    assert eventually(lambda: door.counts().open == CAP)
+    more = [connect(door, b"GET / HTTP/1.1\r\n", source="127.0.0.2") for _ in range(5)]
+    try:
+        for sock in flood[:5]:  # the flood's own oldest made room, not the older one of mine
+            assert read_all(sock).startswith(b"HTTP/1.1 503 ")
+        assert read_all(mine).startswith(b"HTTP/1.1 408 ")  # its own end: the timeout
+        assert door.counts().evicted == 5
+    finally:
+        for sock in [mine, *flood, *more]:
+            sock.close()
+    assert eventually(lambda: door.counts().open == 0)
 
 
 def test_past_the_cap_with_every_connection_busy_a_new_one_is_refused(robot: Robot) -> None:

@@ -8,9 +8,10 @@ files, deafened every door of the process (REST, WebSocket, MCP, MQTT's reconnec
 A :class:`Gate` is shared by every connection of one server:
 
 - at most ``max_connections`` open at once, HTTP and WebSocket alike. At the cap a new
-  connection takes the place of the oldest one that has no request under way (its headers not
-  all in, or idle between requests): that one is answered 503 and closed. So a client that sends
-  its request at once is served while slow ones hold every place; they cannot keep the door.
+  connection takes the place of one that has no request under way (its headers not all in, or
+  idle between requests): the oldest such of the client address holding the most connections,
+  answered 503 and closed. So a client that sends its request at once is served while slow ones
+  hold every place, and a flood from one address makes room from its own connections first.
   With no such connection (every one busy with a request or a WebSocket) the new one is answered
   503 and closed before anything of it is read;
 - a request's headers must be in within ``header_timeout_s`` of the connection's opening or of
@@ -28,6 +29,7 @@ must not become a flood of log lines.
 from __future__ import annotations
 
 import asyncio
+import collections
 import errno
 import logging
 import socket
@@ -79,9 +81,10 @@ class Gate:
         self.timed_out = 0
         self.stalled = 0
         self.accept_failures = 0
-        # connections with no request under way, oldest first: each one's eviction (which
-        # counts it out); a dict keeps the order of insertion
-        self._idle: dict[object, Callable[[], None]] = {}
+        self._hosts: collections.Counter[str] = collections.Counter()  # open, per address
+        # per address, connections with no request under way, oldest first: each one's
+        # eviction (which counts it out); a dict keeps the order of insertion
+        self._idle: dict[str, dict[object, Callable[[], None]]] = {}
 
     def counts(self) -> GateCounts:
         return GateCounts(
@@ -93,21 +96,29 @@ class Gate:
             accept_failures=self.accept_failures,
         )
 
-    def idle(self, connection: object, evict: Callable[[], None]) -> None:
-        """``connection`` has no request under way (it is now the newest such)."""
-        self._idle.pop(connection, None)
-        self._idle[connection] = evict
+    def idle(self, connection: object, host: str, evict: Callable[[], None]) -> None:
+        """``connection`` (from ``host``) has no request under way: now the newest such."""
+        theirs = self._idle.setdefault(host, {})
+        theirs.pop(connection, None)
+        theirs[connection] = evict
 
-    def busy(self, connection: object) -> None:
+    def busy(self, connection: object, host: str) -> None:
         """``connection`` has a request under way, or is gone: it may not be evicted."""
-        self._idle.pop(connection, None)
+        theirs = self._idle.get(host)
+        if theirs is not None:
+            theirs.pop(connection, None)
+            if not theirs:
+                del self._idle[host]
 
-    def admit(self) -> bool:
-        """Count a new connection in, in the place of the oldest idle one at the cap, or
-        refuse it (False) when every one is busy."""
+    def admit(self, host: str) -> bool:
+        """Count a connection from ``host`` in; at the cap, in the place of the oldest idle
+        one of the address holding most, or refuse it (False) when every one is busy."""
         if self.open >= self.max_connections and self._idle:
-            oldest = next(iter(self._idle))
-            evict = self._idle.pop(oldest)
+            most = max(self._idle, key=lambda h: self._hosts[h])
+            theirs = self._idle[most]
+            evict = theirs.pop(next(iter(theirs)))
+            if not theirs:
+                del self._idle[most]
             self.evicted += 1
             if self.evicted == 1:
                 log.warning(
@@ -115,7 +126,7 @@ class Gate:
                     "without a request under way make room for new ones (counted from now on)",
                     self.open,
                 )
-            evict()  # counts it out
+            evict()  # counts it out (release)
         if self.open >= self.max_connections:
             self.refused += 1
             if self.refused == 1:
@@ -126,10 +137,14 @@ class Gate:
                 )
             return False
         self.open += 1
+        self._hosts[host] += 1
         return True
 
-    def release(self) -> None:
+    def release(self, host: str) -> None:
         self.open -= 1
+        self._hosts[host] -= 1
+        if self._hosts[host] <= 0:
+            del self._hosts[host]
 
     def timed_out_one(self, what: str) -> None:
         self.timed_out += 1
@@ -177,6 +192,13 @@ REFUSED = _raw_response(b"503 Service Unavailable", b"too many connections open:
 TIMED_OUT = _raw_response(b"408 Request Timeout", b"the request's headers came too slowly\n")
 
 
+def peer_host(transport: asyncio.BaseTransport) -> str:
+    """The client's address (its host, without the port); "" when there is none (a socket
+    file)."""
+    peer = transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else ""
+
+
 def _close(transport: asyncio.BaseTransport) -> None:
     """Close now: a transport still holding unsent bytes (a client that does not read) would
     otherwise keep its descriptor until they are sent, that is for ever."""
@@ -198,9 +220,11 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
 
     class GuardedWebSocket(WebSocketsSansIOProtocol):
         _stall: asyncio.TimerHandle | None = None
+        _host = ""
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)
+            self._host = peer_host(transport)
             # a client that stops reading fills the kernel's buffer before asyncio's: bounded
             # (auto-tuned it grows to megabytes), a stall shows within seconds, not minutes
             sock = transport.get_extra_info("socket")
@@ -208,7 +232,7 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, WS_SEND_BUFFER)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            gate.release()
+            gate.release(self._host)
             if self._stall is not None:
                 self._stall.cancel()
                 self._stall = None
@@ -233,27 +257,29 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
     class GuardedHttp(H11Protocol):
         _refused = False
         _released = False  # counted out already (evicted)
+        _host = ""
         _upgraded = False
         _deadline: asyncio.TimerHandle | None = None
         _waiting_for = ""  # "headers" or "body" while a deadline runs
         _stall: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            if not gate.admit():
+            self._host = peer_host(transport)
+            if not gate.admit(self._host):
                 self._refused = True
                 transport.write(REFUSED)
                 _close(transport)
                 return
             super().connection_made(transport)
             self._expect("headers", gate.header_timeout_s)
-            gate.idle(self, self._evict)
+            gate.idle(self, self._host, self._evict)
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._refused:
                 return
-            gate.busy(self)
+            gate.busy(self, self._host)
             if not self._released:
-                gate.release()
+                gate.release(self._host)
             self._cancel()
             self._cancel_stall()
             super().connection_lost(exc)
@@ -266,7 +292,7 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
                 return
             state = self.conn.their_state
             if state is not h11.IDLE:
-                gate.busy(self)  # a request under way
+                gate.busy(self, self._host)  # a request under way
             if state is h11.SEND_BODY:
                 if self._waiting_for == "headers":
                     self._expect("body", gate.body_timeout_s)
@@ -276,14 +302,14 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-                gate.idle(self, self._evict)  # between requests
+                gate.idle(self, self._host, self._evict)  # between requests
             pipelined = self.conn.trailing_data[0]  # part of the next request came with this one
             if pipelined and self._deadline is None and self.conn.their_state is h11.IDLE:
                 self._expect("headers", gate.header_timeout_s)
 
         def handle_websocket_upgrade(self, event: h11.Request) -> None:
             self._upgraded = True  # now the WebSocket's: it counts the connection out
-            gate.busy(self)
+            gate.busy(self, self._host)
             self._cancel()
             self._cancel_stall()
             super().handle_websocket_upgrade(event)
@@ -331,7 +357,7 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
 
         def _evict(self) -> None:
             self._released = True
-            gate.release()
+            gate.release(self._host)
             self._cancel()
             if self.transport.is_closing():
                 return

@@ -1,15 +1,14 @@
 """Issue 30's slow-client attack on a real `anima serve`, with Debian's 1,024 open files.
 
 `anima serve` runs as a subprocess started with a soft RLIMIT_NOFILE of 1,024 (the hard one
-left as it is: serve raises the soft one to it at start). This process holds ``--connections``
-(1,100) connections from ``--source`` (127.0.0.2: another address than the probes') that never
-finish their headers (with ``--reconnect``, opening a new one
-for each the server closes, as fast as it can), for ``--seconds``; meanwhile it asks
-``GET /api/state`` every 100 ms, opens a WebSocket every second, and sends SIGHUP (a reload)
-every 2 s. It prints, as JSON: the REST answers
-(ok, 503, failed) and their latency p50/max, the WebSockets that got their hello, the reloads
-that succeeded or failed, the log's growth in bytes a second, serve's last status line, and the
-descriptors serve had open at the end.
+left as it is: serve raises the soft one to it at start). This process opens ``--connections``
+(1,100) connections from ``--source`` (127.0.0.2, another address than the probes') that never
+finish their headers; with ``--reconnect`` it replaces each one the server closes, as fast as
+it can. For ``--seconds`` it meanwhile asks ``GET /api/state`` every 100 ms, opens a WebSocket
+every second and sends SIGHUP (a reload) every 2 s, then prints as JSON: the REST answers (ok,
+503, failed) and their latency p50/max, the WebSockets that got their hello, the reloads, the
+"Too many open files" in serve's log, the log's growth in bytes a second, the descriptors serve
+had open, its last status line and exit code.
 
     python benchmarks/slow_clients.py [--connections 1100] [--seconds 10] [--reconnect]
         [--source 127.0.0.1]

@@ -102,6 +102,11 @@ def test_the_dashboard_drives_and_shows_the_robot(
     b.wait_for(f"{REFUSALS} === {refusals + 2}")
     b.evaluate(NEXT_FRAME)
     assert b.evaluate(VALUES) == frozen
+    # each refusal is one line in the log (the 409 on the call and its event are one refusal)
+    refused = (
+        "[...document.querySelectorAll('#log li')].filter(e => /nod.? refused/.test(e.textContent))"
+    )
+    assert b.evaluate(f"{refused}.length") == refusals + 2
     assert int(b.evaluate("document.getElementById('ups').textContent")) >= 20  # updates/s
 
     shots = Path(os.environ.get("ANIMA_ARTIFACTS") or tmp_path)

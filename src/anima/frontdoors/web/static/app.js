@@ -27,7 +27,10 @@ async function post(path, payload) {
     if (r.status !== 202) {
       const reply = await r.json().catch(() => ({ reason: r.statusText }));
       toast(`${path}: ${reply.reason ?? r.status}`);
-      logLine("error", `${path} refused: ${reply.reason ?? r.status}`);
+      // a robot command refused at execution (409) also comes as a command_rejected event,
+      // which the log shows: one line, not two (the humanoid's refusals come only here)
+      const event = r.status === 409 && !path.startsWith("humanoid/");
+      if (!event) logLine("error", `${path} refused: ${reply.reason ?? r.status}`);
     }
   } catch (e) {
     toast(`${path}: ${e}`);

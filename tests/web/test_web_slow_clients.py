@@ -20,6 +20,7 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
 
+from anima.cli.serve import status_line
 from anima.config import AnimaConfig, BehaviourConfig, McpConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
@@ -116,7 +117,7 @@ def test_a_body_that_trickles_is_cut_off(robot: Robot) -> None:
 
 
 def test_at_the_cap_slow_connections_make_room_and_the_door_answers(robot: Robot) -> None:
-    _, door = robot
+    runtime, door = robot
     slow = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(CAP)]
     assert eventually(lambda: door.counts().open == CAP)
     extra = [connect(door, b"GET / HTTP/1.1\r\n") for _ in range(3)]
@@ -125,6 +126,7 @@ def test_at_the_cap_slow_connections_make_room_and_the_door_answers(robot: Robot
             assert read_all(sock).startswith(b"HTTP/1.1 503 ")
         assert eventually(lambda: door.counts().evicted == 3)
         assert door.counts().open == CAP
+        assert status_line(runtime).endswith(" | web evicted idle 3")  # counted, said there
         # while slow ones hold every place, a client that sends its request at once is served
         with httpx.Client(base_url=door.url, timeout=3.0) as http:
             assert http.get("/api/state").status_code == 200

@@ -5,6 +5,12 @@ A paho-mqtt 2 client publishes on ``<prefix>/agent/control/…`` and listens to
 assigned by the runtime, so a ``say()`` is paired with the first ``start_speak`` carrying its
 text that arrives after it was sent, then with that id's ``end_speak``. Refusals arrive on the
 error topic and fail the handle they belong to (CommandRejectedByRobotError with the reason).
+
+A command is published only while this client is connected and the robot's retained status
+says ``online``: during an outage (this link down, the robot's link down, its broker
+restarting — a broker that keeps no session would drop what is published before the robot
+subscribes again) it is held, up to the Robot's timeout, then refused with
+RobotNotConnectedError saying so. At most ``MAX_HELD`` commands wait at once.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _EXCERPT = 120  # characters of a payload the error topic quotes (frontdoors.payloads.excerpt)
+MAX_HELD = 100  # commands held at once while the robot is not online (more: refused at once)
 
 
 def _excerpt(text: str) -> str:
@@ -86,6 +93,7 @@ class MqttBackend:
         self._humanoid_state: JsonObject | None = None  # <prefix>/agent/humanoid/state
         self._humanoid_waiting: list[_HumanoidCall] = []  # sent, answer not yet here
         self._timeout = 30.0  # the Robot's, from open()
+        self._held = 0  # commands waiting for the robot to be online
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, timeout: float) -> None:
@@ -149,13 +157,17 @@ class MqttBackend:
 
     def _on_subscribe(self, _c: Any, _u: Any, mid: int, reasons: Any, _p: Any) -> None:
         if mid == self._subscription and not any(r.is_failure for r in reasons):
-            self._subscribed.set()
+            with self._cond:
+                self._subscribed.set()
+                self._cond.notify_all()
             self._answered.set()
 
     def _on_disconnect(self, _c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if self._subscribed.is_set():
             log.warning("MQTT disconnected from %s (%s): reconnecting", self.description, reason)
-        self._subscribed.clear()
+        with self._cond:
+            self._subscribed.clear()
+            self._status = ""  # unknown until the retained status comes again
 
     def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
         topic: str = msg.topic
@@ -210,13 +222,43 @@ class MqttBackend:
 
     # ------------------------------------------------------------------ publishing
     def _send(self, leaf: str, payload: str = "") -> None:
+        if self._client is None:
+            raise RobotNotConnectedError(f"not connected to {self.description}")
+        self._hold(self._control + leaf)
         client = self._client
-        if client is None or not self._subscribed.is_set():
+        if client is None:
             raise RobotNotConnectedError(f"not connected to {self.description}")
         info = client.publish(self._control + leaf, payload, qos=1)
         info.wait_for_publish(5.0)
         if not info.is_published():
             raise RobotTimeoutError(f"{self._control + leaf}: the broker did not acknowledge it")
+
+    def _hold(self, topic: str) -> None:
+        """Return once connected with the robot ``online``; RobotNotConnectedError after the
+        Robot's timeout, or at once when ``MAX_HELD`` commands already wait."""
+
+        def ready() -> bool:
+            return self._subscribed.is_set() and self._status == "online"
+
+        with self._cond:
+            if ready():
+                return
+            if self._held >= MAX_HELD:
+                raise RobotNotConnectedError(
+                    f"{topic}: not sent: {MAX_HELD} commands already wait for the robot on "
+                    f"{self.description} to be online"
+                )
+            self._held += 1
+            try:
+                if self._cond.wait_for(ready, self._timeout):
+                    return
+            finally:
+                self._held -= 1
+            link = "connected" if self._subscribed.is_set() else "not connected to the broker"
+            raise RobotNotConnectedError(
+                f"{topic}: not sent: the robot on {self.description} is not online "
+                f"(status {self._status or 'unknown'}, {link}) after {self._timeout:g} s"
+            )
 
     def say(self, text: str, locale: str, timeout: float) -> SpeechHandle:
         payload = json.dumps({"text": text, "locale": locale}, ensure_ascii=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from anima.cli.serve import status_line
 from anima.config import AnimaConfig, BehaviourConfig, McpConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
+from anima.errors import ConfigError
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
@@ -253,3 +255,18 @@ def test_accept_failures_are_logged_once_then_counted(
     assert len(lines) == 1
     assert "Too many open files" in lines[0].getMessage()
     assert not [r for r in caplog.records if r.name == "asyncio"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("max_connections", 0, "web.max_connections must be in [1, 100000], got 0"),
+        ("max_ws_clients", 10**6, "web.max_ws_clients must be in [1, 10000], got 1000000"),
+        ("header_timeout_s", 0.0, "web.header_timeout_s must be a finite number > 0"),
+        ("body_timeout_s", float("inf"), "web.body_timeout_s must be a finite number > 0"),
+        ("write_stall_s", 7200.0, "web.write_stall_s must be ≤ 3600 s, got 7200"),
+    ],
+)
+def test_the_limits_are_checked_in_the_config(field: str, value: float, said: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        WebConfig(**{field: value})

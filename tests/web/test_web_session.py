@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import struct
 import threading
 from pathlib import Path
@@ -69,12 +71,41 @@ def test_record_finds_the_dashboard_on_the_configured_port(robot: Robot, tmp_pat
     assert read_session(out).times
 
 
+def _frames(path: Path) -> list[dict[str, object]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [m for m in lines if m["type"] == "frame"]
+
+
+def test_record_over_the_websocket_takes_every_frame_of_the_loop(
+    robot: Robot, tmp_path: Path
+) -> None:
+    """Issue 30 item 7: it recorded the WebSocket's 30 state messages a second, not the loop's
+    100 frames: now every commanded frame, each with its engine time."""
+    runtime, door = robot
+    out = tmp_path / "frames.jsonl"
+    result = runner.invoke(app, ["record", str(out), "--seconds", "1.0", "--url", door.url])
+    assert result.exit_code == 0, result.output
+    frames = _frames(out)
+    ts = [float(f["t"]) for f in frames]  # type: ignore[arg-type]
+    ticks = [round((b - a) / runtime.engine.period, 3) for a, b in itertools.pairwise(ts)]
+    assert len(frames) >= 70  # ~100 in 1 s (30 before); loose for a loaded machine
+    # every tick the loop ran, in order, none twice (a tick it skipped, behind, is a gap)
+    assert set(ticks) <= {1.0, 2.0, 3.0}, ticks
+    assert ticks.count(1.0) >= 0.9 * len(ticks)
+    assert f"recorded {len(frames)} frames" in result.output
+    session = read_session(out)
+    assert len(session.times) == len(frames)  # the plot draws the frames
+
+
 def test_record_local_and_plot_default_size(tmp_path: Path) -> None:
     out = tmp_path / "local.jsonl"
     env = {"ANIMA_SPEECH__ENABLED": "false", "ANIMA_WEB__ENABLED": "false"}
     result = runner.invoke(app, ["record", str(out), "--seconds", "1", "--local"], env=env)
     assert result.exit_code == 0, result.output
-    assert len(read_session(out).times) >= 20
+    assert len(read_session(out).times) >= 80  # every frame of the 100 Hz loop (30 before)
+    ts = [float(f["t"]) for f in _frames(out)]  # type: ignore[arg-type]
+    ticks = [round((b - a) / 0.01, 3) for a, b in itertools.pairwise(ts)]
+    assert ticks.count(1.0) >= 0.9 * len(ticks)  # every tick (a skipped one is a gap)
     result = runner.invoke(app, ["plot", str(out)])
     assert result.exit_code == 0, result.output
     assert _png_size(out.with_suffix(".png")) == (1200, 800)

@@ -29,7 +29,8 @@ def record_command(
     ] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Record frames and events (the dashboard's WebSocket) to a file for `anima plot`."""
+    """Record every commanded frame (the loop's 100 Hz), the state and the events (the
+    dashboard's WebSocket) to a file for `anima plot`."""
     from anima.config import load_config
     from anima.session.record import dashboard_url, record_local, record_remote
 
@@ -49,7 +50,10 @@ def record_command(
             )
     except AnimaError as exc:
         raise fail(exc) from exc
-    typer.echo(f"recorded {writer.states} frames and {writer.events} events to {out}")
+    typer.echo(
+        f"recorded {writer.frames} frames, {writer.states} states and {writer.events} events "
+        f"to {out}"
+    )
 
 
 def plot_command(

@@ -43,6 +43,7 @@ from anima.motion.output import DriverOutput
 from anima.motion.overrides import OverrideFn, OverrideTable
 from anima.motion.primary import PrimaryTrack
 from anima.motion.safety import SafetyStage
+from anima.motion.taps import FrameTap, FrameTaps
 from anima.motion.timer import LoopStats
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ class MotionEngine:
         self._out = rest.copy()  # after safety
         self._last = rest.copy()  # last commanded (what the driver says it sent)
         self._output = DriverOutput(driver, self._last, self._fault)
-        self._send = self._output.send  # bound once: the tick calls it as it called a method
+        self._taps = FrameTaps(self._output.send, self._fault)  # step 7, and who sees it
 
         self._primary = PrimaryTrack(
             self._base,
@@ -196,6 +197,14 @@ class MotionEngine:
     ) -> None:
         """Set offset source ``name``: head (roll, pitch, yaw) in radians, deltas in units."""
         self._offsets.set_values(name, head, deltas, bandwidth_hz)
+
+    def set_frame_tap(self, name: str, fn: FrameTap) -> None:
+        """Call ``fn(frame)`` with every frame the driver sent, on the motion thread, from
+        the next tick (:mod:`anima.motion.taps`: quick, never blocking); replaces tap ``name``."""
+        self._taps.set(name, fn)
+
+    def remove_frame_tap(self, name: str) -> None:
+        self._taps.remove(name)
 
     def clear_offset(self, name: str, *, immediate: bool = False) -> None:
         """Let offset ``name`` decay to zero, or drop it at once (``immediate``: barge-in)."""
@@ -309,7 +318,7 @@ class MotionEngine:
         np.copyto(out, composed)
         if not self._safety.apply(out, self._last):
             self._fault("safety", "non-finite values replaced by the last commanded ones")
-        return self._send(t, out)
+        return self._taps.send(t, out)
 
     def _estop_tick(self, t: float) -> Frame | None:
         if self._estop_pending:
@@ -329,7 +338,7 @@ class MotionEngine:
         if self._estop:
             self._inbox.drop("estop", t)  # moves that raced past the check in queue_move
             self._safety.hold(self._out, self._last)
-            return self._send(t, self._out)
+            return self._taps.send(t, self._out)
         self._estop_applied = False
         self._emit(EStopChanged(t=t, active=False))
         return None

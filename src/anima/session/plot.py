@@ -27,6 +27,13 @@ class Session:
     speech: list[tuple[float, float, str]] = field(default_factory=list)  # start, end, text
     animations: list[tuple[float, float, str]] = field(default_factory=list)
     estops: list[tuple[float, float]] = field(default_factory=list)
+    # every commanded frame (``frame`` lines, anima record): drawn instead of the 30 Hz states
+    frames: list[tuple[float, list[float]]] = field(default_factory=list)
+
+    def prefer_frames(self) -> None:
+        if self.frames:
+            self.times = [rt for rt, _ in self.frames]
+            self.values = [values for _, values in self.frames]
 
 
 def read_session(path: Path) -> Session:
@@ -53,6 +60,8 @@ def read_session(path: Path) -> Session:
         elif kind == "state":
             session.times.append(rt)
             session.values.append(msg["values"])
+        elif kind == "frame":
+            session.frames.append((rt, msg["values"]))
         elif kind == "event":
             ev = msg.get("kind")
             if ev == "start_speak":
@@ -72,6 +81,7 @@ def read_session(path: Path) -> Session:
                     estop_at = None
     if session is None:
         raise AnimaError(f"{path}: empty recording")
+    session.prefer_frames()
     end = session.times[-1] if session.times else 0.0
     session.speech += [(s, end, text) for s, text in speaking.values()]
     session.animations += [(s, end, name) for name, s in moving.items()]

@@ -28,6 +28,7 @@ from anima.frontdoors.dispatch import Origin
 from anima.frontdoors.state import animations_description, body_description
 from anima.frontdoors.web import schemas
 from anima.frontdoors.web.access import RefusedError
+from anima.frontdoors.web.frames import Buffer, FrameFeed, frames_message
 from anima.frontdoors.web.guard import Guard, is_loopback
 from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.limits import BodyLimit
@@ -231,6 +232,8 @@ def _add_commands(api: APIRouter, door: WebFrontDoor) -> None:
 
 
 def _add_stream(app: FastAPI, door: WebFrontDoor) -> None:
+    feed = FrameFeed(door.runtime.engine)
+
     @app.websocket("/ws")
     async def stream(websocket: WebSocket) -> None:
         if not door.token_ok(websocket.query_params.get("token")):
@@ -240,8 +243,10 @@ def _add_stream(app: FastAPI, door: WebFrontDoor) -> None:
         client = Client(asyncio.get_running_loop())
         client.put(dumps(door.hello()))
         door.clients.add(client)
+        # every commanded frame too, for a recording at the loop's rate (anima record)
+        frames = feed.add() if websocket.query_params.get("frames") == "1" else None
         tasks = [
-            asyncio.create_task(_tick(door, client)),
+            asyncio.create_task(_tick(door, client, frames)),
             asyncio.create_task(_send(websocket, client)),
         ]
         try:
@@ -253,6 +258,8 @@ def _add_stream(app: FastAPI, door: WebFrontDoor) -> None:
             pass
         finally:
             door.clients.remove(client)
+            if frames is not None:
+                feed.remove(frames)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -282,12 +289,15 @@ def _bearer(request: Request) -> str | None:
     return request.query_params.get("token")
 
 
-async def _tick(door: WebFrontDoor, client: Client) -> None:
-    """Queue a state message every 1/updates_hz seconds, on a fixed schedule."""
+async def _tick(door: WebFrontDoor, client: Client, frames: Buffer | None = None) -> None:
+    """Queue a state message every 1/updates_hz seconds, on a fixed schedule (and, for a
+    client that asked, the frames sent since the last one)."""
     loop = asyncio.get_running_loop()
     period = 1.0 / door.config.updates_hz
     deadline = loop.time()
     while True:
+        if frames is not None and (message := frames_message(frames)) is not None:
+            client.put(dumps(message))
         client.put(dumps(door.state_message()))
         deadline += period
         delay = deadline - loop.time()

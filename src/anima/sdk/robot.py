@@ -182,9 +182,12 @@ class Robot:
     def play(
         self, animation: str, wait: bool = False, *, timeout: float | None = None
     ) -> AnimationHandle:
-        """Play a library animation (``nod``, ``LOOKUP_Waving``); ``wait`` for its end.
+        """Play a library animation (``nod``, ``LOOKUP_Waving``; any case, or an alias the
+        robot's library resolves: ``wave``); ``wait`` for its end, whose ``animation_done``
+        names the library's animation.
 
-        An unknown name raises UnknownAnimationError in-process and CommandRejectedByRobotError
+        An unknown name (with the closest names in its message) raises UnknownAnimationError
+        in-process and CommandRejectedByRobotError
         at once over REST; over MQTT the refusal arrives later, so ``wait`` (or
         ``handle.wait()``) raises CommandRejectedByRobotError.
         """

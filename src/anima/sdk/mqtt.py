@@ -94,6 +94,7 @@ class MqttBackend:
         self._humanoid_waiting: list[_HumanoidCall] = []  # sent, answer not yet here
         self._timeout = 30.0  # the Robot's, from open()
         self._held = 0  # commands waiting for the robot to be online
+        self._speaking: set[str] = set()  # utterances started and not yet ended
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, timeout: float) -> None:
@@ -180,6 +181,8 @@ class MqttBackend:
                 snapshot = snapshot_from_state(json.loads(msg.payload))
                 with self._cond:
                     self._state = snapshot
+                    if not snapshot.speaking:  # nothing plays: no end_speak can be missing
+                        self._speaking.clear()
                     self._cond.notify_all()
             elif topic == f"{self.prefix}/agent/humanoid/state":
                 data = json.loads(msg.payload)
@@ -197,6 +200,8 @@ class MqttBackend:
             self._humanoid_answered(command, request, str(data["answer"]), None)
             return
         event = decode_event("feedback/" + leaf, data)  # the door's own table (anima.wire)
+        if event is not None:
+            self._follow(event)  # before the handles finish: state() agrees with what ended
         book = self._book
         if isinstance(event, SpeechStarted):
             book.speech_started(event.utterance, event.text)
@@ -209,6 +214,28 @@ class MqttBackend:
             self._refused(event)
         if event is not None:
             self._events.publish(event)
+
+    def _follow(self, event: Event) -> None:
+        """The cached state moved on by an event: the retained state comes 4 times a second,
+        so without this ``state().speaking`` was still true up to 250 ms after a ``say(wait=
+        True)`` returned. A state message published later replaces it as ever."""
+        with self._cond:
+            state = self._state
+            if state is None:
+                return
+            if isinstance(event, SpeechStarted):
+                self._speaking.add(event.utterance)
+                state = dataclasses.replace(state, speaking=True)
+            elif isinstance(event, SpeechEnded):
+                self._speaking.discard(event.utterance)
+                if not self._speaking:
+                    state = dataclasses.replace(state, speaking=False)
+            elif isinstance(event, MoveFinished) and state.move == event.name and not state.queued:
+                state = dataclasses.replace(state, move=None)
+            else:
+                return
+            self._state = dataclasses.replace(state, t=max(state.t, event.t))
+            self._cond.notify_all()
 
     def _refused(self, event: CommandRejected) -> None:
         error = CommandRejectedByRobotError(event.command, event.reason)

@@ -5,12 +5,15 @@ Nadine's ``…/agent/feedback/{start_speak,end_speak,error}`` plus ``animation_d
 ``…/agent/action_status`` (``docs/mqtt.md`` has the payloads). Each row of :data:`ROUTES` names
 an event's topic under ``<prefix>/agent/``, its QoS, and its fields on the wire (the event's
 field → the payload's key), so the door's encoding and the SDK's decoding cannot drift apart.
+Every payload also carries ``t``, when the event happened on the runtime's clock (seconds, as
+the state's ``t``), unless the event has none (0).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,6 +133,8 @@ def encode_event(event: Event, topics: Topics) -> Message | None:
         if name in route.digits and value is not None:
             value = round(value, route.digits[name])
         fields[key] = list(value) if isinstance(value, tuple) else value
+    if event.t:  # when it happened, on the runtime's clock (0: not tied to one, left out)
+        fields["t"] = round(event.t, 3)
     return Message(f"{topics.prefix}/agent/{route.leaf}", encode(**fields), route.qos)
 
 
@@ -147,5 +152,8 @@ def decode_event(leaf: str, data: Mapping[str, Any]) -> Event | None:
         for name, value in values.items():
             if isinstance(value, list):
                 values[name] = tuple(value)
+        t = data.get("t")
+        if isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t):
+            values["t"] = float(t)
         return route.event(**values)
     return None

@@ -31,7 +31,7 @@ def test_a_transcript_carries_its_confidence_when_the_recognizer_gives_one() -> 
     )
     assert heard == [
         {"v": 1, "text": "wave", "final": True, "confidence": 0.812},
-        {"v": 1, "text": "nod", "final": True},
+        {"v": 1, "text": "nod", "final": True, "t": 0.1},  # when, on the runtime's clock
     ]
 
 
@@ -54,5 +54,5 @@ def test_a_transcript_carries_its_other_readings_when_there_are_some() -> None:
             "confidence": 0.7,
             "alternatives": ["Look over to your right."],
         },
-        {"v": 1, "text": "Nod.", "final": True, "confidence": 0.9},
+        {"v": 1, "text": "Nod.", "final": True, "confidence": 0.9, "t": 0.1},
     ]

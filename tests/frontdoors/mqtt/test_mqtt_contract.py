@@ -37,13 +37,18 @@ def value(runtime: Runtime, channel: str) -> float:
 
 
 def feedback(probe: MqttProbe, topics: Topics, since: int) -> list[tuple[str, dict[str, object]]]:
-    """(leaf, JSON) of every feedback message after ``since``, in arrival order."""
+    """(leaf, JSON) of every feedback message after ``since``, in arrival order; an event's
+    time ``t`` checked (a number, on the runtime's clock) and left out."""
     prefix = topics.feedback("")
-    return [
-        (m.topic[len(prefix) :], m.json())
-        for m in probe.messages(since=since)
-        if m.topic.startswith(prefix)
-    ]
+    out = []
+    for m in probe.messages(since=since):
+        if m.topic.startswith(prefix):
+            data = m.json()
+            t = data.pop("t", 0.0)
+            assert isinstance(t, float | int)
+            assert t >= 0
+            out.append((m.topic[len(prefix) :], data))
+    return out
 
 
 def errors(probe: MqttProbe, topics: Topics, since: int) -> list[dict[str, object]]:

@@ -1,9 +1,9 @@
 """The core of one robot: body, driver, motion, behaviour, speech; ``execute``, the one way in;
 a typed state snapshot; the start/stop order of its parts.
 
-Start: every part's ``prepare`` (model loads, imports) → event hub → animation library →
-driver.connect() → motion loop → timers → idle life → speech → humanoid link → front doors
-and agent.
+Start: every part's ``prepare`` (model loads, imports) and the TTS voices → event hub →
+animation library → driver.connect() → motion loop → timers → idle life → speech → humanoid
+link → front doors and agent.
 Stop: speech (every utterance gets its ``end_speak``, reason ``shutdown``) → the event hub
 delivers what was published → front doors and agent (last attached first) → humanoid link →
 idle life → timers → ease the body to its rest posture (bounded in time) → motion loop →
@@ -58,6 +58,17 @@ from anima.timers import Timers
 from anima.wire.state import LoopState, RuntimeState
 
 log = logging.getLogger(__name__)
+
+
+def _load_voices(engines: Sequence[TTSEngine]) -> None:
+    """Load the TTS voices before the motion loop starts (Piper's onnxruntime session holds the
+    interpreter in stretches while it loads). The speech thread loads them again — a no-op once
+    loaded — and drops and reports an engine that fails, so a failure here is only noted."""
+    for engine in engines:
+        try:
+            engine.load()
+        except Exception as exc:  # the speech thread says it, as a warning and a notice
+            log.debug("speech engine %s did not load before the loop: %s", engine.name, exc)
 
 
 NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
@@ -144,6 +155,7 @@ class Runtime:
             try:
                 undo.append(self.parts.stop)
                 self.parts.prepare()  # model loads and imports, before the loop starts
+                _load_voices(engines)  # Piper's voice: 0.5-1.8 s of stalls once the loop ran
                 if not stepped:
                     self.events.start()
                 undo.append(self.events.stop)

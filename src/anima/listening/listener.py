@@ -180,6 +180,7 @@ class Listener:
         self.recognizer.load()
         if self.spotter is not None:
             self.spotter.load()
+        turn_for(self.config).load()  # its imports (~16 ms), before the runtime's loop runs
 
     def start(self) -> None:
         """Load the models (when :meth:`prepare` did not), start the worker, then open the

@@ -35,6 +35,7 @@ from anima.errors import AnimaError
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.mqtt import link as mqtt_link
 from anima.frontdoors.mqtt.acks import AckWindow
+from anima.frontdoors.mqtt.costly import CostlyLimiter
 from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
@@ -92,6 +93,7 @@ class MqttFrontDoor:
         self._feedback = Feedback(self.topics, self._publish, runtime.library, self._count_rejected)
         self._boundary = CallbackBoundary(self._on_crash)
         self._backlog = Backlog(config.stale_after_s)
+        self._costly = CostlyLimiter()
         self._net_thread: threading.Thread | None = None  # paho's, seen from its callbacks
         self._poison: tuple[str, bytes] | None = None  # the message that ended that thread
         self._connected_at = 0.0
@@ -274,6 +276,10 @@ class MqttFrontDoor:
             command = parser(payload)
         except AnimaError as exc:
             self._error(topic, payload, str(exc))
+            return
+        costly = self._costly.refusal(leaf)  # ask: an LLM request each (costly.py)
+        if costly is not None:
+            self._error(topic, payload, costly)
             return
         # any other exception: the boundary answers it (_message_failed), paho's thread lives
         self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))

@@ -10,9 +10,10 @@ import pytest
 from anima.agent.actions import ActionRegistry
 from anima.agent.conversation import Conversation
 from anima.agent.executor import Executor
+from anima.agent.gestures import MAX_REPLY_GESTURES, bounded_gestures
 from anima.agent.planners.base import speakable
 from anima.agent.planners.openai import OpenAIPlanner
-from anima.agent.reply import MAX_REPLY_GESTURES, ActionWords, Answer, bounded_gestures
+from anima.agent.reply import ActionWords, Answer
 from anima.events import SpeechStarted, Transcript
 from anima.runtime import Runtime
 from anima.speech import markup
@@ -73,7 +74,7 @@ def test_a_reply_starts_at_most_the_documented_number_of_gestures(
         return True
 
     answer = Answer(registry, executor, ActionWords(registry), speak=speak, current=lambda: True)
-    with caplog.at_level(logging.WARNING, logger="anima.agent.reply"):
+    with caplog.at_level(logging.WARNING, logger="anima.agent.gestures"):
         answer.take([], "Hi! " + "^run(LOOKUP_Waving) " * 24 + "Bye.")
         answer.words("And ^start(nod) again ^run(shake).")  # the same reply: nothing left
     runs = sum(markup.parse(t).segments.__len__() - 1 for t in said)
@@ -82,3 +83,19 @@ def test_a_reply_starts_at_most_the_documented_number_of_gestures(
     assert said[1] == "And again."
     assert "20 gesture markers dropped" in caplog.text
     assert "2 gesture markers dropped" in caplog.text
+
+
+def test_a_plans_say_steps_start_at_most_the_documented_number_of_gestures(
+    registry: ActionRegistry, executor: Executor, caplog: pytest.LogCaptureFixture
+) -> None:
+    from anima.agent.plan import parse_plan
+
+    marks = "^start(blink) " * 3  # blink: an idle layer, no hold
+    plan = parse_plan(registry, [f"say(text='{marks}a')", f"say(text='{marks}b')"])
+    with caplog.at_level(logging.WARNING, logger="anima.agent.gestures"):
+        result = executor.start(plan).join(20)
+    assert result is not None
+    assert [s.status.value for s in result.steps] == ["succeeded", "succeeded"]
+    # the first step starts 3, the second only 1 more: 2 of its markers dropped
+    assert "say: 2 gesture markers dropped (at most 4 a reply)" in caplog.text
+    assert caplog.text.count("gesture markers dropped") == 1

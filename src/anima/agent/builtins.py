@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext, Inbox
+from anima.agent.gestures import MAX_REPLY_GESTURES, bounded_gestures, warn_dropped
 from anima.agent.phrases import Phrase
 from anima.animation.names import Names
 from anima.commands import LookAtResult
@@ -43,6 +44,10 @@ def say(ctx: ActionContext, text: str) -> ActionResult:
         text: the words to speak, in the robot's language
     """
     rt = ctx.robot
+    text, started, dropped = bounded_gestures(text, MAX_REPLY_GESTURES - ctx.gestures)
+    ctx.gestures += started
+    if dropped:
+        warn_dropped(dropped, text, "say")
     with ctx.events(SpeechEnded.kind) as inbox:
         # refused (no speech, estop, a bad marker): the step fails with the runtime's message
         utterance = rt.execute(cmd.Speak(text=text, locale=ctx.locale)).utterance

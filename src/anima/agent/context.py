@@ -102,6 +102,7 @@ class ActionContext:
         self.step_timeout_s = step_timeout_s  # longest wait for one completion event
         self.process_timeout_s = process_timeout_s  # SIGTERM → SIGKILL grace for programs
         self.finished = False  # set by finish(): the task is over, the conversation resets
+        self.gestures = 0  # gesture markers this plan's say steps started (MAX_REPLY_GESTURES)
         self.cancel_reason = ""
         self._cancel = threading.Event()
         self._lock = threading.Lock()

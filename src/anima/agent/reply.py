@@ -13,9 +13,10 @@ sentence at a time) or all at once — and decides for each sentence:
   for what was going on before the plan, not for the robot's own "Okay.".
 
 What an answer says is bounded as a whole (:data:`~anima.agent.planners.base.MAX_SPOKEN_CHARS`),
-and so are the gestures its words start (:data:`MAX_REPLY_GESTURES` ``^start``/``^run`` markers
-a reply: the rest are dropped, with a log line; a marker cut off at the reply's end is dropped
-by :func:`~anima.agent.planners.base.speakable`).
+and so are the gestures its words start (:mod:`anima.agent.gestures`: at most
+:data:`~anima.agent.gestures.MAX_REPLY_GESTURES` ``^start``/``^run`` markers a reply, the rest
+dropped with a log line; a marker cut off at the reply's end is dropped by
+:func:`~anima.agent.planners.base.speakable`).
 :func:`failure_speech` is the short sentence the person hears when a step fails.
 """
 
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from anima import commands as cmd
 from anima.agent.executor import PlanResult, PlanTask, StepResult
+from anima.agent.gestures import MAX_REPLY_GESTURES, bounded_gestures, warn_dropped
 from anima.agent.plan import parse_plan
 from anima.agent.planners.base import MAX_SPOKEN_CHARS, speakable
 from anima.errors import AnimaError, InvalidCommandError, PlanError
@@ -41,10 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Gestures one reply's words may start (^start/^run markers): a reply is a few sentences, a
-# gesture each at most; 24 ^run(LOOKUP_Waving) once kept the robot waving for 75 s.
-MAX_REPLY_GESTURES = 4
-_GESTURE_MARKER = re.compile(r"\s*\^(start|stop|wait|run)\(\s*([\w.\-]+)\s*\)")
 
 # words that promise something whatever the registry holds ("Sure!", "Let me…", "Watch this")
 _PROMISES = (
@@ -244,46 +242,11 @@ class Answer:
         text = speakable(text, max(room, 0)) if room > 0 else ""
         text, started, dropped = bounded_gestures(text, MAX_REPLY_GESTURES - self.gestures)
         if dropped:
-            log.warning(
-                "reply: %d gesture markers dropped (at most %d a reply): %r",
-                dropped,
-                MAX_REPLY_GESTURES,
-                text[:80],
-            )
+            warn_dropped(dropped, text, "reply")
         if text and self._speak(text):
             self.gestures += started
             self.said += len(text) + 1
             self.spoke = True
-
-
-def bounded_gestures(text: str, room: int) -> tuple[str, int, int]:
-    """``text`` with at most ``room`` gesture markers (``^start``, ``^run``) kept, the first
-    ones; a ``^stop``/``^wait`` of a gesture whose start was dropped goes with it. Returns the
-    text, the gestures kept and the markers dropped."""
-    if "^" not in text:
-        return text, 0, 0
-    kept_starts: set[str] = set()
-    cut_starts: set[str] = set()
-    started = dropped = 0
-
-    def one(match: re.Match[str]) -> str:
-        nonlocal started, dropped
-        kind, name = match.group(1), match.group(2)
-        if kind in ("start", "run"):
-            if started < room:
-                started += 1
-                if kind == "start":
-                    kept_starts.add(name)
-                return match.group()
-            if kind == "start":
-                cut_starts.add(name)
-        elif name not in cut_starts or name in kept_starts:
-            return match.group()  # a stop or wait of a gesture that plays
-        dropped += 1
-        return ""
-
-    out = _GESTURE_MARKER.sub(one, text)
-    return (out.strip() if dropped else out), started, dropped
 
 
 def failure_speech(result: PlanResult) -> str | None:

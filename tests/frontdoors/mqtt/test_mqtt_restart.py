@@ -111,3 +111,17 @@ def test_two_robots_on_one_prefix_that_the_claim_missed_the_newer_stands_down(
         finally:
             for runtime, _door in filter(None, (new, old)):
                 runtime.stop(ease=False)
+
+
+def test_a_stop_with_the_broker_gone_is_quick(prefix: str) -> None:
+    # both paho loops (the door's and its estop lane's) may sleep in their reconnect wait, up
+    # to 1 s each: ended side by side (one stop took 2.8 s against serve.shutdown_s 1.5)
+    with Mosquitto() as broker:
+        runtime, door = start_at(prefix, broker.address)
+        broker.halt()
+        wait_until(lambda: not door.connected, 2, "the door saw the broker go")
+        time.sleep(0.5)  # into the reconnect backoff (0.25, 0.5, 1 s…)
+        began = time.monotonic()
+        runtime.stop(ease=False)
+        took = time.monotonic() - began
+    assert took < 1.1, f"the stop took {took:.2f} s"

@@ -155,8 +155,14 @@ class MqttFrontDoor:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
-        if self.estop_lane is not None:
-            self.estop_lane.stop()
+        # the lane's paho loop may sleep in its reconnect wait (up to 1 s with the broker
+        # gone): ended beside the door's own, not before it
+        lane = self.estop_lane
+        lane_stop = (
+            threading.Thread(target=lane.stop, name="anima-mqtt-lane-stop") if lane else None
+        )
+        if lane_stop is not None:
+            lane_stop.start()
         self.dispatcher.stop()
         self._humanoid.stop()
         client = self._client
@@ -172,6 +178,8 @@ class MqttFrontDoor:
             self._client = None
             if self.config.persistent_session and heard:  # unreachable: stop at once
                 mqtt_link.end_session(self.config, self.address)
+        if lane_stop is not None:
+            lane_stop.join(min(2.0, timeout))
 
     # ------------------------------------------------------------------ paho callbacks
     def _on_connect(

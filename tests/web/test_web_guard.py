@@ -42,7 +42,10 @@ def test_a_foreign_page_cannot_release_the_estop(robot: Robot, http: httpx.Clien
     # the same "simple" request without an Origin (a form post, text/plain): JSON only
     plain = http.post("/api/reset", headers={"Content-Type": "text/plain"}, content="x")
     assert plain.status_code == 415
-    assert plain.json()["reason"] == "the body must be application/json, not 'text/plain'"
+    assert plain.json()["reason"] == (
+        "the body must be application/json, not 'text/plain'"
+        " (with curl: --json '{…}', or -H 'Content-Type: application/json')"
+    )
     assert runtime.estopped
     assert http.post("/api/reset").status_code == 202
     assert not runtime.estopped

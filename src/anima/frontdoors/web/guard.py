@@ -178,6 +178,10 @@ class Guard:
         return None
 
 
+# curl -d sends a form type: the hint a newcomer typing the docs' older examples needs
+CURL_HINT = " (with curl: --json '{…}', or -H 'Content-Type: application/json')"
+
+
 def _not_json(scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | None:
     if scope["method"] in BODYLESS_METHODS or not scope["path"].startswith("/api/"):
         return None
@@ -186,10 +190,10 @@ def _not_json(scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | No
         length = headers.get(b"content-length", b"0").strip()
         if length == b"0" and b"transfer-encoding" not in headers:
             return None  # no body at all: estop, reset, stop_* need none
-        return 415, f"a body needs 'Content-Type: {JSON_TYPE}' (none was given)"
+        return 415, f"a body needs 'Content-Type: {JSON_TYPE}' (none was given){CURL_HINT}"
     kind = media_type(declared.decode("latin-1"))
     if kind != JSON_TYPE:
-        return 415, f"the body must be {JSON_TYPE}, not {kind or 'an empty type'!r}"
+        return 415, f"the body must be {JSON_TYPE}, not {kind or 'an empty type'!r}{CURL_HINT}"
     return None
 
 

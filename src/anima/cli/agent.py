@@ -148,6 +148,7 @@ def agent_command(
     ] = False,
 ) -> None:
     """Listen here and let a running `anima serve --agent` plan and act (over MQTT)."""
+    import logging
     import signal
     import threading
 
@@ -159,10 +160,15 @@ def agent_command(
     from anima.events import Transcript
     from anima.listening.listener import Listener
     from anima.listening.makers import make_source
+    from anima.logtext import escaped
     from anima.wire.mqtt import BrokerAddress, Credentials
 
     try:
         cfg = load_config(config)
+        logging.basicConfig(  # what was heard ("heard: …") and what was not, as serve shows it
+            level=cfg.log_level.upper(),
+            format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+        )
         source = make_source(audio_in)
         if source is None:
             raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
@@ -188,11 +194,13 @@ def agent_command(
                 phrases=phrases,
                 on_wake=ears.on_wake,
                 on_final=ears.on_final,
-                on_partial=lambda t: typer.echo(f"… {t.text}"),
+                on_partial=lambda t: typer.echo(f"… {escaped(t.text)}"),
             )
 
         ears = RemoteEars(
-            make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix, report=typer.echo,
+            # what it reports comes from the broker (anyone's payloads): escaped, one line each
+            make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix,
+            report=lambda line: typer.echo(escaped(line)),
             choose=choose, credentials=Credentials.of(cfg.mqtt),  # the config's login and TLS
         )  # fmt: skip
         if wake_now:

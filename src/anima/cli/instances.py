@@ -8,8 +8,9 @@ names is still an ``anima serve``: a stale one may name an unrelated process by 
 Next to it, ``anima-<uid>-<prefix>.json`` records what others need to reach the instance — the
 MQTT broker it serves on (``{"pid": …, "prefix": …, "broker": "127.0.0.1:1884"}``), which
 ``anima fleet`` looks at when no ``--broker`` is given: the broker ``anima serve`` started may
-listen on another port than 1883 (taken). Both files go at a clean stop (``release``), and
-``forget`` removes those of a process that ended without one (a test's killed server).
+listen on another port than 1883 (taken). Both files go at a clean stop (``release``);
+``forget`` removes those of a process that ended without one (a test's killed server), and each
+``claim`` those of instances that are gone.
 """
 
 from __future__ import annotations
@@ -94,6 +95,20 @@ def running() -> tuple[list[Instance], list[str]]:
     return found, problems
 
 
+def _stale() -> list[Instance]:
+    """This user's pid files that name a process that is not an ``anima serve`` (any more)."""
+    found = []
+    for path in folder().glob(f"anima-{os.getuid()}-*.pid"):
+        match = _NAME.match(path.name)
+        try:
+            pid = read_pid(path)
+        except (OSError, ValueError):
+            continue
+        if match is not None and not is_anima_serve(pid):
+            found.append(Instance(match["prefix"], pid, path))
+    return found
+
+
 def claim(prefix: str, *, broker: str | None = None) -> Path | None:
     """Write this process's pid file for ``prefix`` (and its state file: the MQTT ``broker``
     it serves on); None (the caller warns) when another live anima already holds it, or when
@@ -105,6 +120,8 @@ def claim(prefix: str, *, broker: str | None = None) -> Path | None:
         other = None
     if other is not None and other != os.getpid() and is_anima_serve(other):
         return None
+    for stale in _stale():  # left by instances killed before they could remove them
+        forget(stale.pid, [stale.path])
     path.write_text(str(os.getpid()))
     state = {"pid": os.getpid(), "prefix": prefix, "broker": broker}
     state_file(path).write_text(json.dumps(state))

@@ -276,7 +276,10 @@ def test_anima_serve_starts_mosquitto_serves_mosquitto_pub_and_leaves_no_broker_
         "serve:\n  status_interval_s: 0.5\n",
         encoding="utf-8",
     )
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_WEB__ENABLED="false")
+    # killed, anima cleans nothing up: its pid file and its broker's folder go in tmp_path
+    # (make test left one of each in the temp folder every run)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_WEB__ENABLED="false",
+               XDG_RUNTIME_DIR=str(tmp_path), TMPDIR=str(tmp_path))  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "anima", "serve", "--config", str(config)],
         stdout=subprocess.PIPE,
@@ -308,6 +311,7 @@ def test_anima_serve_starts_mosquitto_serves_mosquitto_pub_and_leaves_no_broker_
         proc.wait(10)
         # the kernel ended the broker with it (PR_SET_PDEATHSIG): the port is free again
         assert eventually(lambda: not answers(address), 5), "Mosquitto outlived anima"
+        assert list(tmp_path.glob("anima-mosquitto-*"))  # where a killed anima leaves it
     finally:
         if proc.poll() is None:
             proc.kill()

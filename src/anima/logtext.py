@@ -4,8 +4,8 @@ A transcript or a plan comes from a microphone, a file or a language model: a ne
 would forge a second log line, an ESC sequence would drive the terminal of whoever reads the
 log. :func:`quoted` shows it as Python's ``repr`` does — quoted, every control, format and
 separator character escaped (``\\n``, ``\\x1b``, ``\\u202e``), printable letters of any script
-kept — and cut to a length; :func:`escaped` escapes the same characters in a whole line
-without quoting it.
+kept — and cut to a length. For a whole line, unquoted (a payload from the broker, a table
+cell), :func:`anima.wire.printable.printable` escapes the same characters.
 """
 
 from __future__ import annotations
@@ -19,11 +19,3 @@ def quoted(text: str, limit: int = LOGGED_CHARS) -> str:
     if len(text) <= limit:
         return repr(text)
     return repr(text[:limit]) + "…"
-
-
-def escaped(text: str) -> str:
-    """``text`` with every character that is not printable (controls, format characters such as
-    the bidirectional overrides, line and paragraph separators) escaped as ``repr`` would."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -12,7 +12,7 @@ import pytest
 
 from anima.listening import ListenConfig, Listener, PushSource
 from anima.listening.audio import SAMPLE_RATE
-from anima.logtext import escaped, quoted
+from anima.logtext import quoted
 from anima.testing.listening import FakeRecognizer, FakeVad
 
 LOUD = np.full(SAMPLE_RATE // 2, 5000, dtype=np.int16)
@@ -69,9 +69,3 @@ def test_a_round_with_nothing_to_act_on_says_why(caplog: pytest.LogCaptureFixtur
 def test_quoted_cuts_long_text() -> None:
     assert quoted("x" * 200, limit=5) == "'xxxxx'…"
     assert quoted("it's") == '"it\'s"'
-
-
-def test_escaped_keeps_a_line_one_line_and_printable_text_as_it_is() -> None:
-    assert escaped("plan: wave (résumé, 日本)") == "plan: wave (résumé, 日本)"
-    line = escaped("plan: x\n2026 ERROR forged\x1b[2J\x1b]52;c;aGk=\x07\u202eevil")
-    assert line == "plan: x\\n2026 ERROR forged\\x1b[2J\\x1b]52;c;aGk=\\x07\\u202eevil"

@@ -160,8 +160,8 @@ def agent_command(
     from anima.events import Transcript
     from anima.listening.listener import Listener
     from anima.listening.makers import make_source
-    from anima.logtext import escaped
     from anima.wire.mqtt import BrokerAddress, Credentials
+    from anima.wire.printable import printable
 
     try:
         cfg = load_config(config)
@@ -194,13 +194,13 @@ def agent_command(
                 phrases=phrases,
                 on_wake=ears.on_wake,
                 on_final=ears.on_final,
-                on_partial=lambda t: typer.echo(f"… {escaped(t.text)}"),
+                on_partial=lambda t: typer.echo(f"… {printable(t.text, 400)}"),
             )
 
         ears = RemoteEars(
             # what it reports comes from the broker (anyone's payloads): escaped, one line each
             make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix,
-            report=lambda line: typer.echo(escaped(line)),
+            report=lambda line: typer.echo(printable(line, 1000)),
             choose=choose, credentials=Credentials.of(cfg.mqtt),  # the config's login and TLS
         )  # fmt: skip
         if wake_now:

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from anima.cli import app
+from anima.frontdoors.mqtt import frontdoor
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
@@ -52,9 +53,13 @@ def test_printable_escapes_controls_and_bounds_the_length() -> None:
 
 
 def test_a_forged_identity_forges_no_log_line_and_the_robot_serves_on(
-    broker: Mosquitto, robot: tuple[Runtime, MqttFrontDoor], caplog: pytest.LogCaptureFixture
+    broker: Mosquitto,
+    robot: tuple[Runtime, MqttFrontDoor],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     runtime, door = robot
+    monkeypatch.setattr(frontdoor, "OTHER_WARNING_S", 0.3)  # the health's warning lasts 60 s
     caplog.set_level(logging.ERROR, logger="anima.frontdoors.mqtt")
     with MqttProbe(broker.address) as probe:
         probe.publish(Topics(door.config.prefix).identity, json.dumps(FORGED), qos=1)
@@ -68,6 +73,9 @@ def test_a_forged_identity_forges_no_log_line_and_the_robot_serves_on(
     assert door.connected  # a live identity alone (anyone may publish one) stands no door down
     assert not door.stood_down
     assert any("serves prefix" in w for w in runtime.health.now().warnings)
+    assert eventually(  # no new sign of it: the warning goes
+        lambda: not any("serves prefix" in w for w in runtime.health.now().warnings), timeout=2
+    )
 
 
 def test_anima_fleet_prints_no_escape_sequence_of_a_retained_identity(

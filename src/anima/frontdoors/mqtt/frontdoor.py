@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
 WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
 SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
+OTHER_WARNING_S = 60.0  # how long the health warns of another anima seen on the prefix
 
 
 class MqttFrontDoor:
@@ -105,6 +106,7 @@ class MqttFrontDoor:
         )
         self.stood_down = ""  # why this door stopped serving MQTT (another anima on its prefix)
         self._stand_down_for = ""  # the same, decided on paho's thread, done on the watch
+        self._other_until = 0.0  # the health warns of another anima on the prefix until then
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -341,6 +343,7 @@ class MqttFrontDoor:
             self.runtime.health.problems["mqtt"] = (
                 f"{other} serves prefix {self.config.prefix!r} too: give each its own mqtt.prefix"
             )
+            self._other_until = time.monotonic() + OTHER_WARNING_S
         elif not self._stand_down_for:
             self._stand_down_for = (
                 f"not serving MQTT: {other} started earlier on prefix {self.config.prefix!r} of "
@@ -398,6 +401,9 @@ class MqttFrontDoor:
         while not self._stop.wait(min(WATCH_S, period)):
             if self._stand_down_for and not self.stood_down:
                 self._stand_down()
+            elif self._other_until and time.monotonic() > self._other_until and not self.stood_down:
+                self._other_until = 0.0  # no new sign of the other one: the warning goes
+                self.runtime.health.problems.pop("mqtt", None)
             self._check_network()
             if time.monotonic() < due:
                 continue

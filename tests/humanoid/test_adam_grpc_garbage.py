@@ -42,3 +42,20 @@ def test_a_garbage_request_is_invalid_argument_in_one_log_line(
     assert [r.levelno for r in said] == [logging.WARNING, logging.DEBUG]
     assert "\n" not in said[0].getMessage()
     assert said[0].getMessage().startswith("SetMode: refused 4 bytes from ")
+
+
+def test_garbage_to_the_health_service_is_one_log_line_too(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    raw = served.channel.unary_unary(
+        "/grpc.health.v1.Health/Check",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
+    with pytest.raises(grpc.RpcError):
+        raw(GARBAGE, timeout=5.0)  # gRPC decodes it: INTERNAL, as gRPC answers
+    assert [r for r in caplog.records if r.exc_info] == []  # no traceback
+    said = [r for r in caplog.records if "Exception deserializing" in r.getMessage()]
+    assert len(said) == 1
+    assert "DecodeError" in said[0].getMessage()

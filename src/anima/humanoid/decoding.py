@@ -5,7 +5,9 @@ gRPC's generated ``add_RobotControlServicer_to_server`` hands each request to pr
 (``grpc._common``: "Exception deserializing request!") and answered ``INTERNAL``. Here every
 handler takes the raw bytes and decodes them itself: garbage is answered ``INVALID_ARGUMENT``
 saying which message it is not, and logged in one line (WARNING for the first of each RPC, DEBUG
-after it: a flood of garbage does not flood the log).
+after it: a flood of garbage does not flood the log). The services gRPC itself decodes (health
+checking, reflection) still answer garbage ``INTERNAL``; :func:`one_line_decode_errors` makes
+gRPC's log of it one line too.
 """
 
 from __future__ import annotations
@@ -65,6 +67,28 @@ def decoding(rpc: str, kind: Any, handler: Handler, refused: _Refusals) -> Handl
         return handler(request, context)
 
     return call
+
+
+class _OneLine(logging.Filter):
+    """gRPC's "Exception deserializing message!" with its traceback → one line, the error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and str(record.msg).startswith("Exception deserializing"):
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}: {exc})"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_ONE_LINE = _OneLine()
+
+
+def one_line_decode_errors() -> None:
+    """Make gRPC's own log of a request it could not decode one line (idempotent)."""
+    logging.getLogger("grpc._common").addFilter(_ONE_LINE)
 
 
 def add_robot_control(servicer: object, server: grpc.Server) -> None:

@@ -28,7 +28,7 @@ from grpc_reflection.v1alpha import reflection
 from anima.clock import Clock, MonotonicClock
 from anima.errors import HumanoidError
 from anima.humanoid import adam_control_pb2 as pb
-from anima.humanoid.decoding import add_robot_control
+from anima.humanoid.decoding import add_robot_control, one_line_decode_errors
 from anima.humanoid.fsm import SimulatedAdam
 from anima.humanoid.spec import Reply
 from anima.humanoid.wire import SERVICE, lists_to_pb, state_to_pb
@@ -205,6 +205,7 @@ def build_server(
         options=SERVER_OPTIONS,
     )
     add_robot_control(servicer, server)  # garbage: INVALID_ARGUMENT and one log line
+    one_line_decode_errors()  # and one line for what gRPC decodes itself (health, reflection)
     checker = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     names = (pb.DESCRIPTOR.services_by_name["RobotControl"].full_name, reflection.SERVICE_NAME)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from anima import commands as cmd
 from anima.config import AnimaConfig, BehaviourConfig
 from anima.events import MoveFinished
@@ -38,8 +40,9 @@ def test_the_idle_full_blink_publishes_no_animation_done_a_commanded_one_does() 
             lambda e: isinstance(e, MoveFinished) and e.name == FULL_BLINK, within=2
         )
         robot.advance(0.05)
-        assert [p for t, p in sent if t == done] == [
-            '{"v":1,"name":"LOOKUPPostureDefaultBlink","cut":false,"reason":"done"}'
+        payloads = [json.loads(p) for t, p in sent if t == done]
+        assert [(p["name"], p["cut"], p["reason"]) for p in payloads] == [
+            (FULL_BLINK, False, "done")
         ]
         for stop in unsubscribe:
             stop()

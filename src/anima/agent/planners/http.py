@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_REPLY_BYTES = 1_000_000  # far above any real plan (a few KB); larger replies are refused
+# one server-sent event (a chunk of a streamed reply: a few hundred bytes from real servers);
+# larger is refused before it is decoded (a 900 kB event of small JSON values cost ~20 MB)
+MAX_EVENT_BYTES = 256 * 1024
 
 
 class HTTPStatusError(PlannerError):
@@ -320,12 +323,18 @@ def _read_events(
     on_event: Callable[[Any], None],
 ) -> None:
     """Split the body into SSE events as the bytes arrive (lines; a blank line ends an event,
-    its ``data:`` lines joined) and hand each decoded one on."""
+    its ``data:`` lines joined) and hand each decoded one on.
+
+    One event over :data:`MAX_EVENT_BYTES` (its data, or a line still without its end) is
+    refused as soon as it is, before it is decoded. Each byte is looked at once: a line's end
+    is sought only in the bytes that came since, and an event's data lines go into one
+    buffer."""
     encoding = answer.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raise PlannerError(f"refused stream from {url}: it is compressed ({encoding[:20]!r})")
-    pending = bytearray()
-    data: list[bytes] = []
+    pending = bytearray()  # bytes of lines not yet ended
+    scanned = 0  # how much of pending is known to hold no line end
+    data = bytearray()  # the data lines of the event being read, each with a b"\n" after it
     total = count = 0
     for chunk in answer.iter_raw():
         if link.is_cut:
@@ -337,24 +346,40 @@ def _read_events(
                 "(stopped reading there)"
             )
         pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
+        while (end := pending.find(b"\n", scanned)) >= 0:
             line = bytes(pending[:end]).rstrip(b"\r")
             del pending[: end + 1]
+            scanned = 0
             if line.startswith(b"data:"):
-                data.append(line[5:].removeprefix(b" "))
+                data += line[5:].removeprefix(b" ")
+                data += b"\n"
+                _event_bounded(len(data) - 1, count + 1, url)
                 continue
             if line or not data:
                 continue  # a comment, an id or event field, or a stray blank line
-            event, data = b"\n".join(data), []
+            event = bytes(data[:-1])
+            data.clear()
             count += 1
             if event.strip() == b"[DONE]":
                 _some_event(count - 1, url)
                 return
             on_event(json_value(event, f"event {count} of the stream from {url}"))
-    if data and b"\n".join(data).strip() != b"[DONE]":  # the last event, without its blank line
-        on_event(json_value(b"\n".join(data), f"the last event of the stream from {url}"))
+        scanned = len(pending)
+        _event_bounded(len(data) + len(pending), count + 1, url)
+    last = bytes(data[:-1])
+    if data and last.strip() != b"[DONE]":  # the last event, without its blank line
+        on_event(json_value(last, f"the last event of the stream from {url}"))
         count += 1
     _some_event(count, url)
+
+
+def _event_bounded(size: int, number: int, url: str) -> None:
+    """PlannerError when event ``number`` has grown past :data:`MAX_EVENT_BYTES`."""
+    if size > MAX_EVENT_BYTES:
+        raise PlannerError(
+            f"refused stream from {url}: event {number} is over the {MAX_EVENT_BYTES:,}-byte "
+            "limit of one event (stopped reading there)"
+        )
 
 
 def _some_event(count: int, url: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from anima.cli import app
-from anima.frontdoors.mqtt import frontdoor
+from anima.frontdoors.mqtt import conflict
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
@@ -59,7 +59,7 @@ def test_a_forged_identity_forges_no_log_line_and_the_robot_serves_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     runtime, door = robot
-    monkeypatch.setattr(frontdoor, "OTHER_WARNING_S", 0.3)  # the health's warning lasts 60 s
+    monkeypatch.setattr(conflict, "WARNING_S", 0.3)  # the health's warning lasts 60 s
     caplog.set_level(logging.ERROR, logger="anima.frontdoors.mqtt")
     with MqttProbe(broker.address) as probe:
         probe.publish(Topics(door.config.prefix).identity, json.dumps(FORGED), qos=1)

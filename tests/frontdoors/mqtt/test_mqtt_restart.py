@@ -14,9 +14,13 @@ import time
 
 import pytest
 
+from anima.config import MqttConfig
 from anima.drivers.sim import SimDriver
+from anima.frontdoors.mqtt import conflict
+from anima.frontdoors.mqtt.conflict import PrefixConflict
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
+from anima.testing import FakeClock
 from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.wire.mqtt import BrokerAddress
@@ -125,3 +129,26 @@ def test_a_stop_with_the_broker_gone_is_quick(prefix: str) -> None:
         runtime.stop(ease=False)
         took = time.monotonic() - began
     assert took < 1.1, f"the stop took {took:.2f} s"
+
+
+def test_the_conflict_rules_on_a_fake_clock() -> None:
+    clock = FakeClock()
+    problems: dict[str, str] = {}
+    rules = PrefixConflict(MqttConfig(prefix="lab"), BrokerAddress("h", 1), problems, clock.now)
+    other = json.dumps({"name": "x", "host": "h\n", "pid": 2, "started": "s"}).encode()
+    rules.found(other, newer=True, taking_session=False)  # a live identity alone
+    assert not rules.due
+    assert "serves prefix 'lab' too" in problems["mqtt"]
+    assert "\n" not in problems["mqtt"]
+    clock.advance(conflict.WARNING_S + 0.1)
+    rules.tick()
+    assert problems == {}  # no new sign of it: the warning went
+    rules.found(other, newer=False, taking_session=True)  # the older of two keeps serving
+    assert not rules.due
+    rules.found(other, newer=True, taking_session=True)  # the newer stands down
+    assert rules.due
+    assert rules.stood().startswith("not serving MQTT: another anima (x on h\\n, pid 2")
+    assert not rules.due
+    clock.advance(conflict.WARNING_S + 0.1)
+    rules.tick()
+    assert problems["mqtt"] == rules.stood_down  # for good

@@ -35,12 +35,13 @@ from anima.errors import AnimaError
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.mqtt import link as mqtt_link
 from anima.frontdoors.mqtt.acks import AckWindow
+from anima.frontdoors.mqtt.conflict import PrefixConflict
 from anima.frontdoors.mqtt.costly import CostlyLimiter
 from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
 from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
-from anima.frontdoors.mqtt.presence import Presence, check_claim, who
+from anima.frontdoors.mqtt.presence import Presence, check_claim
 from anima.frontdoors.mqtt.session import Backlog
 from anima.wire import encode as as_json
 from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
@@ -56,7 +57,6 @@ log = logging.getLogger(__name__)
 HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
 WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
 SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
-OTHER_WARNING_S = 60.0  # how long the health warns of another anima seen on the prefix
 
 
 class MqttFrontDoor:
@@ -102,11 +102,10 @@ class MqttFrontDoor:
         self._humanoid = HumanoidWorker(runtime, self._humanoid_answer, self._error)
         self.acks = AckWindow()  # QoS 1 publishes awaiting their PUBACK (acks.py)
         self.presence = Presence(  # presence.py
-            runtime, config, self.topics, self._publish, on_live_other=self._on_live_other
+            runtime, config, self.topics, self._publish, on_live_other=self._conflict_found
         )
-        self.stood_down = ""  # why this door stopped serving MQTT (another anima on its prefix)
-        self._stand_down_for = ""  # the same, decided on paho's thread, done on the watch
-        self._other_until = 0.0  # the health warns of another anima on the prefix until then
+        # another anima on the prefix: a warning, or this door stands down (conflict.py)
+        self.conflict = PrefixConflict(config, address, runtime.health.problems)
         estop_topic = self.topics.control + "estop"
         self.estop_lane = (
             EstopLane(config, address, estop_topic, self._lane_estop) if config.estop_lane else None
@@ -142,6 +141,11 @@ class MqttFrontDoor:
 
     def wait_connected(self, timeout: float) -> bool:
         return self._connected.wait(timeout)
+
+    @property
+    def stood_down(self) -> str:
+        """Why this door stopped serving MQTT (another anima takes its session); "" serving."""
+        return self.conflict.stood_down
 
     @property
     def connected(self) -> bool:
@@ -333,23 +337,8 @@ class MqttFrontDoor:
             msg = args[2]
             self._poison = (str(msg.topic), bytes(msg.payload))
 
-    def _on_live_other(self, payload: bytes, *, newer: bool, taking_session: bool) -> None:
-        """Another anima is live on our prefix (presence.py). Its health says so; when the two
-        take the broker's session from each other (neither can serve), the newer stands down
-        (on the watch thread: paho's own cannot stop its loop). A live identity alone does not
-        stand a door down: anyone on the broker may publish one."""
-        other = f"another anima ({who(payload)})"
-        if not (newer and taking_session):
-            self.runtime.health.problems["mqtt"] = (
-                f"{other} serves prefix {self.config.prefix!r} too: give each its own mqtt.prefix"
-            )
-            self._other_until = time.monotonic() + OTHER_WARNING_S
-        elif not self._stand_down_for:
-            self._stand_down_for = (
-                f"not serving MQTT: {other} started earlier on prefix {self.config.prefix!r} of "
-                f"{self.address} and takes the broker's session: give this one its own "
-                "mqtt.prefix and restart it"
-            )
+    def _conflict_found(self, payload: bytes, *, newer: bool, taking_session: bool) -> None:
+        self.conflict.found(payload, newer=newer, taking_session=taking_session)
 
     def _stand_down(self) -> None:
         client, self._client = self._client, None
@@ -360,9 +349,7 @@ class MqttFrontDoor:
             client.loop_stop()
         if self.estop_lane is not None:
             self.estop_lane.stop()
-        self.runtime.health.problems["mqtt"] = self._stand_down_for
-        self.stood_down = self._stand_down_for
-        log.error("MQTT: %s", self.stood_down)
+        log.error("MQTT: %s", self.conflict.stood())
 
     def _humanoid_answer(self, command: str, request: str, answer: str) -> None:
         body = as_json(command=command, request=request, answer=answer)
@@ -399,11 +386,9 @@ class MqttFrontDoor:
         period = 1.0 / self.config.state_hz
         due = time.monotonic() + period
         while not self._stop.wait(min(WATCH_S, period)):
-            if self._stand_down_for and not self.stood_down:
+            if self.conflict.due:
                 self._stand_down()
-            elif self._other_until and time.monotonic() > self._other_until and not self.stood_down:
-                self._other_until = 0.0  # no new sign of the other one: the warning goes
-                self.runtime.health.problems.pop("mqtt", None)
+            self.conflict.tick()
             self._check_network()
             if time.monotonic() < due:
                 continue

@@ -178,15 +178,19 @@ class Presence:
                 self._live(pinged)  # the instance of that retained identity answers
             return True
         other = _field(payload, "instance")
-        if other is None or other == self.instance or other in self._others:
+        if other is None or other == self.instance:
             return True
         if _field(payload, "stopped") is not None:  # a clean stop's retained identity
+            if self._suspect is not None and _field(self._suspect, "instance") == other:
+                self._suspect = None
             log.debug("MQTT: prefix %r: %s stopped", self.config.prefix, who(payload))
+            return True
+        self._suspect = payload  # the other one we last heard of (for links_cut_short)
+        if other in self._others:
             return True
         if not retained:  # published just now: it is connected
             self._live(payload)
             return True
-        self._suspect = payload
         if len(self._probes) < MAX_PROBES:
             nonce = secrets.token_hex(6)
             self._probes[nonce] = payload

@@ -8,8 +8,9 @@ to the first audible sample the robot's speech service played (the sink's first 
 (a gesture started in the engine, or the start of a step that moves: gaze, walking).
 
 :class:`Stages` splits the first audio into the moments between (each from the one before):
-the listener's end of turn, the final transcript, the planner's answer, the speech request
-(``start_speak``), the first synthesized chunk reaching the sink, and its first audible sample.
+the listener's end of turn, the final transcript, the planner's answer, ``start_speak`` (sent
+as the reply's first synthesized audio is handed to the sink, so "speak" holds the synthesis
+since issue 30), the sink having it, and its first audible sample.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ class Stages:
     turn_end: float | None = None  # person stops → the listener decided the turn was over
     transcript: float | None = None  # → its final transcript (the ASR's finish)
     plan: float | None = None  # → the planner's answer (queue hop to the agent + planning)
-    speak: float | None = None  # → the first speech request (start_speak)
-    chunk: float | None = None  # → the first synthesized audio at the sink
+    speak: float | None = None  # → start_speak: its first audio synthesized, handed to the sink
+    chunk: float | None = None  # → the sink has it (the hand-over: ~0 since start_speak waits)
     onset: float | None = None  # → its first audible sample (leading silence, a stall)
 
 

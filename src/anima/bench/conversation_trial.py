@@ -340,14 +340,15 @@ class Harness:
              if heard is not None and abs(x.heard_t - heard) < 1e-9),
             None,
         )  # fmt: skip
-        spoke = next(
-            (t for t, e in events if isinstance(e, SpeechStarted) and t >= (planned or t_end)),
-            None,
-        )
-        onset = next(iter(self.sink.since(spoke)), None) if spoke is not None else None
+        # start_speak goes out as the utterance's first audio is handed to the sink (the
+        # player's show, just before the write the sink stamps), so the reply's onset is the
+        # first one after the plan, and start_speak → 1st chunk is the hand-over (≈ 0)
+        after = planned or t_end
+        spoke = next((t for t, e in events if isinstance(e, SpeechStarted) and t >= after), None)
+        onset = next(iter(self.sink.since(after)), None) if spoke is not None else None
+        chunk = None if onset is None or spoke is None else max(onset.started, spoke)
         moments = [
-            t_end, turn, heard, planned, spoke,
-            onset.started if onset else None, onset.audible if onset else None,
+            t_end, turn, heard, planned, spoke, chunk, onset.audible if onset else None,
         ]  # fmt: skip
         gaps: list[float | None] = []
         for before, after in itertools.pairwise(moments):

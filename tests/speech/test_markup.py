@@ -86,7 +86,7 @@ def test_bad_markers_are_refused_naming_what_and_where(text: str, says: str) -> 
 
 def test_unknown_gesture_names_are_refused_with_the_closest_names() -> None:
     script = parse("Hi ^start(nodd) there")
-    with pytest.raises(InvalidCommandError, match=r"unknown animation 'nodd'; did you mean nod"):
+    with pytest.raises(InvalidCommandError, match=r"unknown animation 'nodd' \(did you mean nod"):
         check_gestures(script, {"nod", "shake"}.__contains__, ["nod", "shake"])
     check_gestures(parse("Hi ^start(nod) there"), {"nod"}.__contains__)
 

@@ -14,17 +14,22 @@
 :class:`Cue` s to fire at its words. A ``^`` not followed by ``name(`` is plain text. Unknown
 markers, unclosed ones, bad modes and a ``^stop``/``^wait`` of a gesture never started are
 refused with an :class:`~anima.errors.InvalidCommandError` that names the marker and where it is.
-Names are checked against the animation library by :func:`check_gestures`.
+
+Gesture names are taken as every other door takes them (:mod:`anima.animation.names`: any case,
+a friendly alias, ``^start(wave)`` for ``LOOKUP_Waving``): :func:`checked` resolves each once,
+as the marker is read, so the script carries the library's names (what ``move_started`` and a
+``^wait`` go by), and refuses an unknown one with the library's "did you mean".
 """
 
 from __future__ import annotations
 
-import difflib
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from anima.animation.names import Names
 from anima.errors import InvalidCommandError
 
 MARKERS = ("start", "stop", "wait", "run", "mode")
@@ -73,12 +78,21 @@ class Script:
         return bool(self.gestures) or any(s.cues for s in self.segments)
 
 
-def parse(text: str, mode: Mode = "disabled") -> Script:
+Resolve = Callable[[str], str | None]  # a name as given → the library's, None when unknown
+
+
+def parse(
+    text: str,
+    mode: Mode = "disabled",
+    resolve: Resolve | None = None,
+    refusal: Callable[[str], str] | None = None,
+) -> Script:
     """``text``'s script (see the module docstring); ``mode`` is the automatic gestures' mode
-    at its start."""
+    at its start. With ``resolve`` each gesture name is the library's (``refusal`` says why
+    an unknown one is refused); without, the names are kept as written."""
     if "^" not in text and mode == "disabled":
         return Script(text, (Segment(text),))
-    builder = _Builder(text, mode)
+    builder = _Builder(text, mode, resolve, refusal)
     at = 0
     markers = 0
     for match in _MARKER.finditer(text):
@@ -113,16 +127,24 @@ def checked(
     *,
     words: bool = True,
 ) -> Script:
-    """``text``'s script with its gestures checked by ``known`` (None: no animation library,
-    so a text naming one is refused) and, with ``words``, something to say: what every door
-    refuses before anything is said (:class:`~anima.errors.InvalidCommandError`)."""
-    script = parse(text, mode)
-    if script.gestures:
-        if known is None:
+    """``text``'s script with its gestures resolved among the library's names ``choices``
+    (``known``: one of them exactly; None: no animation library, so a text naming one is
+    refused) and, with ``words``, something to say: what every door refuses before anything
+    is said (:class:`~anima.errors.InvalidCommandError`, an unknown name with the closest)."""
+    if known is None:
+        script = parse(text, mode)
+        if script.gestures:
             raise InvalidCommandError(
                 "speech markers name gestures, but this runtime has no animation library"
             )
-        check_gestures(script, known, choices)
+    else:
+        names = _names(tuple(choices))
+        exact = known
+
+        def resolve(name: str) -> str | None:
+            return name if exact(name) else names.resolve(name)
+
+        script = parse(text, mode, resolve, names.refusal)
     if words and not script.text:
         raise InvalidCommandError("nothing to say: the text holds only speech markers")
     return script
@@ -131,18 +153,32 @@ def checked(
 def check_gestures(
     script: Script, known: Callable[[str], bool], choices: Sequence[str] = ()
 ) -> None:
-    """Refuse a script naming a gesture the library does not have (with the closest names)."""
+    """Refuse a script naming a gesture the library does not have exactly (with the closest
+    names; :func:`checked` resolves aliases and spellings instead)."""
+    names = _names(tuple(choices))
     for name in sorted(script.gestures):
         if not known(name):
-            close = difflib.get_close_matches(name, list(choices), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise InvalidCommandError(f"speech marker names unknown animation {name!r}{hint}")
+            raise InvalidCommandError(f"speech marker names {names.refusal(name)}")
+
+
+@functools.lru_cache(maxsize=8)
+def _names(choices: tuple[str, ...]) -> Names:
+    """The names of a library (one per library state: a reload gives new choices)."""
+    return Names(choices)
 
 
 class _Builder:
-    def __init__(self, text: str, mode: Mode) -> None:
+    def __init__(
+        self,
+        text: str,
+        mode: Mode,
+        resolve: Resolve | None = None,
+        refusal: Callable[[str], str] | None = None,
+    ) -> None:
         self._source = text
         self._mode: Mode = mode
+        self._resolve = resolve
+        self._refusal = refusal
         self._segments: list[Segment] = []
         self._text = ""  # the current segment's text
         self._cues: list[Cue] = []
@@ -183,11 +219,13 @@ class _Builder:
                     f"^mode({name}) at character {where}: the mode is contextual or disabled"
                 )
             self._mode = name  # type: ignore[assignment]  # checked just above
-        elif kind in ("stop", "wait") and name not in self._started:
+            return arg.end()
+        name = self._library_name(kind, name, where)
+        if kind in ("stop", "wait") and name not in self._started:
             raise InvalidCommandError(
                 f"^{kind}({name}) at character {where}: no ^start({name}) before it in the text"
             )
-        elif kind == "start":
+        if kind == "start":
             self._started.add(name)
             self._names.add(name)
             self._cues.append(Cue("start", len(self._text), name))
@@ -197,6 +235,16 @@ class _Builder:
             self._names.add(name)
             self._close(run=(name,) if kind == "run" else (), wait=(name,))
         return arg.end()
+
+    def _library_name(self, kind: str, name: str, where: int) -> str:
+        """The library's name for a marker's ``name`` (resolved once, here), or the refusal."""
+        if self._resolve is None:
+            return name
+        found = self._resolve(name)
+        if found is None:
+            why = self._refusal(name) if self._refusal else f"unknown animation {name!r}"
+            raise InvalidCommandError(f"speech marker ^{kind}({name}) at character {where}: {why}")
+        return found
 
     def _close(self, run: tuple[str, ...] = (), wait: tuple[str, ...] = ()) -> None:
         text = self._text.rstrip()

@@ -39,7 +39,6 @@ from anima.events import (
     SpeechEnded,
     SpeechStarted,
 )
-from anima.humanoid.commanded import poll_for_mode
 from anima.sdk.backend import (
     IDLE_ANIMATIONS,
     RobotSnapshot,
@@ -48,13 +47,13 @@ from anima.sdk.backend import (
     snapshot_from_state,
 )
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
-from anima.sdk.humanoid import HumanoidActions, robot_state
+from anima.sdk.humanoid import HumanoidActions
 from anima.wire.feedback import decode_event
 from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import Credentials, connack_reason, new_client, parse_url, url_credentials
 
 if TYPE_CHECKING:
-    from anima.humanoid.spec import RobotState
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -348,6 +347,8 @@ class MqttBackend:
         return self._events.subscribe(fn, hub_kind(kind))
 
     def humanoid(self) -> HumanoidActions:
+        from anima.sdk.mqtt_humanoid import MqttHumanoid  # it calls back into this backend
+
         if self.state(self._timeout).humanoid is None:
             raise NotSupportedError(
                 f"no humanoid is linked to the runtime on {self.prefix} "
@@ -409,33 +410,3 @@ class _HumanoidCall:
         self.done = threading.Event()
         self.answer = ""
         self.error: AnimaError | None = None
-
-
-class MqttHumanoid:
-    """A :class:`~anima.sdk.humanoid.HumanoidControl` over ``<prefix>/agent/control/humanoid/…``
-    and the retained ``<prefix>/agent/humanoid/state``."""
-
-    def __init__(self, backend: MqttBackend, poll_s: float = 0.1) -> None:
-        self._backend = backend
-        self.poll_s = poll_s
-
-    def state(self) -> RobotState:
-        return robot_state(self._backend.humanoid_state())
-
-    def wait_for_mode(self, mode: str, timeout_s: float = 15.0) -> RobotState:
-        return poll_for_mode(self.state, mode, timeout_s, self.poll_s)
-
-    def set_mode(self, mode: str) -> str:
-        return self._backend.humanoid_call("mode", mode)
-
-    def stand_motion(self, motion: str) -> str:
-        return self._backend.humanoid_call("motion", motion)
-
-    def posture(self, pitch: float, roll: float, yaw: float, height: float) -> str:
-        body = {"pitch": pitch, "roll": roll, "yaw": yaw, "height": height}
-        return self._backend.humanoid_call("posture", json.dumps(body))
-
-    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
-        if not continuous:
-            raise NotSupportedError("over MQTT the humanoid walks continuously (continuous=True)")
-        return self._backend.humanoid_call("speed", json.dumps({"x": x, "y": y, "yaw": yaw}))

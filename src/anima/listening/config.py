@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from anima.choices import AsrMode, EchoCanceller, TurnGate, checked
 from anima.errors import ConfigError
+from anima.listening.audio import FRAME_S
 from anima.listening.registry import RECOGNIZERS, SPOTTERS, TURNS, VADS
 
 # measured (anima bench asr, docs/listening.md): Whisper's confidence on requests it heard right,
@@ -31,6 +32,9 @@ LONGEST = {
     "turn_quick_s": 10.0,
     "turn_hold_s": 10.0,
 }
+# the listener decides once an audio frame (32 ms): a silence, timeout or barge-in shorter than
+# one is never what was written (1e-9 s gave up on, or cut, every round at its first frame)
+SHORTEST_S = FRAME_S
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +119,7 @@ class ListenConfig:
         barge = self.barge_in_s
         if not (isinstance(barge, int | float) and math.isfinite(barge) and 0 < barge <= 5):
             raise ConfigError(f"listen.barge_in_s must be in (0, 5] seconds, got {_shown(barge)}")
+        _one_frame_at_least("barge_in_s", barge)
         for key in ("pre_buffer_s", "ungate_hold_s"):
             value = getattr(self, key)
             if not (math.isfinite(value) and 0 <= value <= 5):
@@ -128,6 +133,7 @@ class ListenConfig:
                 raise ConfigError(
                     f"listen.{key} must be in (0, {LONGEST[key]:g}] seconds, got {_shown(value)}"
                 )
+            _one_frame_at_least(key, value)
         if self.turn_quick_s > self.turn_hold_s:
             raise ConfigError(
                 f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "
@@ -149,6 +155,14 @@ class ListenConfig:
             raise ConfigError(
                 f"listen.min_chars must be in [0, {MAX_MIN_CHARS}], got {_shown(self.min_chars)}"
             )
+
+
+def _one_frame_at_least(key: str, value: float) -> None:
+    if value < SHORTEST_S:
+        raise ConfigError(
+            f"listen.{key} must be at least {SHORTEST_S:g} s (one audio frame: the listener "
+            f"decides once a frame), got {_shown(value)}"
+        )
 
 
 def _shown_text(value: object) -> str:

@@ -4,11 +4,14 @@ polls ``GET /api/fleet`` and posts ``estop`` or ``reset`` to ``POST /api/fleet/{
 the robots' prefixes (none: every robot online). Off loopback it needs a token, as the
 dashboard does (``--token``; ``Authorization: Bearer …`` or ``?token=``); without one (so on
 loopback) the dashboard's Host/Origin guard stands in front of it, so a page on another site
-cannot release every robot's emergency stop (:mod:`anima.frontdoors.web.guard`)."""
+cannot release every robot's emergency stop (:mod:`anima.frontdoors.web.guard`). The token
+follows ``web.token``'s rule: an empty one is no token; a blank one, or one with a space at its
+ends or a control character, is refused (:func:`check_exposure`)."""
 
 from pathlib import Path
 from typing import Any
 
+from anima.config.bounds import secret
 from anima.errors import ConfigError, MissingDependencyError
 from anima.fleet import FleetWatcher, send
 from anima.wire.jsontypes import JsonObject
@@ -19,7 +22,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def make_app(watcher: FleetWatcher, *, token: str | None = None) -> Any:
-    """The FastAPI application (the web extra's)."""
+    """The FastAPI application (the web extra's); an empty ``token`` is none (the guard stays)."""
+    token = token or None
     try:
         from fastapi import Depends, FastAPI, HTTPException, Request
         from fastapi.responses import FileResponse
@@ -78,6 +82,13 @@ def make_app(watcher: FleetWatcher, *, token: str | None = None) -> Any:
 
 
 def check_exposure(host: str, token: str | None) -> None:
+    """Refuse a token ``web.token`` would refuse (blank: one space passed for a token that
+    ``?token=%20`` then matched), and no token off loopback."""
+    if token:  # "" is no token, as with web.token
+        try:
+            secret("fleet", token=token)
+        except ConfigError as exc:
+            raise ConfigError(f"anima fleet serve: {exc} (--token, ANIMA_FLEET_TOKEN)") from None
     if host not in LOOPBACK and not token:
         raise ConfigError(
             f"anima fleet serve on {host}: anyone who reaches it can estop every robot; give it "

@@ -56,7 +56,7 @@ def test_after_a_broker_restart_commands_work_again_within_2_s(
     assert door.connects == 1
     ticks = runtime.engine.stats().ticks
 
-    own_mosquitto.restart()  # same port; retained messages are gone (no persistence)
+    own_mosquitto.restart()  # same port, its sessions and retained messages kept (persistence)
     back = time.monotonic()
     with MqttProbe(own_mosquitto.address, subscribe=f"{prefix}/agent/#") as probe:
         # speak goes all the way: parser, command thread, runtime (which refuses it: no speech
@@ -80,7 +80,7 @@ def test_after_a_broker_restart_commands_work_again_within_2_s(
         assert answered <= 3.0
         assert door.connects == 2
         assert door.connected
-        # "online" again, republished by the door (the restarted broker forgot the old one)
+        # "online" again: the door's, after the will the broker may have published for it
         with MqttProbe(own_mosquitto.address, subscribe=topics.status) as fresh:
             status = fresh.wait_for(topics.status, timeout=2)
             assert (status.payload, status.retain) == (b"online", True)

@@ -218,4 +218,5 @@ def fleet_find(
     elif not found:
         typer.echo("no anima dashboard announced on this network (web.mdns is off by default)")
     for d in found if not as_json else []:
-        typer.echo(f"{d.name}: {d.url} (prefix {d.prefix}, body {d.body}, anima {d.version})")
+        shown = [printable(v, 120) for v in (d.name, d.url, d.prefix, d.body, d.version)]
+        typer.echo("{}: {} (prefix {}, body {}, anima {})".format(*shown))  # anyone's TXT records

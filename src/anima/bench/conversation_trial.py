@@ -343,9 +343,9 @@ class Harness:
         # start_speak goes out as the utterance's first audio is handed to the sink (the
         # player's show, just before the write the sink stamps), so the reply's onset is the
         # first one after the plan, and start_speak → 1st chunk is the hand-over (≈ 0)
-        after = planned or t_end
-        spoke = next((t for t, e in events if isinstance(e, SpeechStarted) and t >= after), None)
-        onset = next(iter(self.sink.since(after)), None) if spoke is not None else None
+        since = planned or t_end
+        spoke = next((t for t, e in events if isinstance(e, SpeechStarted) and t >= since), None)
+        onset = next(iter(self.sink.since(since)), None) if spoke is not None else None
         chunk = None if onset is None or spoke is None else max(onset.started, spoke)
         moments = [
             t_end, turn, heard, planned, spoke, chunk, onset.audible if onset else None,

@@ -102,3 +102,21 @@ def test_anima_fleet_prints_no_escape_sequence_of_a_retained_identity(
         with MqttProbe(broker.address) as probe:
             for leaf in ("identity", "status", "health"):
                 probe.publish(f"{evil}/agent/{leaf}", b"", qos=1, retain=True)
+
+
+def test_a_refused_command_on_a_forged_topic_forges_no_log_line(
+    broker: Mosquitto, robot: tuple[Runtime, MqttFrontDoor], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, door = robot
+    caplog.set_level(logging.WARNING, logger="anima.frontdoors.mqtt")
+    topics = Topics(door.config.prefix)
+    with MqttProbe(broker.address, subscribe=topics.feedback("error")) as probe:
+        # Mosquitto refuses C0 controls in a topic; a bidi override (it reverses what follows
+        # on the terminal) passes, and so do controls in the payload the reason may quote
+        probe.publish(topics.control + "x\u202e)gol", "y", qos=1)
+        probe.publish(topics.control + "animation", f"no{OSC52}\nERROR forged", qos=1)
+        probe.wait_for(topics.feedback("error"), count=2, timeout=2)
+    lines = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert len(lines) == 2
+    for line in lines:
+        assert line.isprintable(), line

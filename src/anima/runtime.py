@@ -44,6 +44,7 @@ from anima.errors import CommandRefusedError, EngineStateError
 from anima.events import Event, EventHub, Notice, Transcript
 from anima.health import HealthMonitor
 from anima.humanoid.spec import RobotState
+from anima.logtext import quoted
 
 if TYPE_CHECKING:
     from anima.humanoid.link import HumanoidLink
@@ -357,9 +358,9 @@ class Runtime:
             case cmd.Listen():
                 self._agent_or_refuse().wake("command")
             case cmd.Ask(text=text):
-                self._agent_or_refuse().hear(
-                    Transcript(t=self.engine.clock.now(), text=text, final=True)
-                )
+                agent = self._agent_or_refuse()
+                log.info("asked: %s", quoted(text))  # typed, as a heard one is logged 'heard:'
+                agent.hear(Transcript(t=self.engine.clock.now(), text=text, final=True))
             case (
                 cmd.HumanoidMode()
                 | cmd.HumanoidMotion()

@@ -43,6 +43,7 @@ from anima.errors import (
     SpeechError,
 )
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
+from anima.logtext import quoted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioSink, TTSEngine
 from anima.speech.cues import CuePlayer
@@ -297,6 +298,7 @@ class SpeechService:
             if u.started or u.ended:
                 return
             u.started = True
+            log.info("saying %s: %s", u.id, quoted(u.text))  # what the robot says, as it starts
             self._events.publish(
                 SpeechStarted(t=self._clock.now(), utterance=u.id, text=u.text, locale=u.locale)
             )

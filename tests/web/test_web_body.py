@@ -111,13 +111,15 @@ def test_the_page_at_rest_its_clock_and_a_dismissed_warning(robot: Robot, browse
         "document.querySelector(\"#log li[data-kind='move_started'] .t\").textContent"
     )
     assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", stamp), stamp
-    health = "document.getElementById('health').textContent"
-    b.wait_for(f"{health}.includes('no sound card')")
+    # the warnings not dismissed (the pill shows the first; a loaded machine may add missed ticks)
+    live = "JSON.parse(document.getElementById('health').dataset.live || '[]')"
+    sound = f"{live}.some(w => w.includes('no sound card'))"
+    b.wait_for(sound)
     b.click("#health")
-    b.wait_for(f"!{health}.includes('no sound card')")
+    b.wait_for(f"!{sound}")
     b.goto(door.url)  # a reload: still dismissed for this run of the robot
-    b.wait_for(f"{health} !== 'health –'")
-    assert "no sound card" not in b.evaluate(health)
+    b.wait_for("document.getElementById('health').dataset.live !== undefined")
+    assert b.evaluate(sound) is False
     assert b.errors == []
 
 

@@ -133,9 +133,12 @@ def test_a_wrong_token_is_refused_on_the_websocket() -> None:
 def test_the_state_message_is_made_once_a_half_period_for_every_client(robot: Robot) -> None:
     """Made for each client it cost ~0.6 ms a time: 200 clients at 30 Hz starved the loop."""
     runtime, door = robot
-    first = door.state_message()
-    assert door.state_message() is first  # the same period: shared
-    assert dumps(first) is dumps(door.state_message())  # and encoded once
+    # two calls within one half period share the message (a loaded machine may cross a period
+    # boundary between two calls now and then: one pair of ten is enough; made per call, none)
+    pairs = [(door.state_message(), door.state_message()) for _ in range(10)]
+    first = next((a for a, b in pairs if a is b), None)
+    assert first is not None, "every call made a message of its own"
+    assert any(dumps(a) is dumps(b) for a, b in pairs if a is b)  # and encoded once
     runtime.execute(EmergencyStop())
     assert eventually(lambda: door.state_message()["estop"] is True)  # fresh a period later
     assert door.state_message() is not first

@@ -391,6 +391,7 @@ async function pollHealth() {
   const live = h.warnings.filter((w) => !d.warnings.includes(w));
   const hidden = h.warnings.length - live.length;
   healthShown = live;
+  $("health").dataset.live = JSON.stringify(live);  // the warnings not dismissed (the pill shows the first)
   const n = live.length;
   const more = hidden ? ` (${hidden} dismissed)` : "";
   pill("health", n ? `${n} warning${n > 1 ? "s" : ""}: ${live[0]} ✕` : `health ok${more}`, n ? "bad" : "ok");

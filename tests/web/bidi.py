@@ -61,7 +61,9 @@ class Firefox:
         self.errors: list[str] = []  # console errors and uncaught exceptions, as text
         self._reader = threading.Thread(target=self._read, name="bidi-reader", daemon=True)
         self._reader.start()
-        self.send("session.new", {"capabilities": {}})
+        # a browser's first session is its slowest answer: 15 s was not enough once with four
+        # test workers on two cores starting browsers together
+        self.send("session.new", {"capabilities": {}}, timeout=45.0)
         self.send("session.subscribe", {"events": ["log.entryAdded"]})
         tree = self.send("browsingContext.getTree", {"maxDepth": 0})
         self.context: str = tree["contexts"][0]["context"]

@@ -118,6 +118,10 @@ def test_a_card_links_the_dashboard_and_shows_every_warning_whole(
         card = "document.querySelector(\".robot[data-prefix='page7']\")"
         b.wait_for(f"{card} !== null && {card}.querySelector('a.dashboard') !== null")
         assert b.evaluate(f"{card}.querySelector('a.dashboard').href") == robots["page7"]
+        # a card that shows nothing new is kept, not rebuilt under the pointer each second
+        b.evaluate(f"window.kept = {card}; true")
+        b.evaluate("new Promise(r => setTimeout(() => r(true), 2200))")  # two refreshes
+        assert b.evaluate(f"window.kept === {card}") is True
         shown = b.evaluate(f"{card}.querySelector(\"dd[data-field='health']\").innerText")
         assert long.strip() in shown
         assert "the loop missed 3 deadlines" in shown

@@ -18,27 +18,17 @@ from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.mqtt.presence import PONGS_PER_S
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
-from anima.testing.fleet import mqtt_robot
-from anima.testing.mosquitto import Mosquitto, find_mosquitto
+from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.wire.topics import Topics
 
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Mosquitto]:
-    if find_mosquitto() is None:
-        pytest.skip("mosquitto is not installed (Debian: apt-get install mosquitto)")
-    with Mosquitto() as b:
-        yield b
+from .conftest import serving
 
 
 @pytest.fixture
 def robot(broker: Mosquitto) -> Iterator[tuple[Runtime, MqttFrontDoor]]:
-    runtime, door = mqtt_robot(f"h{os.getpid()}", broker.address)
-    runtime.start()
-    assert door.wait_connected(10)
-    yield runtime, door
-    runtime.stop(ease=False)
+    with serving(f"h{os.getpid()}", broker) as robot:
+        yield robot
 
 
 def test_a_ping_flood_gets_bounded_pongs_and_odd_identities_are_logged_once(

@@ -17,11 +17,12 @@ from anima.frontdoors.mqtt import conflict
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
-from anima.testing.fleet import mqtt_robot
-from anima.testing.mosquitto import Mosquitto, find_mosquitto
+from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.wire.printable import printable
 from anima.wire.topics import Topics
+
+from .conftest import serving
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"  # a clipboard write
 FORGED = {"v": 1, "instance": "forger", "name": "x\n2026-12-03 ERROR anima: forged line",
@@ -29,21 +30,10 @@ FORGED = {"v": 1, "instance": "forger", "name": "x\n2026-12-03 ERROR anima: forg
           "body": "\x1b[2J", "driver": "sim\r"}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Mosquitto]:
-    if find_mosquitto() is None:
-        pytest.skip("mosquitto is not installed (Debian: apt-get install mosquitto)")
-    with Mosquitto() as b:
-        yield b
-
-
 @pytest.fixture
 def robot(broker: Mosquitto) -> Iterator[tuple[Runtime, MqttFrontDoor]]:
-    runtime, door = mqtt_robot(f"p{os.getpid()}", broker.address)
-    runtime.start()
-    assert door.wait_connected(10)
-    yield runtime, door
-    runtime.stop(ease=False)
+    with serving(f"p{os.getpid()}", broker) as robot:
+        yield robot
 
 
 def test_printable_escapes_controls_and_bounds_the_length() -> None:

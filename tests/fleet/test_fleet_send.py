@@ -19,26 +19,16 @@ from anima.cli import app, instances
 from anima.fleet import deliver
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
-from anima.testing.fleet import mqtt_robot
-from anima.testing.mosquitto import Mosquitto, find_mosquitto
+from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import MqttProbe
 
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Mosquitto]:
-    if find_mosquitto() is None:
-        pytest.skip("mosquitto is not installed (Debian: apt-get install mosquitto)")
-    with Mosquitto() as b:
-        yield b
+from .conftest import serving
 
 
 @pytest.fixture(scope="module")
 def robot(broker: Mosquitto) -> Iterator[tuple[Runtime, MqttFrontDoor]]:
-    runtime, door = mqtt_robot(f"s{os.getpid()}", broker.address)
-    runtime.start()
-    assert door.wait_connected(10)
-    yield runtime, door
-    runtime.stop(ease=False)
+    with serving(f"s{os.getpid()}", broker) as robot:
+        yield robot
 
 
 def fleet(*args: str) -> tuple[int, str]:

@@ -208,6 +208,29 @@ def _close(transport: asyncio.BaseTransport) -> None:
         transport.close()
 
 
+class StallWatch:
+    """One connection's write stall: armed when its transport pauses writing (the client reads
+    nothing), disarmed when it resumes; ``write_stall_s`` later the connection is aborted and
+    counted."""
+
+    def __init__(self) -> None:
+        self._timer: asyncio.TimerHandle | None = None
+
+    def paused(self, loop: asyncio.AbstractEventLoop, gate: Gate, transport: Any) -> None:
+        if self._timer is None:
+            self._timer = loop.call_later(gate.write_stall_s, self._stalled, gate, transport)
+
+    def resumed(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _stalled(self, gate: Gate, transport: Any) -> None:
+        self._timer = None
+        gate.stalled_one()
+        transport.abort()
+
+
 def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProtocol]]:
     """uvicorn's h11 HTTP and sans-I/O WebSocket protocols, each connection held to ``gate``.
 
@@ -219,10 +242,10 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
     class GuardedWebSocket(WebSocketsSansIOProtocol):
-        _stall: asyncio.TimerHandle | None = None
         _host = ""
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self._stall = StallWatch()
             super().connection_made(transport)
             self._host = peer_host(transport)
             # a client that stops reading fills the kernel's buffer before asyncio's: bounded
@@ -233,26 +256,16 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
 
         def connection_lost(self, exc: Exception | None) -> None:
             gate.release(self._host)
-            if self._stall is not None:
-                self._stall.cancel()
-                self._stall = None
+            self._stall.resumed()
             super().connection_lost(exc)
 
         def pause_writing(self) -> None:
             super().pause_writing()
-            if self._stall is None:
-                self._stall = self.loop.call_later(gate.write_stall_s, self._stalled)
+            self._stall.paused(self.loop, gate, self.transport)
 
         def resume_writing(self) -> None:
             super().resume_writing()
-            if self._stall is not None:
-                self._stall.cancel()
-                self._stall = None
-
-        def _stalled(self) -> None:
-            self._stall = None
-            gate.stalled_one()
-            self.transport.abort()
+            self._stall.resumed()
 
     class GuardedHttp(H11Protocol):
         _refused = False
@@ -261,9 +274,9 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
         _upgraded = False
         _deadline: asyncio.TimerHandle | None = None
         _waiting_for = ""  # "headers" or "body" while a deadline runs
-        _stall: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            self._stall = StallWatch()
             self._host = peer_host(transport)
             if not gate.admit(self._host):
                 self._refused = True
@@ -281,7 +294,7 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
             if not self._released:
                 gate.release(self._host)
             self._cancel()
-            self._cancel_stall()
+            self._stall.resumed()
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
@@ -311,17 +324,16 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
             self._upgraded = True  # now the WebSocket's: it counts the connection out
             gate.busy(self, self._host)
             self._cancel()
-            self._cancel_stall()
+            self._stall.resumed()
             super().handle_websocket_upgrade(event)
 
         def pause_writing(self) -> None:
             super().pause_writing()
-            if self._stall is None:
-                self._stall = self.loop.call_later(gate.write_stall_s, self._stalled)
+            self._stall.paused(self.loop, gate, self.transport)
 
         def resume_writing(self) -> None:
             super().resume_writing()
-            self._cancel_stall()
+            self._stall.resumed()
 
         def _expect(self, what: str, within: float) -> None:
             self._cancel()
@@ -334,11 +346,6 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
                 self._deadline = None
             self._waiting_for = ""
 
-        def _cancel_stall(self) -> None:
-            if self._stall is not None:
-                self._stall.cancel()
-                self._stall = None
-
         def _expired(self) -> None:
             what = self._waiting_for
             self._deadline = None
@@ -349,11 +356,6 @@ def protocols(gate: Gate) -> tuple[type[H11Protocol], type[WebSocketsSansIOProto
             if what == "headers" and self.conn.our_state is h11.IDLE:
                 self.transport.write(TIMED_OUT)  # nothing answered yet: say why
             _close(self.transport)
-
-        def _stalled(self) -> None:
-            self._stall = None
-            gate.stalled_one()
-            self.transport.abort()
 
         def _evict(self) -> None:
             self._released = True

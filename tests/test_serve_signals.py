@@ -24,6 +24,7 @@ from anima.drivers.sim import SimDriver
 from anima.motion.timer import LoopStats
 from anima.runtime import Runtime
 from anima.testing import eventually
+from anima.testing.serve import ServeProcess
 
 
 def test_a_storm_of_requests_is_one_reload_running_and_one_pending() -> None:
@@ -168,38 +169,23 @@ def test_the_status_lines_rate_is_the_last_intervals() -> None:
 
 
 def test_a_sighup_storm_on_anima_serve_runs_few_reloads(tmp_path: Path) -> None:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_MQTT__ENABLED="false")
-    env.update(ANIMA_WEB__ENABLED="false", XDG_RUNTIME_DIR=str(tmp_path), ANIMA_LOG_LEVEL="INFO")
-    env["ANIMA_SPEECH__ENABLED"] = "false"  # no voice to load: the reloads are the subject
-    env["ANIMA_SERVE__SHUTDOWN_S"] = "0.1"
-    env.pop("ANIMA_CONFIG", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anima", "serve"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert proc.stdout is not None
+    env: dict[str, str | None] = {
+        "ANIMA_MQTT__ENABLED": "false", "ANIMA_WEB__ENABLED": "false",
+        "XDG_RUNTIME_DIR": str(tmp_path), "ANIMA_LOG_LEVEL": "INFO",
+        "ANIMA_SPEECH__ENABLED": "false",  # no voice to load: the reloads are the subject
+        "ANIMA_SERVE__SHUTDOWN_S": "0.1", "ANIMA_CONFIG": None,
+    }  # fmt: skip
+    serve = ServeProcess(env=env, cwd=tmp_path)
     try:
-        end = time.monotonic() + 20
-        while time.monotonic() < end:
-            line = proc.stdout.readline()
-            assert line, "serve ended early"
-            if line.startswith("anima ready"):
-                break
+        serve.wait_for("^anima ready")
         for _ in range(50):  # 5 ms apart: each is handled, none is merged by the kernel
-            os.kill(proc.pid, signal.SIGHUP)
+            os.kill(serve.pid, signal.SIGHUP)
             time.sleep(0.005)
         time.sleep(0.5)  # the pending reload runs: tens of ms
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=10)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, out
+        code = serve.stop(10)
+    out = "".join(serve.lines)
+    assert code == 0, out
     reloads = out.count("animations: ")
     # one reload at a time, the signals during it merged into one pending: with a reload of
     # 10-40 ms and signals 5 ms apart, 6-26 of them (a quiet machine ran 26); one per SIGHUP is 50

@@ -1,6 +1,6 @@
 """The simulated robot: accepts every frame, remembers recent ones, can record them all.
 
-Recording writes a session file (:mod:`anima.session.format`, what ``anima plot`` reads): a
+Recording writes a session file (:mod:`anima.wire.session`, what ``anima plot`` reads): a
 ``hello`` line with the body's channels, then one ``state`` line per frame with its engine time
 ``t`` (the tick's deadline), ``rt`` (seconds since the first frame), ``sent_at`` (this machine's
 monotonic clock when the driver got it: gaps in it are the loop's real stalls) and ``values``.
@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING
 
 from anima.drivers.base import Frame
 from anima.errors import DriverError, DriverNotConnectedError
-from anima.session.format import SESSION_VERSION, hello
+from anima.wire.session import SESSION_VERSION, hello
 
 if TYPE_CHECKING:
     from anima.body import Body

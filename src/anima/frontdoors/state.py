@@ -13,8 +13,8 @@ import time
 from typing import TYPE_CHECKING
 
 from anima.drivers.feedback import measured_state
-from anima.session.format import body_fields
 from anima.wire.jsontypes import JsonObject
+from anima.wire.session import body_fields
 from anima.wire.state import RuntimeState
 
 if TYPE_CHECKING:

@@ -1,1 +1,2 @@
-"""Recorded sessions: the dashboard's messages in a JSON Lines file, and plots of them."""
+"""Recorded sessions: the dashboard's messages written to a JSON Lines file (its format:
+:mod:`anima.wire.session`), and plots of them."""

@@ -8,6 +8,7 @@ the SDK, the remote ears and the test probe read and write back.
   to which feedback topic;
 - :mod:`~anima.wire.events`: events to JSON and back, driven by the event dataclasses;
 - :mod:`~anima.wire.state`: the runtime's state snapshot, typed (:class:`RuntimeState`);
+- :mod:`~anima.wire.session`: the session file (``anima record``, ``anima serve --record``);
 - :mod:`~anima.wire.mqtt`: broker addresses and the one MQTT client factory (auth, TLS).
 
 Nothing here imports a front door, the runtime or the SDK: they import it.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from anima.cli import instances
+from anima import instances
 
 
 def test_claim_records_the_broker_sweeps_the_dead_and_release_removes_both(

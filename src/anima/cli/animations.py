@@ -110,7 +110,7 @@ def reload(
     Each `anima serve` has its own pid file, named by its robot's MQTT prefix: the one signalled
     is the config's (or `--prefix`'s); with neither given, the only one running.
     """
-    from anima.cli import instances
+    from anima import instances
 
     live, problems = instances.running()
     if prefix is None and (config is not None or os.environ.get("ANIMA_MQTT__PREFIX")):

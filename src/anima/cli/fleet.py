@@ -44,7 +44,7 @@ def _broker(given: str | None) -> tuple[str, str]:
     own may listen on another port than 1883, taken), else 127.0.0.1:1883."""
     if given is not None and given not in ("auto", "embedded"):
         return given, "--broker"
-    from anima.cli import instances
+    from anima import instances
 
     live, _stale = instances.running()
     found = sorted({(i.broker, i.prefix, i.pid) for i in live if i.broker}, key=str)

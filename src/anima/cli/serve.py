@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from anima.cli import instances
+from anima import instances
 from anima.cli.common import ConfigOpt, fail
 from anima.cli.process import raise_open_files_limit
 from anima.errors import AnimaError

@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from anima.cli import instances
+from anima import instances
 
 
 class ServeProcess:

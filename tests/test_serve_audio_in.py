@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from anima.audio import SAMPLE_RATE, resample
 from anima.errors import AnimaError
-from anima.listening.audio import SAMPLE_RATE, resample
 from anima.listening.sources import write_wav
 from anima.speech.base import Cancel
 from anima.testing.mosquitto import Mosquitto, find_mosquitto

@@ -20,7 +20,7 @@ import threading
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.listening.audio import SAMPLE_RATE, StreamResampler
+from anima.audio import SAMPLE_RATE, StreamResampler
 from anima.speech.base import AudioSink, Samples
 
 _KEEP_S = 4.0  # played audio kept for readers that fell behind

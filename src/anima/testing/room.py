@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
+from anima.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.sources import FrameSink
 from anima.speech.reference import ReferenceReader
 

@@ -10,10 +10,10 @@ prompt of each kind of action in turn), and understood three ways with the shipp
 - ``best``: the best reading only;
 - ``others``: :func:`~anima.agent.understanding.readings.pick_reading` over its other readings;
 - ``again``: then, when it still reads as nothing, the utterance read again with hints
-  (:meth:`~anima.listening.whisper.WhisperAsr.reread`,
+  (:meth:`~anima.listening.whisper.asr.WhisperAsr.reread`,
   :func:`~anima.agent.understanding.readings.reread_reading`).
 
-Each is judged by the conversation bench's rules (``conversation_judge``) on what the
+Each is judged by the conversation bench's rules (``anima.bench.conversation.judge``) on what the
 understanding would do — no runtime loop, no wake, no end of turn — so a change to the reading
 rules is measured in minutes (dev: 1212 trials, ~5 min on two cores).
 
@@ -33,12 +33,12 @@ import numpy as np
 from anima.agent.understanding import Understanding, asr_phrases, prompt_phrases, understand
 from anima.agent.understanding.readings import hints, pick_reading, reread_reading
 from anima.agent.vocabulary import robot_registry
-from anima.bench.conversation import bench_config
-from anima.bench.conversation_audio import NOISES, VOICES, Room, Speaker
-from anima.bench.conversation_judge import Observed, judge
-from anima.bench.conversation_set import load_requests
+from anima.bench.conversation.audio import NOISES, VOICES, Room, Speaker
+from anima.bench.conversation.conversation import bench_config
+from anima.bench.conversation.judge import Observed, judge
+from anima.bench.conversation.requests import load_requests
 from anima.bench.measure import percentile
-from anima.listening.whisper import WhisperAsr
+from anima.listening.whisper.asr import WhisperAsr
 from anima.runtime import Runtime
 
 STEPS = ("best", "others", "again")

@@ -12,21 +12,21 @@ import json
 import platform
 import sys
 
-from anima.bench.hostile import run_hostile_bench
-from anima.bench.loop import run_loop_bench
-from anima.bench.serial import run_serial_bench
-from anima.bench.serve import run_serve_bench
-from anima.bench.tick import run_tick_bench
-from anima.bench.web import run_web_bench
+from anima.bench.doors.web import run_web_bench
+from anima.bench.drivers.serial import run_serial_bench
+from anima.bench.motion.loop import run_loop_bench
+from anima.bench.motion.tick import run_tick_bench
+from anima.bench.serve.hostile import run_hostile_bench
+from anima.bench.serve.serve import run_serve_bench
 
 
 def listening() -> dict[str, object]:
     """The listening benches, bounded: their figures as ``anima bench … --json`` gives them."""
-    from anima.bench.asr import run_asr_bench
-    from anima.bench.conversation import BenchOptions, run_conversation_bench
-    from anima.bench.turn import run_turn_bench
-    from anima.bench.wake import run_wake_bench
-    from anima.listening.spotting_asr import AsrSpotter
+    from anima.bench.asr.asr import run_asr_bench
+    from anima.bench.conversation.conversation import BenchOptions, run_conversation_bench
+    from anima.bench.turn.turn import run_turn_bench
+    from anima.bench.wake.wake import run_wake_bench
+    from anima.listening.wake.asr_spotter import AsrSpotter
 
     spotter = AsrSpotter()
     try:

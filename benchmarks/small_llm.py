@@ -5,7 +5,7 @@ Each request of the conversation set (``benchmarks/conversation/``) goes to
 motion — with the conversation forgotten before each, and the reply is sorted:
 
 - ``right``: the plan is one the set accepts, or (questions, refusals, chit-chat) no plan and
-  words of the expected kind (the bench's own judging rules: ``conversation_judge``);
+  words of the expected kind (the bench's own judging rules: ``anima.bench.conversation.judge``);
 - ``invalid``: the plan does not validate against the robot's registry (what the robot would
   refuse with "Sorry, I can't do that: …");
 - ``wrong``: a valid plan, but not what was meant (or words of the wrong kind);
@@ -40,9 +40,9 @@ from anima.agent.actions import ActionRegistry
 from anima.agent.plan import parse_plan
 from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.vocabulary import robot_registry
-from anima.bench.conversation import bench_config
-from anima.bench.conversation_judge import plan_matches, speech_kind, words
-from anima.bench.conversation_set import Request, load_requests
+from anima.bench.conversation.conversation import bench_config
+from anima.bench.conversation.judge import plan_matches, speech_kind, words
+from anima.bench.conversation.requests import Request, load_requests
 from anima.config import OpenAIPlannerConfig
 from anima.config.loading import load_config
 from anima.drivers.sim import SimDriver

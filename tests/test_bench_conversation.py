@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from anima.agent.actions import ActionRegistry
-from anima.bench.conversation_figures import figures, word_errors
-from anima.bench.conversation_judge import Observed, judge, plan_matches, speech_kind
-from anima.bench.conversation_report import report_lines
-from anima.bench.conversation_set import Request, default_set_dir, load_requests
+from anima.bench.conversation.figures import figures, word_errors
+from anima.bench.conversation.judge import Observed, judge, plan_matches, speech_kind
+from anima.bench.conversation.report import report_lines
+from anima.bench.conversation.requests import Request, default_set_dir, load_requests
 from anima.build import build
 from anima.config import AnimaConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
@@ -88,7 +88,7 @@ def test_a_fifo_or_a_device_is_refused_not_read(tmp_path: Path, registry: Action
 
 
 def test_trials_cover_every_condition_and_weave_the_splits() -> None:
-    from anima.bench.conversation import BenchOptions, plan_trials
+    from anima.bench.conversation.conversation import BenchOptions, plan_trials
 
     def reqs(split: str, n: int) -> list[Request]:
         return [Request(text=f"{split} {i}", category="gesture", split=split, kind="stop")  # type: ignore[arg-type]
@@ -164,7 +164,7 @@ def test_word_errors_count_substitutions_insertions_and_deletions() -> None:
 
 def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     pytest.importorskip("pocketsphinx", reason="needs the listen extra")
-    from anima.bench.conversation import BenchOptions, run_conversation_bench
+    from anima.bench.conversation.conversation import BenchOptions, run_conversation_bench
 
     (tmp_path / "requests.yaml").write_text(
         "requests:\n"
@@ -216,7 +216,11 @@ def test_text_trials_each_start_from_the_same_robot(tmp_path: Path) -> None:
     """Understanding alone (``--modes text``), and every trial from the same start: 'look to
     your left' right after 'look at the camera' failed ('a gaze target is latched') before the
     bench released the held gaze posture between trials."""
-    from anima.bench.conversation import BenchOptions, plan_trials, run_conversation_bench
+    from anima.bench.conversation.conversation import (
+        BenchOptions,
+        plan_trials,
+        run_conversation_bench,
+    )
 
     (tmp_path / "requests.yaml").write_text(
         "requests:\n"

@@ -8,7 +8,7 @@ import math
 
 from typer.testing import CliRunner
 
-from anima.bench.gestures import run_gesture_bench
+from anima.bench.speech.gestures import run_gesture_bench
 from anima.cli import app
 from anima.testing.tts import ScriptedEngine
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from anima.bench.hostile import run_hostile_bench
+from anima.bench.serve.hostile import run_hostile_bench
 from anima.testing.mosquitto import find_mosquitto
 
 pytestmark = pytest.mark.skipif(find_mosquitto() is None, reason="needs Debian mosquitto")

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from anima.bench.mcp import figures_lines, run_mcp_bench
+from anima.bench.doors.mcp import figures_lines, run_mcp_bench
 
 
 @pytest.mark.timeout(120)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from anima.bench.serve import run_serve_bench
+from anima.bench.serve.serve import run_serve_bench
 
 
 def test_serve_bench_reads_start_memory_exit_and_the_loop_health(

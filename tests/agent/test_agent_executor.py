@@ -13,7 +13,7 @@ from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.vocabulary import builtin_registry, robot_registry
-from anima.bench.interrupt import measure_interrupt_latency
+from anima.bench.agent.interrupt import measure_interrupt_latency
 from anima.body import Role
 from anima.errors import CommandRefusedError
 from anima.events import (

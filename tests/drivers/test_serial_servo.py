@@ -241,7 +241,7 @@ def test_engine_survives_unplug_and_replug(body: Body, board: FakeServoBoard) ->
 
 def test_serial_bench_runs() -> None:
     """A short smoke run of ``anima bench serial``: figures come back; no timing is asserted."""
-    from anima.bench.serial import run_serial_bench
+    from anima.bench.drivers.serial import run_serial_bench
 
     r = run_serial_bench(0.5)
     assert r.packets > 10

@@ -17,7 +17,7 @@ import pytest
 from tests.agent.conftest import quiet_config
 
 from anima.agent.assembly import build_conversation
-from anima.bench.conversation_audio import Speaker
+from anima.bench.conversation.audio import Speaker
 from anima.config import AnimaConfig
 from anima.drivers.sim import SimDriver
 from anima.events import Event, SpeechEnded, SpeechStarted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from anima.bench.asr import mix, report_lines, run_asr_bench, speech_rms, word_errors
+from anima.bench.asr.asr import mix, report_lines, run_asr_bench, speech_rms, word_errors
 
 pytest.importorskip("ctranslate2", reason="needs the listen extra")
 

@@ -8,7 +8,7 @@ import pytest
 
 
 def test_the_listen_bench_reports(espeak: Any) -> None:
-    from anima.bench.listen import COMMANDS, run_listen_bench
+    from anima.bench.agent.listen import COMMANDS, run_listen_bench
 
     r = run_listen_bench(repeats=1, voice="espeak")
     assert r.voice == "espeak"

@@ -1,11 +1,11 @@
-"""The long false-wake run (anima.bench.wake_talk): its corpus and its counting."""
+"""The long false-wake run (anima.bench.wake.talk): its corpus and its counting."""
 
 from __future__ import annotations
 
 import pytest
 
-from anima.bench.wake import Voice
-from anima.bench.wake_talk import docstring_sentences, run_talk
+from anima.bench.wake.talk import docstring_sentences, run_talk
+from anima.bench.wake.wake import Voice
 from anima.listening.asr import normalize
 from anima.testing.listening import FakeSpotter
 from anima.testing.tts import ScriptedEngine

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from anima.bench.reachy import figures_lines, run_reachy_bench
+from anima.bench.drivers.reachy import figures_lines, run_reachy_bench
 
 
 @pytest.mark.timeout(120)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from anima.bench.speech import GilProbe
+from anima.bench.speech.speech import GilProbe
 from anima.errors import SpeechError
 from anima.speech.azure import AzureEngine
 from anima.speech.azure_sdk import AudioData, EventCallback, Finished

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anima.bench.web import run_web_bench
+from anima.bench.doors.web import run_web_bench
 
 
 def test_web_bench_reports_updates_and_the_loop() -> None:

@@ -3,7 +3,7 @@
 :class:`TurnTiming` is what the conversation notes of each turn for ``anima bench
 conversation``'s stage breakdown (final transcript → the planner's answer); the listener's and
 the speech service's moments come from their own events and the sink. How fast an interrupt
-holds the motion is measured by :mod:`anima.bench.interrupt`.
+holds the motion is measured by :mod:`anima.bench.agent.interrupt`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ def bench_loop(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Run the 100 Hz loop with every layer active and print its health figures."""
-    from anima.bench.loop import run_loop_bench
+    from anima.bench.motion.loop import run_loop_bench
 
     r = run_loop_bench(seconds)
     s = r.stats
@@ -67,7 +67,7 @@ def bench_tick(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Time the fused tick alone (all layers, 28 channels), ticks back to back."""
-    from anima.bench.tick import run_tick_bench
+    from anima.bench.motion.tick import run_tick_bench
 
     r = run_tick_bench(ticks)
     if as_json:
@@ -94,7 +94,7 @@ def bench_speech(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """TTS first audio and speed per engine, sway cost, A/V offset, stop and end_speak timing."""
-    from anima.bench.speech import run_speech_bench, run_starvation_bench
+    from anima.bench.speech.speech import run_speech_bench, run_starvation_bench
 
     if loop:
         rows = run_starvation_bench()
@@ -141,7 +141,7 @@ def bench_gestures(
     """Annotated speech: how late a ^start gesture starts after its word's audio onset."""
     import numpy as np
 
-    from anima.bench.gestures import run_gesture_bench
+    from anima.bench.speech.gestures import run_gesture_bench
     from anima.config import SpeechConfig
     from anima.speech import load_engines
 
@@ -174,7 +174,7 @@ def bench_mqtt(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Command latency publish → first driver frame that reflects it, and two floods."""
-    from anima.bench.mqtt import run_mqtt_bench
+    from anima.bench.doors.mqtt import run_mqtt_bench
 
     r = run_mqtt_bench(broker, commands, flood, refusals)
     if as_json:
@@ -215,7 +215,7 @@ def bench_agent(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Wake → recording, speech end → transcript, request → motion, interrupt → held."""
-    from anima.bench.agent import run_agent_bench
+    from anima.bench.agent.agent import run_agent_bench
 
     r = run_agent_bench(trials)
     if as_json:
@@ -256,7 +256,7 @@ def bench_serve(
 ) -> None:
     """Start `anima serve` as a subprocess: time to first tick, idle memory, clean exit, and
     missed deadlines while the rest starts."""
-    from anima.bench.serve import run_serve_bench
+    from anima.bench.serve.serve import run_serve_bench
 
     r = run_serve_bench(idle)
     if as_json:
@@ -284,7 +284,7 @@ def bench_hostile(
 ) -> None:
     """`anima serve` with everything on, flooded over MQTT while its planner sends huge
     replies: the loop's largest frame gap and missed ticks, refusal latency, RSS."""
-    from anima.bench.hostile import run_hostile_bench
+    from anima.bench.serve.hostile import run_hostile_bench
 
     r = run_hostile_bench(
         flood_seconds=seconds,

@@ -17,7 +17,7 @@ def bench_serial(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Drive a pseudo-terminal servo board at 100 Hz: packets per second received, write cost."""
-    from anima.bench.serial import run_serial_bench
+    from anima.bench.drivers.serial import run_serial_bench
 
     r = run_serial_bench(seconds)
     if as_json:
@@ -39,7 +39,7 @@ def bench_grpc(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """GetRobotState p50/p99 and calls/s, next to a trivial servicer of the same shape."""
-    from anima.bench.grpc import run_grpc_bench
+    from anima.bench.doors.grpc import run_grpc_bench
 
     r = run_grpc_bench(calls)
     if as_json:
@@ -61,7 +61,7 @@ def bench_mcp(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """MCP over HTTP with the official client: tool call → first frame, cancel → held."""
-    from anima.bench.mcp import figures_lines, run_mcp_bench
+    from anima.bench.doors.mcp import figures_lines, run_mcp_bench
 
     r = run_mcp_bench(calls, cancels)
     if as_json:
@@ -86,7 +86,7 @@ def bench_reachy(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Pollen's Reachy Mini daemon driven: sent → reported lag, the rate applied, the loop."""
-    from anima.bench.reachy import figures_lines, run_reachy_bench
+    from anima.bench.drivers.reachy import figures_lines, run_reachy_bench
 
     r = run_reachy_bench(seconds, rate_hz=rate_hz, host=host, port=port, daemon=daemon)
     if as_json:

@@ -49,7 +49,7 @@ def bench_asr(
 ) -> None:
     """Word error (clean, white noise, babble), confidence, final latency, load and memory of
     the speech recognizers on TTS-spoken requests."""
-    from anima.bench.asr import RECOGNIZERS, report_lines, run_asr_bench
+    from anima.bench.asr.asr import RECOGNIZERS, report_lines, run_asr_bench
 
     names = _names(recognizers, list(RECOGNIZERS), "recognizer")
     r = run_asr_bench(recognizers=names, max_s=max_seconds)
@@ -100,9 +100,9 @@ def bench_conversation(
 ) -> None:
     """Requests spoken as people say them (several voices, rooms, wake or push-to-talk) to the
     real agent on the simulated robot: intent accuracy, wake, word error, refusals, latency."""
-    from anima.bench.conversation import BenchOptions, run_conversation_bench
-    from anima.bench.conversation_audio import NOISES, VOICES
-    from anima.bench.conversation_report import report_lines
+    from anima.bench.conversation.audio import NOISES, VOICES
+    from anima.bench.conversation.conversation import BenchOptions, run_conversation_bench
+    from anima.bench.conversation.report import report_lines
     from anima.config import load_config
 
     splits = {"both": ("dev", "heldout"), "dev": ("dev",), "heldout": ("heldout",)}
@@ -152,8 +152,8 @@ def bench_wake(
     with --talk-minutes, false wakes per hour over the standard library's docstrings, spoken."""
     if spotter not in ("asr", "keyphrase"):
         raise typer.BadParameter("--spotter: asr or keyphrase")
-    from anima.bench.wake import main as wake_main
-    from anima.bench.wake_talk import main as talk_main
+    from anima.bench.wake.talk import main as talk_main
+    from anima.bench.wake.wake import main as wake_main
 
     wake_main(max_s=max_seconds, kind=spotter)
     if talk_minutes > 0:
@@ -165,7 +165,7 @@ def bench_turn(
 ) -> None:
     """End of turn on the turn-taking set (pauses cut into whole sentences, dev and held-out):
     delay after the last word (p50/p95) and cut-off rate per detector, voice and noise."""
-    from anima.bench.turn import run_turn_bench
+    from anima.bench.turn.turn import run_turn_bench
 
     for line in run_turn_bench(budget_s=budget_seconds).lines():
         typer.echo(line)
@@ -203,8 +203,8 @@ def bench_duplex(
     reverberation): false self-interruptions per minute, barge-in detection latency, backchannel
     false stops, echo return loss enhancement; with --loop-seconds, the loop's rate and lateness
     while the robot talks, half and full duplex."""
-    from anima.bench.duplex import report, run_duplex_bench
-    from anima.bench.duplex_sets import SPLITS
+    from anima.bench.duplex.duplex import report, run_duplex_bench
+    from anima.bench.duplex.sets import SPLITS
 
     splits = SPLITS if split in ("all", "both") else _names(split, SPLITS, "split")
     try:
@@ -216,7 +216,7 @@ def bench_duplex(
         fail(exc)
     typer.echo(report(results, trials=trials))
     if loop_seconds > 0:
-        from anima.bench.duplex_loop import loop_while_talking
+        from anima.bench.duplex.loop import loop_while_talking
 
         typer.echo("the 100 Hz loop while the robot talks and listens:")
         for duplex in (False, True):

@@ -193,9 +193,9 @@ class AsrBenchResult:
 def _recognizers(
     names: Sequence[str], requests: Sequence[str]
 ) -> dict[str, Callable[[], Recognizer]]:
-    from anima.bench.asr_vocabulary import prompt_vocabulary, vocabulary
+    from anima.bench.asr.vocabulary import prompt_vocabulary, vocabulary
     from anima.listening.asr import PocketsphinxAsr
-    from anima.listening.whisper import WhisperAsr
+    from anima.listening.whisper.asr import WhisperAsr
 
     phrases = vocabulary()
     whisper = functools.partial(WhisperAsr, vocabulary=prompt_vocabulary(), wake_phrase="hey robot")
@@ -246,7 +246,7 @@ def run_asr_bench(
             recordings[v.name, "babble", text] = mix(clean, noise, noise_db)
     long_audio = [speak(found[i % len(found)], t) for i, t in enumerate(LONG_REQUESTS)]
     result.utterance_s = float(np.mean([len(a) for a in long_audio])) / SAMPLE_RATE
-    from anima.listening.whisper import WhisperAsr
+    from anima.listening.whisper.asr import WhisperAsr
 
     makers = _recognizers(recognizers, requests)
     each_s = (max_s - (time.monotonic() - began)) / max(1, len(makers))  # a share per recognizer

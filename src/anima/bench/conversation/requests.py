@@ -49,7 +49,7 @@ class Request:
 
 def default_set_dir() -> Path:
     """``benchmarks/conversation`` of the source tree this package was installed from."""
-    return Path(__file__).resolve().parents[3] / "benchmarks" / "conversation"
+    return Path(__file__).resolve().parents[4] / "benchmarks" / "conversation"
 
 
 def load_requests(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from anima.agent.actions import ActionRegistry
-from anima.bench.conversation_set import Request
+from anima.bench.conversation.requests import Request
 
 Outcome = Literal[
     "correct", "no_wake", "wrong_action", "failed", "silent", "answered", "refused",

@@ -5,7 +5,7 @@ The request is pushed frame by frame as fast as the listener takes it, waiting f
 listener is never behind, as with a microphone); from the moment the person stops speaking the
 rest — the trailing audio and the room's noise — is pushed in real time, so everything after it
 (endpoint, recognition, planning, speech, motion) runs on the wall clock and is timed there,
-stage by stage (:class:`~anima.bench.conversation_figures.Stages`: the listener's round report,
+stage by stage (:class:`~anima.bench.conversation.figures.Stages`: the listener's round report,
 the transcript, the conversation's :attr:`~anima.agent.conversation.Conversation.timings`, the
 speech request, the sink's first chunk and its first audible sample). The
 trial ends when the robot has been idle for a moment after the round, or at a deadline; nothing
@@ -26,11 +26,11 @@ import numpy as np
 
 from anima import commands as cmd
 from anima.agent.conversation import Conversation
-from anima.bench.conversation_audio import Room, Samples, Speaker, last_loud
-from anima.bench.conversation_figures import Stages, Trial, word_errors
-from anima.bench.conversation_judge import Observed, judge
-from anima.bench.conversation_logs import EventLog, RoundLog, StampedSink
-from anima.bench.conversation_set import Request
+from anima.bench.conversation.audio import Room, Samples, Speaker, last_loud
+from anima.bench.conversation.figures import Stages, Trial, word_errors
+from anima.bench.conversation.judge import Observed, judge
+from anima.bench.conversation.logs import EventLog, RoundLog, StampedSink
+from anima.bench.conversation.requests import Request
 from anima.build import attach_agent, build
 from anima.config import AnimaConfig
 from anima.drivers.sim import SimDriver

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from anima import commands as cmd
-from anima.bench.interrupt import measure_interrupt_latency
-from anima.bench.listen import ListenBenchResult, Spread, run_listen_bench
+from anima.bench.agent.interrupt import measure_interrupt_latency
+from anima.bench.agent.listen import ListenBenchResult, Spread, run_listen_bench
 from anima.build import attach_agent
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.drivers.base import Frame

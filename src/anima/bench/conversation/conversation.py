@@ -6,12 +6,10 @@ the simulated humanoid, ``humanoid.type: sim``) with its 100 Hz loop, the config
 :class:`~anima.listening.Listener` on a :class:`~anima.listening.PushSource`. The speech service
 plays to a sink that notes when each utterance's first audio was written.
 
-Each trial speaks one request of the evaluation set (:mod:`anima.bench.conversation_set`) in one
-voice and one room (:mod:`anima.bench.conversation_audio`), after "hey robot" (wake) or after a
-manual wake (push-to-talk). How a trial is fed and timed:
-:mod:`anima.bench.conversation_trial`; what the robot did is judged from its events
-(:mod:`anima.bench.conversation_judge`).
-
+Each trial speaks one request of the evaluation set (:mod:`anima.bench.conversation.requests`) in
+one voice and one room (:mod:`anima.bench.conversation.audio`), after "hey robot" (wake) or after a
+manual wake (push-to-talk). How a trial is fed and timed: :mod:`anima.bench.conversation.trial`;
+what the robot did is judged from its events (:mod:`anima.bench.conversation.judge`).
 False wakes are counted apart, on the configured spotter alone (``anima bench wake``'s
 ``count_wakes``): the dev requests without the wake phrase, and that bench's near misses, spoken
 one after another (a bounded number of audio seconds).
@@ -35,10 +33,10 @@ from typing import Literal
 
 import numpy as np
 
-from anima.bench.conversation_audio import Room, Samples, Speaker
-from anima.bench.conversation_figures import TARGETS, Figures, Trial, grouped
-from anima.bench.conversation_set import Request, Split, load_requests
-from anima.bench.conversation_trial import TEXT, Condition, Harness, Mode
+from anima.bench.conversation.audio import Room, Samples, Speaker
+from anima.bench.conversation.figures import TARGETS, Figures, Trial, grouped
+from anima.bench.conversation.requests import Request, Split, load_requests
+from anima.bench.conversation.trial import TEXT, Condition, Harness, Mode
 from anima.choices import HumanoidType
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
@@ -131,7 +129,7 @@ def _false_wakes(
     """Wakes the configured spotter reports over ``seconds`` of speech that never says the
     wake phrase: ``texts`` and ``anima bench wake``'s near misses ("hey Robert"), each voice in
     turn, half a second apart — counted by that bench's own :func:`count_wakes`."""
-    from anima.bench.wake import NEAR_MISSES, count_wakes
+    from anima.bench.wake.wake import NEAR_MISSES, count_wakes
     from anima.listening.makers import make_spotter
 
     talk: list[Samples] = []

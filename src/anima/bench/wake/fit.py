@@ -1,14 +1,14 @@
-"""How the ASR spotter's model (``spotting_whisper.WEIGHTS``, ``BIAS``) was fitted, reproducibly.
+"""How the ASR spotter's model (``whisper.reader.WEIGHTS``, ``BIAS``) was fitted, reproducibly.
 
-The stretches the spotter reads are collected from :mod:`anima.bench.wake`'s utterances — the
-wake texts, :data:`~anima.bench.wake.NEAR_MISSES` and :data:`~anima.bench.wake.CONVERSATION`,
-by every voice with the noises in turn — and each is read four ways
-(:meth:`~anima.listening.spotting_whisper.WhisperReader.score` with ``every=True``). A stretch
-is a positive when it is the first of a wake utterance. A logistic regression (standardized
-features, L2 0.01, full-batch gradient descent) is fitted on the **fit voices** (eSpeak NG en-US
-and Piper at 1×) and judged, per utterance, on the others (en-GB, Piper 0.85× and 1.2×), which
-it never saw. ``main()`` prints the weights to paste and the held-out figures; a run takes
-~10 minutes on the 2-core machine (it is a tool, not a benchmark: ``max_s`` bounds it).
+The stretches the spotter reads are collected from :mod:`anima.bench.wake.wake`'s utterances — the
+wake texts, :data:`~anima.bench.wake.wake.NEAR_MISSES` and
+:data:`~anima.bench.wake.wake.CONVERSATION`, by every voice with the noises in turn — and each is
+read four ways (:meth:`~anima.listening.whisper.reader.WhisperReader.score` with ``every=True``). A
+stretch is a positive when it is the first of a wake utterance. A logistic regression (standardized
+features, L2 0.01, full-batch gradient descent) is fitted on the **fit voices** (eSpeak NG en-US and
+Piper at 1×) and judged, per utterance, on the others (en-GB, Piper 0.85× and 1.2×), which it never
+saw. ``main()`` prints the weights to paste and the held-out figures; a run takes ~10 minutes on the
+2-core machine (it is a tool, not a benchmark: ``max_s`` bounds it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.bench.wake import (
+from anima.bench.wake.wake import (
     CONVERSATION,
     NEAR_MISSES,
     NOISES,
@@ -34,9 +34,9 @@ from anima.bench.wake import (
     speak,
 )
 from anima.listening.audio import Frame
-from anima.listening.spotting import WakeHit
-from anima.listening.spotting_asr import AsrSpotter
-from anima.listening.spotting_whisper import PhraseScore, WhisperReader
+from anima.listening.wake.asr_spotter import AsrSpotter
+from anima.listening.wake.spotter import WakeHit
+from anima.listening.whisper.reader import PhraseScore, WhisperReader
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import anyio
 import anyio.to_thread
 
+from anima.bench.doors.mqtt import LEFT, RIGHT, reflecting_frame
 from anima.bench.measure import percentile
-from anima.bench.mqtt import LEFT, RIGHT, reflecting_frame
 from anima.bench.timed_driver import TimedDriver
 from anima.build import build
 from anima.config import (

@@ -5,7 +5,7 @@ The robot says a long reply; its voice comes back into the microphone through an
 the person, at a chosen moment, says nothing (the robot alone), an interruption ("wait, look at
 me", "stop", "no, the other way") or a backchannel ("uh-huh", "yeah", "okay") or coughs. Each
 32 ms frame goes through the echo canceller and the residual guard
-(:class:`~anima.listening.echo.EchoCancelledSource`) into the listener's own
+(:class:`~anima.listening.echo.source.EchoCancelledSource`) into the listener's own
 :class:`~anima.listening.recorder.Recorder` in full-duplex mode, with Silero VAD and Whisper; the
 decisions are :mod:`anima.agent.barge_in`'s (a stop word in a partial, a voice past
 ``barge_in_s``, the final's words). When the robot is stopped its audio ends there.
@@ -15,7 +15,7 @@ stops), barge-in detection latency from the person's first loud sample to the ba
 p95) and to the stop, backchannel false-stop rate, interruptions missed, short requests that
 stopped the robot, and the echo return loss enhancement (ERLE) of the canceller alone and with
 the guard; ``--trials`` adds one line per trial. Six sets of rooms, voices and phrases, each
-built before the rule it was first to judge (:mod:`anima.bench.duplex_sets`;
+built before the rule it was first to judge (:mod:`anima.bench.duplex.sets`;
 docs/listening.md, *Measured*).
 
 The frames come faster than real time, but Whisper's partial decodes run on their own thread
@@ -34,12 +34,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.agent.barge_in import BargeIn
-from anima.bench.conversation_audio import LOUD, Speaker
-from anima.bench.duplex_sets import SPLITS, Trial, trials
+from anima.bench.conversation.audio import LOUD, Speaker
+from anima.bench.duplex.sets import SPLITS, Trial, trials
+from anima.config.listening import ListenConfig
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
-from anima.listening.config import ListenConfig
-from anima.listening.echo import EchoCanceller, ResidualGuard, erle_db, make_echo
+from anima.listening.echo.canceller import EchoCanceller, ResidualGuard, erle_db, make_echo
 from anima.listening.listener import speech_detector
 from anima.listening.makers import make_recognizer
 from anima.listening.recorder import Final, GaveUp, Partial, Recorder, Woke

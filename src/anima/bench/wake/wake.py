@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, resample
-from anima.listening.spotting import Spotter
+from anima.listening.wake.spotter import Spotter
 from anima.speech.base import Cancel, TTSEngine
 
 Samples = NDArray[np.int16]
@@ -260,8 +260,8 @@ def _cases(
 
 def main(max_s: float = 170.0, kind: str = "asr") -> None:
     """Print the figures for ``kind`` (``asr`` or ``keyphrase``)."""
-    from anima.listening.spotting_asr import AsrSpotter
-    from anima.listening.wake import KeyphraseSpotter
+    from anima.listening.wake.asr_spotter import AsrSpotter
+    from anima.listening.wake.keyphrase import KeyphraseSpotter
 
     spotter: Spotter = AsrSpotter() if kind == "asr" else KeyphraseSpotter()
     try:

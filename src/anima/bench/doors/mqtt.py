@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from anima.bench.doors.mqtt_refusals import RefusalFigures, refusal_flood
 from anima.bench.measure import percentile, rss_mb
-from anima.bench.mqtt_refusals import RefusalFigures, refusal_flood
 from anima.bench.timed_driver import TimedDriver
 from anima.body import FloatArray, Role
 from anima.config import AnimaConfig, BehaviourConfig, MqttConfig, SpeechConfig

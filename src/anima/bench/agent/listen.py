@@ -141,7 +141,7 @@ def run_listen_bench(repeats: int = 2, voice: str = "auto") -> ListenBenchResult
     """Speak every command ``repeats`` times after a manual wake, and once after "hey robot"."""
     engine = _voice(voice)
     # the endpoint fixed, so end of speech → final splits into that silence + the decision;
-    # how soon a turn ends is anima.bench.turn's to measure
+    # how soon a turn ends is anima.bench.turn.turn's to measure
     config = ListenConfig(turn="silence")
     seen = _Seen()
     source = PushSource()

@@ -1,10 +1,10 @@
 """The conversation bench's figures: one record per trial, and the figures of any group of them.
 
 Word error is the word-level edit distance between what was said (the request's text) and the
-final transcript, over the words said, as :func:`anima.bench.asr.word_errors` counts it.
+final transcript, over the words said, as :func:`anima.bench.asr.asr.word_errors` counts it.
 Latencies are from the moment the person stopped speaking (the last loud sample of the request)
 to the first audible sample the robot's speech service played (the sink's first sample above
-:data:`~anima.bench.conversation_trial.AUDIBLE`, on its playback clock), and to the first motion
+:data:`~anima.bench.conversation.trial.AUDIBLE`, on its playback clock), and to the first motion
 (a gesture started in the engine, or the start of a step that moves: gaze, walking).
 
 :class:`Stages` splits the first audio into the moments between (each from the one before):
@@ -110,7 +110,7 @@ class Figures:
 
 def word_errors(reference: str, hypothesis: str) -> int:
     """Word-level edit distance, counted as ``anima bench asr`` counts it (one definition)."""
-    from anima.bench.asr import word_errors as counted
+    from anima.bench.asr.asr import word_errors as counted
 
     return counted(reference, hypothesis)[0]
 

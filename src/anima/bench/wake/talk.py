@@ -1,11 +1,11 @@
 """False wakes over an hour of talk nobody tuned on: sentences from Python's own documentation.
 
-The wake bench's conversation (:data:`anima.bench.wake.HELDOUT_TALK`) is 20 sentences — minutes of
-audio, far too little to bound a rate per hour. This run speaks, for as long as asked, ordinary
-English prose that is on every machine and that no part of anima was fitted on: the sentences of
-the standard library's docstrings (``inspect.getdoc`` of a fixed list of modules and their
-classes and functions), kept when they are plain words (5–25 of them, no code, no digits) and do
-not contain the wake phrase. Voices and noises rotate as in the wake bench; each sentence is fed
+The wake bench's conversation (:data:`anima.bench.wake.wake.HELDOUT_TALK`) is 20 sentences — minutes
+of audio, far too little to bound a rate per hour. This run speaks, for as long as asked, ordinary
+English prose that is on every machine and that no part of anima was fitted on: the sentences of the
+standard library's docstrings (``inspect.getdoc`` of a fixed list of modules and their classes and
+functions), kept when they are plain words (5–25 of them, no code, no digits) and do not contain the
+wake phrase. Voices and noises rotate as in the wake bench; each sentence is fed
 to the spotter alone between short silences, faster than real time.
 """
 
@@ -18,10 +18,10 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from anima.bench.wake import NOISES, Voice, count_wakes, padded, speak
+from anima.bench.wake.wake import NOISES, Voice, count_wakes, padded, speak
 from anima.listening.asr import normalize
 from anima.listening.audio import SAMPLE_RATE
-from anima.listening.spotting import Spotter
+from anima.listening.wake.spotter import Spotter
 
 # plain-prose modules of the standard library (fixed, so every run speaks the same text)
 MODULES = (
@@ -117,9 +117,9 @@ def run_talk(
 
 def main(minutes: float = 60.0, max_s: float = 1200.0, kind: str = "asr") -> None:
     """Print the false wakes of ``kind`` (``asr`` or ``keyphrase``) over ``minutes`` of talk."""
-    from anima.bench.wake import espeak_voices, piper_voices
-    from anima.listening.spotting_asr import AsrSpotter
-    from anima.listening.wake import KeyphraseSpotter
+    from anima.bench.wake.wake import espeak_voices, piper_voices
+    from anima.listening.wake.asr_spotter import AsrSpotter
+    from anima.listening.wake.keyphrase import KeyphraseSpotter
 
     spotter: Spotter = AsrSpotter() if kind == "asr" else KeyphraseSpotter()
     try:

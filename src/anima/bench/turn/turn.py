@@ -1,6 +1,6 @@
 """End of turn: how soon after the last word a detector ends the turn, and how often too soon.
 
-Every take of the turn-taking set (:mod:`anima.bench.turn_set`: requests said straight and with
+Every take of the turn-taking set (:mod:`anima.bench.turn.takes`: requests said straight and with
 0.5–1 s pauses inside, by eSpeak NG and Piper voices, clean and with pink noise) is fed frame by
 frame to a :class:`~anima.listening.vad.SpeechDetector` on Silero VAD, with each detector:
 
@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from anima.bench.measure import percentile
-from anima.bench.turn_set import VOICES, Take, Voice, iter_takes
+from anima.bench.turn.takes import VOICES, Take, Voice, iter_takes
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
-from anima.listening.turn import TurnDetector, make_turn
+from anima.listening.turn.detector import TurnDetector, make_turn
 from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
 
 PARTIAL_LAG_S = 0.1  # words reach the detector this long after they were said

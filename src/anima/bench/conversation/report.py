@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from anima.bench.conversation import ConversationBenchResult
-from anima.bench.conversation_figures import STAGE_LABELS, TARGETS, Figures, Spread
+from anima.bench.conversation.conversation import ConversationBenchResult
+from anima.bench.conversation.figures import STAGE_LABELS, TARGETS, Figures, Spread
 
 _HEAD = (
     f"{'group':24} {'n':>4} {'intent':>7} {'wake':>7} {'WER':>6} {'OOV ref':>8} "

@@ -1,0 +1,1 @@
+"""``anima bench agent``: the voice agent's latencies (listening, planning, interrupt)."""

@@ -1,0 +1,1 @@
+"""``anima bench asr``: the speech recognizers and the phrases they are given."""

@@ -1,0 +1,1 @@
+"""``anima bench conversation``: the voice pipeline end to end, its people, judge and figures."""

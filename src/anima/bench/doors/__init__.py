@@ -1,0 +1,1 @@
+"""The front doors' benches: MQTT, gRPC, MCP and the dashboard's WebSocket."""

@@ -1,0 +1,1 @@
+"""``anima bench speech`` and ``anima bench gestures``: TTS and annotated speech's timing."""

@@ -1,0 +1,1 @@
+"""End of turn: the turn-taking set and how soon each detector ends a turn."""

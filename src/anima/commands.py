@@ -1,35 +1,50 @@
-"""Typed commands: what every front door (console, MQTT, web, agent) turns its input into.
+"""Typed commands: what every front door (console, MQTT, web, MCP, agent, SDK) turns its input into.
 
-Front doors parse and validate their own wire format once, build one of these, and hand it to
-the runtime; nothing downstream re-parses strings.
+Front doors parse their own wire format, build one of these, and hand it to the runtime. A
+command checks its own bounds as it is made (text to say, a look-at's reach), so every door
+refuses the same input with the same words (an :class:`~anima.errors.InvalidCommandError`);
+:class:`Speak` reads its speech markup once, and nothing downstream parses the text again.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeAlias, overload
 
+from anima.errors import InvalidCommandError
 from anima.events import SpeechEndReason
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
+    from anima.speech.markup import Script
 
 # The longest text one utterance may carry (characters), whichever way it came: front doors
 # refuse longer payloads and the speech service refuses longer text, so no path can hand a TTS
 # engine a megabyte (a 1 MB reply once held Piper's phonemizer, and the loop, for 15 s).
 MAX_SPEECH_TEXT = 2000
+MAX_NAME = 200  # characters of a name given at a door (an animation, a mode, a motion)
+MAX_COORD = 100.0  # metres: farther look-at points are surely a unit mistake
 # C0 and C1 controls but tab, LF and CR, DEL, and UTF-16 surrogates (only a lone one can reach
 # a str: JSON's "\ud800" decodes to one; UTF-8 bytes never do)
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+def speech_problem(text: str, key: str = "text", limit: int = MAX_SPEECH_TEXT) -> str | None:
+    """Why ``text`` cannot be said or asked (longer than ``limit`` characters, or
+    :func:`text_problem`), or None: the one rule every door and :class:`Speak` apply."""
+    if len(text) > limit:
+        return f"{key} of {len(text)} characters exceeds the {limit} limit"
+    return text_problem(text, key)
+
+
 def text_problem(text: str, key: str = "text") -> str | None:
     """Why ``text`` cannot be said (a control character but tab, LF and CR, or a lone
-    surrogate, and where), or None. The one rule for speech text: every door's parser
-    (:func:`anima.wire.payloads.speech_text`) and the speech service itself (so MCP's and the
-    agent's ``say``, which build :class:`Speak` directly, refuse a NUL or an ESC alike)."""
+    surrogate, and where), or None. The one rule for speech text: :class:`Speak` and
+    :class:`Ask` check it as they are made (so MCP's and the agent's ``say``, which build
+    :class:`Speak` directly, refuse a NUL or an ESC as the doors' parsers do)."""
     bad = _NOT_TEXT.search(text)
     if bad is None:
         return None
@@ -80,10 +95,18 @@ class PlayAnimation(_Ordered):
 
 @dataclass(frozen=True, kw_only=True)
 class LookAt:
+    """Look at a point; one farther than :data:`MAX_COORD` on an axis is refused."""
+
     priority: ClassVar[Priority] = Priority.LATEST  # a gaze stream: the newest wins
     x: float  # metres, head frame: forward
     y: float  # metres, head frame: to the robot's left
     z: float  # metres, head frame: up
+
+    def __post_init__(self) -> None:
+        for key, value in (("x", self.x), ("y", self.y), ("z", self.z)):
+            # a NaN or an infinity is the kinematics' to refuse (it names the point)
+            if math.isfinite(value) and abs(value) > MAX_COORD:
+                raise InvalidCommandError(f"{key!r} = {value:g} m is farther than {MAX_COORD:g} m")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,8 +137,31 @@ class SetChannelDefault(_Ordered):
 
 @dataclass(frozen=True, kw_only=True)
 class Speak(_Ordered):
-    text: str  # at most MAX_SPEECH_TEXT characters
+    """Say ``text``, which may time gestures to its words (:mod:`anima.speech.markup`).
+
+    Checked as it is made: something to say (not only markers), at most
+    :data:`MAX_SPEECH_TEXT` characters once stripped, no control character, well-formed
+    markers. ``script`` is the text's markup read then, once; the speech service resolves
+    its gesture names against the library and says it.
+    """
+
+    text: str
     locale: str = "en-US"
+    script: Script = field(init=False, repr=False, compare=False)  # the markup, read once
+
+    def __post_init__(self) -> None:
+        from anima.speech import markup  # the speech package is not the commands' floor
+
+        text = self.text.strip()
+        if not text:
+            raise InvalidCommandError("nothing to say: empty text")
+        problem = speech_problem(text)
+        if problem is not None:
+            raise InvalidCommandError(problem)
+        script = markup.read(text)
+        if not script.text:
+            raise InvalidCommandError(markup.NO_WORDS)
+        object.__setattr__(self, "script", script)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,6 +193,11 @@ class Listen(_Ordered):
 @dataclass(frozen=True, kw_only=True)
 class Ask(_Ordered):
     text: str  # a request in words, as if heard: planned and acted on by the agent
+
+    def __post_init__(self) -> None:
+        problem = speech_problem(self.text, key="request")  # the rule of text to say
+        if problem is not None:
+            raise InvalidCommandError(problem)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -340,10 +340,10 @@ class Runtime:
                 b.wake()
             case cmd.SetChannelDefault(channel=channel, value=value):
                 b.set_channel_default(channel, value)
-            case cmd.Speak(text=text, locale=locale):
+            case cmd.Speak():
                 if self.speech is None:
                     raise CommandRefusedError(f"speech is not available: {self.speech_problem}")
-                return cmd.Spoken(utterance=self.speech.speak(text, locale))
+                return cmd.Spoken(utterance=self.speech.say(command))
             case cmd.StopSpeaking(reason=reason):
                 if self.speech is not None:
                     self.speech.stop_speaking(reason)

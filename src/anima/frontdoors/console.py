@@ -119,7 +119,7 @@ class Console:
             if not text:
                 self._say("error: nothing to say")
             else:
-                self._execute(Speak(text=payloads.speech_text(text), locale=LOCALES[cmd]))
+                self._execute(Speak(text=text, locale=LOCALES[cmd]))  # Speak checks it
                 self._say(f"ok: speaking ({LOCALES[cmd]})")
         elif cmd in ("g", "p"):
             name = args[0] if args else self._ask("animation name> " if cmd == "g" else "posture> ")
@@ -172,7 +172,7 @@ class Console:
         elif not args:
             self._say("error: ask what? ask TEXT")
         else:
-            self._execute(Ask(text=payloads.speech_text(" ".join(args), key="request")))
+            self._execute(Ask(text=" ".join(args)))  # bounded as Ask is made
             self._say("ok: asked")
 
     def _look(self, args: list[str]) -> None:

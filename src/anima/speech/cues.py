@@ -23,7 +23,7 @@ from anima.events import EventHub, Notice
 from anima.motion.engine import MotionEngine
 from anima.speech.base import Cancel
 from anima.speech.gestures import Gestures
-from anima.speech.markup import Cue, Mode, Script, Segment, checked
+from anima.speech.markup import Cue, Mode, Script, Segment, checked, named
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,14 @@ class CuePlayer:
         if gestures is None:
             return checked(text, None, mode=self.mode)
         return checked(text, gestures.known, gestures.choices(), self.mode)
+
+    def named(self, script: Script) -> Script:
+        """A script read once (a :class:`~anima.commands.Speak`'s) as this speaker says it:
+        its gesture names the library's, its automatic gestures in this speaker's mode."""
+        gestures = self.gestures
+        if gestures is None:
+            return named(script, None, words=False).under(self.mode)
+        return named(script, gestures.known, gestures.choices(), words=False).under(self.mode)
 
     def tick(
         self, t: float, cues: collections.deque[tuple[int, Cue]] | None, played: Callable[[], int]

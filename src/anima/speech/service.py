@@ -21,8 +21,10 @@ The silence an engine puts before an utterance's first sound is dropped (all but
 :data:`~anima.speech.utterance.LEAD_KEEP_S`; every mark moves with it), so the voice starts as
 soon as it can.
 
-``speak()`` is the one way text reaches an engine, so it enforces what every path must: at most
-:data:`~anima.commands.MAX_SPEECH_TEXT` characters, and nothing while the emergency stop is on.
+``say()`` (and ``speak()``, which makes the :class:`~anima.commands.Speak` it says) is the one
+way text reaches an engine: every text comes as a command that checked itself as it was made (at
+most :data:`~anima.commands.MAX_SPEECH_TEXT` characters, no control character, its markup read
+once), and nothing is accepted while the emergency stop is on.
 """
 
 from __future__ import annotations
@@ -35,11 +37,10 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from anima.clock import Clock
-from anima.commands import MAX_SPEECH_TEXT, text_problem
+from anima.commands import MAX_SPEECH_TEXT, Speak
 from anima.errors import (
     CommandRefusedError,
     EStopActiveError,
-    InvalidCommandError,
     SpeechError,
 )
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
@@ -150,27 +151,20 @@ class SpeechService:
 
     # ------------------------------------------------------------------ requests (any thread)
     def speak(self, text: str, locale: str = "en-US") -> str:
+        """Accept an utterance; returns its id (:meth:`say` of ``Speak(text, locale)``)."""
+        return self.say(Speak(text=text, locale=locale))
+
+    def say(self, command: Speak) -> str:
         """Accept an utterance; returns its id (its ``start_speak`` comes when its audio
         starts, after the utterances before it have ended).
 
-        ``text`` may carry gestures (:mod:`anima.speech.markup`): ``start_speak`` shows it
-        without them. Refused: empty text, text over ``MAX_SPEECH_TEXT`` characters, a control
-        character (NUL, ESC… but tab and line ends) or a lone surrogate, a bad
-        marker or one naming an animation the library lacks, a full queue, and anything while
-        the emergency stop is on (until it is reset).
+        The text may carry gestures (:mod:`anima.speech.markup`): ``start_speak`` shows it
+        without them. The command checked its text as it was made (empty, over
+        ``MAX_SPEECH_TEXT`` characters, a control character or a lone surrogate, a malformed
+        marker) and read its markup; refused here: a marker naming an animation the library
+        lacks, a full queue, and anything while the emergency stop is on (until it is reset).
         """
-        text = text.strip()
-        if not text:
-            raise InvalidCommandError("nothing to say: empty text")
-        if len(text) > MAX_SPEECH_TEXT:
-            raise InvalidCommandError(
-                f"text of {len(text)} characters exceeds the {MAX_SPEECH_TEXT} limit "
-                f"(starts {text[:40]!r})"
-            )
-        problem = text_problem(text)  # the rule of every door: MCP's and the agent's too
-        if problem is not None:
-            raise InvalidCommandError(problem)
-        script = self.script(text)
+        script = self.cues.named(command.script)  # read once, by the command: not parsed again
         with self._cond:
             # checked under the lock stop_speaking() takes: a speak racing an estop is either
             # refused here or queued before the estop's stop_speaking() ends it
@@ -183,7 +177,7 @@ class SpeechService:
             u = Utterance(
                 id=f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}",
                 text=script.text,
-                locale=locale,
+                locale=command.locale,
                 script=script,
             )
             self._queue.append(u)

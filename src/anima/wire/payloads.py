@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from typing import TypeVar
 
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary
@@ -27,9 +28,10 @@ from anima.speech import markup
 from anima.wire.jsontypes import JsonObject
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding
-MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request: the limit speak() enforces
-MAX_NAME = 200  # characters of an animation name
-MAX_COORD = 100.0  # metres: farther look-at points are surely a unit mistake
+# the commands' bounds (anima.commands checks them as a command is made), named for the doors
+MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request
+MAX_NAME = cmd.MAX_NAME  # characters of an animation name
+MAX_COORD = cmd.MAX_COORD  # metres of a look-at point on each axis
 DEFAULT_LOCALE = "en-US"
 SHOWN = 40  # characters of a refused value quoted in a refusal
 # matched with fullmatch: "$" would also match before a trailing newline ("en-US\n")
@@ -117,13 +119,25 @@ def number_text(word: str, key: str) -> float:
 
 
 def speech_text(text: str, key: str = "text", limit: int = MAX_TEXT) -> str:
-    """``text`` checked as something to say: bounded, no control character, no lone surrogate."""
-    if len(text) > limit:
-        raise PayloadError(f"{key} of {len(text)} characters exceeds the {limit} limit")
-    problem = cmd.text_problem(text, key)  # the speech service's own rule
+    """``text`` checked as something to say: bounded, no control character, no lone surrogate
+    (:func:`anima.commands.speech_problem`, the rule :class:`~anima.commands.Speak` applies)."""
+    problem = cmd.speech_problem(text, key, limit)
     if problem is not None:
         raise PayloadError(problem)
     return text
+
+
+_C = TypeVar("_C", bound=cmd.Command)
+
+
+def _made(make: Callable[[], _C]) -> _C:
+    """The command ``make`` builds; a refusal of its own checks as the doors' PayloadError."""
+    try:
+        return make()
+    except PayloadError:
+        raise
+    except InvalidCommandError as exc:
+        raise PayloadError(str(exc)) from None
 
 
 def decode(raw: bytes | str) -> str:
@@ -187,9 +201,11 @@ def parse_speak(raw: bytes | str, library: AnimationLibrary | None = None) -> cm
         locale = loc
         if not text:
             raise PayloadError("'text' is empty")
-    command = cmd.Speak(text=speech_text(text), locale=locale)
-    if library is not None and "^" in command.text:
-        markup.checked(command.text, library.__contains__, library.names())
+    # checked as it is made (text_problem, the length, the markers' form): its markup read once
+    command = _made(lambda: cmd.Speak(text=text, locale=locale))
+    if library is not None and command.script.markers:
+        # the names checked here, as an unknown animation is: the door refuses, not the queue
+        markup.named(command.script, library.__contains__, library.names())
     return command
 
 
@@ -200,21 +216,16 @@ def parse_stop_speak(raw: bytes | str) -> cmd.StopSpeaking:
     return cmd.StopSpeaking()
 
 
-def _coordinate(data: JsonObject, key: str) -> float:
-    f = number(data[key], key)
-    if abs(f) > MAX_COORD:
-        raise PayloadError(f"{key!r} = {f:g} m is farther than {MAX_COORD:g} m")
-    return f
-
-
 def parse_look_at(raw: bytes | str) -> cmd.LookAt:
-    """``{"x": float, "y": float, "z": float}``, metres in the head frame."""
+    """``{"x": float, "y": float, "z": float}``, metres in the head frame (each within
+    :data:`MAX_COORD`: :class:`~anima.commands.LookAt` checks it)."""
     text = decode(raw)
     data = json_object(text, {"x", "y", "z"}, {"x", "y", "z"})
-    x, y, z = (_coordinate(data, k) for k in ("x", "y", "z"))
+    x, y, z = (number(data[k], k) for k in ("x", "y", "z"))
+    command = _made(lambda: cmd.LookAt(x=x, y=y, z=z))
     if x == 0.0 and y == 0.0 and z == 0.0:
         raise PayloadError("(0, 0, 0) is the eyes themselves: no direction to look")
-    return cmd.LookAt(x=x, y=y, z=z)
+    return command
 
 
 def checked_name(raw: bytes | str) -> str:
@@ -293,7 +304,8 @@ def parse_listen(raw: bytes | str) -> cmd.Listen:
 
 def parse_ask(raw: bytes | str) -> cmd.Ask:
     """Plain text: a request for the agent, as if heard."""
-    return cmd.Ask(text=speech_text(decode(raw), key="request"))
+    text = decode(raw)
+    return _made(lambda: cmd.Ask(text=text))  # bounded as text to say (key "request")
 
 
 Parser = Callable[[bytes | str], cmd.Command]

@@ -397,9 +397,17 @@ class Runtime:
         """The robot's health with its warnings (:mod:`anima.health`), made on first use."""
         return HealthMonitor(self)
 
-    def state(self) -> RuntimeState:
-        """The runtime's state now, as every front door and the SDK report it."""
+    def loop_state(self) -> LoopState:
+        """The motion loop's statistics: percentiles over thousands of ticks, so a reader that
+        asks many times a second keeps them a while (``frontdoors.state.StateReader``)."""
         s = self.engine.stats()
+        return LoopState(
+            rate_hz=s.rate_hz, period_error_p99_ms=s.period_error_p99_ms, missed=s.missed
+        )
+
+    def state(self, loop: LoopState | None = None) -> RuntimeState:
+        """The runtime's state now, as every front door and the SDK report it; ``loop``: the
+        loop's statistics when the caller has recent ones (else computed now)."""
         st = self.engine.state()
         b = self.behaviour
         return RuntimeState(
@@ -414,9 +422,7 @@ class Runtime:
             estop=st.estopped,
             driver_connected=st.driver_connected,
             humanoid=None if self.humanoid is None else self.humanoid.summary(),
-            loop=LoopState(
-                rate_hz=s.rate_hz, period_error_p99_ms=s.period_error_p99_ms, missed=s.missed
-            ),
+            loop=self.loop_state() if loop is None else loop,
             measured=measured_state(self.driver),
         )
 

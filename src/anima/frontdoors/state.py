@@ -7,15 +7,13 @@ over thousands of ticks, so :class:`StateReader` computes them at most a few tim
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from typing import TYPE_CHECKING
 
-from anima.drivers.feedback import measured_state
 from anima.wire.jsontypes import JsonObject
 from anima.wire.session import body_fields
-from anima.wire.state import RuntimeState
+from anima.wire.state import LoopState, RuntimeState
 
 if TYPE_CHECKING:
     from anima.runtime import Runtime
@@ -33,37 +31,24 @@ def animations_description(runtime: Runtime) -> JsonObject:
 
 
 class StateReader:
-    """Builds state snapshots for many readers, recomputing loop statistics at most ``stats_hz``."""
+    """State snapshots for many readers: :meth:`Runtime.state` on every read, its loop
+    statistics recomputed at most ``stats_hz`` times a second."""
 
     def __init__(self, runtime: Runtime, *, stats_hz: float = 4.0) -> None:
         self.runtime = runtime
         self._period = 1.0 / stats_hz
         self._lock = threading.Lock()
         self._at = -1e9
-        self._state: RuntimeState | None = None
+        self._loop: LoopState | None = None
 
     def state(self) -> RuntimeState:
         now = time.monotonic()
         with self._lock:
-            if self._state is None or now - self._at >= self._period:
-                self._state = self.runtime.state()
+            if self._loop is None or now - self._at >= self._period:
+                self._loop = self.runtime.loop_state()
                 self._at = now
-                return self._state
-            state = self._state
-        rt = self.runtime
-        # the fast-changing parts are fresh on every read
-        st = rt.engine.state()
-        return dataclasses.replace(
-            state,
-            t=rt.engine.clock.now(),
-            move=st.move,
-            queued=st.queued,
-            estop=st.estopped,
-            speaking=rt.speaking,
-            driver_connected=st.driver_connected,
-            gaze_target=rt.behaviour.latched_target,
-            measured=measured_state(rt.driver),
-        )
+            loop = self._loop
+        return self.runtime.state(loop)  # everything else fresh on every read
 
     def frame(self) -> list[float]:
         """The last commanded channel values, rounded to what a display needs."""

@@ -19,6 +19,7 @@ test: bootstrap
 	$(BIN)/ruff format --check src tests benchmarks examples scripts
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/mypy --strict src
+	$(BIN)/lint-imports --no-cache  # the floors: pyproject.toml's [tool.importlinter] contracts
 	# four workers on the two cores, a test file per worker (its module fixtures shared): most
 	# tests wait on real time more than they compute (issue 31), so four overlap their waits
 	# (2 workers: 685 s, 4: 476 s, all passing); the slowest tests listed, to keep make test

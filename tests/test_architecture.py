@@ -1,160 +1,118 @@
-"""The package tree's shape (issue 15): no import cycles, and the agent written against its port.
+"""The package tree's shape (issues 15 and 31): the floors hold, and every package imports first.
 
-Every ``import`` and ``from … import`` in ``src/anima`` counts, those under ``TYPE_CHECKING`` and
-inside functions included. ``from a.b import c`` depends on the module ``a.b.c`` when there is
-one, else on ``a.b`` (as import-linter's grimp counts them).
+The floors are import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``;
+docs/architecture.md lists them): each package imports only the floors below its own, the
+packages of one floor import none of each other, no import cycle at any depth, the agent never
+imports the runtime or the composition root, the runtime no humanoid client or server, and the
+SDK and the remote ears speak the wire, not a front door. ``make test`` runs them with
+``lint-imports``; here each one broken fails the test with import-linter's report.
+
+Every ``import`` counts, those under ``TYPE_CHECKING`` and inside functions included.
 """
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import grimp
+import pytest
+from importlinter import api
+from importlinter.application import use_cases
 
 import anima
 
 SRC = Path(anima.__file__).parent
+ROOT = SRC.parents[1]  # where pyproject.toml is
 
 
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in SRC.rglob("*.py"):
-        parts = ("anima", *path.relative_to(SRC).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
+def lint_imports(config: Path, capsys: pytest.CaptureFixture[str]) -> tuple[bool, str]:
+    """What ``lint-imports`` does, in this process: whether every contract of ``config`` is
+    kept, and its report (each broken contract named, with the imports that break it)."""
+    capsys.readouterr()
+    kept = use_cases.lint_imports(config_filename=str(config), cache_dir=None, no_logo=True)
+    return kept, capsys.readouterr().out
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Each module of anima → the modules of anima it imports."""
-    modules = _modules()
-    graph: dict[str, set[str]] = {name: set() for name in modules}
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*up, base] if base else up)
-                targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                    for alias in node.names
-                ]
-            graph[name].update(t for t in targets if t in modules and t != name)
-    return graph
+@pytest.mark.fast
+def test_every_contract_of_the_floors_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    kept, report = lint_imports(ROOT / "pyproject.toml", capsys)
+    assert kept, report
+    assert "0 broken" in report
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
+@pytest.mark.fast
+def test_the_contracts_state_the_floors_the_agent_and_the_clients() -> None:
+    """What the floors promise stays stated: a contract cannot go missing unnoticed."""
+    options = api.read_configuration(str(ROOT / "pyproject.toml"))
+    assert options["session_options"]["root_packages"] == ["anima"]
+    contracts = {c["name"]: c for c in options["contracts_options"]}
+    floors = contracts["floors"]
+    assert floors["type"] == "layers"
+    assert floors["containers"] == ["anima"]
+    assert floors["exhaustive"] == "True"  # a new package must be given its floor
+    layers = [layer.replace(" ", "") for layer in floors["layers"]]
+    assert layers[1] == "cli"
+    assert "agent|runtime" in layers  # one floor: neither imports the other
+    assert layers[-1] == "errors"
+    assert contracts["no import cycle"]["type"] == "acyclic_siblings"
+    agent = contracts["the agent never imports the runtime"]
+    assert agent["type"] == "forbidden"
+    assert agent["source_modules"] == ["anima.agent"]
+    assert set(agent["forbidden_modules"]) >= {"anima.runtime", "anima.build"}
+    assert "allow_indirect_imports" not in agent  # nor through another module
+    assert contracts["the clients speak the wire, not a front door"]["type"] == "forbidden"
+    assert contracts["the runtime is wired, not wiring"]["type"] == "forbidden"
 
 
-def test_the_graph_sees_plain_conditional_and_relative_imports() -> None:
-    """The checks below mean something only if the graph finds the imports they look for."""
-    graph = import_graph()
-    assert "anima.commands" in graph["anima.runtime"]  # `from anima import commands as cmd`
-    assert "anima.humanoid.link" in graph["anima.runtime"]  # under TYPE_CHECKING
-    assert "anima.agent.assembly" in graph["anima.build"]  # inside a function
-    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+@pytest.mark.fast
+def test_a_broken_contract_fails_with_the_import_that_breaks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The runner above means something only if a broken floor fails it, naming the import."""
+    package = tmp_path / "twofloors"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "high.py").write_text("VALUE = 1\n")
+    (package / "low.py").write_text("from twofloors import high\n\nUSED = high.VALUE\n")
+    (tmp_path / ".importlinter").write_text(
+        "[importlinter]\nroot_package = twofloors\n\n"
+        "[importlinter:contract:floors]\nname = floors\ntype = layers\n"
+        "containers = twofloors\nlayers =\n    high\n    low\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kept, report = lint_imports(tmp_path / ".importlinter", capsys)
+    assert not kept, report
+    assert "floors BROKEN" in report
+    assert "twofloors.low is not allowed to import twofloors.high" in report
+    assert "twofloors.low -> twofloors.high (l.1)" in report
 
 
-def test_there_are_no_import_cycles() -> None:
-    assert cycles(import_graph()) == []
+@pytest.mark.fast
+def test_the_graph_sees_conditional_lazy_and_aliased_imports() -> None:
+    """The contracts mean something only if import-linter's graph (grimp's) finds the imports
+    they are about: under ``TYPE_CHECKING``, inside a function, ``from anima import x as y``."""
+    graph = grimp.build_graph("anima", cache_dir=None)
+    assert graph.direct_import_exists(importer="anima.runtime", imported="anima.commands")
+    assert graph.direct_import_exists(importer="anima.runtime", imported="anima.humanoid.link")
+    assert graph.direct_import_exists(importer="anima.build", imported="anima.agent.assembly")
 
 
-def test_no_module_of_the_agent_imports_the_runtime_or_the_composition_root() -> None:
-    graph = import_graph()
-    reaching = {
-        name: sorted(graph[name] & {"anima.runtime", "anima.build", "anima.cli"})
-        for name in graph
-        if name == "anima.agent" or name.startswith("anima.agent.")
-    }
-    assert {name: found for name, found in reaching.items() if found} == {}
-
-
-def test_the_runtime_imports_no_front_door_agent_or_humanoid_client() -> None:
-    """The core is wired by the composition root (anima.build), not the other way round."""
-    graph = import_graph()
-    assert not {
-        m
-        for m in graph["anima.runtime"]
-        if m.startswith(("anima.agent", "anima.frontdoors", "anima.cli", "anima.sdk"))
-        or m in ("anima.build", "anima.humanoid.client", "anima.humanoid.server")
-    }
-
-
-def test_the_sdk_and_the_remote_ears_speak_the_wire_package_not_the_servers() -> None:
-    """Issue 15: the clients import anima.wire (payloads, topics, events, state, the MQTT
-    client factory), never a front door's module."""
-    graph = import_graph()
-    clients = [
-        name
-        for name in graph
-        if name.startswith("anima.sdk") or name in ("anima.agent.remote", "anima.testing.mqtt")
-    ]
-    assert "anima.sdk.mqtt" in clients
-    reaching = {
-        name: sorted(m for m in graph[name] if m.startswith("anima.frontdoors")) for name in clients
-    }
-    assert {name: found for name, found in reaching.items() if found} == {}
-    wire = [name for name in graph if name.startswith("anima.wire")]
-    assert not {
-        m
-        for name in wire
-        for m in graph[name]
-        if m.startswith(("anima.frontdoors", "anima.sdk", "anima.runtime"))
-    }
-
-
+@pytest.mark.integration  # an interpreter per package, started together
 def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
-    """A cycle through a package's ``__init__`` (which the graph above does not follow: it
+    """A cycle through a package's ``__init__`` (which the import graph does not show: it
     counts ``from a.b import c`` as a use of ``a.b.c``) fails only when that package is the
     first thing a process imports: ``import anima.config`` once failed this way while every
     test passed. Each package, and each top-level module, first in its own interpreter."""
-    import subprocess
-    import sys
-
-    modules = _modules()
-    firsts = sorted(
-        name
-        for name, path in modules.items()
-        if (path.name == "__init__.py" or name.count(".") == 1) and name != "anima.__main__"
-    )
-    assert {"anima.config", "anima.speech", "anima.runtime", "anima.build"} <= set(firsts)
+    packages = {
+        ".".join(("anima", *p.relative_to(SRC).parent.parts)) for p in SRC.rglob("__init__.py")
+    }
+    modules = {
+        f"anima.{p.stem}" for p in SRC.glob("*.py") if p.stem not in ("__init__", "__main__")
+    }
+    firsts = sorted(packages | modules)
+    assert {"anima", "anima.config", "anima.speech", "anima.runtime", "anima.build"} <= set(firsts)
     running = {
         name: subprocess.Popen(
             [sys.executable, "-c", f"import {name}"],

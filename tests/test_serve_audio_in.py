@@ -33,7 +33,7 @@ pytest.importorskip("pocketsphinx", reason="needs the listen extra")
 
 
 def _piper_wav(path: Path, texts: list[str], gap_s: float) -> None:
-    from anima.speech.piper import PiperEngine
+    from anima.speech.piper.piper import PiperEngine
 
     engine = PiperEngine()
     try:

@@ -21,7 +21,7 @@ from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.listening.sources import write_wav
 from anima.runtime import Runtime
 from anima.speech.base import Cancel
-from anima.speech.piper import PiperEngine
+from anima.speech.piper.piper import PiperEngine
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
 

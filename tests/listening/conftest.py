@@ -52,7 +52,7 @@ def commands() -> list[str]:
 
 @pytest.fixture(scope="session")
 def espeak() -> TTSEngine:
-    from anima.speech.espeak import EspeakEngine
+    from anima.speech.espeak.espeak import EspeakEngine
 
     engine = EspeakEngine()
     try:
@@ -64,7 +64,7 @@ def espeak() -> TTSEngine:
 
 @pytest.fixture(scope="session")
 def piper() -> TTSEngine:
-    from anima.speech.piper import PiperEngine
+    from anima.speech.piper.piper import PiperEngine
 
     engine = PiperEngine()
     try:

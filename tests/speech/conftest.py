@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from anima.speech.piper import PiperEngine
+from anima.speech.piper.piper import PiperEngine
 
 
 @pytest.fixture(scope="module")

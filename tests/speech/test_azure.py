@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from anima.errors import MissingDependencyError, SpeechError
-from anima.speech.azure import AzureEngine
-from anima.speech.azure_sdk import AudioData, Finished, SdkSynthesizer, SynthEvent, Viseme
-from anima.speech.azure_wire import (
+from anima.speech.azure.azure import AzureEngine
+from anima.speech.azure.sdk import AudioData, Finished, SdkSynthesizer, SynthEvent, Viseme
+from anima.speech.azure.wire import (
     AzureCredentials,
     build_ssml,
     load_credentials,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from anima.speech.base import AudioChunk, Cancel
-from anima.speech.espeak import EspeakEngine
-from anima.speech.piper import PiperEngine
+from anima.speech.espeak.espeak import EspeakEngine
+from anima.speech.piper.piper import PiperEngine
 from anima.speech.words import word_starts
 
 TEXT = "Hello there, it's 2024! Nice to meet you. Dr. Smith waves."

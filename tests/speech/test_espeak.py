@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from anima.errors import ConfigError, SpeechError
-from anima.speech import espeak
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
-from anima.speech.espeak import PAUSE, EspeakEngine, phoneme_marks, split_sentences
+from anima.speech.espeak import espeak
+from anima.speech.espeak.espeak import PAUSE, EspeakEngine, phoneme_marks, split_sentences
 
 RATE = 22050
 VOWELS = {"ə", "oʊ", "ɜː"}  # what eSpeak's en-us voice says in "hello world"
@@ -69,7 +69,7 @@ def test_is_a_tts_engine() -> None:
 
 def test_constructor_touches_nothing() -> None:
     code = (
-        "from anima.speech.espeak import EspeakEngine\n"
+        "from anima.speech.espeak.espeak import EspeakEngine\n"
         "EspeakEngine(wpm=200, pitch=40)\n"
         "assert 'libespeak' not in open('/proc/self/maps').read()\n"
     )
@@ -269,7 +269,7 @@ def test_library_shared_with_other_code_still_works(engine: EspeakEngine) -> Non
     code = (
         "import ctypes\n"
         "from anima.speech.base import Cancel\n"
-        "from anima.speech.espeak import EspeakEngine\n"
+        "from anima.speech.espeak.espeak import EspeakEngine\n"
         "engine = EspeakEngine()\n"
         "engine.load()\n"
         "other = ctypes.CDLL('libespeak-ng.so.1')\n"

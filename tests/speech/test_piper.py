@@ -14,7 +14,7 @@ import pytest
 
 from anima.errors import MissingDependencyError, SpeechError
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
-from anima.speech.piper import PiperEngine, phoneme_marks, split_clauses
+from anima.speech.piper.piper import PiperEngine, phoneme_marks, split_clauses
 
 
 @pytest.fixture(scope="module")

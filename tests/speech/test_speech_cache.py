@@ -14,7 +14,7 @@ import pytest
 
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark
 from anima.speech.cache import ClauseCache, shifted
-from anima.speech.piper import PiperEngine, split_clauses
+from anima.speech.piper.piper import PiperEngine, split_clauses
 from anima.speech.utterance import AUDIBLE, LEAD_KEEP_S, moved
 
 

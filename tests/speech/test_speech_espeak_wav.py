@@ -19,7 +19,7 @@ from anima.drivers.sim import SimDriver
 from anima.errors import SpeechError
 from anima.events import Event, EventHub, SpeechEnded
 from anima.motion.engine import MotionEngine
-from anima.speech.espeak import EspeakEngine
+from anima.speech.espeak.espeak import EspeakEngine
 from anima.speech.service import SpeechService
 from anima.speech.sinks import WavSink
 from anima.testing import eventually

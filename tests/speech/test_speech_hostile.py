@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from anima.bench.speech.speech import GilProbe
 from anima.errors import SpeechError
-from anima.speech.azure import AzureEngine
-from anima.speech.azure_sdk import AudioData, EventCallback, Finished
-from anima.speech.azure_wire import AzureCredentials
+from anima.speech.azure.azure import AzureEngine
+from anima.speech.azure.sdk import AudioData, EventCallback, Finished
+from anima.speech.azure.wire import AzureCredentials
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
-from anima.speech.espeak import EspeakEngine
-from anima.speech.piper import MAX_PHONEMES, PiperEngine
+from anima.speech.espeak.espeak import EspeakEngine
+from anima.speech.piper.piper import MAX_PHONEMES, PiperEngine
 from anima.speech.text import MAX_TEXT_CHARS, PIECE_WEIGHT, SYMBOL_WEIGHT, cut_long, weight
 
 WORDS = ("the", "robot", "looks", "at", "you", "and", "waves", "its", "hand", "while", "speaking")

@@ -13,20 +13,20 @@ if TYPE_CHECKING:
 
 
 def make_piper(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.piper import PiperEngine
-    from anima.speech.piper_voice import import_piper
+    from anima.speech.piper.piper import PiperEngine
+    from anima.speech.piper.voice import import_piper
 
     import_piper()  # now, before the motion loop runs: an import holds the GIL ~20 ms
     return PiperEngine()
 
 
 def make_espeak(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.espeak import EspeakEngine
+    from anima.speech.espeak.espeak import EspeakEngine
 
     return EspeakEngine(wpm=config.espeak_wpm)
 
 
 def make_azure(config: SpeechConfig) -> TTSEngine:
-    from anima.speech.azure import AzureEngine
+    from anima.speech.azure.azure import AzureEngine
 
     return AzureEngine()

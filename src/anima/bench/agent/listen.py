@@ -66,8 +66,8 @@ def _spread(values: Sequence[float]) -> Spread:
 
 
 def _voice(name: str) -> TTSEngine:
-    from anima.speech.espeak import EspeakEngine
-    from anima.speech.piper import PiperEngine
+    from anima.speech.espeak.espeak import EspeakEngine
+    from anima.speech.piper.piper import PiperEngine
 
     candidates: list[TTSEngine] = []
     if name in ("auto", "piper"):

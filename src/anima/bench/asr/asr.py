@@ -82,8 +82,8 @@ class Voice:
 
 def voices() -> list[Voice]:
     """The bench's voices that are installed (eSpeak NG always; Piper with the speech extra)."""
-    from anima.speech.espeak import EspeakEngine
-    from anima.speech.piper import PiperEngine
+    from anima.speech.espeak.espeak import EspeakEngine
+    from anima.speech.piper.piper import PiperEngine
 
     found = []
     for name, engine, locale in (

@@ -41,7 +41,7 @@ class Voice:
 
 def _espeak(wpm: int = 165, pitch: int = 50) -> Callable[[], TTSEngine]:
     def make() -> TTSEngine:
-        from anima.speech.espeak import EspeakEngine
+        from anima.speech.espeak.espeak import EspeakEngine
 
         return EspeakEngine(wpm=wpm, pitch=pitch)
 
@@ -49,7 +49,7 @@ def _espeak(wpm: int = 165, pitch: int = 50) -> Callable[[], TTSEngine]:
 
 
 def _piper() -> TTSEngine:
-    from anima.speech.piper import PiperEngine
+    from anima.speech.piper.piper import PiperEngine
 
     return PiperEngine()
 

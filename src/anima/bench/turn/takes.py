@@ -81,7 +81,7 @@ class Voice:
 
 def _espeak(**options: int) -> Callable[[], TTSEngine]:
     def make() -> TTSEngine:
-        from anima.speech.espeak import EspeakEngine
+        from anima.speech.espeak.espeak import EspeakEngine
 
         return EspeakEngine(**options)
 
@@ -89,7 +89,7 @@ def _espeak(**options: int) -> Callable[[], TTSEngine]:
 
 
 def _piper() -> TTSEngine:
-    from anima.speech.piper import PiperEngine
+    from anima.speech.piper.piper import PiperEngine
 
     return PiperEngine()
 

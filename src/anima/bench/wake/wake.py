@@ -78,7 +78,7 @@ class Voice:
 
 def espeak_voices() -> list[Voice]:
     """eSpeak NG variants: en-US and en-GB, rates 120-220 words per minute, pitch 20-80."""
-    from anima.speech.espeak import EspeakEngine
+    from anima.speech.espeak.espeak import EspeakEngine
 
     settings = [(165, 50), (120, 50), (220, 50), (165, 20), (165, 80), (190, 65)]
     return [
@@ -91,7 +91,7 @@ def espeak_voices() -> list[Voice]:
 def piper_voices() -> list[Voice]:
     """Piper's joe at 0.85×, 1× and 1.2× speed (empty when Piper is not installed)."""
     from anima.errors import AnimaError
-    from anima.speech.piper import PiperEngine
+    from anima.speech.piper.piper import PiperEngine
 
     engine = PiperEngine()
     try:

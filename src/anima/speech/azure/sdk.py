@@ -1,4 +1,4 @@
-"""The seam between :class:`~anima.speech.azure.AzureEngine` and Azure's Speech SDK.
+"""The seam between :class:`~anima.speech.azure.azure.AzureEngine` and Azure's Speech SDK.
 
 The engine sees only :class:`Synthesizer`: ``speak(ssml, on_event)`` starts a request and events
 come back (audio bytes, visemes, the end), from any thread. :class:`SdkSynthesizer` is the real
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from anima.errors import MissingDependencyError
-from anima.speech.azure_wire import AzureCredentials
+from anima.speech.azure.wire import AzureCredentials
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Piper's phoneme alignments as phoneme marks: which symbols are pauses, which fold into others.
 
 The Piper voice is loaded with alignments (``include_alignments=True``, which needs ``onnx``;
-:mod:`anima.speech.piper_voice`), so each chunk Piper synthesizes says how many samples each
+:mod:`anima.speech.piper.voice`), so each chunk Piper synthesizes says how many samples each
 symbol got. Their running sum gives every symbol's start, and they add up exactly to the chunk's
 length. Piper's symbols are espeak IPA, one code point each, and come as marks with nothing
 dropped, so no time is lost:

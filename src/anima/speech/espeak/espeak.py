@@ -4,7 +4,7 @@ eSpeak NG is GPL-3.0-or-later, so anima only ``dlopen``s ``libespeak-ng.so.1`` (
 ``libespeak-ng1``), with ctypes, on first use; without it ``load``, ``supports`` and
 ``synthesize`` raise :class:`~anima.errors.SpeechError` with the install hint. Robotic but fast
 (~1 ms per second of audio): the offline fallback and the deterministic test voice. C layouts:
-:mod:`anima.speech.espeak_abi`.
+:mod:`anima.speech.espeak.abi`.
 
 ``espeak_Synth`` runs synchronously, calling back with ≤20 ms of int16 PCM and its events. The
 text is split into sentences, and a sentence longer than :data:`~anima.speech.text.PIECE_WEIGHT`
@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from anima.errors import ConfigError, SpeechError
-from anima.speech import espeak_abi as abi
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark, Samples
+from anima.speech.espeak import abi
 from anima.speech.text import PIECE_WEIGHT, check_text, cut_long, speakable
 from anima.speech.words import event_word_marks, locate
 

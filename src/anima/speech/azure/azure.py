@@ -12,9 +12,9 @@ the one in flight (which stops), and events still arriving for a superseded requ
 discarded. If the first audio does not come in time, the synthesizer is recreated and the request
 retried once.
 
-The SSML and the credentials are in :mod:`anima.speech.azure_wire`. The SDK
+The SSML and the credentials are in :mod:`anima.speech.azure.wire`. The SDK
 (``azure-cognitiveservices-speech``, extra ``azure``) is imported only when the engine loads, and
-sits behind the small :class:`~anima.speech.azure_sdk.Synthesizer` interface so tests can inject a
+sits behind the small :class:`~anima.speech.azure.sdk.Synthesizer` interface so tests can inject a
 fake.
 """
 
@@ -32,14 +32,14 @@ from pathlib import Path
 import numpy as np
 
 from anima.errors import SpeechError
-from anima.speech.azure_sdk import (
+from anima.speech.azure.sdk import (
     AudioData,
     Synthesizer,
     SynthesizerFactory,
     SynthEvent,
     Viseme,
 )
-from anima.speech.azure_wire import (
+from anima.speech.azure.wire import (
     DEFAULT_VOICE,
     AzureCredentials,
     build_ssml,
@@ -139,7 +139,7 @@ class AzureEngine:
     def _new_synthesizer(self) -> Synthesizer:
         assert self._credentials is not None
         if self._factory is None:
-            from anima.speech.azure_sdk import SdkSynthesizer
+            from anima.speech.azure.sdk import SdkSynthesizer
 
             return SdkSynthesizer(self._credentials, self.sample_rate)
         return self._factory(self._credentials, self.sample_rate)

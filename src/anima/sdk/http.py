@@ -260,7 +260,7 @@ class HttpBackend:
         body = {"name": name}
         handle = AnimationHandle(name, lambda: self.cancel_animation(name), timeout)
         handle.payload = excerpt(_encode(body))
-        if name in IDLE_ANIMATIONS:
+        if name in IDLE_ANIMATIONS:  # a guess: the wire does not say (see IDLE_ANIMATIONS)
             self._post("animation", body)
             handle.finish("done")
             return handle

@@ -17,7 +17,6 @@ from anima.events import (
     SpeechEnded,
 )
 from anima.sdk.backend import (
-    IDLE_ANIMATIONS,
     RobotSnapshot,
     check_kind,
     hub_kind,
@@ -95,12 +94,11 @@ class LocalBackend:
         # the library's name ("wave" → LOOKUP_Waving): the one its animation_done carries
         name = rt.library.resolve(name)
         handle = AnimationHandle(name, lambda: self.cancel_animation(name), timeout)
-        if name in IDLE_ANIMATIONS or name in rt.behaviour.config.looping_idle_animations:
-            rt.execute(cmd.PlayAnimation(name=name))
+        with self._book.sending(handle):  # tracked first: a short move's end may come at once
+            played = rt.execute(cmd.PlayAnimation(name=name))
+        if played.idle_layer:  # a blink, a looping idle animation: no animation_done comes
+            self._book.forget(handle)
             handle.finish("done")
-            return handle
-        with self._book.sending(handle):
-            rt.execute(cmd.PlayAnimation(name=name))
         return handle
 
     def stop_animation(self) -> None:

@@ -300,7 +300,7 @@ class MqttBackend:
     def play(self, name: str, timeout: float) -> AnimationHandle:
         handle = AnimationHandle(name, lambda: self.cancel_animation(name), timeout)
         handle.payload = _excerpt(name.strip())
-        if name in IDLE_ANIMATIONS:
+        if name in IDLE_ANIMATIONS:  # a guess: the wire does not say (see IDLE_ANIMATIONS)
             self._send("animation", name)
             handle.finish("done")
             return handle

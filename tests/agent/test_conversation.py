@@ -118,7 +118,7 @@ def test_round_trip_from_synthesized_speech_to_motion(
     from anima.errors import SpeechError
     from anima.listening.sources import write_wav
     from anima.speech.base import Cancel
-    from anima.speech.espeak import EspeakEngine
+    from anima.speech.espeak.espeak import EspeakEngine
 
     voice = EspeakEngine()
     try:
@@ -166,7 +166,7 @@ def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
 ) -> None:
     from anima.agent.assembly import _hears_whisper, listening_phrases
     from anima.agent.vocabulary import robot_registry
-    from anima.listening.whisper import prompt_text
+    from anima.listening.whisper.asr import prompt_text
 
     registry = robot_registry(runtime)
     words = listening_phrases(registry, ListenConfig(asr="whisper"))

@@ -92,8 +92,8 @@ def test_a_held_voice_whose_words_are_a_backchannel_does_not_stop_the_robot() ->
 
 @pytest.mark.parametrize("value", [-0.1, 1.5, float("nan"), "high"])
 def test_barge_in_confidence_is_checked_at_config_load(value: object) -> None:
+    from anima.config.listening import ListenConfig
     from anima.errors import ConfigError
-    from anima.listening.config import ListenConfig
 
     with pytest.raises(ConfigError, match=r"listen\.barge_in_confidence must be in \[0, 1\]"):
         ListenConfig(barge_in_confidence=value)  # type: ignore[arg-type]

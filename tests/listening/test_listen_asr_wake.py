@@ -11,7 +11,8 @@ import pytest
 from anima.errors import ConfigError
 from anima.listening.asr import PocketsphinxAsr, build_grammar, complete_prefix, normalize
 from anima.listening.audio import SAMPLE_RATE, Framer
-from anima.listening.wake import KeyphraseSpotter, WakeTrigger
+from anima.listening.wake.keyphrase import KeyphraseSpotter
+from anima.listening.wake.trigger import WakeTrigger
 
 
 def transcribe(asr: PocketsphinxAsr, samples: Any) -> tuple[str, list[str]]:

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from anima.bench.asr import CHATTER, babble, mix, recognize, word_errors, words
+from anima.bench.asr.asr import CHATTER, babble, mix, recognize, word_errors, words
+from anima.config.listening import MIN_CONFIDENCE
 from anima.errors import MissingDependencyError, SpeechError
 from anima.events import Transcript
 from anima.listening.asr import Recognizer, normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
-from anima.listening.config import MIN_CONFIDENCE
-from anima.listening.whisper import WhisperAsr
-from anima.listening.whisper_text import drop_echo, other_readings, prompt_text
+from anima.listening.whisper.asr import WhisperAsr
+from anima.listening.whisper.text import drop_echo, other_readings, prompt_text
 from anima.speech.base import TTSEngine
 from anima.testing import eventually
 
@@ -289,7 +289,7 @@ def test_drop_echo_removes_a_restarted_utterance_only() -> None:
 
 def test_features_match_faster_whisper() -> None:
     feature_extractor = pytest.importorskip("faster_whisper.feature_extractor")
-    from anima.listening.whisper_features import log_mel
+    from anima.listening.whisper.features import log_mel
 
     rng = np.random.default_rng(0)
     audio = (rng.standard_normal(2 * SAMPLE_RATE) * 0.1).astype(np.float32)
@@ -320,7 +320,7 @@ def refuse(*a, **k):
 socket.socket.connect = refuse
 socket.create_connection = refuse
 import numpy as np
-from anima.listening.whisper import WhisperAsr
+from anima.listening.whisper.asr import WhisperAsr
 asr = WhisperAsr(partials=False)
 asr.load()
 print(repr(asr.transcribe(np.zeros(16000, np.int16)).text))
@@ -363,7 +363,7 @@ def test_an_utterance_past_the_window_is_cut_and_said(
 ) -> None:
     """Whisper reads 30 s: the audio past 29 s is not heard, and the log says so."""
     audio = np.concatenate([say(piper, "look at me"), np.zeros(31 * SAMPLE_RATE, np.int16)])
-    with caplog.at_level("WARNING", logger="anima.listening.whisper"):
+    with caplog.at_level("WARNING", logger="anima.listening.whisper.asr"):
         heard = recognize(asr, audio)
     assert words(heard) == ["look", "at", "me"]
     assert "only the first 29 s" in caplog.text
@@ -424,7 +424,7 @@ def test_a_directory_without_a_model_is_named(tmp_path: Path) -> None:
 
 
 def test_a_corrupt_model_is_one_clear_error(tmp_path: Path) -> None:
-    from anima.listening.whisper import bundled_model
+    from anima.listening.whisper.model import bundled_model
 
     (tmp_path / "model.bin").write_bytes(b"\x00not a model" * 100)
     (tmp_path / "tokenizer.json").write_text((bundled_model() / "tokenizer.json").read_text())

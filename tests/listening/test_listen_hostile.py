@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from anima.bench.speech import GilProbe
+from anima.bench.speech.speech import GilProbe
 from anima.errors import SpeechError
 from anima.listening.asr import PocketsphinxAsr
 from anima.listening.audio import SAMPLE_RATE
-from anima.listening.sphinx_worker import MAX_MESSAGE, SphinxWorker, read_message
-from anima.listening.wake import KeyphraseSpotter
+from anima.listening.wake.keyphrase import KeyphraseSpotter
+from anima.listening.wake.sphinx_worker import MAX_MESSAGE, SphinxWorker, read_message
 
 pytest.importorskip("pocketsphinx", reason="pocketsphinx is not installed (anima[listen])")
 
@@ -75,7 +75,7 @@ def test_after_its_worker_died_the_recognizer_starts_another_and_says_so(
     try:
         asr.start()
         _kill(asr._decoder)
-        with caplog.at_level(logging.WARNING, logger="anima.listening.sphinx_worker"):
+        with caplog.at_level(logging.WARNING, logger="anima.listening.wake.sphinx_worker"):
             assert asr.feed(np.zeros(512, np.int16)) is None  # a new worker, a new utterance
         assert "pocketsphinx worker ended (-9)" in caplog.text
         assert asr.finish() == ""
@@ -125,7 +125,7 @@ def _children() -> set[int]:
 
 
 def test_stopping_the_listener_ends_the_workers_it_made() -> None:
-    from anima.listening.config import ListenConfig
+    from anima.config.listening import ListenConfig
     from anima.listening.listener import Listener
     from anima.listening.sources import PushSource
 
@@ -141,7 +141,7 @@ def test_stopping_the_listener_ends_the_workers_it_made() -> None:
 
 
 def test_a_recognizer_given_to_the_listener_stays_open_for_its_owner() -> None:
-    from anima.listening.config import ListenConfig
+    from anima.config.listening import ListenConfig
     from anima.listening.listener import Listener
     from anima.listening.sources import PushSource
 

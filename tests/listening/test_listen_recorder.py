@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.config.listening import ListenConfig
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
-from anima.listening.config import ListenConfig
 from anima.listening.recorder import (
     END_SILENCE_S,
     Final,
@@ -20,8 +20,8 @@ from anima.listening.recorder import (
     RoundEnded,
     Woke,
 )
-from anima.listening.spotting import Spotter, WakeHit
 from anima.listening.vad import SpeechDetector
+from anima.listening.wake.spotter import Spotter, WakeHit
 
 LOUD = np.full(FRAME_SAMPLES, 5000, dtype=np.int16)
 QUIET = np.zeros(FRAME_SAMPLES, dtype=np.int16)
@@ -74,7 +74,7 @@ class ScriptedRecognizer:
 
 
 class FixedSpotter:
-    """A :class:`~anima.listening.spotting.Spotter` that reports the wake phrase at stream
+    """A :class:`~anima.listening.wake.spotter.Spotter` that reports the wake phrase at stream
     position ``at``, ending at ``end``."""
 
     name = "fixed"

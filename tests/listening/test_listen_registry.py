@@ -96,7 +96,7 @@ def test_loading_a_config_and_making_a_recognizer_import_no_engine() -> None:
 
 def test_auto_is_whisper_when_installed() -> None:
     pytest.importorskip("ctranslate2")
-    from anima.listening.whisper import WhisperAsr
+    from anima.listening.whisper.asr import WhisperAsr
 
     assert whisper_installed()
     notices: list[str] = []
@@ -109,7 +109,7 @@ def test_auto_is_whisper_when_installed() -> None:
 
 def test_the_beam_reaches_whisper() -> None:
     pytest.importorskip("ctranslate2")
-    from anima.listening.whisper import WhisperAsr
+    from anima.listening.whisper.asr import WhisperAsr
 
     assert ListenConfig().asr_beam == 5
     for beam in (1, 3, 5):

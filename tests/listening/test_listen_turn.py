@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
-from anima.listening.config import ListenConfig
-from anima.listening.turn import SilenceTurn, TurnDetector, make_turn, turn_for
-from anima.listening.turn_cues import CuesTurn, Fall
-from anima.listening.turn_prosody import ProsodyTracker, pitch
-from anima.listening.turn_text import TextCue, text_cue
+from anima.listening.turn.cues import CuesTurn, Fall
+from anima.listening.turn.detector import SilenceTurn, TurnDetector, make_turn, turn_for
+from anima.listening.turn.prosody import ProsodyTracker, pitch
+from anima.listening.turn.text import TextCue, text_cue
 from anima.listening.vad import SpeechChange, SpeechDetector
 
 

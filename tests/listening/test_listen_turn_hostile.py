@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from anima.listening.audio import FRAME_SAMPLES
-from anima.listening.turn_cues import CuesTurn
-from anima.listening.turn_prosody import ProsodyTracker, pitch
-from anima.listening.turn_text import TextCue, text_cue
+from anima.listening.turn.cues import CuesTurn
+from anima.listening.turn.prosody import ProsodyTracker, pitch
+from anima.listening.turn.text import TextCue, text_cue
 
 
 def test_a_huge_partial_is_read_by_its_end_only() -> None:

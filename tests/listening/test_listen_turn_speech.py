@@ -1,5 +1,5 @@
-"""End of turn on speech: a slice of the turn-taking set (anima.bench.turn_set) spoken by eSpeak NG
-and Piper, through Silero VAD and the SpeechDetector, in audio time (no wall clock).
+"""End of turn on speech: a slice of the turn-taking set (anima.bench.turn.takes) spoken by eSpeak
+NG and Piper, through Silero VAD and the SpeechDetector, in audio time (no wall clock).
 
 The bounds come from the benchmark (docs/listening.md, "End of turn"): on the eSpeak voices the
 cues detector ended complete requests ~0.25 s after the last word (p50) and cut none of the
@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from anima.bench.turn import TurnOutcome, figures, probabilities, run_take
-from anima.bench.turn_set import VOICES, Take, Voice, take
-from anima.listening.turn import SilenceTurn, make_turn
+from anima.bench.turn.takes import VOICES, Take, Voice, take
+from anima.bench.turn.turn import TurnOutcome, figures, probabilities, run_take
+from anima.listening.turn.detector import SilenceTurn, make_turn
 from anima.listening.vad import SileroVad
 
 ESPEAK = next(v for v in VOICES if v.name == "espeak-us")

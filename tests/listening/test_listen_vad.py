@@ -123,7 +123,7 @@ BABBLE_TALK = (
 def in_babble(espeak: Any, say: Any, speech: Any, db: float, after_s: float) -> tuple[Any, int]:
     """``speech`` with ``after_s`` of nothing after it, in four-talker babble (reversed eSpeak
     speech, as the conversation bench's babble-15 room) ``db`` below it; and where it ends."""
-    from anima.bench.asr import babble, speech_rms
+    from anima.bench.asr.asr import babble, speech_rms
 
     talkers = [say(espeak, text)[::-1] for text in BABBLE_TALK]
     padded = np.concatenate([speech, np.zeros(round(after_s * 16000), np.int16)])
@@ -150,7 +150,7 @@ def end_after(
 
 @pytest.mark.parametrize("text", ["walk forward for two seconds", "look to your left and then nod"])
 def test_a_turn_ends_in_babble_15_db_below_the_speaker(espeak: Any, say: Any, text: str) -> None:
-    from anima.listening.turn import make_turn
+    from anima.listening.turn.detector import make_turn
 
     vad = SileroVad()
     vad.load()
@@ -166,7 +166,7 @@ def test_a_turn_ends_in_babble_15_db_below_the_speaker(espeak: Any, say: Any, te
 
 
 def test_the_gate_is_relative_so_a_quiet_speaker_is_not_cut(espeak: Any, say: Any) -> None:
-    from anima.listening.turn import make_turn
+    from anima.listening.turn.detector import make_turn
 
     vad = SileroVad()
     vad.load()
@@ -184,7 +184,7 @@ def test_the_gate_is_relative_so_a_quiet_speaker_is_not_cut(espeak: Any, say: An
 
 
 def test_the_gate_belongs_to_the_turn_detector_and_is_checked() -> None:
-    from anima.listening.turn import SilenceTurn, make_turn
+    from anima.listening.turn.detector import SilenceTurn, make_turn
 
     assert SpeechDetector(Scripted([]), turn=SilenceTurn(0.8)).level_gate_db is None
     assert SpeechDetector(Scripted([])).level_gate_db is None  # a fixed end_s: as before
@@ -221,7 +221,7 @@ def test_the_gate_ends_a_turn_only_after_the_hold() -> None:
     # quiet word) ends nothing, the room's babble does. The first gate handed such frames to the
     # turn detector as silence, and it ended turns early inside them (here at frame 87, 1 s
     # into the room; on the held-out turn set clean cuts went 7 → 13 of 144)
-    from anima.listening.turn import make_turn
+    from anima.listening.turn.detector import make_turn
 
     rng = np.random.default_rng(4)
     loud = [(rng.standard_normal(FRAME_SAMPLES) * 3000).astype(np.int16) for _ in range(20)]
@@ -240,7 +240,7 @@ def test_listen_turn_gate_db_null_is_no_gate() -> None:
     """The same room the gate ends the turn in: with ``listen.turn_gate_db: null`` nothing ends
     it (the VAD calls it speech), as before the gate; a deeper gate (30 dB) does not hear it as
     the room either, and 6 dB does, as 12 dB."""
-    from anima.listening.turn import turn_for
+    from anima.listening.turn.detector import turn_for
 
     rng = np.random.default_rng(4)
     loud = [(rng.standard_normal(FRAME_SAMPLES) * 3000).astype(np.int16) for _ in range(20)]
@@ -263,7 +263,7 @@ def test_in_babble_a_falling_end_ends_the_turn_quick_not_after_the_hold(
     # listen.turn_gate: cues — the silence only the gate hears (Silero calls the babble speech)
     # ends the turn as the voice's own fall says, judged on the speech before the level fell;
     # `hold` waits turn_hold_s whatever the voice did (babble p50 1.4 s on the turn set)
-    from anima.listening.turn import make_turn
+    from anima.listening.turn.detector import make_turn
 
     vad = SileroVad()
     vad.load()

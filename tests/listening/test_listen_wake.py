@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from anima.bench.wake import Voice, count_wakes, speak
-from anima.bench.wake import padded as bench_padded
+from anima.bench.wake.wake import Voice, count_wakes, speak
+from anima.bench.wake.wake import padded as bench_padded
+from anima.config.listening import ListenConfig
 from anima.events import Transcript
 from anima.listening.asr import normalize
 from anima.listening.audio import resample
-from anima.listening.config import ListenConfig
 from anima.listening.makers import make_spotter
-from anima.listening.spotting import Spotter
-from anima.listening.spotting_asr import AsrSpotter, opening_is_phrase
-from anima.listening.wake import KeyphraseSpotter
+from anima.listening.wake.asr_spotter import AsrSpotter, opening_is_phrase
+from anima.listening.wake.keyphrase import KeyphraseSpotter
+from anima.listening.wake.spotter import Spotter
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -46,8 +46,8 @@ def voices() -> list[Voice]:
     """A fixed slice of the benchmark's voices: eSpeak's default en-us (which pocketsphinx's
     keyphrase search never heard), en-gb slow, en-us fast, and Piper's joe."""
     from anima.errors import AnimaError
-    from anima.speech.espeak import EspeakEngine
-    from anima.speech.piper import PiperEngine
+    from anima.speech.espeak.espeak import EspeakEngine
+    from anima.speech.piper.piper import PiperEngine
 
     out = [
         Voice("espeak-en-us", EspeakEngine()),
@@ -81,7 +81,7 @@ def wakes(spotter: Spotter, audio: Any) -> int:
 
 @needs_whisper
 def test_the_asr_spotter_hears_a_slice_of_voices(spotter: AsrSpotter, voices: Any) -> None:
-    """Measured over 15 voices and 3 noises (bench/wake.py): 175 of 180 utterances (97 %), so
+    """Measured over 15 voices and 3 noises (bench/wake/wake.py): 175 of 180 utterances (97 %), so
     ~0.4 misses are expected in 12. The slice here — 4 voices, 2 texts clean and one with white
     noise at 20 dB — may lose one (92 %); the keyphrase search's 73 % would lose three. Piper's
     synthesis differs from run to run: its bare "hey robot" in that noise woke 7 of 10
@@ -234,7 +234,7 @@ def test_the_fake_spotter_is_a_spotter() -> None:
 
 @pytest.fixture(scope="module")
 def whisper_asr() -> Any:
-    from anima.listening.whisper import WhisperAsr
+    from anima.listening.whisper.asr import WhisperAsr
 
     asr = WhisperAsr(vocabulary=["wave", "nod", "look to your left"], wake_phrase="hey robot")
     asr.load()
@@ -287,7 +287,7 @@ def test_speech_without_the_phrase_is_logged_with_what_was_heard(
     import logging
 
     talk = padded(speak(voices[0], "Turn the music down a little."))
-    with caplog.at_level(logging.DEBUG, logger="anima.listening.spotting_asr"):
+    with caplog.at_level(logging.DEBUG, logger="anima.listening.wake.asr_spotter"):
         assert wakes(spotter, np.concatenate([talk, talk])) == 0
         assert wakes(spotter, padded(speak(voices[0], "hey robot"))) == 1
     lines = [r.getMessage() for r in caplog.records]

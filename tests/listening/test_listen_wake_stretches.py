@@ -11,8 +11,8 @@ import pytest
 
 from anima.errors import ConfigError
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
-from anima.listening.spotting_asr import PRE_S, AsrSpotter, opening_is_phrase
-from anima.listening.spotting_whisper import PhraseScore
+from anima.listening.wake.asr_spotter import PRE_S, AsrSpotter, opening_is_phrase
+from anima.listening.whisper.reader import PhraseScore
 from anima.testing.listening import FakeVad
 
 LOUD = np.full(FRAME_SAMPLES, 5000, dtype=np.int16)
@@ -220,9 +220,9 @@ def test_a_phrase_without_words_is_refused() -> None:
 
 
 def test_the_model_fit_separates_what_it_is_given() -> None:
-    """bench/wake_fit.py's logistic regression (how WEIGHTS were made): on 8 features where the
+    """bench/wake/fit.py's logistic regression (how WEIGHTS were made): on 8 features where the
     positives' last-word logs are high, it puts them above 0.5 and the rest below."""
-    from anima.bench.wake_fit import fit
+    from anima.bench.wake.fit import fit
 
     rng = np.random.default_rng(0)
     positives = rng.normal(-0.5, 0.3, (40, 8))

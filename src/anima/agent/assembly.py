@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from anima.agent.planners.base import Planner
     from anima.agent.port import RobotPort
     from anima.config import AnimaConfig
-    from anima.listening.config import ListenConfig
+    from anima.config.listening import ListenConfig
     from anima.listening.listener import RoundReport
     from anima.listening.sources import AudioSource
     from anima.speech.reference import PlaybackReference
@@ -93,7 +93,8 @@ def _echo_cancelled(
     """Full duplex: ``source`` with the robot's own voice taken out (the echo canceller fed what
     the speech sink played: ``playback``)."""
     from anima.errors import ConfigError
-    from anima.listening.echo import EchoCancelledSource, make_echo
+    from anima.listening.echo.canceller import make_echo
+    from anima.listening.echo.source import EchoCancelledSource
 
     if playback is None:
         raise ConfigError("listen.duplex needs the runtime's speech (a TTS engine and its sink)")

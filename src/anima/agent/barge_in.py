@@ -17,7 +17,7 @@ voice taken out by the echo canceller) and reports a voice starting as a wake wi
   recognizer is unsure of (under ``listen.barge_in_confidence``: Whisper writes "And that's
   it." for an eSpeak "mm-hmm") lets the robot go on, untouched; so do other words when the
   recognizer, asked again with the backchannels as hints, finds a backchannel at least as
-  likely (``second_reading``: Whisper's :meth:`~anima.listening.whisper.WhisperAsr.likelier`);
+  likely (``second_reading``: Whisper's :meth:`~anima.listening.whisper.asr.WhisperAsr.likelier`);
   anything else stops it and is the next request.
 
 Stopping is the speech's ``end_speak`` with reason ``interrupted`` and the plan canceled, as a
@@ -94,7 +94,7 @@ SecondReading = Callable[[str, Sequence[str]], "str | None"]
 
 def recognizer_reading(listener: Callable[[], object]) -> SecondReading:
     """The second reading of ``listener()``'s recognizer, when it has one
-    (:meth:`~anima.listening.whisper.WhisperAsr.likelier`; looked up at each reading, since
+    (:meth:`~anima.listening.whisper.asr.WhisperAsr.likelier`; looked up at each reading, since
     the conversation's listener may be set after it is made), else no reading."""
 
     def read(text: str, hints: Sequence[str]) -> str | None:

@@ -83,7 +83,7 @@ class Dialogue:
         """``text``, or when the understanding reads it as nothing, the first of its other
         readings it reads (:func:`~anima.agent.understanding.readings.pick_reading`), else the
         utterance read again with the nearest command phrases as hints, when the recognizer
-        can (:meth:`~anima.listening.whisper.WhisperAsr.reread`) and the planner is the rule
+        can (:meth:`~anima.listening.whisper.asr.WhisperAsr.reread`) and the planner is the rule
         planner: an LLM reads free speech itself, and most of its chit-chat reads as nothing
         here, so reading again would delay nearly every turn by a decode for little."""
         reread = None

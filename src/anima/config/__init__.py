@@ -19,6 +19,7 @@ from anima.config.drivers import (
     SerialDriverConfig,
     SimDriverConfig,
 )
+from anima.config.listening import ListenConfig
 from anima.config.loading import from_dict, load_config, with_changes
 from anima.config.mcp import McpConfig
 from anima.config.planner import (
@@ -43,7 +44,6 @@ from anima.config.sections import (
     WebConfig,
 )
 from anima.config.speech import SpeechConfig
-from anima.listening.config import ListenConfig
 
 __all__ = [
     "ENV_PREFIX",

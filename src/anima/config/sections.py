@@ -17,12 +17,12 @@ from anima.config.drivers import (
     ReachyMiniDriverConfig,
     SimDriverConfig,
 )
+from anima.config.listening import ListenConfig
+from anima.config.listening_parts import check_audio_in
 from anima.config.mcp import McpConfig
 from anima.config.planner import PlannerConfig, RulesPlannerConfig, planner_config
 from anima.config.speech import SpeechConfig
 from anima.errors import ConfigError
-from anima.listening.config import ListenConfig
-from anima.listening.registry import check_audio_in
 
 
 @dataclass(frozen=True, kw_only=True)

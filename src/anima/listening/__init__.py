@@ -16,7 +16,7 @@
 The optional packages (``pip install 'anima[listen]'``) are imported when a model loads.
 """
 
-from anima.listening.config import ListenConfig
+from anima.config.listening import ListenConfig
 from anima.listening.listener import Listener, RecordingStart, RoundReport
 from anima.listening.recorder import Round
 from anima.listening.sources import (
@@ -26,7 +26,7 @@ from anima.listening.sources import (
     RawPcmSource,
     WavSource,
 )
-from anima.listening.wake import WakeTrigger
+from anima.listening.wake.trigger import WakeTrigger
 
 __all__ = [
     "AudioSource",

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from anima.clock import Clock, MonotonicClock
+from anima.config.listening import ListenConfig
 from anima.errors import EngineStateError
 from anima.events import Event, ListenTimeout, Notice, Publisher, Transcript, WakeDetected
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, Frame
-from anima.listening.config import ListenConfig
 from anima.listening.makers import make_recognizer, make_spotter
 from anima.listening.recorder import (
     Final,
@@ -41,10 +41,10 @@ from anima.listening.recorder import (
     Woke,
 )
 from anima.listening.sources import AudioSource
-from anima.listening.spotting import Spotter
-from anima.listening.turn import turn_for
+from anima.listening.turn.detector import turn_for
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
-from anima.listening.wake import WakeTrigger
+from anima.listening.wake.spotter import Spotter
+from anima.listening.wake.trigger import WakeTrigger
 from anima.logtext import quoted
 
 logger = logging.getLogger(__name__)

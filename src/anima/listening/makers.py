@@ -1,8 +1,10 @@
-"""The listening parts a config names, made (not loaded), through their registries: the
-recognizer (``listen.asr``) and the wake spotter (``listen.wake``).
+"""The listening parts a config names, made (not loaded) through their registries
+(:mod:`anima.config.listening_parts`): the source (``agent.audio_in``), the recognizer
+(``listen.asr``) and the wake spotter (``listen.wake``).
 
-``auto`` is the Whisper-based part when its packages are installed, else the pocketsphinx one,
-with a notice.
+Every maker of one kind takes the same arguments, so making a part is a registry lookup. ``auto``
+is the Whisper-based part when its packages are installed, else the pocketsphinx one, with a
+notice; :func:`recognizer_name` is that choice, made here only.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from anima.listening.registry import (
 )
 
 if TYPE_CHECKING:
+    from anima.config.listening import ListenConfig
     from anima.listening.asr import Recognizer
-    from anima.listening.config import ListenConfig
     from anima.listening.sources import AudioSource
-    from anima.listening.spotting import Spotter
+    from anima.listening.wake.spotter import Spotter
 
 logger = logging.getLogger(__name__)
+
+Notify = Callable[[str], None]  # where a maker says what it chose instead (a notice)
 
 NO_WHISPER_WAKE = (
     "Whisper is not installed (pip install 'anima[listen]'): the wake phrase is spotted by "
@@ -34,66 +38,89 @@ NO_WHISPER_WAKE = (
 )
 
 
+def recognizer_name(config: ListenConfig) -> str:
+    """The recognizer ``config.asr`` makes: ``whisper`` or ``pocketsphinx`` (``auto``: Whisper
+    when it is installed). The one place the Whisper choice is made."""
+    name = RECOGNIZERS.check(config.asr)
+    if name != "auto":
+        return name
+    return "whisper" if whisper_installed() else "pocketsphinx"
+
+
 def make_recognizer(
-    config: ListenConfig,
-    *,
-    phrases: Sequence[str] = (),
-    on_notice: Callable[[str], None] | None = None,
+    config: ListenConfig, *, phrases: Sequence[str] = (), on_notice: Notify | None = None
 ) -> Recognizer:
     """The recognizer ``config.asr`` names, made (not loaded): ``whisper`` is biased towards
     ``phrases`` and the wake phrase; ``pocketsphinx`` uses ``config.asr_mode`` (its grammar is
     ``phrases``). ``auto`` falls back to pocketsphinx when Whisper is missing and says so
     through ``on_notice`` (and the log)."""
-    name = RECOGNIZERS.check(config.asr)
-    if name == "auto":
-        return auto_recognizer(config, phrases=phrases, on_notice=on_notice)
-    if name == "whisper":
-        from anima.listening.whisper import WhisperAsr
+    made: Recognizer = RECOGNIZERS.load(config.asr)(config, phrases=phrases, on_notice=on_notice)
+    return made
 
-        return WhisperAsr(
-            vocabulary=phrases, wake_phrase=config.wake_phrase, beam_size=config.asr_beam
-        )
+
+def auto_recognizer(
+    config: ListenConfig, *, phrases: Sequence[str] = (), on_notice: Notify | None = None
+) -> Recognizer:
+    """``listen.asr: auto``: Whisper when installed, else pocketsphinx with a notice."""
+    name = recognizer_name(config)
+    if name == "pocketsphinx":
+        _notice(NO_WHISPER, on_notice)
+    made: Recognizer = RECOGNIZERS.load(name)(config, phrases=phrases, on_notice=on_notice)
+    return made
+
+
+def whisper_recognizer(
+    config: ListenConfig, *, phrases: Sequence[str] = (), on_notice: Notify | None = None
+) -> Recognizer:
+    """``listen.asr: whisper``: biased towards ``phrases`` and the wake phrase."""
+    from anima.listening.whisper.asr import WhisperAsr
+
+    return WhisperAsr(vocabulary=phrases, wake_phrase=config.wake_phrase, beam_size=config.asr_beam)
+
+
+def pocketsphinx_recognizer(
+    config: ListenConfig, *, phrases: Sequence[str] = (), on_notice: Notify | None = None
+) -> Recognizer:
+    """``listen.asr: pocketsphinx``: ``config.asr_mode``, the grammar of ``phrases`` or any
+    words."""
     from anima.listening.asr import PocketsphinxAsr
 
     return PocketsphinxAsr(phrases=phrases, mode=config.asr_mode)
 
 
-def auto_recognizer(
-    config: ListenConfig,
-    *,
-    phrases: Sequence[str] = (),
-    on_notice: Callable[[str], None] | None = None,
-) -> Recognizer:
-    """``listen.asr: auto``: Whisper when installed, else pocketsphinx with a notice."""
-    from dataclasses import replace
-
-    if whisper_installed():
-        return make_recognizer(replace(config, asr="whisper"), phrases=phrases)
-    logger.warning("%s", NO_WHISPER)
-    if on_notice is not None:
-        on_notice(NO_WHISPER)
-    return make_recognizer(replace(config, asr="pocketsphinx"), phrases=phrases)
-
-
-def make_spotter(
-    config: ListenConfig, *, on_notice: Callable[[str], None] | None = None
-) -> Spotter:
+def make_spotter(config: ListenConfig, *, on_notice: Notify | None = None) -> Spotter:
     """The spotter ``config.wake`` names, made (not loaded). ``auto`` is ``asr`` when Whisper
     is installed, else ``keyphrase`` — and says so through ``on_notice`` (and the log)."""
-    name = SPOTTERS.check(config.wake)
-    if name == "auto":
-        name = "asr" if whisper_installed() else "keyphrase"
-        if name == "keyphrase":
-            logger.warning("%s", NO_WHISPER_WAKE)
-            if on_notice is not None:
-                on_notice(NO_WHISPER_WAKE)
-    if name == "asr":
-        from anima.listening.spotting_asr import AsrSpotter
+    made: Spotter = SPOTTERS.load(config.wake)(config, on_notice=on_notice)
+    return made
 
-        return AsrSpotter(config.wake_phrase)
-    from anima.listening.wake import KeyphraseSpotter
+
+def auto_spotter(config: ListenConfig, *, on_notice: Notify | None = None) -> Spotter:
+    """``listen.wake: auto``: ``asr`` when Whisper is installed, else ``keyphrase``."""
+    if whisper_installed():
+        return asr_spotter(config, on_notice=on_notice)
+    _notice(NO_WHISPER_WAKE, on_notice)
+    return keyphrase_spotter(config, on_notice=on_notice)
+
+
+def asr_spotter(config: ListenConfig, *, on_notice: Notify | None = None) -> Spotter:
+    """``listen.wake: asr``: the phrase read by Whisper at each onset of sound."""
+    from anima.listening.wake.asr_spotter import AsrSpotter
+
+    return AsrSpotter(config.wake_phrase)
+
+
+def keyphrase_spotter(config: ListenConfig, *, on_notice: Notify | None = None) -> Spotter:
+    """``listen.wake: keyphrase``: pocketsphinx's keyphrase search."""
+    from anima.listening.wake.keyphrase import KeyphraseSpotter
 
     return KeyphraseSpotter(config.wake_phrase, threshold=config.wake_threshold)
+
+
+def _notice(message: str, on_notice: Notify | None) -> None:
+    logger.warning("%s", message)
+    if on_notice is not None:
+        on_notice(message)
 
 
 def make_source(audio_in: str) -> AudioSource | None:

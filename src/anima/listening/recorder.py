@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from anima.config.listening import ListenConfig
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
-from anima.listening.config import ListenConfig
-from anima.listening.spotting import Spotter, WakeHit
 from anima.listening.vad import SpeechChange, SpeechDetector
+from anima.listening.wake.spotter import Spotter, WakeHit
 
 HELD_SHARE = 0.6  # full duplex: the share of voiced frames that makes a voice over the robot held
 # the silence the spotter hears when the stream ends while idle (its VAD ends a stretch after

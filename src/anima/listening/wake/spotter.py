@@ -4,11 +4,11 @@ A :class:`Spotter` is fed every frame of the stream with its position and says w
 the wake phrase (a :class:`WakeHit`: where in the stream the phrase ended, so the recording can
 begin right there and keep a command said in the same breath). Two ship:
 
-- ``asr`` (:class:`~anima.listening.spotting_asr.AsrSpotter`): Whisper tiny.en scores the
+- ``asr`` (:class:`~anima.listening.wake.asr_spotter.AsrSpotter`): Whisper tiny.en scores the
   phrase at the start of each stretch of speech the VAD finds. It hears the voices Whisper
   hears, and any phrase (the robot's name) without a dictionary.
-- ``keyphrase`` (:class:`~anima.listening.wake.KeyphraseSpotter`): pocketsphinx's keyphrase
-  search, tiny and fast, but deaf to some voices (never eSpeak NG's en-us).
+- ``keyphrase`` (:class:`~anima.listening.wake.keyphrase.KeyphraseSpotter`): pocketsphinx's
+  keyphrase search, tiny and fast, but deaf to some voices (never eSpeak NG's en-us).
 
 ``listen.wake: auto`` takes ``asr`` when CTranslate2 and the bundled Whisper model are
 installed, else ``keyphrase``.

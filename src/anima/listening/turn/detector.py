@@ -7,12 +7,12 @@ ends speech after its fixed ``end_s``.
 
 - ``silence`` (:class:`SilenceTurn`): the turn ends after ``endpoint_silence_s`` of silence,
   whatever was said (exactly the behaviour before turn detectors: 0.8 s by default).
-- ``cues`` (:class:`~anima.listening.turn_cues.CuesTurn`, and ``auto``): the silence needed
+- ``cues`` (:class:`~anima.listening.turn.cues.CuesTurn`, and ``auto``): the silence needed
   depends on what the speech says — a short one after a complete request whose pitch falls, a
   long one after "and", "the", "um"…, the endpoint silence otherwise. See its module.
 
 ``listen.turn`` names one (``registry.TURNS``); :func:`turn_for` builds it from a
-:class:`~anima.listening.config.ListenConfig` (``turn_quick_s``, ``turn_hold_s``,
+:class:`~anima.config.listening.ListenConfig` (``turn_quick_s``, ``turn_hold_s``,
 ``endpoint_silence_s``).
 """
 
@@ -25,7 +25,7 @@ from anima.errors import ConfigError
 from anima.listening.audio import FRAME_S, Frame
 
 if TYPE_CHECKING:
-    from anima.listening.config import ListenConfig
+    from anima.config.listening import ListenConfig
 
 
 @runtime_checkable
@@ -104,7 +104,7 @@ def make_turn(
 ) -> TurnDetector:
     """A turn detector of ``kind`` (a name of ``registry.TURNS``) with these silences:
     ``silence`` waits ``endpoint_s``; ``cues`` (and ``auto``) ``quick_s``, ``hold_s``, or
-    ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn_cues`), with
+    ``endpoint_s`` when it has no pitch to judge (see :mod:`anima.listening.turn.cues`), with
     ``speech_threshold`` the VAD probability that counts as speech (``vad_end_threshold``) and
     ``level_gate_db`` how far below the speech's level a frame is the room's, not the person's
     (``None``: no gate; ``silence`` has none, so its behaviour is the one before), and ``gate``
@@ -112,14 +112,17 @@ def make_turn(
     ``hold_s``, ``cues`` ends it ``quick_s`` after a fall, as the VAD's silences)."""
     from anima.listening.registry import TURNS
 
-    maker = TURNS.load(TURNS.check(kind))
-    if maker is SilenceTurn:
-        return SilenceTurn(endpoint_s)
-    made: TurnDetector = maker(
-        quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s, speech_threshold=speech_threshold,
-        level_gate_db=level_gate_db, gate_cues=gate == "cues",
+    made: TurnDetector = TURNS.load(kind)(
+        endpoint_s=endpoint_s, quick_s=quick_s, hold_s=hold_s,
+        speech_threshold=speech_threshold, level_gate_db=level_gate_db, gate=gate,
     )  # fmt: skip
     return made
+
+
+def silence_turn(*, endpoint_s: float, **_others: object) -> TurnDetector:
+    """``listen.turn: silence``: ``endpoint_s`` of silence, whatever was said (the cues'
+    settings mean nothing to it)."""
+    return SilenceTurn(endpoint_s)
 
 
 def turn_for(config: ListenConfig) -> TurnDetector:

@@ -11,7 +11,7 @@ phrase said twice. The logarithms of the first and the last word's probability i
 numbers) go through a logistic model (:data:`WEIGHTS`) fitted on eSpeak NG en-US and Piper joe
 (1×) stretches — the wake phrase against near misses and conversation — and checked on voices it
 never saw (eSpeak en-GB, Piper 0.85× and 1.2×: 92 of 96 utterances woke it, 2 of 112 near
-misses did; bench/wake.py). When the first reading leaves no chance (its words below
+misses did; bench/wake/wake.py). When the first reading leaves no chance (its words below
 :data:`HOPELESS`: 97 % of ordinary talk) the other three are skipped.
 
 The encoder sees only the stretch and ``PAD_S`` of silence (its cost grows with the frames it
@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.errors import ConfigError, MissingDependencyError, SpeechError
-from anima.listening.whisper_features import encoded_silence, full_window, log_mel
+from anima.listening.whisper.features import encoded_silence, full_window, log_mel
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class WhisperReader:
         """How likely ``audio`` begins with the phrase, and where the phrase ends (the first
         reading's alignment of the decoder's cross-attention, as Whisper's word timestamps).
         ``every``: all four readings even when the first leaves no chance (to fit the model:
-        :mod:`anima.bench.wake_fit`)."""
+        :mod:`anima.bench.wake.fit`)."""
 
         self.load()
         features = log_mel(audio, pad_s=PAD_S)

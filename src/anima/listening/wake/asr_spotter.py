@@ -2,7 +2,7 @@
 
 :class:`AsrSpotter` runs its own VAD on every frame. When a stretch of speech ends (``gap_s`` of
 silence) or has lasted ``window_s``, a :class:`Reader` (Whisper tiny.en,
-:class:`~anima.listening.spotting_whisper.WhisperReader`) scores the phrase at its start: the
+:class:`~anima.listening.whisper.reader.WhisperReader`) scores the phrase at its start: the
 probability of the phrase's words forced at the opening of the transcript, read four ways and
 combined by a logistic model. The stretch wakes the robot when that is at least
 ``min_probability``. Between ``second_look`` and ``min_probability`` (the grey zone, where
@@ -32,9 +32,9 @@ from numpy.typing import NDArray
 from anima.errors import ConfigError
 from anima.listening.asr import normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
-from anima.listening.spotting import WakeHit
-from anima.listening.spotting_whisper import PhraseScore, WhisperReader
 from anima.listening.vad import SpeechChange, SpeechDetector, Vad, load_vad
+from anima.listening.wake.spotter import WakeHit
+from anima.listening.whisper.reader import PhraseScore, WhisperReader
 from anima.logtext import quoted
 
 logger = logging.getLogger(__name__)

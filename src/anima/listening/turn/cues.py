@@ -2,11 +2,11 @@
 
 Three measured cues, each cheap and explainable:
 
-- **words** (:mod:`~anima.listening.turn_text`): the ASR's partial ends on a word that promises
+- **words** (:mod:`~anima.listening.turn.text`): the ASR's partial ends on a word that promises
   more ("and", "the", "to", "um", "could you") → *open*; other words → *complete*; no partial,
   or one older than the last ~0.2 s of speech → nothing known (a recognizer without partials,
   none yet, or one that decodes only at pauses and has not caught up).
-- **pitch** (:mod:`~anima.listening.turn_prosody`): the last voiced frames fell to the bottom
+- **pitch** (:mod:`~anima.listening.turn.prosody`): the last voiced frames fell to the bottom
   of the utterance's register (≤ −3 st from its median), as a finished request does → *falls
   to the bottom*; only from its top (≤ −3.2 st below its 80th percentile, the one accent of a
   short request such as "nod" or "look at me") → *falls from the top*.
@@ -25,7 +25,7 @@ complete or none          does not fall         ``hold_s``
 complete or none          too little voicing    ``middle_s``
 ========================  ====================  ==========================================
 
-Why these rows (measured on the turn-taking set, :mod:`anima.bench.turn`): a pause inside a
+Why these rows (measured on the turn-taking set, :mod:`anima.bench.turn.turn`): a pause inside a
 sentence often follows words that could end a request ("walk forward … for two seconds"), so
 complete words alone cannot end a turn early — on the dev set, a hold of 1.0 s instead of 1.2 s
 cut 6–8 % of the takes, 0.9 s 19–21 %. What tells the end apart is the fall: eSpeak's voices end
@@ -49,8 +49,8 @@ from enum import Enum
 
 from anima.errors import ConfigError
 from anima.listening.audio import Frame
-from anima.listening.turn_prosody import Ending, ProsodyTracker
-from anima.listening.turn_text import TextCue, text_cue
+from anima.listening.turn.prosody import Ending, ProsodyTracker
+from anima.listening.turn.text import TextCue, text_cue
 
 GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag at speech's end)
 STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
@@ -215,3 +215,20 @@ class CuesTurn:
     def reason(self) -> str:
         """Why the turn needs the silence it needs (the last decision), for logs."""
         return self.decide().describe()
+
+
+def cues_turn(
+    *,
+    endpoint_s: float,
+    quick_s: float,
+    hold_s: float,
+    speech_threshold: float,
+    level_gate_db: float | None,
+    gate: str,
+) -> CuesTurn:
+    """``listen.turn: cues`` (and ``auto``): the turn detector of the module docstring with the
+    config's silences (``endpoint_s`` when it has no pitch to judge)."""
+    return CuesTurn(
+        quick_s=quick_s, middle_s=endpoint_s, hold_s=hold_s, speech_threshold=speech_threshold,
+        level_gate_db=level_gate_db, gate_cues=gate == "cues",
+    )  # fmt: skip

@@ -1,33 +1,28 @@
-"""Waking the listener: a spoken wake phrase, or a trigger from a key, a button or MQTT.
+"""The pocketsphinx wake spotter (``listen.wake: keyphrase``).
 
 :class:`KeyphraseSpotter` runs pocketsphinx's keyphrase search ("hey robot" by default) over the
 audio stream, offline, ~0.75 ms per 32 ms frame, in a worker process
-(:mod:`anima.listening.sphinx_worker`: loading the decoder held the GIL ~115 ms, and each frame's
-search held it too). A hit says where in the stream the phrase ended,
-so the recording can begin right there and keep a command spoken without a pause ("hey robot
-wave"). It reports 40–180 ms after the phrase ends. ``threshold`` trades misses for false alarms:
-lower (1e-40) hears more, higher (1e-20) hears less.
-
-:class:`WakeTrigger` is the wake that does not come from the audio: a front door holds one and
-calls :meth:`WakeTrigger.trigger`; the listener it is connected to wakes as if it heard the phrase.
+(:mod:`anima.listening.wake.sphinx_worker`: loading the decoder held the GIL ~115 ms, and each
+frame's search held it too). A hit says where in the stream the phrase ended, so the recording
+can begin right there and keep a command spoken without a pause ("hey robot wave"). It reports
+40–180 ms after the phrase ends. ``threshold`` trades misses for false alarms: lower (1e-40)
+hears more, higher (1e-20) hears less.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
-from collections.abc import Callable
 
 from anima.errors import ConfigError
 from anima.listening.asr import import_pocketsphinx, normalize
 from anima.listening.audio import SAMPLE_RATE, Frame
-from anima.listening.sphinx_worker import SphinxWorker, still_running
-from anima.listening.spotting import WakeHit
+from anima.listening.wake.sphinx_worker import SphinxWorker, still_running
+from anima.listening.wake.spotter import WakeHit
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["KeyphraseSpotter", "WakeHit", "WakeTrigger"]
+__all__ = ["KeyphraseSpotter", "WakeHit"]
 
 _SAMPLES_PER_PS_FRAME = SAMPLE_RATE // 100  # pocketsphinx analyses 100 frames per second
 
@@ -106,32 +101,3 @@ class KeyphraseSpotter:
         )
         self.reset()  # a hit ends the search: the same words cannot wake twice
         return WakeHit(phrase=self.phrase, end_sample=min(end, detected), detected_sample=detected)
-
-
-class WakeTrigger:
-    """A wake from outside the audio. Thread-safe; handlers run on the caller's thread."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._handlers: list[Callable[[str], None]] = []
-
-    def connect(self, handler: Callable[[str], None]) -> Callable[[], None]:
-        """Call ``handler(source)`` on every trigger; returns the function that disconnects it."""
-        with self._lock:
-            self._handlers.append(handler)
-
-        def disconnect() -> None:
-            with self._lock:
-                if handler in self._handlers:
-                    self._handlers.remove(handler)
-
-        return disconnect
-
-    def trigger(self, source: str = "manual") -> None:
-        """Wake every connected listener; ``source`` says who asked (``keyboard``, ``mqtt``…)."""
-        with self._lock:
-            handlers = list(self._handlers)
-        if not handlers:
-            logger.info("wake trigger from %s: no listener connected", source)
-        for handler in handlers:
-            handler(source)

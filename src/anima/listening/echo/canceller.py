@@ -14,7 +14,7 @@ A second guard follows the canceller (:class:`ResidualGuard`): where the referen
 what is left — the robot is playing and the frame holds no more than the echo the canceller
 leaves behind — the frame is damped, so residual echo never looks like a person to the VAD.
 
-:class:`EchoCancelledSource` puts both in front of any
+:class:`~anima.listening.echo.source.EchoCancelledSource` puts both in front of any
 :class:`~anima.listening.sources.AudioSource`: everything downstream (VAD, wake word,
 recognizer, turn detector) hears the cleaned stream, and nothing else changes.
 """
@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import ConfigError, MissingDependencyError
+from anima.config.listening_parts import ECHOS
+from anima.errors import MissingDependencyError
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
-from anima.listening.sources import AudioSource, FrameSink
-from anima.speech.reference import ReferenceReader
 
 _BLOCK = SAMPLE_RATE // 100  # WebRTC's audio processing works on 10 ms blocks
 
@@ -154,70 +152,20 @@ class ResidualGuard:
         return (cleaned.astype(np.float64) * self.damp).astype(np.int16)
 
 
-ECHO_CANCELLERS: dict[str, Callable[[], EchoCanceller]] = {"webrtc": WebRtcEcho, "none": NoEcho}
-
-
 def echo_available() -> bool:
     return importlib.util.find_spec("livekit") is not None
 
 
 def make_echo(name: str) -> EchoCanceller:
-    """``listen.echo``: ``auto`` (WebRTC when installed, else none), ``webrtc`` or ``none``."""
-    if name == "auto":
-        name = "webrtc" if echo_available() else "none"
-    if name not in ECHO_CANCELLERS:
-        raise ConfigError(f"listen.echo: unknown {name!r} (auto, {', '.join(ECHO_CANCELLERS)})")
-    return ECHO_CANCELLERS[name]()
+    """``listen.echo`` (:data:`~anima.listening.registry.ECHOS`): ``auto`` (WebRTC when
+    installed, else none), ``webrtc`` or ``none``."""
+    made: EchoCanceller = ECHOS.load(name)()
+    return made
 
 
-class EchoCancelledSource:
-    """An :class:`AudioSource` whose frames have the robot's echo removed (module docstring).
-
-    ``reader`` reads the robot's playback, a frame's worth per microphone frame
-    (:meth:`~anima.speech.reference.ReferenceReader.frame`). ``guard`` is the residual-echo
-    guard (None: the canceller alone).
-    """
-
-    def __init__(
-        self,
-        source: AudioSource,
-        reader: ReferenceReader,
-        canceller: EchoCanceller,
-        *,
-        guard: ResidualGuard | None = None,
-    ) -> None:
-        self.source = source
-        self.name = f"{source.name}+{canceller.name}"
-        self.reader = reader
-        self.canceller = canceller
-        self.guard = guard if guard is not None else ResidualGuard()
-        self.frames = 0
-
-    def start(self, sink: FrameSink) -> None:
-        self.canceller.load()
-        self.source.start(_Cleaning(self, sink))
-
-    def stop(self, timeout: float = 1.0) -> None:
-        self.source.stop(timeout)
-
-    def clean(self, mic: Frame) -> Frame:
-        """One frame through the canceller and the guard (the source's thread calls this)."""
-        frame_ref = self.reader.frame(FRAME_SAMPLES)
-        cleaned = self.canceller.process(mic, frame_ref)
-        self.frames += 1
-        return self.guard.check(mic, cleaned, frame_ref)
-
-
-class _Cleaning:
-    def __init__(self, owner: EchoCancelledSource, sink: FrameSink) -> None:
-        self._owner = owner
-        self._sink = sink
-
-    def frame(self, samples: Frame) -> None:
-        self._sink.frame(self._owner.clean(samples))
-
-    def end(self, reason: str) -> None:
-        self._sink.end(reason)
+def auto_echo() -> EchoCanceller:
+    """``listen.echo: auto``: WebRTC's when the ``duplex`` extra is installed, else none."""
+    return WebRtcEcho() if echo_available() else NoEcho()
 
 
 def erle_db(echo: NDArray[Any], residual: NDArray[Any]) -> float:

@@ -1,4 +1,4 @@
-"""Whisper's partial decodes on their own thread (:class:`~anima.listening.whisper.WhisperAsr`):
+"""Whisper's partial decodes on their own thread (:class:`~anima.listening.whisper.asr.WhisperAsr`):
 the listener's thread asks, never waits for a partial, and takes the newest result.
 
 CTranslate2 releases the GIL while it decodes, so the 100 Hz loop and the listener go on

@@ -1,5 +1,5 @@
 """Whisper's text around the decoder: the prompt that biases it, the restarted clause it may
-add, and which of its hypotheses are other readings (:mod:`anima.listening.whisper`)."""
+add, and which of its hypotheses are other readings (:mod:`anima.listening.whisper.asr`)."""
 
 from __future__ import annotations
 

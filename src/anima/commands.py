@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, TypeAlias, overload
 
 from anima.errors import InvalidCommandError
 from anima.events import SpeechEndReason
+from anima.language import markup
+from anima.language.markup import Script
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
-    from anima.speech.markup import Script
 
 # The longest text one utterance may carry (characters), whichever way it came: front doors
 # refuse longer payloads and the speech service refuses longer text, so no path can hand a TTS
@@ -137,7 +138,7 @@ class SetChannelDefault(_Ordered):
 
 @dataclass(frozen=True, kw_only=True)
 class Speak(_Ordered):
-    """Say ``text``, which may time gestures to its words (:mod:`anima.speech.markup`).
+    """Say ``text``, which may time gestures to its words (:mod:`anima.language.markup`).
 
     Checked as it is made: something to say (not only markers), at most
     :data:`MAX_SPEECH_TEXT` characters once stripped, no control character, well-formed
@@ -150,8 +151,6 @@ class Speak(_Ordered):
     script: Script = field(init=False, repr=False, compare=False)  # the markup, read once
 
     def __post_init__(self) -> None:
-        from anima.speech import markup  # the speech package is not the commands' floor
-
         text = self.text.strip()
         if not text:
             raise InvalidCommandError("nothing to say: empty text")

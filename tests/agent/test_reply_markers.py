@@ -15,8 +15,8 @@ from anima.agent.planners.base import speakable
 from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.reply import ActionWords, Answer
 from anima.events import SpeechStarted, Transcript
+from anima.language import markup
 from anima.runtime import Runtime
-from anima.speech import markup
 from anima.testing import eventually
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 

@@ -11,10 +11,10 @@ from anima.agent.understanding.aliases import choice_aliases
 from anima.agent.understanding.lexicon import EXTRA_PHRASES
 from anima.agent.vocabulary import vocabulary_registry
 from anima.animation.library import AnimationLibrary, shipped_folder
-from anima.animation.names import ALIASES, Names
 from anima.behaviour.vocabulary import Vocabulary
 from anima.config import BehaviourConfig
 from anima.errors import UnknownAnimationError
+from anima.language.names import ALIASES, Names
 
 from .test_library import write_anim
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from anima.errors import InvalidCommandError
-from anima.speech.markup import Cue, Segment, check_gestures, parse
+from anima.language.markup import Cue, Segment, check_gestures, parse
 
 
 def test_plain_text_is_one_segment_without_cues() -> None:

@@ -18,7 +18,7 @@ from anima.behaviour.controller import Behaviour
 from anima.behaviour.speech_gestures import BehaviourGestures
 from anima.errors import InvalidCommandError, PlanError
 from anima.events import EventHub
-from anima.speech.markup import Cue, checked
+from anima.language.markup import Cue, checked
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
 from anima.testing.harness import make_engine

@@ -15,10 +15,10 @@ from anima.agent.actions import ActionRegistry, ActionResult, action
 from anima.agent.context import ActionContext, Inbox
 from anima.agent.gestures import MAX_REPLY_GESTURES, bounded_gestures, warn_dropped
 from anima.agent.phrases import Phrase
-from anima.animation.names import Names
 from anima.commands import LookAtResult
 from anima.events import Event, MoveFinished, SpeechEnded
-from anima.speech import markup
+from anima.language import markup
+from anima.language.names import Names
 
 REACH_M = (-10.0, 10.0)  # look_at coordinates: a room, in metres
 
@@ -332,7 +332,7 @@ def register_builtins(
 
 def resolver(names: Sequence[str]) -> Callable[[str], str]:
     """The library's lookup of a name as people write it (``wave``, ``lookup_waving`` →
-    ``LOOKUP_Waving``; :mod:`anima.animation.names`), over ``names``: so a plan, a tool call
+    ``LOOKUP_Waving``; :mod:`anima.language.names`), over ``names``: so a plan, a tool call
     and an MCP call take what every door takes, and carry the library's name."""
     known = Names(names)
 

@@ -1,7 +1,7 @@
 """How many gestures one answer of the agent may start with speech markers.
 
 A reply's words and its plan's ``say`` steps may time gestures to the words (``^start(nod)``,
-``^run(LOOKUP_Waving)``: :mod:`anima.speech.markup`). A model that writes 24 ``^run``
+``^run(LOOKUP_Waving)``: :mod:`anima.language.markup`). A model that writes 24 ``^run``
 markers would hold the robot waving for 75 s, so each answer starts at most
 :data:`MAX_REPLY_GESTURES`: its words (:class:`~anima.agent.reply.Answer`) and its plan's
 ``say`` steps (the plan's :class:`~anima.agent.context.ActionContext`) each count their own.

@@ -35,7 +35,7 @@ from anima.agent.plan import parse_plan
 from anima.agent.planners.base import MAX_SPOKEN_CHARS, speakable
 from anima.errors import AnimaError, InvalidCommandError, PlanError
 from anima.events import StepStatus
-from anima.speech import markup
+from anima.language import markup
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry

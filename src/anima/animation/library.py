@@ -7,7 +7,7 @@ runtime's reload thread) and swaps both in one assignment, so lookups from other
 either the whole old library or the whole new one, and the motion loop never waits: it never
 looks at the library, and parsing holds the GIL only in short pieces.
 
-Names are looked up as people write them (:mod:`anima.animation.names`): ``get("wave")`` and
+Names are looked up as people write them (:mod:`anima.language.names`): ``get("wave")`` and
 ``get("lookup_waving")`` give ``LOOKUP_Waving``, whose ``name`` is what every command built
 from it, and every event, carries. :meth:`AnimationLibrary.resolve` is that lookup, done once
 for every door (the payload parsers, the behaviour's ``play_animation``, the agent's actions);
@@ -24,9 +24,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anima.animation.names import Names
 from anima.animation.xml_format import Animation, parse_animation_file
 from anima.errors import AnimationFileError, ConfigError, UnknownAnimationError
+from anima.language.names import Names
 
 if TYPE_CHECKING:
     from anima.config import AnimationConfig

@@ -13,9 +13,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from anima.animation.names import Names
 from anima.errors import AnimaError, RobotTimeoutError
-from anima.speech import markup
+from anima.language import markup
+from anima.language.names import Names
 
 _REMEMBERED = 256  # ended utterance ids kept for a handle registered after its end arrived
 

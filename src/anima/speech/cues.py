@@ -1,6 +1,6 @@
 """Annotated speech's cues, played against the playback clock.
 
-The speech service places each :class:`~anima.speech.markup.Cue` at the sample where its word
+The speech service places each :class:`~anima.language.markup.Cue` at the sample where its word
 is heard (the engine's word marks); :meth:`CuePlayer.tick` runs first in every motion tick (a
 tick hook) and fires those the sink has played, so a gesture it starts moves in that very tick:
 within one tick of its word's audio onset. A ``^run``/``^wait`` holds the speech
@@ -20,10 +20,10 @@ from collections.abc import Callable
 from anima.clock import Clock
 from anima.errors import AnimaError
 from anima.events import EventHub, Notice
+from anima.language.markup import Cue, Mode, Script, Segment, checked, named
 from anima.motion.engine import MotionEngine
 from anima.speech.base import Cancel
 from anima.speech.gestures import Gestures
-from anima.speech.markup import Cue, Mode, Script, Segment, checked, named
 
 log = logging.getLogger(__name__)
 

@@ -44,12 +44,12 @@ from anima.errors import (
     SpeechError,
 )
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
+from anima.language.markup import Mode, Script
 from anima.logtext import quoted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioSink, TTSEngine
 from anima.speech.cues import CuePlayer
 from anima.speech.gestures import Gestures
-from anima.speech.markup import Mode, Script
 from anima.speech.player import LIPS, SWAY, Player
 from anima.speech.synthesis import Synthesis, engine_for, load_engines, prepare
 from anima.speech.utterance import Utterance
@@ -158,7 +158,7 @@ class SpeechService:
         """Accept an utterance; returns its id (its ``start_speak`` comes when its audio
         starts, after the utterances before it have ended).
 
-        The text may carry gestures (:mod:`anima.speech.markup`): ``start_speak`` shows it
+        The text may carry gestures (:mod:`anima.language.markup`): ``start_speak`` shows it
         without them. The command checked its text as it was made (empty, over
         ``MAX_SPEECH_TEXT`` characters, a control character or a lone surrogate, a malformed
         marker) and read its markup; refused here: a marker naming an animation the library

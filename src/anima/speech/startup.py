@@ -11,9 +11,9 @@ from anima.config import SpeechConfig
 if TYPE_CHECKING:
     from anima.behaviour.controller import Behaviour
     from anima.events import EventHub
+    from anima.language.markup import Mode
     from anima.motion.engine import MotionEngine
     from anima.speech.base import AudioSink, TTSEngine
-    from anima.speech.markup import Mode
     from anima.speech.reference import PlaybackReference
     from anima.speech.service import SpeechService
 

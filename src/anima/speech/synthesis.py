@@ -24,9 +24,9 @@ import numpy as np
 
 from anima.clock import Clock
 from anima.events import EventHub, Notice
+from anima.language.markup import Segment
 from anima.speech.base import AudioSink, TTSEngine
 from anima.speech.cues import CuePlayer
-from anima.speech.markup import Segment
 from anima.speech.player import Player
 from anima.speech.sway import SwayGenerator
 from anima.speech.utterance import Output, Playback, Utterance, leading_silence, moved

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from anima.events import SpeechEndReason
+from anima.language.markup import Cue, Script
 from anima.speech.base import AudioChunk, Cancel, PhonemeMark, VisemeMark, WordMark
-from anima.speech.markup import Cue, Script
 from anima.speech.sway import Sway, SwayGenerator
 from anima.speech.visemes import LipTrack
 

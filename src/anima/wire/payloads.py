@@ -24,7 +24,7 @@ from typing import TypeVar
 from anima import commands as cmd
 from anima.animation.library import AnimationLibrary
 from anima.errors import InvalidCommandError
-from anima.speech import markup
+from anima.language import markup
 from anima.wire.jsontypes import JsonObject
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding

@@ -156,7 +156,7 @@ def speakable(text: str, limit: int = MAX_SPOKEN_CHARS) -> str:
 # A speech marker cut off at the end of a reply (the model's tokens ran out, or the cut above):
 # "^", "^sta", "^start(", "^start(LOOKUP_Wa", with or without an ellipsis after. Not a marker
 # to the speech markup ("^sta" has no "("), so it would be said: "caret s t a".
-_MARKER_WORDS = ("start", "stop", "wait", "run", "mode")  # anima.speech.markup.MARKERS
+_MARKER_WORDS = ("start", "stop", "wait", "run", "mode")  # anima.language.markup.MARKERS
 _CUT_MARKER = re.compile(r"\s*\^(?P<word>[A-Za-z_]\w*)?(?P<open>\([^)]*)?\s*(?:…|\.\.\.)?\s*$")
 
 

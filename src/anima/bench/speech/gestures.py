@@ -23,9 +23,9 @@ from anima.body import load_body
 from anima.clock import MonotonicClock
 from anima.drivers.sim import SimDriver
 from anima.events import Event, EventHub, MoveStarted, SpeechEnded
+from anima.language.markup import parse
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
-from anima.speech.markup import parse
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
 from anima.speech.utterance import leading_silence

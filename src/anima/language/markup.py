@@ -15,7 +15,7 @@
 markers, unclosed ones, bad modes and a ``^stop``/``^wait`` of a gesture never started are
 refused with an :class:`~anima.errors.InvalidCommandError` that names the marker and where it is.
 
-Gesture names are taken as every other door takes them (:mod:`anima.animation.names`: any case,
+Gesture names are taken as every other door takes them (:mod:`anima.language.names`: any case,
 a friendly alias, ``^start(wave)`` for ``LOOKUP_Waving``): :func:`checked` resolves each once,
 as the marker is read, so the script carries the library's names (what ``move_started`` and a
 ``^wait`` go by), and refuses an unknown one with the library's "did you mean".
@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from anima.animation.names import Names
 from anima.errors import InvalidCommandError
+from anima.language.names import Names
 
 MARKERS = ("start", "stop", "wait", "run", "mode")
 MODES = ("contextual", "disabled")

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from anima.config import AgentConfig, SpeechConfig
+from anima.config.speech_parts import SINKS
 from anima.errors import ConfigError
 from anima.listening.makers import make_source
 from anima.listening.registry import SOURCES
 from anima.listening.sources import PushSource, WavSource
 from anima.registry import Registry
-from anima.speech.registry import SINKS
 from anima.speech.sinks import NullSink, WavSink, choose_sink
 
 
@@ -51,11 +51,11 @@ def test_each_source_name_makes_its_source(tmp_path: Path) -> None:
 
 def _registries() -> list[Registry]:
     from anima.agent.planners import PLANNERS
+    from anima.config.speech_parts import ENGINES
     from anima.drivers.registry import DRIVERS
     from anima.frontdoors.registry import DOORS
     from anima.humanoid.registry import HUMANOIDS
     from anima.listening.registry import RECOGNIZERS, SOURCES, SPOTTERS, TURNS, VADS
-    from anima.speech.registry import ENGINES
 
     return [
         DRIVERS, ENGINES, SINKS, SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, PLANNERS, DOORS,

@@ -1,7 +1,7 @@
 """A registry: the names a config may give one kind of part, and what makes each.
 
 Each pluggable kind has one protocol (in its module) and one :class:`Registry`: the driver,
-the audio sink (:data:`anima.speech.sinks.SINKS`), the audio source and the listening parts
+the audio sink (:data:`anima.config.speech_parts.SINKS`), the audio source and the listening parts
 (:mod:`anima.listening.registry`), the planner, the TTS engine, the front door, the humanoid
 (:data:`anima.humanoid.registry.HUMANOIDS`). A name is checked when the config loads
 (:meth:`Registry.check`: a ConfigError that lists the known names), and its maker is imported

@@ -6,16 +6,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from anima.config.speech_parts import ENGINES, check_audio_out
 from anima.errors import ConfigError
-from anima.speech.registry import ENGINES, check_audio_out
 
 
 @dataclass(frozen=True, kw_only=True)
 class SpeechConfig:
     enabled: bool = True  # run the speech service (when an engine is available)
-    engines: tuple[str, ...] = ("piper", "espeak")  # by preference (anima.speech.registry)
+    engines: tuple[str, ...] = ("piper", "espeak")  # by preference (anima.config.speech_parts)
     # None/auto: the sound card if any, else null; null; sounddevice; or a .wav file's path
-    # (anima.speech.sinks.SINKS)
+    # (anima.config.speech_parts.SINKS)
     audio_out: str | None = None
     espeak_wpm: int = 165  # eSpeak NG speaking rate, words per minute
     # automatic gestures in speech (a tilt on questions, beats): contextual | disabled; a text's

@@ -1,6 +1,6 @@
 """Speech: TTS engines behind one protocol, visemes, sway, audio sinks, the speech service.
 
-``ENGINES`` (:mod:`anima.speech.registry`) names each engine's maker, imported when it is made,
+``ENGINES`` (:mod:`anima.config.speech_parts`) names each engine's maker, imported when it is made,
 so a missing optional package only matters when that engine is chosen; a name it lacks is
 refused when the config loads.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from anima.config.speech_parts import ENGINES
 from anima.errors import AnimaError
 from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
-from anima.speech.registry import ENGINES
 
 if TYPE_CHECKING:
     from anima.config import SpeechConfig

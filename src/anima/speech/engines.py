@@ -1,5 +1,5 @@
 """What makes each TTS engine from the ``speech`` section (named in
-:data:`anima.speech.registry.ENGINES`). Each imports its package here, which the runtime does
+:data:`anima.config.speech_parts.ENGINES`). Each imports its package here, which the runtime does
 before its motion loop starts: importing onnxruntime holds the GIL ~20 ms."""
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from anima.clock import Clock, MonotonicClock
+from anima.config.speech_parts import SINKS, check_audio_out
 from anima.errors import MissingDependencyError, SpeechError
 from anima.speech.base import AudioSink, Samples
-from anima.speech.registry import SINKS, check_audio_out
 
 log = logging.getLogger(__name__)
 

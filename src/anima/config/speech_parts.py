@@ -1,6 +1,12 @@
-"""The speech seams' names, checked when the config loads (nothing heavy is imported here):
-the TTS engines (``speech.engines``; makers in :mod:`anima.speech.engines`) and the audio sinks
-(``speech.audio_out``; makers in :mod:`anima.speech.sinks`)."""
+"""The speech parts a config names, checked when the config loads: the TTS engines
+(``speech.engines``; makers in :mod:`anima.speech.engines`) and the audio sinks
+(``speech.audio_out``; makers in :mod:`anima.speech.sinks`).
+
+The registries live with the config, which checks the names, and hold only strings: loading a
+config imports neither :mod:`anima.speech` nor an engine (Piper's onnxruntime, libespeak-ng,
+numpy). :func:`anima.speech.load_engines` and :func:`anima.speech.sinks.choose_sink` make each
+part through them.
+"""
 
 from __future__ import annotations
 

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 
 from anima.config.speech_parts import ENGINES
 from anima.errors import AnimaError
-from anima.speech.base import AudioChunk, AudioSink, Cancel, PhonemeMark, TTSEngine, VisemeMark
+from anima.speech.base import (
+    AudioChunk,
+    AudioSink,
+    Cancel,
+    PhonemeMark,
+    PreparesAhead,
+    TTSEngine,
+    VisemeMark,
+)
 
 if TYPE_CHECKING:
     from anima.config import SpeechConfig
@@ -45,6 +53,7 @@ __all__ = [
     "AudioSink",
     "Cancel",
     "PhonemeMark",
+    "PreparesAhead",
     "TTSEngine",
     "VisemeMark",
     "load_engines",

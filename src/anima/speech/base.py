@@ -96,6 +96,18 @@ class TTSEngine(Protocol):
 
 
 @runtime_checkable
+class PreparesAhead(Protocol):
+    """A capability a :class:`TTSEngine` may add: synthesize a text before it is said, into the
+    engine's own cache, so saying it later starts at once (Piper has it; eSpeak NG, at ~5 ms a
+    clause, needs none). The speech service prepares through it when nothing waits to be said."""
+
+    def prepare(self, text: str, locale: str = "en-US") -> int:
+        """Synthesize ``text`` into the cache (nothing is played); how many pieces were newly
+        kept (0 when the engine has no voice for ``locale``)."""
+        ...
+
+
+@runtime_checkable
 class AudioSink(Protocol):
     """Plays mono int16 audio and tells how much of it has really been played."""
 

@@ -25,7 +25,7 @@ import numpy as np
 from anima.clock import Clock
 from anima.events import EventHub, Notice
 from anima.language.markup import Segment
-from anima.speech.base import AudioSink, TTSEngine
+from anima.speech.base import AudioSink, PreparesAhead, TTSEngine
 from anima.speech.cues import CuePlayer
 from anima.speech.player import Player
 from anima.speech.sway import SwayGenerator
@@ -71,14 +71,13 @@ def engine_for(
 
 
 def prepare(engines: Sequence[TTSEngine], text: str, locale: str) -> None:
-    """Synthesize ``text`` into the cache of the engine that would speak it (one with a
-    ``prepare(text, locale)``; the others ignore it)."""
+    """Synthesize ``text`` into the cache of the engine that would speak it, when that engine
+    :class:`~anima.speech.base.PreparesAhead` (the others have nothing to prepare)."""
     engine = next((e for e in engines if e.supports(locale)), None)
-    ahead = getattr(engine, "prepare", None)
-    if ahead is None:
+    if not isinstance(engine, PreparesAhead):
         return
     try:
-        ahead(text, locale)
+        engine.prepare(text, locale)
     except Exception as exc:  # a text that cannot be prepared is simply synthesized later
         log.warning("speech: cannot prepare %r: %s", text[:40], exc)
 

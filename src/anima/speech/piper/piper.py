@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from anima.errors import SpeechError
-from anima.speech.base import AudioChunk, Cancel
+from anima.speech.base import AudioChunk, Cancel, PreparesAhead
 from anima.speech.cache import ClauseCache, shifted
 from anima.speech.piper.marks import (
     LENGTH_SYMBOLS,
@@ -120,8 +120,9 @@ def split_clauses(
     return clauses
 
 
-class PiperEngine:
-    """A :class:`~anima.speech.base.TTSEngine` on Piper, with phoneme marks on every chunk.
+class PiperEngine(PreparesAhead):
+    """A :class:`~anima.speech.base.TTSEngine` on Piper, with phoneme marks on every chunk, that
+    :class:`~anima.speech.base.PreparesAhead` (its clause cache).
 
     ``model``/``config`` choose another Piper voice file (``.onnx`` and its ``.onnx.json``);
     by default the bundled en_US voice is used. ``language`` is the primary language subtag the

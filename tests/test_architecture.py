@@ -56,6 +56,7 @@ def test_the_contracts_state_the_floors_the_agent_and_the_clients() -> None:
     assert layers[1] == "cli"
     assert "agent|runtime" in layers  # one floor: neither imports the other
     assert layers[-1] == "errors"
+    assert not floors.get("ignore_imports")  # no import excused
     assert contracts["no import cycle"]["type"] == "acyclic_siblings"
     agent = contracts["the agent never imports the runtime"]
     assert agent["type"] == "forbidden"

@@ -12,15 +12,12 @@ import enum
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol, TypeAlias, overload
+from typing import ClassVar, Protocol, TypeAlias, overload
 
 from anima.errors import InvalidCommandError
 from anima.events import SpeechEndReason
 from anima.language import markup
 from anima.language.markup import Script
-
-if TYPE_CHECKING:
-    from anima.humanoid.spec import RobotState
 
 # The longest text one utterance may carry (characters), whichever way it came: front doors
 # refuse longer payloads and the speech service refuses longer text, so no path can hand a TTS
@@ -273,6 +270,32 @@ class HumanoidAnswer:
     """What a humanoid command gives back: the robot's answer, in its words."""
 
     answer: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RobotState:
+    """What :class:`ReadHumanoidState` gives back: one consistent snapshot of the humanoid
+    (the fields of ``GetRobotStateResponse``; the names are :mod:`anima.humanoid.spec`'s)."""
+
+    message: str  # what the robot is doing or waiting for, in words
+    fsm_name: str  # the mode reached (a mode being entered shows only once reached)
+    current_motion: str  # the stand motion or carry-box move playing, "" when none
+    current_action_list: tuple[str, ...]  # posture axes still moving, AutoUnigaitCOM when on
+    mode_enable_list: tuple[str, ...]  # modes SetMode accepts now
+    motion_enable_list: tuple[str, ...]  # motions SetStandMotion accepts now
+    action_enable_list: tuple[str, ...]  # posture axes SetStandAction accepts now
+    carrybox_enable_list: tuple[str, ...]  # carry-box codes SetStandCarryBox accepts now
+    balance_control_enable: str  # "DynamicStand" when SetStandDynamic is accepted, else ""
+    stand_pitch: float  # rad, the posture actually reached (it follows the target at a rate)
+    stand_roll: float  # rad
+    stand_yaw: float  # rad
+    stand_height: float  # m, 0 is full height
+    x_vel: float  # m/s, the velocity actually reached (it ramps towards the command)
+    y_vel: float  # m/s
+    yaw_vel: float  # rad/s
+    balance_control_state: bool  # dynamic balance on
+    motion_files_enable: bool  # the motion-capture files are loaded
+    current_control_mode: int  # 0 traditional, 1 RL, -1 before the first feedback
 
 
 HumanoidCommand = HumanoidMode | HumanoidMotion | HumanoidPosture | HumanoidSpeed

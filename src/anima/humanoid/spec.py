@@ -11,6 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# what ReadHumanoidState gives lives with the commands (a floor below): re-exported, as its own
+# name says to mypy
+from anima.commands import RobotState as RobotState  # noqa: PLC0414
+
 # --- FSM modes ----------------------------------------------------------------------------------
 START, ZERO, STAND, WALK, RUN, SINGLE_STAND, STOP = (
     "Start",
@@ -126,30 +130,7 @@ CONTROL_FEEDBACK_S = 1.0  # the first control-mode feedback arrives this long af
 CONTROL_SWITCH_S = 3.0  # a SetControlMode takes this long to show in the feedback
 
 
-# --- What the robot reports ---------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
-class RobotState:
-    """One consistent snapshot: the fields of ``GetRobotStateResponse``."""
-
-    message: str  # what the robot is doing or waiting for, in words
-    fsm_name: str  # the mode reached (a mode being entered shows only once reached)
-    current_motion: str  # the stand motion or carry-box move playing, "" when none
-    current_action_list: tuple[str, ...]  # posture axes still moving, AutoUnigaitCOM when on
-    mode_enable_list: tuple[str, ...]  # modes SetMode accepts now
-    motion_enable_list: tuple[str, ...]  # motions SetStandMotion accepts now
-    action_enable_list: tuple[str, ...]  # posture axes SetStandAction accepts now
-    carrybox_enable_list: tuple[str, ...]  # carry-box codes SetStandCarryBox accepts now
-    balance_control_enable: str  # "DynamicStand" when SetStandDynamic is accepted, else ""
-    stand_pitch: float  # rad, the posture actually reached (it follows the target at a rate)
-    stand_roll: float  # rad
-    stand_yaw: float  # rad
-    stand_height: float  # m, 0 is full height
-    x_vel: float  # m/s, the velocity actually reached (it ramps towards the command)
-    y_vel: float  # m/s
-    yaw_vel: float  # rad/s
-    balance_control_state: bool  # dynamic balance on
-    motion_files_enable: bool  # the motion-capture files are loaded
-    current_control_mode: int  # 0 traditional, 1 RL, -1 before the first feedback
+# --- What the robot reports: RobotState, in anima.commands (what ReadHumanoidState gives) --------
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,10 +19,9 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from anima import commands as cmd
-from anima.animation.library import AnimationLibrary
 from anima.errors import InvalidCommandError
 from anima.language import markup
 from anima.wire.jsontypes import JsonObject
@@ -41,6 +40,26 @@ BOM = "\ufeff"
 
 class PayloadError(InvalidCommandError):
     """A payload that cannot become a command; the message is the reason."""
+
+
+class Named(Protocol):
+    """An animation as the parsers see it: its library name, and whether it is a posture."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def is_posture(self) -> bool: ...
+
+
+class AnimationNames(Protocol):
+    """What the parsers ask of the animation library
+    (:class:`~anima.animation.library.AnimationNames`, a floor above the wire): its names,
+    a name as given resolved to its own (or refused with the closest), the animation it names."""
+
+    def __contains__(self, name: object, /) -> bool: ...
+    def names(self) -> list[str]: ...
+    def resolve(self, name: str) -> str: ...
+    def get(self, name: str) -> Named: ...
 
 
 def excerpt(raw: bytes | str, limit: int = 120) -> str:
@@ -184,7 +203,7 @@ def json_object(text: str, keys: set[str], required: set[str]) -> JsonObject:
     return data
 
 
-def parse_speak(raw: bytes | str, library: AnimationLibrary | None = None) -> cmd.Speak:
+def parse_speak(raw: bytes | str, library: AnimationNames | None = None) -> cmd.Speak:
     """Plain text (``en-US``) or ``{"text": ..., "locale": ...}``; with ``library``, the
     text's gesture markers (``^start(nod)``, docs/speech.md) are checked against it, so a bad
     one is refused here like an unknown animation name."""
@@ -249,14 +268,14 @@ def name_field(raw: bytes | str, key: str) -> str:
     return checked_name(value)
 
 
-def parse_animation(raw: bytes | str, library: AnimationLibrary) -> cmd.PlayAnimation:
+def parse_animation(raw: bytes | str, library: AnimationNames) -> cmd.PlayAnimation:
     """An ``<animation_name>`` from the library, in any case or by an alias (``wave``): the
     command carries the library's own name (``LOOKUP_Waving``)."""
     name = checked_name(raw)
     return cmd.PlayAnimation(name=library.resolve(name))  # UnknownAnimationError: did you mean
 
 
-def parse_look_at_target(raw: bytes | str, library: AnimationLibrary) -> cmd.LookAtTarget:
+def parse_look_at_target(raw: bytes | str, library: AnimationNames) -> cmd.LookAtTarget:
     """A posture ``<animation_name>`` (or its alias: ``look at me``); the default posture
     clears the latch."""
     name = checked_name(raw)
@@ -289,7 +308,7 @@ def parse_stop_animation(raw: bytes | str) -> cmd.StopAnimation:
     return cmd.StopAnimation()
 
 
-def parse_cancel_animation(raw: bytes | str, library: AnimationLibrary) -> cmd.CancelAnimation:
+def parse_cancel_animation(raw: bytes | str, library: AnimationNames) -> cmd.CancelAnimation:
     """An ``<animation_name>`` (or its alias): end that animation only — its oldest queued or
     running play — and leave every other move alone (an SDK handle's ``cancel()``)."""
     return cmd.CancelAnimation(name=library.resolve(checked_name(raw)))
@@ -311,7 +330,7 @@ def parse_ask(raw: bytes | str) -> cmd.Ask:
 Parser = Callable[[bytes | str], cmd.Command]
 
 
-def control_parsers(library: AnimationLibrary) -> dict[str, Parser]:
+def control_parsers(library: AnimationNames) -> dict[str, Parser]:
     """The Nadine control topics' parsers, by topic leaf."""
     return {
         "speak": lambda raw: parse_speak(raw, library),

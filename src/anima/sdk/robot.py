@@ -201,7 +201,9 @@ class Robot:
         self._b().stop_animation()
 
     def look_at(self, x: float, y: float, z: float) -> None:
-        """Turn head and eyes to a point: metres in the head frame, x forward, y left, z up."""
+        """Turn head and eyes to a point: metres in the head frame, x forward, y left, z up.
+
+        A point farther than 100 m on an axis is refused (a unit mistake), at every door."""
         self._b().look_at(x, y, z)
 
     def look_at_target(self, posture: str) -> None:

@@ -16,9 +16,11 @@ markers, unclosed ones, bad modes and a ``^stop``/``^wait`` of a gesture never s
 refused with an :class:`~anima.errors.InvalidCommandError` that names the marker and where it is.
 
 Gesture names are taken as every other door takes them (:mod:`anima.language.names`: any case,
-a friendly alias, ``^start(wave)`` for ``LOOKUP_Waving``): :func:`checked` resolves each once,
-as the marker is read, so the script carries the library's names (what ``move_started`` and a
-``^wait`` go by), and refuses an unknown one with the library's "did you mean".
+a friendly alias, ``^start(wave)`` for ``LOOKUP_Waving``): :func:`named` resolves each once, in
+a script :func:`read` once (a :class:`~anima.commands.Speak` command's), so the script carries
+the library's names (what ``move_started`` and a ``^wait`` go by), and refuses an unknown one
+with the library's "did you mean"; :func:`checked` does both. The automatic gestures wait for
+the speaker's mode (:meth:`Script.under`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from anima.config import (
     SpeechConfig,
     WebConfig,
 )
+from anima.frontdoors.mcp.server import INSTRUCTIONS
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing.tts import ScriptedEngine
@@ -263,6 +264,7 @@ def test_anima_mcp_url_bridges_stdio_to_a_running_serve(tokened: WebFrontDoor) -
             heard.append(message)
 
         async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+            assert client.instructions == INSTRUCTIONS  # the robot's, carried through
             names = [t.name for t in (await client.list_tools()).tools]
             assert "play_animation" in names
             nod = await client.call_tool(

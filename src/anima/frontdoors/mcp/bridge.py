@@ -36,7 +36,7 @@ async def run_bridge(url: str, token: str | None) -> None:
         raise AnimaError(f"mcp: the bridge to {url} failed: {exc}") from exc
 
 
-async def _serve(remote: Any, url: str) -> None:
+async def _serve(remote: Client, url: str) -> None:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -46,11 +46,11 @@ async def _serve(remote: Any, url: str) -> None:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(done, total, message)
+        async def forward(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
 
         result: types.CallToolResult = await remote.call_tool(
-            params.name, dict(params.arguments or {}), progress_callback=progress
+            params.name, dict(params.arguments or {}), progress_callback=forward
         )
         return result
 
@@ -87,7 +87,7 @@ async def _serve(remote: Any, url: str) -> None:
         "anima",
         version=__version__,
         title=f"anima robot at {url}",
-        instructions=getattr(remote, "instructions", None),
+        instructions=remote.instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -95,6 +95,6 @@ async def _serve(remote: Any, url: str) -> None:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
-    log.info("mcp: bridging stdio to %s (%s)", url, getattr(info, "name", "?"))
+    log.info("mcp: bridging stdio to %s (%s)", url, info.name if info is not None else "?")
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

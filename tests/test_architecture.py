@@ -129,3 +129,22 @@ def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
             lines = err.decode(errors="replace").strip().splitlines()
             failed[name] = lines[-1] if lines else f"exit status {process.returncode}"
     assert failed == {}
+
+
+@pytest.mark.integration  # a fresh interpreter
+def test_loading_the_config_imports_neither_numpy_nor_a_listening_or_speech_part() -> None:
+    """Every CLI command loads a config first: it must not pay for numpy or an engine (the floors
+    keep anima.listening and anima.speech out; numpy, outside the package, only a run can see)."""
+    heavy = ("numpy", "anima.listening", "anima.speech")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys, anima.config; print([m for m in {heavy!r} if m in sys.modules])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert run.stdout.strip() == "[]", run.stderr

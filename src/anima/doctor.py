@@ -247,10 +247,9 @@ def check_driver(config: AnimaConfig) -> Iterator[Check]:
     elif d.type == "serial":
         from anima.body import load_body
 
-        port = getattr(d, "port", None) or load_body(config.body.checker_ini).board.port
-        yield _serial(str(port))
+        yield _serial(d.port or load_body(config.body.checker_ini).board.port)
     elif d.type == "reachy_mini":
-        yield _reachy(str(getattr(d, "host", "localhost")), int(getattr(d, "port", 8000)))
+        yield _reachy(d.host, d.port)
     else:
         yield Check("driver", Status.WARN, f"{d.type}: no check for this driver")
 

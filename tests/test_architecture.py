@@ -148,3 +148,13 @@ def test_loading_the_config_imports_neither_numpy_nor_a_listening_or_speech_part
         check=True,
     )
     assert run.stdout.strip() == "[]", run.stderr
+
+
+@pytest.mark.fast
+def test_every_folder_of_modules_is_a_package() -> None:
+    """A folder of modules without ``__init__.py`` is a namespace package: import-linter's graph
+    leaves it out (anima.behaviour once was one, on no floor), and the wheel leaves it out too."""
+    folders = {p.parent for p in SRC.rglob("*.py") if "__pycache__" not in p.parts}
+    assert (
+        sorted(str(f.relative_to(SRC)) for f in folders if not (f / "__init__.py").exists()) == []
+    )

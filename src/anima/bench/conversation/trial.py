@@ -227,7 +227,9 @@ class Harness:
     def _pre_gesture(self, t0: float) -> None:
         started = threading.Event()
         unsubscribe = self.runtime.events.subscribe(
-            lambda e: started.set() if getattr(e, "name", "") == PRE_GESTURE else None,
+            lambda e: (
+                started.set() if isinstance(e, MoveStarted) and e.name == PRE_GESTURE else None
+            ),
             MoveStarted.kind,
         )
         try:

@@ -19,6 +19,7 @@ import numpy as np
 from anima.build import attach_agent
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
+from anima.listening.echo.source import EchoCancelledSource
 from anima.runtime import Runtime
 from anima.speech.reference import PlaybackReference
 from anima.speech.sinks import NullSink
@@ -73,7 +74,7 @@ def loop_while_talking(duplex: bool, seconds: float) -> LoopWhileTalking:
         after = runtime.engine.stats()
         late = runtime.engine.period_errors_since(before.ticks) * 1e3
         source = conversation.listener.source if conversation.listener is not None else None
-        cleaned = int(getattr(source, "frames", 0)) if duplex else 0
+        cleaned = source.frames if duplex and isinstance(source, EchoCancelledSource) else 0
         runtime.detach_agent()
     finally:
         runtime.stop(ease=False)

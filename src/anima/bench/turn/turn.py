@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from anima.bench.measure import percentile
 from anima.bench.turn.takes import VOICES, Take, Voice, iter_takes
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
+from anima.listening.turn.cues import CuesTurn
 from anima.listening.turn.detector import TurnDetector, make_turn
 from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
 
@@ -149,7 +150,7 @@ def run_take(
     return TurnOutcome(
         take=take.label, voice=take.voice, split=take.split, paused=take.pause_s > 0,
         ended_at=ended_at, delay_ms=delay, cut=cut,
-        reason=str(getattr(turn, "reason", "")) if turn is not None else "",
+        reason=turn.reason if isinstance(turn, CuesTurn) else "",
     )  # fmt: skip
 
 

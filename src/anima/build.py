@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from anima.body import Body
     from anima.clock import Clock
     from anima.drivers import Driver
-    from anima.listening.listener import RoundReport
+    from anima.listening.results import RoundReport
     from anima.listening.sources import AudioSource
     from anima.speech.base import AudioSink, TTSEngine
 

@@ -519,8 +519,7 @@ def test_the_remote_ears_survive_hostile_messages_and_report_them_bounded() -> N
             lambda e: Listener(
                 RawPcmSource(os.fdopen(read_end, "rb")),  # silence: nothing is heard
                 phrases=["nod"],
-                on_wake=e.on_wake,
-                on_final=e.on_final,
+                results=e.take,
             ),
             broker.address,
             "hostile",

@@ -164,9 +164,10 @@ def test_the_rule_planner_ignores_the_listeners_wake_phrase() -> None:
 def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
     runtime: Runtime,
 ) -> None:
-    from anima.agent.assembly import _hears_whisper, listening_phrases
+    from anima.agent.assembly import listening_phrases
     from anima.agent.vocabulary import robot_registry
-    from anima.listening.whisper.asr import prompt_text
+    from anima.listening.makers import recognizer_name
+    from anima.listening.whisper.text import prompt_text
 
     registry = robot_registry(runtime)
     words = listening_phrases(registry, ListenConfig(asr="whisper"))
@@ -181,8 +182,8 @@ def test_whisper_is_biased_with_every_phrase_and_pocketsphinx_gets_a_grammar(
     assert all(p in prompt.lower() for p in ("look left", "look down", "say hi", "stop"))
     grammar = listening_phrases(registry, ListenConfig(asr="pocketsphinx"))
     assert grammar == registry.grammar_phrases()
-    assert _hears_whisper(ListenConfig(asr="whisper"))
-    assert not _hears_whisper(ListenConfig(asr="pocketsphinx"))
+    assert recognizer_name(ListenConfig(asr="whisper")) == "whisper"
+    assert recognizer_name(ListenConfig(asr="pocketsphinx")) == "pocketsphinx"
 
 
 # ---------------------------------------------------------------------- other readings

@@ -151,8 +151,7 @@ def listen() -> Iterator[Callable[..., Harness]]:
         listener = Listener(
             source, config=ListenConfig(**config),  # type: ignore[arg-type]
             phrases=COMMANDS if phrases is None else phrases,
-            on_wake=heard.add, on_recording_started=heard.add, on_partial=heard.add,
-            on_final=heard.add, on_gave_up=heard.add, on_round=heard.add,
+            results=heard.add,
         )  # fmt: skip
         listener.start()
         started.append(listener)

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from anima.listening import ListenConfig, Listener, PushSource
+from anima.listening import ListenConfig, Listener, PushSource, RoundReport
 from anima.listening.audio import SAMPLE_RATE
 from anima.logtext import quoted
 from anima.testing.listening import FakeRecognizer, FakeVad
@@ -28,7 +28,8 @@ def _round(caplog: pytest.LogCaptureFixture, recognizer: FakeRecognizer, audio: 
     source = PushSource()
     listener = Listener(
         source, config=ListenConfig(wake_word=False, turn="silence", no_speech_timeout_s=0.5),
-        recognizer=recognizer, vad=FakeVad(), on_round=lambda r: done.set(),
+        recognizer=recognizer, vad=FakeVad(),
+        results=lambda r: done.set() if isinstance(r, RoundReport) else None,
     )  # fmt: skip
     with caplog.at_level(logging.INFO, logger="anima.listening"), listener:
         listener.wake()

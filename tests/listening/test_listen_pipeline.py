@@ -17,8 +17,17 @@ import numpy as np
 import pytest
 
 from anima.events import EventHub, ListenTimeout, Transcript, WakeDetected
-from anima.listening import ListenConfig, Listener, RawPcmSource, RecordingStart, WavSource
+from anima.listening import (
+    ListenConfig,
+    Listener,
+    ListenResult,
+    RawPcmSource,
+    RecordingStart,
+    RoundReport,
+    WavSource,
+)
 from anima.listening.audio import SAMPLE_RATE
+from anima.listening.results import is_wire_event
 from anima.listening.sources import write_wav
 
 SMALL = {"asr": "pocketsphinx", "wake": "keyphrase", "turn": "silence"}
@@ -186,9 +195,16 @@ def test_events_go_to_the_hub(espeak: Any, say: Any, tmp_path: Any, commands: An
     pad = np.zeros(SAMPLE_RATE // 2, dtype=np.int16)
     write_wav(wav, np.concatenate([pad, speech, pad, pad, pad]))
     done = threading.Event()
+
+    def take(result: ListenResult) -> None:  # the consumer publishes what the world is told
+        if is_wire_event(result):
+            hub.publish(result)
+        if isinstance(result, RoundReport):
+            done.set()
+
     listener = Listener(
-        WavSource(wav), config=ListenConfig(wake_word=False, **SMALL), phrases=commands, hub=hub,
-        on_round=lambda _: done.set(),
+        WavSource(wav), config=ListenConfig(wake_word=False, **SMALL), phrases=commands,
+        results=take,
     )  # fmt: skip
     listener.wake()  # queued before start: the round begins with the file
     with listener:
@@ -213,11 +229,17 @@ def test_stdin_pcm_at_22khz(espeak: Any, commands: Any) -> None:
     read_fd, write_fd = os.pipe()
     finals: list[str] = []
     done = threading.Event()
+
+    def take(result: ListenResult) -> None:
+        if isinstance(result, Transcript) and result.final:
+            finals.append(result.text)
+        elif isinstance(result, RoundReport):
+            done.set()
+
     with os.fdopen(read_fd, "rb") as stream:
         listener = Listener(
             RawPcmSource(stream, sample_rate=rate), config=ListenConfig(wake_word=False, **SMALL),
-            phrases=commands, on_final=lambda t: finals.append(t.text),
-            on_round=lambda _: done.set(),
+            phrases=commands, results=take,
         )  # fmt: skip
         listener.wake()
         with listener:

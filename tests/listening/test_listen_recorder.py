@@ -47,6 +47,8 @@ class ScriptedRecognizer:
     """Hears ``text``; partials are the number of frames fed."""
 
     name = "scripted"
+    confidence: float | None = None  # it cannot say
+    alternatives: tuple[str, ...] = ()
 
     def __init__(self, text: str = "wave") -> None:
         self.text = text
@@ -71,6 +73,8 @@ class ScriptedRecognizer:
     def cancel(self) -> None:
         self.cancels += 1
         self.on = False
+
+    def close(self) -> None: ...
 
 
 class FixedSpotter:

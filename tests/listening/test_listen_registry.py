@@ -183,7 +183,7 @@ def test_the_fakes_drive_a_real_listener() -> None:
     source = FakeSource(speech, reason=None)
     listener = Listener(
         source, config=ListenConfig(wake_word=False), recognizer=recognizer, vad=FakeVad(),
-        on_final=finals.append,
+        results=lambda r: finals.append(r) if isinstance(r, Transcript) and r.final else None,
     )  # fmt: skip
     listener.wake()
     listener.start()

@@ -311,6 +311,9 @@ def test_the_gates_cues_wait_while_the_vad_hears_silence_itself() -> None:
         def gated_need_s(self) -> float:
             return 0.25
 
+        def words_complete(self) -> bool:
+            return True
+
     def first_end(probs: list[float]) -> int | None:
         detector = SpeechDetector(Scripted(probs), turn=Falling())
         for i, f in enumerate(loud + room):

@@ -19,7 +19,7 @@ import pytest
 from anima.bench.wake.wake import Voice, count_wakes, speak
 from anima.bench.wake.wake import padded as bench_padded
 from anima.config.listening import ListenConfig
-from anima.events import Transcript
+from anima.events import Transcript, WakeDetected
 from anima.listening.asr import normalize
 from anima.listening.audio import resample
 from anima.listening.makers import make_spotter
@@ -251,7 +251,7 @@ def test_a_wake_phrase_at_sample_zero_of_a_wav_file_is_heard(
     TTS's own 22.05 kHz as `--audio-in` reads it: one wake, and the request is "wave" — with
     a second of silence after it, and with none (the stream's end was never taken for the end
     of the stretch, so the phrase was never read)."""
-    from anima.listening import Listener, WavSource
+    from anima.listening import Listener, ListenResult, RoundReport, WavSource
     from anima.listening.sources import write_wav
     from anima.speech.base import Cancel
 
@@ -266,10 +266,19 @@ def test_a_wake_phrase_at_sample_zero_of_a_wav_file_is_heard(
     wakes_heard: list[str] = []
     finals: list[str] = []
     done = threading.Event()
+
+    def take(result: ListenResult) -> None:
+        match result:
+            case WakeDetected():
+                wakes_heard.append(result.source)
+            case Transcript(final=True):
+                finals.append(normalize(result.text))
+            case RoundReport():
+                done.set()
+
     listener = Listener(
         WavSource(path), recognizer=whisper_asr, spotter=spotter,
-        on_wake=lambda w: wakes_heard.append(w.source),
-        on_final=lambda t: finals.append(normalize(t.text)), on_round=lambda r: done.set(),
+        results=take,
     )  # fmt: skip
     with listener:
         assert done.wait(10), (wakes_heard, finals)

@@ -30,9 +30,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rapidfuzz import fuzz, process
+
+if TYPE_CHECKING:
+    from anima.listening.listener import Listener
 
 Words = Literal["stop", "backchannel", "nothing", "other"]
 
@@ -92,14 +95,17 @@ HINTS = ("Mm-hmm.", "Uh-huh.", "Yeah.", "Okay.", "Right.", "I see.", "Sure.", "Y
 SecondReading = Callable[[str, Sequence[str]], "str | None"]
 
 
-def recognizer_reading(listener: Callable[[], object]) -> SecondReading:
+def recognizer_reading(listener: Callable[[], Listener | None]) -> SecondReading:
     """The second reading of ``listener()``'s recognizer, when it has one
     (:meth:`~anima.listening.whisper.asr.WhisperAsr.likelier`; looked up at each reading, since
     the conversation's listener may be set after it is made), else no reading."""
 
     def read(text: str, hints: Sequence[str]) -> str | None:
-        likelier = getattr(getattr(listener(), "recognizer", None), "likelier", None)
-        return likelier(text, hints) if likelier is not None else None
+        from anima.listening.asr import Weighs
+
+        heard = listener()
+        recognizer = heard.recognizer if heard is not None else None
+        return recognizer.likelier(text, hints) if isinstance(recognizer, Weighs) else None
 
     return read
 

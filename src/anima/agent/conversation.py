@@ -1,6 +1,7 @@
 """The conversation loop: wake → listen → plan → say and act → feedback, interruptible.
 
-One worker thread owns the dialogue; the listener's callbacks and wakes only hand it work.
+One worker thread owns the dialogue; what the listener sends up (:meth:`Conversation.take`,
+its one consumer) and wakes only hand it work.
 A wake at any stage interrupts what is in flight, event-driven:
 
 * while recording: the listener restarts the round itself;
@@ -66,6 +67,7 @@ from anima.logtext import quoted
 if TYPE_CHECKING:
     from anima.agent.port import RobotPort
     from anima.listening.listener import Listener
+    from anima.listening.results import ListenResult
 
 # PlannerCall is anima.agent.dialogue's now, still importable from here
 __all__ = ["NOT_CAUGHT", "TIMINGS", "Conversation", "PlannerCall"]
@@ -198,10 +200,29 @@ class Conversation:
         return canned(self.planner, NOT_CAUGHT)
 
     # ------------------------------------------------------------------ inputs
+    def take(self, result: ListenResult) -> None:
+        """What the listener sends up, in order (the conversation is its one consumer): a wake
+        interrupts, a partial may stop the robot, a final is planned, a round that heard
+        nothing ends the listening. Each result that is an event (wake, asr, listen_timeout,
+        notice) is then published for the outside world, even when handling it failed."""
+        try:
+            match result:
+                case WakeDetected():
+                    self.interrupt(result)
+                case Transcript(final=True):
+                    self.hear(result)
+                case Transcript():
+                    self.partial(result)
+                case ListenTimeout():
+                    self.gave_up(result)
+        finally:
+            if isinstance(result, Event):
+                self.robot.publish(result)
+
     def wake(self, source: str = "manual") -> None:
         """A wake from outside the audio (keyboard, MQTT, dashboard): interrupt and listen."""
         if self.listener is not None:
-            self.listener.wake(source)  # its on_wake comes back to interrupt()
+            self.listener.wake(source)  # its wake comes back through take() to interrupt()
         else:
             self.interrupt(WakeDetected(t=self._now(), source=source))
 
@@ -232,14 +253,14 @@ class Conversation:
         if transcript.final and transcript.text.strip():
             with self._lock:
                 generation = self._generation
-            confidence = getattr(transcript, "confidence", None)
+            confidence = transcript.confidence
             caught = confidence is None or confidence >= self.min_confidence
             if not caught:
                 self._notice(
                     f"not acted on: heard {transcript.text.strip()[:60]!r} with confidence "
                     f"{confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
                 )
-            others = tuple(getattr(transcript, "alternatives", ()))
+            others = tuple(transcript.alternatives)
             self.presence.to("thinking", f"heard {transcript.text.strip()[:40]!r}")
             self._requests.put((generation, transcript.text.strip(), others, caught, transcript.t))
 

@@ -29,7 +29,14 @@ from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor, adds_nothing
 from anima.agent.latency import TurnTiming
 from anima.agent.plan import refusal_speech, rejection_feedback
-from anima.agent.planners.base import Planner, PlannerReply, apology
+from anima.agent.planners.base import (
+    Acknowledges,
+    Planner,
+    PlannerReply,
+    Streams,
+    Understands,
+    apology,
+)
 from anima.agent.reply import ActionWords, Answer, failure_speech
 from anima.agent.understanding import About, Understander, Understanding, asr_phrases
 from anima.agent.understanding.readings import choose_reading
@@ -76,7 +83,7 @@ class Dialogue:
         self._timings = timings
         self._rounds = feedback_rounds
         self._words = ActionWords(registry)
-        self._streams = bool(getattr(planner, "streaming", False))
+        self._streams = isinstance(planner, Streams) and planner.streaming
         self._understander: Understander | None = None  # for a planner that has none
 
     def reading(self, text: str, others: tuple[str, ...]) -> str:
@@ -86,9 +93,13 @@ class Dialogue:
         can (:meth:`~anima.listening.whisper.asr.WhisperAsr.reread`) and the planner is the rule
         planner: an LLM reads free speech itself, and most of its chit-chat reads as nothing
         here, so reading again would delay nearly every turn by a decode for little."""
+        from anima.listening.asr import Rereads
+
         reread = None
-        if getattr(self.planner, "understanding", None) is not None:
-            reread = getattr(getattr(self._listener(), "recognizer", None), "reread", None)
+        listener = self._listener()
+        if isinstance(self.planner, Understands) and listener is not None:
+            recognizer = listener.recognizer
+            reread = recognizer.reread if isinstance(recognizer, Rereads) else None
         phrases = asr_phrases(self.registry) if reread is not None else []
         chosen, how = choose_reading(
             text, others, self.understand(), reread=reread, phrases=phrases
@@ -102,12 +113,11 @@ class Dialogue:
     def understand(self) -> Callable[[str], Understanding]:
         """The planner's understanding of a request (the rule planner's: it knows the last
         plan), or one of the registry's own."""
-        understand = getattr(self.planner, "understanding", None)
-        if understand is None:
-            if self._understander is None:
-                self._understander = Understander(self.registry, about=self._about)
-            understand = self._understander.understand
-        return understand
+        if isinstance(self.planner, Understands):
+            return self.planner.understanding
+        if self._understander is None:
+            self._understander = Understander(self.registry, about=self._about)
+        return self._understander.understand
 
     def turn(self, generation: int, text: str, heard_t: float) -> None:
         """Plan ``text``, say and act on the answer, and follow its feedback for at most
@@ -161,9 +171,8 @@ class Dialogue:
         return self._ask(generation, self.planner.feedback, summary)
 
     def _acknowledge(self, summary: str) -> None:
-        acknowledge = getattr(self.planner, "acknowledge", None)
-        if callable(acknowledge):
-            acknowledge(summary)
+        if isinstance(self.planner, Acknowledges):
+            self.planner.acknowledge(summary)
 
     def _ask(
         self, generation: int, call: PlannerCall, text: str, *, heard_t: float | None = None
@@ -184,7 +193,7 @@ class Dialogue:
         try:
             reply = call(text, answer) if self._streams else call(text)
         except Exception as exc:
-            log.exception("planner %s raised", getattr(self.planner, "name", "?"))
+            log.exception("planner %s raised", self.planner.name)
             reason = f"{type(exc).__name__}: {exc}"
             self._notice(f"planner failed: {reason[:200]}")
             reply = apology(reason[:200])

@@ -129,7 +129,7 @@ class Interruptions:
         """A final: True when it was heard over the robot and lets it go on (drop it); one that
         stops the robot stops it here, and is then planned as any request."""
         heard = transcript.text.strip()[:40]
-        decision = self.barge.on_final(transcript.text, getattr(transcript, "confidence", None))
+        decision = self.barge.on_final(transcript.text, transcript.confidence)
         if decision == "go_on":
             log.info("barge-in: %r: the robot goes on", heard)
             return True

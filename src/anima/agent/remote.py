@@ -18,12 +18,15 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anima.events import Transcript, WakeDetected
 from anima.listening.listener import Listener
 from anima.wire.mqtt import BrokerAddress, Credentials, connack_reason, new_client
 from anima.wire.topics import Topics
+
+if TYPE_CHECKING:
+    from anima.listening.results import ListenResult
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,15 @@ class RemoteEars:
             self._client = None
 
     # ------------------------------------------------------------------ listener → runtime
+    def take(self, result: ListenResult) -> None:
+        """What the listener sends up (the ears are its consumer): a wake and a final go to
+        the runtime; the rest stays here."""
+        match result:
+            case WakeDetected():
+                self.on_wake(result)
+            case Transcript(final=True):
+                self.on_final(result)
+
     def on_wake(self, event: WakeDetected) -> None:
         self._publish("listen", event.source)
         self._report(f"wake ({event.source}): listening")

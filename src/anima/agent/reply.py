@@ -32,7 +32,7 @@ from anima import commands as cmd
 from anima.agent.executor import PlanResult, PlanTask, StepResult
 from anima.agent.gestures import MAX_REPLY_GESTURES, bounded_gestures, warn_dropped
 from anima.agent.plan import parse_plan
-from anima.agent.planners.base import MAX_SPOKEN_CHARS, speakable
+from anima.agent.planners.base import MAX_SPOKEN_CHARS, Understands, speakable
 from anima.errors import AnimaError, InvalidCommandError, PlanError
 from anima.events import StepStatus
 from anima.language import markup
@@ -308,9 +308,9 @@ def canned(planner: object, not_caught: str) -> list[str]:
     being asked (the rule planner: one question of each kind its understanding answers). An LLM
     is never asked."""
     texts = [not_caught]
-    understanding = getattr(planner, "understanding", None)
-    if not callable(understanding):
+    if not isinstance(planner, Understands):
         return texts
+    understanding = planner.understanding
     from anima.agent.understanding.talk import QUESTIONS
 
     for phrases in QUESTIONS.values():
@@ -319,8 +319,8 @@ def canned(planner: object, not_caught: str) -> list[str]:
         except Exception:  # a planner that cannot answer now answers later
             log.debug("no canned answer to %r", phrases[0], exc_info=True)
             continue
-        response = getattr(understood, "response", "")
-        if getattr(understood, "kind", "") == "answer" and response not in texts:
+        response = understood.response
+        if understood.kind == "answer" and response not in texts:
             texts.append(speakable(response))
     return texts
 

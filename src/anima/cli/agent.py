@@ -14,8 +14,11 @@ from anima.errors import AnimaError, CommandRefusedError
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
-    from anima.config import AnimaConfig
+    from anima.agent.remote import RemoteEars
+    from anima.config import AnimaConfig, ListenConfig
     from anima.humanoid.spec import RobotState
+    from anima.listening import Listener, ListenResult
+    from anima.listening.sources import AudioSource
 
 app = typer.Typer(
     help="The agent's actions: what planners may ask the robot to do.", no_args_is_help=True
@@ -152,13 +155,12 @@ def agent_command(
     import signal
     import threading
 
-    from anima.agent.assembly import listening_phrases
     from anima.agent.remote import RemoteEars
     from anima.agent.understanding import About, Understander, asr_phrases
     from anima.agent.understanding.readings import choose_reading
     from anima.config import load_config
     from anima.events import Transcript
-    from anima.listening.listener import Listener
+    from anima.listening.asr import Rereads
     from anima.listening.makers import make_source
     from anima.wire.mqtt import BrokerAddress, Credentials
     from anima.wire.printable import printable
@@ -174,32 +176,23 @@ def agent_command(
             raise CommandRefusedError("anima agent needs audio: --audio-in mic, stdin or a .wav")
 
         registry = configured_registry(cfg, None)  # as the runtime's agent has it
-        phrases = listening_phrases(registry, cfg.listen)
         understander = Understander(
             registry, about=About(name=cfg.agent.name, wake_phrase=cfg.listen.wake_phrase)
         )
 
         def choose(heard: Transcript) -> str:
-            reread = getattr(ears.listener.recognizer, "reread", None)
+            recognizer = ears.listener.recognizer
+            reread = recognizer.reread if isinstance(recognizer, Rereads) else None
             chosen, _ = choose_reading(
                 heard.text.strip(), heard.alternatives, understander.understand,
                 reread=reread, phrases=asr_phrases(registry),
             )  # fmt: skip
             return chosen
 
-        def make(ears: RemoteEars) -> Listener:
-            return Listener(
-                source,
-                config=cfg.listen,
-                phrases=phrases,
-                on_wake=ears.on_wake,
-                on_final=ears.on_final,
-                on_partial=lambda t: typer.echo(f"… {printable(t.text, 400)}"),
-            )
-
         ears = RemoteEars(
             # what it reports comes from the broker (anyone's payloads): escaped, one line each
-            make, BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix,
+            lambda ears: _ears_listener(ears, cfg.listen, source, registry),
+            BrokerAddress.parse(broker), prefix or cfg.mqtt.prefix,
             report=lambda line: typer.echo(printable(line, 1000)),
             choose=choose, credentials=Credentials.of(cfg.mqtt),  # the config's login and TLS
         )  # fmt: skip
@@ -217,3 +210,27 @@ def agent_command(
         stop.wait()
     finally:
         ears.stop()
+
+
+def _ears_listener(
+    ears: RemoteEars, listen: ListenConfig, source: AudioSource, registry: ActionRegistry
+) -> Listener:
+    """The listener of ``anima agent``: what it hears goes to ``ears`` (a partial is shown)."""
+    from anima.agent.assembly import recognizer_phrases
+    from anima.events import Transcript
+    from anima.listening import make_listener
+    from anima.wire.printable import printable
+
+    def take(result: ListenResult) -> None:
+        if isinstance(result, Transcript) and not result.final:
+            typer.echo(f"… {printable(result.text, 400)}")
+        else:
+            ears.take(result)
+
+    listener = make_listener(
+        listen, source, phrases=lambda asr: recognizer_phrases(registry, asr),
+        echo=False,  # the robot's speaker is not here: nothing to cancel
+        results=take,
+    )  # fmt: skip
+    assert listener is not None  # a source object always makes one
+    return listener

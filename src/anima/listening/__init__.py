@@ -2,23 +2,30 @@
 
 ::
 
-    sources.py    AudioSource: microphone, WAV file, stdin PCM, PushSource → 16 kHz frames
+    making.py     make_listener: the whole listener from its config, in one call
+    listener.py   Listener: the recorder on a worker thread, its results sent up in order
+    results.py    ListenResult: the one stream of typed results (wake, transcripts, timeout…)
+    recorder.py   Recorder: the rounds wake → record → endpoint → transcript, on audio time
+    makers.py     the parts a config names, made through their registries (the Whisper choice)
+    registry.py   the registries (anima.config.listening_parts) and what auto asks
+    sources/      AudioSource: microphone, WAV file, stdin PCM, PushSource → 16 kHz frames
     audio.py      the frame format, resampling, framing
     vad.py        Vad (Silero, energy fallback) and SpeechDetector (start/end hysteresis)
-    asr.py        Recognizer; pocketsphinx with a command grammar or the language model
-    whisper.py    WhisperAsr: open vocabulary, Whisper tiny.en on CTranslate2 (the default)
-    registry.py   one registry per kind (source, VAD, wake, ASR, turn), checked at config load
-    wake.py       KeyphraseSpotter ("hey robot") and WakeTrigger (keyboard, MQTT)
-    recorder.py   Recorder: the rounds wake → record → endpoint → transcript, on audio time
-    listener.py   Listener: the recorder on a worker thread, callbacks and events
-    config.py     ListenConfig
+    asr.py        Recognizer (and its optional Rereads, Weighs); pocketsphinx
+    whisper/      WhisperAsr: open vocabulary, Whisper tiny.en on CTranslate2 (the default)
+    wake/         the wake spotters ("hey robot") and WakeTrigger (keyboard, MQTT)
+    turn/         the end of a turn: silence, or the words and the voice's pitch
+    echo/         full duplex: the robot's own voice taken out of its microphone
 
+The configuration is :class:`~anima.config.listening.ListenConfig` (also importable from here).
 The optional packages (``pip install 'anima[listen]'``) are imported when a model loads.
 """
 
 from anima.config.listening import ListenConfig
-from anima.listening.listener import Listener, RecordingStart, RoundReport
+from anima.listening.listener import Listener
+from anima.listening.making import make_listener
 from anima.listening.recorder import Round
+from anima.listening.results import ListenResult, RecordingStart, RoundReport
 from anima.listening.sources import (
     AudioSource,
     MicrophoneSource,
@@ -31,6 +38,7 @@ from anima.listening.wake.trigger import WakeTrigger
 __all__ = [
     "AudioSource",
     "ListenConfig",
+    "ListenResult",
     "Listener",
     "MicrophoneSource",
     "PushSource",
@@ -40,4 +48,5 @@ __all__ = [
     "RoundReport",
     "WakeTrigger",
     "WavSource",
+    "make_listener",
 ]

@@ -47,6 +47,8 @@ class Recognizer(Protocol):
     name: str
     # how sure it is of the utterance last finished, 0-1 (None: the engine cannot say)
     confidence: float | None
+    # the utterance last finished read other ways, best first (Whisper's beam; () for none)
+    alternatives: tuple[str, ...]
 
     def load(self) -> None:
         """Load models (may take a second); raises when unavailable."""
@@ -66,6 +68,33 @@ class Recognizer(Protocol):
 
     def cancel(self) -> None:
         """End the utterance, discarding it."""
+        ...
+
+    def close(self) -> None:
+        """Free what :meth:`load` took (a worker process, a decoding thread); nothing when it
+        holds nothing."""
+        ...
+
+
+@runtime_checkable
+class Rereads(Protocol):
+    """A recognizer that can read its last final again with other words in mind (Whisper): what
+    the agent asks when it cannot read a request (docs/listening.md, *Reading again*)."""
+
+    def reread(self, text: str, hints: Sequence[str]) -> tuple[str, ...]:
+        """``text`` (the last final) read again with ``hints`` in mind: its readings, best
+        first; nothing when ``text`` is not the last final any more."""
+        ...
+
+
+@runtime_checkable
+class Weighs(Protocol):
+    """A recognizer that can say whether another reading of its last final is at least as
+    likely (Whisper): full duplex's second opinion on words heard over the robot."""
+
+    def likelier(self, text: str, hints: Sequence[str]) -> str | None:
+        """``text`` (the last final) read again with ``hints`` in mind: the new reading when it
+        is at least as likely, else None."""
         ...
 
 
@@ -125,6 +154,7 @@ class PocketsphinxAsr:
     # pocketsphinx 5's posterior is not computed with bestpath off (the grammar's setting) and
     # means little with the language model: no confidence
     confidence: float | None = None
+    alternatives: tuple[str, ...] = ()  # one reading only
 
     def __init__(self, *, phrases: Sequence[str] = (), mode: str = "grammar") -> None:
         if mode not in ASR_MODES:

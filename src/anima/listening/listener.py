@@ -6,11 +6,11 @@ round does). Nothing polls: the worker blocks on the queue. ``wake()`` and ``sto
 queue (interrupts are never stuck behind audio); ``gate()`` stays in order with the audio, since
 it says which audio to ignore.
 
-Results come out as callbacks, on the worker thread (keep them short: hand work off), and as
-events on an :class:`~anima.events.EventHub` when one is given: :class:`WakeDetected` (``wake``),
-:class:`Transcript` (``asr``, partial then final), :class:`ListenTimeout` (``listen_timeout``).
-``on_round`` gets a :class:`RoundReport` per round with its stream positions and clock times,
-for benchmarks.
+Results go up as one stream of typed results (:data:`~anima.listening.results.ListenResult`:
+wake, recording started, partial and final transcripts, gave up, notice, the round's report) to
+the one consumer given as ``results``, in order, on the worker thread (keep it short: hand work
+off). The consumer publishes what the outside world is told (:mod:`anima.listening.results`).
+:func:`~anima.listening.making.make_listener` makes one from its config.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from anima.clock import Clock, MonotonicClock
 from anima.config.listening import ListenConfig
 from anima.errors import EngineStateError
-from anima.events import Event, ListenTimeout, Notice, Publisher, Transcript, WakeDetected
+from anima.events import ListenTimeout, Notice, Transcript, WakeDetected
 from anima.listening.asr import Recognizer
 from anima.listening.audio import FRAME_SAMPLES, Frame
 from anima.listening.makers import make_recognizer, make_spotter
@@ -37,9 +36,9 @@ from anima.listening.recorder import (
     Partial,
     Recorder,
     RecordingStarted,
-    Round,
     Woke,
 )
+from anima.listening.results import ListenResult, RecordingStart, RoundReport
 from anima.listening.sources import AudioSource
 from anima.listening.turn.detector import turn_for
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
@@ -49,7 +48,6 @@ from anima.logtext import quoted
 
 logger = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
 _URGENT, _IN_ORDER = 0, 1  # queue priorities: interrupts before audio
 
 
@@ -62,25 +60,6 @@ def speech_detector(config: ListenConfig, vad: Vad) -> SpeechDetector:
         vad, start_threshold=config.vad_start_threshold, end_threshold=config.vad_end_threshold,
         start_frames=config.vad_start_frames, end_s=config.endpoint_silence_s, turn=turn,
     )  # fmt: skip
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecordingStart:
-    """Recording began (``t``: clock seconds); ``restarted`` when it replaced a round."""
-
-    t: float
-    restarted: bool
-
-
-@dataclass(frozen=True, kw_only=True)
-class RoundReport:
-    """One round's stream positions and clock times (``None``: it did not happen)."""
-
-    round: Round
-    wake_t: float  # a manual wake: when wake() was called; a phrase: when its frame arrived
-    started_t: float  # when recording started (after the wake was handled)
-    decided_arrival_t: float | None  # when the frame that decided the round arrived
-    decided_t: float  # when the outcome had been delivered to the callbacks
 
 
 @dataclass(frozen=True)
@@ -100,7 +79,8 @@ class Listener:
     VAD, spotter and turn detector default to what ``config`` names (``asr``,
     :func:`~anima.listening.vad.load_vad` for ``vad``, ``wake`` when ``config.wake_word``,
     ``turn``); pass others to replace them. ``trigger`` connects a :class:`WakeTrigger` while
-    started. The constructor loads nothing; ``start`` loads the models (~0.1–0.3 s; Whisper
+    started. ``results`` takes everything the listener sends up (module docstring). The
+    constructor loads nothing; ``start`` loads the models (~0.1–0.3 s; Whisper
     ~1 s) and opens the source.
     """
 
@@ -115,18 +95,12 @@ class Listener:
         spotter: Spotter | None = None,
         trigger: WakeTrigger | None = None,
         clock: Clock | None = None,
-        hub: Publisher | None = None,
-        on_wake: Callable[[WakeDetected], None] | None = None,
-        on_recording_started: Callable[[RecordingStart], None] | None = None,
-        on_partial: Callable[[Transcript], None] | None = None,
-        on_final: Callable[[Transcript], None] | None = None,
-        on_gave_up: Callable[[ListenTimeout], None] | None = None,
-        on_round: Callable[[RoundReport], None] | None = None,
+        results: Callable[[ListenResult], None] | None = None,
     ) -> None:
         self.config = config = config or ListenConfig()
         self.source = source
         self.clock = clock or MonotonicClock(spin_s=0.0)
-        self._hub = hub
+        self._results = results
         # what the listener makes itself it also closes (worker processes, models); a
         # recognizer or spotter given here is the caller's to close
         self._owned: list[Recognizer | Spotter] = []
@@ -141,12 +115,6 @@ class Listener:
             self._owned.append(self.spotter)
         self._trigger = trigger
         self._untrigger: Callable[[], None] | None = None
-        self._on_wake = on_wake
-        self._on_recording_started = on_recording_started
-        self._on_partial = on_partial
-        self._on_final = on_final
-        self._on_gave_up = on_gave_up
-        self._on_round = on_round
         self._queue: queue.PriorityQueue[tuple[int, int, _Message]] = queue.PriorityQueue()
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
@@ -218,9 +186,7 @@ class Listener:
             self.recognizer.cancel()
         for part in self._owned:
             try:
-                close = getattr(part, "close", None)  # not every Recognizer holds anything
-                if close is not None:
-                    close()
+                part.close()
             except Exception:  # closing one worker must not keep the others open
                 logger.exception("listener: closing %r failed", part)
 
@@ -286,65 +252,49 @@ class Listener:
 
     def _deliver(self, outcomes: list[Outcome], arrival_t: float) -> None:
         for outcome in outcomes:
-            now = self.clock.now()
-            if isinstance(outcome, Woke):
-                if outcome.source != "manual":
-                    self._wake_t = arrival_t
-                wake = WakeDetected(t=now, source=outcome.source, phrase=outcome.phrase)
-                self._call(self._on_wake, wake)
-                event: Event = wake
-            elif isinstance(outcome, RecordingStarted):
-                self._started_t = now
-                self._call(self._on_recording_started,
-                           RecordingStart(t=now, restarted=outcome.restarted))  # fmt: skip
-                continue
-            elif isinstance(outcome, Final):
-                logger.info("heard: %s%s", quoted(outcome.text), _confidence(outcome.confidence))
-                heard = Transcript(t=now, text=outcome.text, final=True,
-                                   confidence=outcome.confidence,
-                                   alternatives=outcome.alternatives,
-                                   voiced_s=outcome.voiced_s)  # fmt: skip
-                self._call(self._on_final, heard)
-                event = heard
-            elif isinstance(outcome, Partial):
-                heard = Transcript(t=now, text=outcome.text, final=False)
-                self._call(self._on_partial, heard)
-                event = heard
-            elif isinstance(outcome, GaveUp):
-                logger.info(
-                    "heard nothing to act on (%s after %.1f s%s)", outcome.reason,
-                    outcome.waited_s, f": {quoted(outcome.text)}" if outcome.text else "",
-                )  # fmt: skip
-                timeout = ListenTimeout(
-                    t=now, reason=outcome.reason, waited_s=outcome.waited_s, text=outcome.text
-                )
-                self._call(self._on_gave_up, timeout)
-                event = timeout
-            else:
-                report = RoundReport(
-                    round=outcome.round, wake_t=self._wake_t, started_t=self._started_t,
-                    decided_arrival_t=arrival_t if outcome.round.outcome != "restarted" else None,
-                    decided_t=self.clock.now(),
-                )  # fmt: skip
-                self._call(self._on_round, report)
-                continue
-            self._publish(event)
+            self._send(self._result(outcome, arrival_t))
+
+    def _result(self, outcome: Outcome, arrival_t: float) -> ListenResult:
+        """The result the consumer is sent for one of the recorder's outcomes (and its log)."""
+        now = self.clock.now()
+        if isinstance(outcome, Woke):
+            if outcome.source != "manual":
+                self._wake_t = arrival_t
+            return WakeDetected(t=now, source=outcome.source, phrase=outcome.phrase)
+        if isinstance(outcome, RecordingStarted):
+            self._started_t = now
+            return RecordingStart(t=now, restarted=outcome.restarted)
+        if isinstance(outcome, Final):
+            logger.info("heard: %s%s", quoted(outcome.text), _confidence(outcome.confidence))
+            return Transcript(t=now, text=outcome.text, final=True, confidence=outcome.confidence,
+                              alternatives=outcome.alternatives,
+                              voiced_s=outcome.voiced_s)  # fmt: skip
+        if isinstance(outcome, Partial):
+            return Transcript(t=now, text=outcome.text, final=False)
+        if isinstance(outcome, GaveUp):
+            logger.info(
+                "heard nothing to act on (%s after %.1f s%s)", outcome.reason,
+                outcome.waited_s, f": {quoted(outcome.text)}" if outcome.text else "",
+            )  # fmt: skip
+            return ListenTimeout(
+                t=now, reason=outcome.reason, waited_s=outcome.waited_s, text=outcome.text
+            )
+        return RoundReport(
+            round=outcome.round, wake_t=self._wake_t, started_t=self._started_t,
+            decided_arrival_t=arrival_t if outcome.round.outcome != "restarted" else None,
+            decided_t=self.clock.now(),
+        )  # fmt: skip
 
     def _notice(self, message: str) -> None:
-        self._publish(Notice(t=self.clock.now(), source="listen", message=message))
+        self._send(Notice(t=self.clock.now(), source="listen", message=message))
 
-    def _publish(self, event: Event) -> None:
-        if self._hub is not None:
-            self._hub.publish(event)
-
-    @staticmethod
-    def _call(callback: Callable[[_T], None] | None, value: _T) -> None:
-        if callback is None:
+    def _send(self, result: ListenResult) -> None:
+        if self._results is None:
             return
         try:
-            callback(value)
-        except Exception:
-            logger.exception("listener: callback %r failed", callback)
+            self._results(result)
+        except Exception:  # the consumer's fault must not end the worker
+            logger.exception("listener: the consumer of %s failed", type(result).__name__)
 
 
 def _confidence(confidence: float | None) -> str:

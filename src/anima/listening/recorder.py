@@ -369,9 +369,9 @@ class Recorder:
         """End the round: a final transcript, or giving up with ``reason``."""
         waited = active.recorded / SAMPLE_RATE
         if text and len(text) >= self.config.min_chars:
-            confidence = getattr(self.recognizer, "confidence", None)  # older ones have none
-            others = tuple(getattr(self.recognizer, "alternatives", ()))  # Whisper's n-best
-            out: list[Outcome] = [Final(text=text, confidence=confidence, alternatives=others,
+            recognizer = self.recognizer
+            out: list[Outcome] = [Final(text=text, confidence=recognizer.confidence,
+                                        alternatives=tuple(recognizer.alternatives),
                                         voiced_s=active.voiced / SAMPLE_RATE)]  # fmt: skip
             reason = "final"
         elif text:

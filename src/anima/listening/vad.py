@@ -25,7 +25,7 @@ import numpy as np
 from anima.config.listening_parts import VADS
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.audio import FRAME_S, FRAME_SAMPLES, Frame
-from anima.listening.turn.detector import TurnDetector, silence_frames
+from anima.listening.turn.detector import GatedTurn, TurnDetector, silence_frames
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +171,10 @@ class SpeechDetector:
         if not 0 < end_threshold <= start_threshold < 1:
             raise ConfigError("VAD thresholds must satisfy 0 < end ≤ start < 1")
         # the level gate is the turn detector's (CuesTurn: LEVEL_GATE_DB; SilenceTurn: none)
-        gate = getattr(turn, "level_gate_db", None) if level_gate_db is None else level_gate_db
+        gated = self._gated_turn = turn if isinstance(turn, GatedTurn) else None
+        if level_gate_db is None and gated is not None:
+            level_gate_db = gated.level_gate_db
+        gate = level_gate_db
         if gate is not None and not (math.isfinite(gate) and gate > 0):
             raise ConfigError(f"VAD level gate must be > 0 dB, got {gate!r}")
         self.level_gate_db: float | None = gate
@@ -191,9 +194,12 @@ class SpeechDetector:
         self._below = 0  # consecutive frames below the gate
         self._gate_run = 0  # consecutive frames silent or gated: the gate's own run
         # the gate ends a turn after the turn detector's hold (the longest it waits), at least
-        self._hold_frames = max(self._end_frames, silence_frames(getattr(turn, "hold_s", 0.0)))
+        hold_s = gated.hold_s if gated is not None else 0.0
+        self._hold_frames = max(self._end_frames, silence_frames(hold_s))
         # a silence only the gate hears ends as the turn's cues say (CuesTurn.gate_cues)
-        self.gate_cues = bool(getattr(turn, "gate_cues", False) if gate_cues is None else gate_cues)
+        if gate_cues is None:
+            gate_cues = gated is not None and gated.gate_cues
+        self.gate_cues = gate_cues
         self._gate_need: float | None = None  # the turn's silence, judged as the level fell
 
     @property
@@ -221,8 +227,7 @@ class SpeechDetector:
 
     def _words_complete(self) -> bool:
         """The turn detector's words could end the request (a detector without words: yes)."""
-        check = getattr(self.turn, "words_complete", None)
-        return bool(check()) if callable(check) else True
+        return self._gated_turn is None or self._gated_turn.words_complete()
 
     def _gated(self, frame: Frame, p: float) -> float:
         """``p``, or 0 when the frame is ``level_gate_db`` below this utterance's speech level:
@@ -241,8 +246,8 @@ class SpeechDetector:
             # as late as Silero's own silence would come: the cues' waits were measured with it
             self._below += 1
             if self._below == 1 and self.gate_cues:
-                need = getattr(self.turn, "gated_need_s", None)
-                self._gate_need = need() if callable(need) else None
+                gated = self._gated_turn
+                self._gate_need = gated.gated_need_s() if gated is not None else None
             return 0.0 if self._below > GATE_LAG_FRAMES else p
         self._below = 0
         self._gate_need = None

@@ -27,9 +27,12 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from anima.errors import PlannerError
+
+if TYPE_CHECKING:
+    from anima.agent.understanding import Understanding
 
 APOLOGY = "Sorry, I can't think right now. Please try again."  # spoken when a planner fails
 MAX_SPOKEN_CHARS = 500  # a few sentences: what of a reply is spoken; the rest is dropped
@@ -83,6 +86,30 @@ class Planner(Protocol):
     def close(self) -> None:
         """Release connections and join helper threads."""
         ...
+
+
+# what some planners can do besides (each checked with isinstance, so mypy checks its use)
+@runtime_checkable
+class Understands(Protocol):
+    """A planner that reads requests itself (the rule planner): the conversation asks its
+    understanding (which knows the last plan) and reads a request again only for it."""
+
+    def understanding(self, request: str) -> Understanding: ...
+
+
+@runtime_checkable
+class Acknowledges(Protocol):
+    """A planner told that the feedback of a plan was given without asking it for an answer
+    (the OpenAI planner keeps it in its history)."""
+
+    def acknowledge(self, summary: str) -> None: ...
+
+
+@runtime_checkable
+class Streams(Protocol):
+    """A planner that may stream its replies (``plan(request, sink)``: :class:`ReplySink`)."""
+
+    streaming: bool  # whether it streams now (its config's choice)
 
 
 def interrupted_reply() -> PlannerReply:

@@ -68,7 +68,8 @@ class Understander:
         self.about = about or About()
         ignored = (self.about.wake_phrase, self.about.name, "hey " + self.about.name)
         self._matcher = Matcher(registry, ignored=ignored)
-        # Whisper's prompt lists these, the shortest first (anima.listening.whisper.text.prompt_text)
+        # Whisper's prompt lists these, the shortest first
+        # (anima.listening.whisper.text.prompt_text)
         prompt = sorted(asr_phrases(registry), key=lambda p: len(p.split()))
         self._prompt = [tuple(tokens(p)) for p in prompt]
         self._can = abilities(registry, 5)  # "wave, nod, shake my head, look around and…"

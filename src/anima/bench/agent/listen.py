@@ -25,7 +25,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.errors import AnimaError
-from anima.listening import ListenConfig, Listener, PushSource, RecordingStart, RoundReport
+from anima.listening import (
+    ListenConfig,
+    Listener,
+    ListenResult,
+    PushSource,
+    RecordingStart,
+    RoundReport,
+)
 from anima.listening.asr import normalize
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, resample
 from anima.speech.base import Cancel, TTSEngine
@@ -97,11 +104,11 @@ class _Seen:
         self.reports: list[RoundReport] = []
         self._starts: queue.SimpleQueue[RecordingStart] = queue.SimpleQueue()
 
-    def started(self, start: RecordingStart) -> None:
-        self._starts.put(start)
-
-    def ended(self, report: RoundReport) -> None:
-        self.reports.append(report)
+    def take(self, result: ListenResult) -> None:
+        if isinstance(result, RecordingStart):
+            self._starts.put(result)
+        elif isinstance(result, RoundReport):
+            self.reports.append(result)
 
     def next_start(self, timeout: float) -> RecordingStart | None:
         try:
@@ -147,7 +154,7 @@ def run_listen_bench(repeats: int = 2, voice: str = "auto") -> ListenBenchResult
     source = PushSource()
     listener = Listener(
         source, config=config, phrases=COMMANDS,
-        on_recording_started=seen.started, on_round=seen.ended,
+        results=seen.take,
     )  # fmt: skip
     t0 = time.perf_counter()
     listener.start()

@@ -273,9 +273,7 @@ def run_asr_bench(
                     recognizer.transcribe(audio)
                     result.decode_ms.append((time.perf_counter() - t0) * 1000)
         finally:
-            close = getattr(recognizer, "close", None)
-            if close is not None:
-                close()
+            recognizer.close()
     return result
 
 

@@ -37,7 +37,7 @@ from anima.agent.barge_in import BargeIn
 from anima.bench.conversation.audio import LOUD, Speaker
 from anima.bench.duplex.sets import SPLITS, Trial, trials
 from anima.config.listening import ListenConfig
-from anima.listening.asr import Recognizer
+from anima.listening.asr import Recognizer, Weighs
 from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.echo.canceller import EchoCanceller, ResidualGuard, erle_db, make_echo
 from anima.listening.listener import speech_detector
@@ -137,7 +137,8 @@ def _run_trial(
     recorder = Recorder(cfg, recognizer, speech_detector(cfg, vad))
     guard = ResidualGuard(margin_db=GUARD_DB)
     barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.barge_in_confidence,
-                    second_reading=getattr(recognizer, "likelier", None))  # fmt: skip
+                    second_reading=recognizer.likelier if isinstance(recognizer, Weighs)
+                    else None)  # fmt: skip
     playing, near, onset = _mix(trial)
     heard = _Heard()
     aec_erle = _Erle()

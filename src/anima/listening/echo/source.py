@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from anima.errors import ConfigError
 from anima.listening.audio import FRAME_SAMPLES, Frame
-from anima.listening.echo.canceller import EchoCanceller, ResidualGuard
+from anima.listening.echo.canceller import EchoCanceller, ResidualGuard, make_echo
 from anima.listening.sources import AudioSource, FrameSink
 from anima.speech.reference import ReferenceReader
+
+if TYPE_CHECKING:
+    from anima.config.listening import ListenConfig
+    from anima.speech.reference import PlaybackReference
 
 
 class EchoCancelledSource:
@@ -56,3 +63,13 @@ class _Cleaning:
 
     def end(self, reason: str) -> None:
         self._sink.end(reason)
+
+
+def echo_cancelled(
+    source: AudioSource, config: ListenConfig, playback: PlaybackReference | None
+) -> EchoCancelledSource:
+    """Full duplex: ``source`` with the robot's own voice taken out (the canceller
+    ``config.echo`` names, fed what the speech sink played: ``playback``)."""
+    if playback is None:
+        raise ConfigError("listen.duplex needs the runtime's speech (a TTS engine and its sink)")
+    return EchoCancelledSource(source, playback.reader(), make_echo(config.echo))

@@ -55,6 +55,25 @@ class TurnDetector(Protocol):
         ...
 
 
+@runtime_checkable
+class GatedTurn(TurnDetector, Protocol):
+    """A turn detector that also rules the level gate (:class:`~anima.listening.vad.SpeechDetector`
+    asks it, :class:`~anima.listening.turn.cues.CuesTurn` is one): frames ``level_gate_db``
+    below the utterance's voice are the room's (babble the VAD calls speech)."""
+
+    level_gate_db: float | None  # None: no gate
+    hold_s: float  # the longest silence it waits: a silence only the gate hears ends after it
+    gate_cues: bool  # such a silence may end sooner, as the cues say (gated_need_s)
+
+    def words_complete(self) -> bool:
+        """The newest words could be a whole request (a gated silence may end the turn)."""
+        ...
+
+    def gated_need_s(self) -> float | None:
+        """The silence the turn needs, judged as the level falls; None: the gate's hold."""
+        ...
+
+
 def silence_frames(seconds: float) -> int:
     """Whole frames that make up ``seconds`` of silence (at least one)."""
     return max(1, math.ceil(seconds / FRAME_S - 1e-9))

@@ -88,6 +88,37 @@ def test_a_wake_while_speaking_stops_the_speech(runtime: Runtime, recorder: Reco
         conv.stop()
 
 
+def test_what_the_listener_sends_up_is_acted_on_then_published(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    """The conversation is the listener's one consumer: each result is handled, and the ones
+    the outside world is told of (wake, asr, listen_timeout, notice) are published, in order."""
+    from anima.events import ListenTimeout, Notice, PlanStarted, WakeDetected
+    from anima.listening import RecordingStart
+
+    conv = _conversation(runtime)
+    try:
+        mark = recorder.mark()
+        conv.take(WakeDetected(t=1.0, source="keyphrase", phrase="hey robot"))
+        conv.take(RecordingStart(t=1.1, restarted=False))  # the round's timing: not published
+        conv.take(Transcript(t=1.5, text="no", final=False))
+        conv.take(Transcript(t=2.0, text="nod", final=True, confidence=0.9))
+        conv.take(ListenTimeout(t=3.0, reason="no_speech", waited_s=5.0))
+        conv.take(Notice(t=3.1, source="listen", message="a part fell back"))
+        planned = recorder.wait_for(PlanStarted, since=mark)
+        assert planned.steps == ("play_animation(name='nod')",)  # the final was planned
+        recorder.wait_for(lambda e: isinstance(e, Notice) and e.source == "listen", since=mark)
+        told = [e for e in recorder.events[mark:] if e.kind in ("wake", "asr", "listen_timeout")]
+        assert [(e.kind, e.t) for e in told] == [
+            ("wake", 1.0),
+            ("asr", 1.5),
+            ("asr", 2.0),
+            ("listen_timeout", 3.0),
+        ]
+    finally:
+        conv.stop()
+
+
 def test_listen_and_ask_are_refused_without_an_agent(runtime: Runtime) -> None:
     from anima.errors import CommandRefusedError
 

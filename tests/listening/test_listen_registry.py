@@ -15,6 +15,7 @@ from anima.listening import AudioSource, ListenConfig, Listener
 from anima.listening.asr import PocketsphinxAsr, Recognizer
 from anima.listening.makers import make_recognizer
 from anima.listening.registry import (
+    ECHOS,
     NO_WHISPER,
     RECOGNIZERS,
     SOURCES,
@@ -28,7 +29,7 @@ from anima.listening.vad import Vad
 from anima.testing.listening import FakeRecognizer, FakeSource, FakeVad
 from anima.testing.waiting import eventually
 
-ALL = (SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS)
+ALL = (SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, ECHOS)
 
 
 @pytest.mark.parametrize(

@@ -333,6 +333,8 @@ def _latency(
 ) -> tuple[list[float], int]:
     """End of the fed audio → final text, each utterance fed in real time then ``tail_s``; and
     how many finals were a decode started before the end (Whisper's pause)."""
+    from anima.listening.whisper.asr import WhisperAsr
+
     out, reused = [], 0
     for trial in range(trials):
         if time.monotonic() - began > max_s:
@@ -350,7 +352,7 @@ def _latency(
         t0 = time.perf_counter()
         recognizer.finish()
         out.append((time.perf_counter() - t0) * 1000)
-        last = getattr(recognizer, "last", None)
+        last = recognizer.last if isinstance(recognizer, WhisperAsr) else None
         reused += last is not None and last.samples < len(audio)
     return out, reused
 

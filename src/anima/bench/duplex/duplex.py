@@ -111,7 +111,7 @@ def _decide(o: object, pos: int, barge: BargeIn, heard: _Heard) -> None:
     elif isinstance(o, GaveUp):
         barge.on_gave_up()
     if DEBUG and isinstance(o, Partial | Final | GaveUp):
-        print(type(o).__name__, pos, repr(o.text), getattr(o, "confidence", None))
+        print(type(o).__name__, pos, repr(o.text), o.confidence if isinstance(o, Final) else None)
 
 
 def _mix(trial: Trial) -> tuple[NDArray[np.int16], NDArray[np.float64], int | None]:
@@ -132,9 +132,12 @@ def _run_trial(
     trial: Trial, echo: EchoCanceller, cfg: ListenConfig, recognizer: Recognizer,
     result: DuplexResult,
 ) -> None:  # fmt: skip
+    from anima.listening.whisper.asr import WhisperAsr
+
     vad = load_vad("auto")
     vad.load()
     recorder = Recorder(cfg, recognizer, speech_detector(cfg, vad))
+    whisper = recognizer if isinstance(recognizer, WhisperAsr) else None
     guard = ResidualGuard(margin_db=GUARD_DB)
     barge = BargeIn(sustain_s=cfg.barge_in_s, min_confidence=cfg.barge_in_confidence,
                     second_reading=recognizer.likelier if isinstance(recognizer, Weighs)
@@ -168,7 +171,7 @@ def _run_trial(
             heard.sustain_due = None  # checked once, as the conversation's timer
             if barge.on_sustained(recorder.voice_held):
                 heard.stopped_at, heard.how = pos, "voice held"
-        if getattr(recognizer, "decoding", False):  # a partial decode runs: real time, as live
+        if whisper is not None and whisper.decoding:  # a partial decode runs: real time, as live
             time.sleep(max(0.0, FRAME_S - (time.monotonic() - began)))
     _count(trial, heard, onset, aec_erle, result)
 

@@ -7,12 +7,12 @@ import importlib.util
 
 import pytest
 
-from anima.bench.conversation_audio import Speaker
-from anima.bench.duplex import DuplexResult, _run_trial, report
-from anima.bench.duplex_sets import REPLY, ROOMS, Trial
+from anima.bench.conversation.audio import Speaker
+from anima.bench.duplex.duplex import DuplexResult, _run_trial, report
+from anima.bench.duplex.sets import REPLY, ROOMS, Trial
+from anima.config.listening import ListenConfig
 from anima.listening.audio import SAMPLE_RATE
-from anima.listening.config import ListenConfig
-from anima.listening.echo import make_echo
+from anima.listening.echo.canceller import make_echo
 from anima.listening.makers import make_recognizer
 from anima.listening.registry import whisper_installed
 
@@ -47,7 +47,7 @@ def test_the_robot_alone_is_not_interrupted_and_a_request_over_it_stops_it() -> 
 def test_the_loop_measure_runs_the_canceller_only_in_full_duplex() -> None:
     """`anima bench duplex --loop-seconds`: the same talk half and full duplex; only the full
     duplex run sends microphone frames through the canceller (the figures are the bench's)."""
-    from anima.bench.duplex_loop import loop_while_talking
+    from anima.bench.duplex.loop import loop_while_talking
 
     half, full = loop_while_talking(False, 2.0), loop_while_talking(True, 2.0)
     assert half.frames_cleaned == 0

@@ -32,6 +32,12 @@ class Clock(Protocol):
         (False; None waits for the event only)."""
         ...
 
+    def wait_notified(self, cond: threading.Condition, timeout: float | None = None) -> bool:
+        """With ``cond`` held: release it until it is notified (True) or ``timeout`` seconds pass
+        on this clock (False; None waits for a notify only), then hold it again — a
+        :meth:`threading.Condition.wait` whose timeout is on this clock."""
+        ...
+
 
 class MonotonicClock:
     """The production clock: ``time.monotonic`` with a precise wait.
@@ -58,3 +64,6 @@ class MonotonicClock:
 
     def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
         return event.wait(None if timeout is None else max(0.0, timeout))
+
+    def wait_notified(self, cond: threading.Condition, timeout: float | None = None) -> bool:
+        return cond.wait(None if timeout is None else max(0.0, timeout))

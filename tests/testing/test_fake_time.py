@@ -10,7 +10,13 @@ import pytest
 from anima import commands as cmd
 from anima.config import AnimaConfig, BehaviourConfig
 from anima.errors import EngineStateError
-from anima.events import MoveFinished, MoveStarted, SpeechEnded, SpeechStarted
+from anima.events import (
+    ConversationChanged,
+    MoveFinished,
+    MoveStarted,
+    SpeechEnded,
+    SpeechStarted,
+)
 from anima.testing import FakeClock, FakeTimeRobot, ScriptedPlanner, reply
 from anima.testing.planner import NOT_UNDERSTOOD
 from anima.timers import Timers
@@ -166,13 +172,13 @@ def test_the_conversation_falls_idle_after_engaged_s_of_fake_time() -> None:
     with FakeTimeRobot(cfg, planner=planner) as robot:
         robot.execute(cmd.Ask(text="something nobody scripted"))
         robot.settle_for(SpeechStarted)
-        robot.advance(4.0)
-        robot.settle(lambda: robot.runtime.state().conversation == "engaged")
-        engaged_at = robot.now
-        robot.advance(19.0)
+        changed = robot.advance_until(
+            lambda e: isinstance(e, ConversationChanged) and e.state == "engaged", within=4.0
+        )  # the reply said: engaged_s runs from here
+        robot.advance(19.9)
         assert robot.runtime.state().conversation == "engaged"
-        robot.advance(1.5)
-        assert robot.runtime.state().conversation == "idle"
-        assert robot.now - engaged_at == pytest.approx(20.5, abs=0.02)
+        idle = robot.advance_until(ConversationChanged, within=0.2)
+        assert idle.state == "idle"
+        assert idle.t - changed.t == pytest.approx(20.0, abs=0.011)
         said = [e.text for e in robot.recorder.of(SpeechStarted) if isinstance(e, SpeechStarted)]
         assert said == [NOT_UNDERSTOOD]

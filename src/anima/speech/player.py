@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from anima.body import FloatArray, Role
+from anima.clock import Clock
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioSink, Cancel
 from anima.speech.cues import HOLD_POLL_S, CuePlayer
@@ -39,6 +40,7 @@ class Player:
     def __init__(
         self,
         cond: threading.Condition,
+        clock: Clock,
         sink: AudioSink,
         motion: MotionEngine,
         cues: CuePlayer,
@@ -47,6 +49,7 @@ class Player:
         started: Callable[[Utterance], None] | None = None,
     ) -> None:
         self._cond = cond  # the service's lock
+        self._clock = clock  # the sink's: the player's waits for time to pass are on it
         self._started = started  # an utterance's first audio is in the sink (under the lock)
         self._sink = sink
         self._motion = motion
@@ -98,7 +101,7 @@ class Player:
         """Wait until what the sink was given has played, or ``cancel`` is set."""
         with self._cond:
             while not cancel.is_set and self._sink.played() < self._sink.written():
-                self._cond.wait(HOLD_POLL_S)
+                self._clock.wait_notified(self._cond, HOLD_POLL_S)
 
     # ------------------------------------------------------------------ engine thread
     def lips(self, _t: float) -> FloatArray | None:
@@ -131,7 +134,7 @@ class Player:
             while running():
                 pb = self.playback
                 if pb is None:
-                    self._cond.wait()
+                    self._clock.wait_notified(self._cond)  # on the clock: a fake one sees it idle
                     continue
                 if self._motion.estopped:
                     # the runtime stops speech with its estop; this catches an estop of the
@@ -149,4 +152,4 @@ class Player:
                 self._motion.set_offset(SWAY, head=(s.roll, s.pitch, s.yaw))
                 # sleep to the next hop boundary or the end of the audio, whichever is first
                 until = min((k + 1) * hop, written) if pb.synthesized else (k + 1) * hop
-                self._cond.wait(max(0.001, (until - played) / pb.rate))
+                self._clock.wait_notified(self._cond, max(0.001, (until - played) / pb.rate))

@@ -93,8 +93,9 @@ class SpeechService:
         self.cues = CuePlayer(motion, events, clock, gestures, gesture_mode)
         self._cond = threading.Condition()  # re-entrant: the player stops speech holding it
         self._player = Player(
-            self._cond, sink, motion, self.cues, antennas_span=antennas_span, started=self._start
-        )
+            self._cond, clock, sink, motion, self.cues,
+            antennas_span=antennas_span, started=self._start,
+        )  # fmt: skip
         self._synthesis = Synthesis(sink, self._player, self.cues, self._made)
         self._queue: collections.deque[Utterance] = collections.deque()
         self._preparing: collections.deque[tuple[str, str]] = collections.deque(
@@ -231,7 +232,7 @@ class SpeechService:
         while True:
             with self._cond:
                 while self._running and not self._queue and not self._preparing:
-                    self._cond.wait()
+                    self._clock.wait_notified(self._cond)  # on the clock: a fake one sees it idle
                 if not self._running:
                     return None
                 if self._queue:
@@ -251,7 +252,7 @@ class SpeechService:
             try:
                 self._synthesize(u)
                 if not u.cancel.is_set:
-                    u.finished.wait()  # the player sets it once the last sample has played
+                    self._clock.wait(u.finished)  # the player sets it once the last sample played
             except SpeechError as exc:
                 log.warning("speech failed: %s", exc)
                 u.reason = "error"

@@ -11,7 +11,8 @@ Speech's worker and the agent keep their threads; they wait on the fake clock to
 seconds pass only when the test advances it. Before each tick the harness waits for speech's
 worker to finish any synthesis under way (audio is made in no time, and plays on the fake
 clock). :meth:`settle` waits (in real time, bounded) for another thread to get somewhere
-without moving the clock, delivering its events meanwhile::
+without moving the clock, delivering its events meanwhile; it is woken each time a thread begins
+or ends a wait on the clock::
 
     planner = ScriptedPlanner({"wave": reply("Hi!", "play_animation('nod')")})
     with FakeTimeRobot(planner=planner) as robot:
@@ -50,7 +51,8 @@ from anima.testing.tts import ScriptedEngine
 
 E = TypeVar("E", bound=Event)
 
-SETTLE_POLL_S = 0.002  # how often settle() delivers events and asks again (real seconds)
+SETTLE_RECHECK_S = 0.02  # settle() asks again at least this often (real s): a thread may get
+# somewhere without touching the clock (publish an event, then block on its queue)
 SYNTHESIS_TIMEOUT_S = 30.0  # longest real wait for speech's worker before a tick
 
 
@@ -135,8 +137,10 @@ class FakeTimeRobot:
 
     def _tick(self) -> None:
         speech = self.runtime.speech
-        if speech is not None and speech.synthesizing:
-            self.settle(lambda: not speech.synthesizing, timeout=SYNTHESIS_TIMEOUT_S)
+        self.settle(
+            lambda: self.clock.quiet() and (speech is None or not speech.synthesizing),
+            timeout=SYNTHESIS_TIMEOUT_S,
+        )
         self.runtime.step()
 
     @overload
@@ -168,9 +172,10 @@ class FakeTimeRobot:
             self.runtime.events.drain()
             if until():
                 return
-            if time.monotonic() >= end:
+            left = end - time.monotonic()
+            if left <= 0:
                 raise AssertionError(f"not settled within {timeout:g} s: {until!r}")
-            time.sleep(SETTLE_POLL_S)
+            self.clock.changed(min(left, SETTLE_RECHECK_S))  # a thread began or ended a wait
 
     @overload
     def settle_for(self, match: type[E], *, timeout: float = 5.0, since: int = 0) -> E: ...

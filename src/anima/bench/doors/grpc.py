@@ -50,6 +50,9 @@ class _WarpClock:
     def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
         return event.wait(None if timeout is None else max(0.0, timeout))
 
+    def wait_notified(self, cond: threading.Condition, timeout: float | None = None) -> bool:
+        return cond.wait(None if timeout is None else max(0.0, timeout))
+
     def skip(self, seconds: float) -> None:
         self._offset += seconds
 

@@ -9,10 +9,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from anima.cli import app
 from anima.listening.sources import write_wav
+
+pytestmark = pytest.mark.fast
 
 
 def test_anima_agent_refuses_a_fifo_and_an_absurd_rate_in_one_line(tmp_path: Path) -> None:

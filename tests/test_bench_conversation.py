@@ -29,6 +29,8 @@ from anima.listening import ListenConfig
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
 
+pytestmark = pytest.mark.model
+
 REQUIRED = {"gesture", "gaze", "speech", "multi_step", "humanoid", "question", "oov", "stop",
             "chitchat"}  # fmt: skip
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from typer.testing import CliRunner
 
 from anima.bench.speech.gestures import run_gesture_bench
 from anima.cli import app
 from anima.testing.tts import ScriptedEngine
+
+pytestmark = pytest.mark.integration
 
 
 def test_each_sentence_gives_one_lateness_near_its_word() -> None:

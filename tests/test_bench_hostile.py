@@ -8,7 +8,10 @@ import pytest
 from anima.bench.serve.hostile import run_hostile_bench
 from anima.testing.mosquitto import find_mosquitto
 
-pytestmark = pytest.mark.skipif(find_mosquitto() is None, reason="needs Debian mosquitto")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(find_mosquitto() is None, reason="needs Debian mosquitto"),
+]
 
 
 def test_a_flooded_serve_refuses_everything_still_answers_and_exits_cleanly() -> None:

@@ -9,6 +9,8 @@ import pytest
 
 from anima.bench.doors.mcp import figures_lines, run_mcp_bench
 
+pytestmark = pytest.mark.model
+
 
 @pytest.mark.timeout(120)
 def test_the_mcp_bench_measures_calls_and_cancels() -> None:

@@ -6,6 +6,8 @@ import pytest
 
 from anima.bench.serve.serve import run_serve_bench
 
+pytestmark = pytest.mark.integration
+
 
 def test_serve_bench_reads_start_memory_exit_and_the_loop_health(
     monkeypatch: pytest.MonkeyPatch,

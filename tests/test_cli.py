@@ -17,6 +17,8 @@ from anima.body import load_body
 from anima.cli import app
 from anima.drivers.sim import read_recording
 
+pytestmark = pytest.mark.integration
+
 runner = CliRunner()
 
 

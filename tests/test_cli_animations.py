@@ -19,6 +19,8 @@ from anima.body import load_body
 from anima.cli import app
 from anima.testing.serve import ServeProcess
 
+pytestmark = pytest.mark.integration
+
 runner = CliRunner()
 
 # A 9-channel body whose channel 9 is an arm, not the shipped body's neck_pitch.

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from anima.cli import app
+
+pytestmark = pytest.mark.model
 
 
 def test_bench_wake_prints_hits_and_an_hours_rate_of_false_wakes() -> None:

@@ -14,6 +14,8 @@ import pytest
 
 from anima import instances
 
+pytestmark = pytest.mark.integration
+
 
 def test_claim_records_the_broker_sweeps_the_dead_and_release_removes_both(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -11,6 +11,8 @@ import pytest
 from anima.config import AnimaConfig, MotionConfig, OpenAIPlannerConfig, from_dict, load_config
 from anima.errors import AnimaError, ConfigError
 
+pytestmark = pytest.mark.fast
+
 
 def _yaml(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "anima.yaml"

@@ -11,6 +11,8 @@ import pytest
 from anima.config import MotionConfig, WebConfig, load_config
 from anima.errors import ConfigError
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize("text", ["1e-7", "0.5", "9.99", "1001"])
 def test_the_loop_rate_is_bounded(tmp_path: Path, text: str) -> None:

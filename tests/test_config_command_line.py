@@ -20,6 +20,8 @@ from anima.config import (
 )
 from anima.errors import ConfigError
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture(autouse=True)
 def no_anima_variables(monkeypatch: pytest.MonkeyPatch) -> None:

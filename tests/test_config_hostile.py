@@ -24,6 +24,8 @@ from anima.config import OpenAIPlannerConfig, SerialDriverConfig, load_config
 from anima.config.loading import MAX_FILE_BYTES
 from anima.errors import ConfigError
 
+pytestmark = pytest.mark.integration
+
 runner = CliRunner()
 # "billion laughs": nine levels of nine aliases, 9**9 ≈ 387 M strings once expanded
 BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(

@@ -26,6 +26,8 @@ from anima.config import (
 )
 from anima.errors import ConfigError
 
+pytestmark = pytest.mark.fast
+
 
 def _load(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> AgentConfig:
     path = tmp_path / "anima.yaml"

@@ -32,6 +32,8 @@ from anima.doctor import Status
 from anima.frontdoors.mqtt.broker import free_port
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 
+pytestmark = pytest.mark.integration
+
 
 def statuses(check: object, config: AnimaConfig) -> list[tuple[str, Status]]:
     return [(c.name, c.status) for c in check(config)]  # type: ignore[operator]
@@ -104,6 +106,7 @@ def test_audio_in_only_for_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     assert statuses(doctor.check_audio_in, none) == [("audio in", Status.OK)]
 
 
+@pytest.mark.model  # loads Piper
 def test_each_tts_engine_loads() -> None:
     checks = list(doctor.check_tts(AnimaConfig()))
     assert ("tts espeak", Status.OK) in [(c.name, c.status) for c in checks]
@@ -230,6 +233,7 @@ def test_the_command_takes_serves_flags(monkeypatch: pytest.MonkeyPatch) -> None
         assert checks["humanoid"]["status"] == "ok", checks["humanoid"]
 
 
+@pytest.mark.model  # loads pocketsphinx
 def test_the_listening_engines_load(monkeypatch: pytest.MonkeyPatch) -> None:
     from anima.config import ListenConfig
 

@@ -22,6 +22,8 @@ from anima.errors import (
 from anima.humanoid.client import AdamClient
 from anima.testing import FakeTimeRobot
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     "kind", [EStopActiveError, CommandNotAllowedError, CommandRejectedByRobotError]

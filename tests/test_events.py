@@ -16,6 +16,8 @@ from anima.events import (
     MoveStarted,
 )
 
+pytestmark = pytest.mark.fast
+
 
 def test_events_are_frozen_and_carry_a_stable_kind() -> None:
     started = MoveStarted(t=1.0, name="wave", duration=2.0)

@@ -18,6 +18,8 @@ from anima.health import HealthMonitor
 from anima.runtime import Runtime
 from anima.testing import eventually
 
+pytestmark = pytest.mark.integration
+
 
 @dataclass
 class Board:

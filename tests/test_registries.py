@@ -16,6 +16,8 @@ from anima.listening.sources import PushSource, WavSource
 from anima.registry import Registry
 from anima.speech.sinks import NullSink, WavSink, choose_sink
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize("typo", ["nul", "sound-device", "out.mp3"])
 def test_a_sink_name_that_is_no_sink_is_refused_when_the_config_loads(typo: str) -> None:

@@ -18,6 +18,8 @@ from anima.motion import Goto
 from anima.runtime import Runtime
 from anima.testing import eventually
 
+pytestmark = pytest.mark.model
+
 
 def test_start_runs_the_loop_and_stop_eases_to_the_rest_posture() -> None:
     driver = SimDriver()

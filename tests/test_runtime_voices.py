@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from anima.drivers.sim import SimDriver
 from anima.errors import SpeechError
 from anima.events import Notice
@@ -13,6 +15,8 @@ from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing import eventually
 from anima.testing.tts import ScriptedEngine
+
+pytestmark = pytest.mark.integration
 
 
 class NotingEngine(ScriptedEngine):

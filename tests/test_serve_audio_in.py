@@ -26,6 +26,7 @@ from anima.testing.mqtt import Message, MqttProbe
 from anima.testing.serve import ServeProcess
 
 pytestmark = [
+    pytest.mark.model,
     pytest.mark.skipif(find_mosquitto() is None, reason="needs Debian mosquitto"),
     pytest.mark.timeout(120),
 ]

@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from anima.cli.process import Reloads, raise_open_files_limit
 from anima.cli.serve import recent_rate, status_line
 from anima.config import AnimaConfig, SpeechConfig
@@ -25,6 +27,8 @@ from anima.motion.timer import LoopStats
 from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.serve import ServeProcess
+
+pytestmark = pytest.mark.integration
 
 
 def test_a_storm_of_requests_is_one_reload_running_and_one_pending() -> None:

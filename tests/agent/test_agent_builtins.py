@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
@@ -10,6 +12,8 @@ from anima.body import Role
 from anima.events import StepStatus
 from anima.runtime import Runtime
 from anima.testing import eventually
+
+pytestmark = pytest.mark.integration
 
 
 def _yaw_turned(runtime: Runtime, rest: float, yaw: int, timeout: float = 3.0) -> bool:

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from anima.cli import agent
 
+pytestmark = pytest.mark.fast
+
 root = typer.Typer()
 root.add_typer(agent.app, name="actions")
 runner = CliRunner()

@@ -16,6 +16,8 @@ from anima.config import AgentConfig, DifyPlannerConfig
 from anima.events import CommandRejected, Event, EventHub
 from anima.testing.llm import Scripted, ScriptedDifyServer
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("httpx")
 
 

@@ -32,6 +32,8 @@ from anima.testing import FakeTimeRobot, eventually
 
 from .conftest import Recorder, agent_moves
 
+pytestmark = pytest.mark.integration
+
 
 def _statuses(rec: Recorder, plan: str) -> list[tuple[int, str]]:
     return [

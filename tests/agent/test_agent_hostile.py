@@ -30,6 +30,8 @@ from anima.testing.llm import Scripted, ScriptedDifyServer, ScriptedOpenAIServer
 
 from .conftest import Recorder, openai_planner, rejections
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("httpx")
 
 DEEP = 100_000  # far past the recursion limit (1000): the C decoder raises RecursionError
@@ -498,6 +500,7 @@ def test_a_planner_that_raises_is_apologized_for(
 
 
 # ---------------------------------------------------------------------- `anima agent`'s ears
+@pytest.mark.model  # Whisper and Silero
 def test_the_remote_ears_survive_hostile_messages_and_report_them_bounded() -> None:
     """Before: a 100,000-deep payload raised RecursionError out of paho's callback, which ended
     its network thread: the ears went deaf to the runtime (and never un-gated)."""

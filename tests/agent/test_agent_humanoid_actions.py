@@ -23,6 +23,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import Recorder
 
+pytestmark = pytest.mark.integration
+
 
 class Stand:
     """A humanoid stand-in that records commands and refuses speed outside a gait; its modes

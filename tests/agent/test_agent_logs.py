@@ -13,6 +13,8 @@ from anima.testing import FakeTimeRobot
 
 from .conftest import agent_moves
 
+pytestmark = pytest.mark.fast
+
 
 def test_the_plan_and_its_outcome_are_logged(
     robot: FakeTimeRobot, caplog: pytest.LogCaptureFixture

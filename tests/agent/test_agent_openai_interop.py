@@ -15,6 +15,8 @@ from anima.testing.llm import Scripted, ScriptedOpenAIServer
 
 from .conftest import openai_planner
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("httpx")
 
 

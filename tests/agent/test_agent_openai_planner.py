@@ -22,6 +22,8 @@ from anima.testing.llm import Scripted, ScriptedOpenAIServer
 
 from .conftest import openai_planner, rejections
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("httpx")
 
 

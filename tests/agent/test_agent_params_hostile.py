@@ -8,6 +8,8 @@ from anima.agent.plan import parse_plan, step_from_values
 from anima.agent.vocabulary import builtin_registry
 from anima.errors import PlanError
 
+pytestmark = pytest.mark.fast
+
 HUGE = "9" * 400
 
 

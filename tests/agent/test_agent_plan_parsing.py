@@ -17,6 +17,8 @@ from anima.agent.plan import parse_plan, parse_step, rejection_feedback, step_fr
 from anima.agent.vocabulary import builtin_registry
 from anima.errors import InvalidCommandError, PlanError
 
+pytestmark = pytest.mark.fast
+
 CALLS: list[str] = []
 
 

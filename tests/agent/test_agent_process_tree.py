@@ -7,6 +7,8 @@ import signal
 import threading
 import time
 
+import pytest
+
 from anima.agent.actions import ActionRegistry, ActionResult
 from anima.agent.context import ActionContext
 from anima.agent.executor import Executor
@@ -18,6 +20,8 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 
 from .conftest import Recorder
+
+pytestmark = pytest.mark.integration
 
 TREE = ["sh", "-c", "sleep 30 & sleep 30"]  # a shell and its children, or grandchildren
 

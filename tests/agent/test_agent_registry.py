@@ -15,6 +15,8 @@ from anima.agent.phrases import Phrase
 from anima.agent.vocabulary import builtin_registry, load_user_actions
 from anima.errors import ActionDefinitionError, ConfigError
 
+pytestmark = pytest.mark.fast
+
 
 @action(phrases=("spin", Phrase("spin {turns} times"), Phrase("spin fast", speed="fast")))
 def spin(

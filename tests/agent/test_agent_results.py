@@ -13,6 +13,8 @@ from anima.errors import CommandRefusedError
 from anima.events import StepStatus
 from anima.runtime import Runtime
 
+pytestmark = pytest.mark.integration
+
 
 def _registry() -> ActionRegistry:
     reg = builtin_registry()

@@ -14,6 +14,8 @@ from anima.config import PLANNER_TYPES, AgentConfig
 from anima.errors import ConfigError
 from anima.runtime import Runtime
 
+pytestmark = pytest.mark.fast
+
 
 class _Robot:
     def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
@@ -182,6 +184,7 @@ def test_the_planner_registry_builds_from_config() -> None:
         AgentConfig(planner="magic")
 
 
+@pytest.mark.integration  # a runtime on the real clock
 def test_heard_words_to_moving_robot(runtime: Runtime, registry: ActionRegistry) -> None:
     planner = RulePlanner(registry)
     reply = planner.plan("please nod and then say thank you")

@@ -20,6 +20,8 @@ from anima.testing.llm import Scripted, ScriptedOpenAIServer, chunk
 
 from .conftest import openai_planner, rejections
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("httpx")
 
 

@@ -30,6 +30,8 @@ from anima.testing.tts import ScriptedEngine
 from .conftest import Ears, Recorder, agent_moves, quiet_config
 from .conftest import started_conversation as _conversation
 
+pytestmark = pytest.mark.model
+
 R_SHOULDER_PITCH = 12  # 0-based index in the shipped body
 
 

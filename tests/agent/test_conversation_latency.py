@@ -20,6 +20,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import Recorder, quiet_config, started_conversation
 
+pytestmark = pytest.mark.integration
+
 
 class PreparingEngine(ScriptedEngine):
     """The scripted voice with a cache's ``prepare``: notes what it was asked to prepare."""

@@ -31,6 +31,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import Ears, Recorder, quiet_config
 
+pytestmark = pytest.mark.integration
+
 
 class FirstAudio(NullSink):
     """A real-time null sink that notes when audio was written (the robot's first sound)."""

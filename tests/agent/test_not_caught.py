@@ -22,6 +22,8 @@ from anima.testing import eventually
 
 from .conftest import Recorder
 
+pytestmark = pytest.mark.integration
+
 REACHY_CAN = "I can nod, shake my head, look around and say things."
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from tests.agent.conftest import Recorder, started_conversation
 
 from anima.agent.presence import Presence
@@ -11,6 +12,8 @@ from anima.events import ConversationChanged, Event, EventHub, Transcript
 from anima.runtime import Runtime
 from anima.testing import FakeClock, eventually
 from anima.timers import Timers
+
+pytestmark = pytest.mark.fast
 
 
 def on_fake_time() -> tuple[FakeClock, Timers]:

@@ -27,6 +27,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import Recorder
 
+pytestmark = pytest.mark.model
+
 
 def test_anima_agent_forwards_what_it_hears_to_the_running_agent(tmp_path: Path) -> None:
     voice = PiperEngine()  # the clearest offline voice for pocketsphinx (CI installs it)

@@ -22,6 +22,8 @@ from anima.testing.llm import Scripted, ScriptedOpenAIServer
 
 from .conftest import Recorder
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.parametrize(
     "cut",

@@ -27,6 +27,8 @@ from anima.agent.understanding import (
 from anima.agent.vocabulary import builtin_registry, robot_registry
 from anima.runtime import Runtime
 
+pytestmark = pytest.mark.fast
+
 # the gestures and postures of the animation library that ships with anima, as
 # robot_registry offers them (test_understanding checks this against a real runtime)
 SHIPPED_GESTURES = (

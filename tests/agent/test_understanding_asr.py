@@ -21,6 +21,8 @@ from anima.config import AnimaConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
 from anima.drivers.sim import SimDriver
 
+pytestmark = pytest.mark.fast
+
 WAVE = "play_animation(name='LOOKUP_Waving')"
 NOD = "play_animation(name='nod')"
 BOW = "play_animation(name='bow')"

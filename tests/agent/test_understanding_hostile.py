@@ -14,6 +14,8 @@ from anima.agent.understanding import MAX_WORDS, Understander, understand
 from anima.agent.understanding.words import wordset
 from anima.agent.vocabulary import builtin_registry
 
+pytestmark = pytest.mark.fast
+
 REGISTRY = builtin_registry()
 UNDERSTANDER = Understander(REGISTRY)
 

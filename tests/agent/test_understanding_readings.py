@@ -19,6 +19,8 @@ from anima.agent.understanding.readings import (
 )
 from anima.agent.vocabulary import builtin_registry
 
+pytestmark = pytest.mark.fast
+
 RIGHT = "look_at(x=1.0, y=-0.6, z=0.0)"
 
 

@@ -30,6 +30,8 @@ from anima.events import EventHub
 from anima.motion import Keyframes
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.integration
+
 CHANNELS = 28
 
 

@@ -12,6 +12,8 @@ from anima.config import BlinkConfig, MotionConfig
 from anima.motion.minjerk import min_jerk
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 EYELIDS = 0  # 0-based index of channel1 in the shipped body
 TORSO_PITCH = 11  # channel12, one of breathingSlow's channels
 T0 = 1000.0

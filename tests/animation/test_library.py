@@ -13,6 +13,8 @@ from anima.animation import AnimationLibrary, LoadReport, shipped_folder
 from anima.body import load_body
 from anima.errors import AnimationFileError, InvalidCommandError, UnknownAnimationError
 
+pytestmark = pytest.mark.fast
+
 CHANNELS = 28
 
 

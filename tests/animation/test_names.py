@@ -18,6 +18,8 @@ from anima.language.names import ALIASES, Names
 
 from .test_library import write_anim
 
+pytestmark = pytest.mark.integration
+
 
 def shipped(body: str) -> AnimationLibrary:
     lib = AnimationLibrary([shipped_folder(body)], channel_count=200)

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from anima.animation import DEFAULT_FRAME_MS, parse_animation, parse_animation_file
 from anima.errors import AnimaError, AnimationFileError
 
+pytestmark = pytest.mark.fast
+
 CHANNELS = 28  # the shipped body's channel count
 SOURCE = "test.xml"
 

@@ -23,6 +23,8 @@ from anima.events import (
 from anima.testing import EventRecorder
 from anima.testing.harness import make_engine
 
+pytestmark = pytest.mark.integration
+
 PERIOD = 0.01
 
 

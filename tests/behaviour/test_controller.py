@@ -25,6 +25,8 @@ from anima.motion import Goto
 from anima.motion.moves import Move
 from anima.testing import EventRecorder, FakeClock, FakeTimeRobot, make_engine
 
+pytestmark = pytest.mark.fast
+
 NECK_YAW, NECK_PITCH, NECK_ROLL, EYES_YAW = 7, 8, 9, 1  # 0-based indices in the shipped body
 
 

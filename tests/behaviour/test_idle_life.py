@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from anima import commands as cmd
 from anima.config import AnimaConfig, BehaviourConfig
 from anima.events import MoveFinished
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.testing import FakeTimeRobot
 from anima.wire.topics import Topics
+
+pytestmark = pytest.mark.fast
 
 FULL_BLINK = "LOOKUPPostureDefaultBlink"
 

@@ -21,6 +21,8 @@ from anima.body.checker_ini import MAX_FILE_BYTES
 from anima.cli import app
 from anima.errors import BodyDefinitionError
 
+pytestmark = pytest.mark.integration
+
 VALID = """\
 [board]
 channels = 3

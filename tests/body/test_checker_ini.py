@@ -9,6 +9,8 @@ import pytest
 from anima.body import Role, default_body_path, load_body, parse_body
 from anima.errors import AnimaError, BodyDefinitionError, ConfigError
 
+pytestmark = pytest.mark.fast
+
 # A small valid definition; the error tests below break one line of it at a time.
 VALID = """\
 ; a three-channel head

@@ -10,6 +10,8 @@ import pytest
 from anima.body import Body, Calibration, Channel, Posture, Role, load_body
 from anima.errors import ConfigError, InvalidCommandError, UnknownChannelError, UnknownPostureError
 
+pytestmark = pytest.mark.fast
+
 
 def _head() -> tuple[Channel, ...]:
     return (

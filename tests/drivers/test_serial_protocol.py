@@ -20,6 +20,8 @@ from anima.drivers.serial_protocol import (
 )
 from anima.errors import NonFiniteValueError
 
+pytestmark = pytest.mark.fast
+
 
 def test_crc8_is_crc8_smbus() -> None:
     assert crc8(b"123456789") == 0xF4  # the catalogue check value of CRC-8/SMBUS

@@ -24,6 +24,8 @@ from anima.motion.engine import MotionEngine
 from anima.testing import eventually
 from anima.testing.servo_board import FakeServoBoard
 
+pytestmark = pytest.mark.integration
+
 FAST_RETRY = (0.02, 0.1)  # reconnect backoff for tests: first and longest delay, seconds
 
 

@@ -26,6 +26,8 @@ from anima.motion import Goto
 from anima.motion.engine import MotionEngine
 from anima.testing import FakeClock
 
+pytestmark = pytest.mark.fast
+
 
 def _frame(i: int, n: int = 3) -> Frame:
     return Frame(1000.0 + 0.01 * i, np.arange(n, dtype=np.float64) + i)

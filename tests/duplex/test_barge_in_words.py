@@ -8,6 +8,8 @@ import pytest
 
 from anima.agent.barge_in import HINTS, BargeIn, classify
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     ("text", "words"),

@@ -16,11 +16,14 @@ from anima.listening.echo.canceller import make_echo
 from anima.listening.makers import make_recognizer
 from anima.listening.registry import whisper_installed
 
-pytestmark = pytest.mark.skipif(
-    not whisper_installed()
-    or any(importlib.util.find_spec(m) is None for m in ("livekit", "piper")),
-    reason="needs the duplex, listen and speech extras",
-)
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(
+        not whisper_installed()
+        or any(importlib.util.find_spec(m) is None for m in ("livekit", "piper")),
+        reason="needs the duplex, listen and speech extras",
+    ),
+]
 
 
 def test_the_robot_alone_is_not_interrupted_and_a_request_over_it_stops_it() -> None:

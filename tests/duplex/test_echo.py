@@ -19,6 +19,8 @@ from anima.testing import FakeClock
 from anima.testing.listening import FakeRecognizer
 from anima.testing.room import EchoPath, StreamingEcho, to_int16
 
+pytestmark = pytest.mark.fast
+
 needs_livekit = pytest.mark.skipif(
     importlib.util.find_spec("livekit") is None, reason="the duplex extra (livekit) is missing"
 )

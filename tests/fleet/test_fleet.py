@@ -27,6 +27,8 @@ from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.serve import ServeProcess
 from anima.wire.mqtt import BrokerAddress
 
+pytestmark = pytest.mark.integration
+
 FIVE = 5
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from anima.config import AnimaConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.mqtt.presence import dashboard_url
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
+
+pytestmark = pytest.mark.integration
 
 
 def test_the_identity_names_the_bound_dashboard() -> None:

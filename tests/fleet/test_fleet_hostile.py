@@ -24,6 +24,8 @@ from anima.wire.topics import Topics
 
 from .conftest import serving
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def robot(broker: Mosquitto) -> Iterator[tuple[Runtime, MqttFrontDoor]]:

@@ -24,6 +24,8 @@ from anima.wire.topics import Topics
 
 from .conftest import serving
 
+pytestmark = pytest.mark.integration
+
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"  # a clipboard write
 FORGED = {"v": 1, "instance": "forger", "name": "x\n2026-12-03 ERROR anima: forged line",
           "host": f"{OSC52}\x1b[31mred\u202e", "pid": 1, "started": "0",

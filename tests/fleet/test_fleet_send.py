@@ -24,6 +24,8 @@ from anima.testing.mqtt import MqttProbe
 
 from .conftest import serving
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def robot(broker: Mosquitto) -> Iterator[tuple[Runtime, MqttFrontDoor]]:

@@ -20,6 +20,8 @@ from anima.fleet.web import check_exposure, make_app
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.testing import eventually
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("uvicorn")
 pytest.importorskip("fastapi")
 

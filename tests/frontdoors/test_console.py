@@ -24,6 +24,8 @@ from anima.speech.sinks import NullSink
 from anima.testing import EventRecorder, eventually
 from anima.testing.tts import ScriptedEngine
 
+pytestmark = pytest.mark.model
+
 NECK_PITCH = 8  # channel9, 0-based
 BIG = "1" + "2" * 399  # a 400-digit integer: float() of it as an int overflows
 WAIT = 5.0  # seconds any single wait may take before the test fails

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from anima import commands as cmd
 from anima.events import CommandRejected, EventHub
 from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.testing import EventRecorder, eventually
+
+pytestmark = pytest.mark.fast
 
 
 class HeldWorker:

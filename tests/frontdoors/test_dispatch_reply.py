@@ -4,6 +4,8 @@ queue, so its answer is the runtime's and never a silent 202."""
 
 from __future__ import annotations
 
+import pytest
+
 from anima import commands as cmd
 from anima.errors import EStopActiveError
 from anima.events import EventHub
@@ -11,6 +13,8 @@ from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.testing import eventually
 
 from .test_dispatch import HeldWorker
+
+pytestmark = pytest.mark.fast
 
 Verdicts = dict[str, list[str | None]]
 

@@ -27,6 +27,8 @@ from anima.wire.payloads import (
     speech_text,
 )
 
+pytestmark = pytest.mark.fast
+
 BIG = "1" + "2" * 399  # 400 digits: float(int(BIG)) raises OverflowError
 BIG_SHOWN = "1222222222…(400 digits)"
 SHORT = 200  # no refusal may be longer than this, whatever the value

@@ -22,6 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from anima.frontdoors.mqtt.broker import free_port
 from anima.humanoid.server import AdamServer
 
+pytestmark = pytest.mark.integration
+
 ANIMA = (
     "import typer; from anima.cli import humanoid; app = typer.Typer(); "
     "app.add_typer(humanoid.app, name='humanoid'); app.command('adam')(humanoid.adam); app()"

@@ -21,6 +21,8 @@ from anima.humanoid import AdamClient
 from anima.humanoid.arguments import load_ip_config
 from anima.humanoid.spec import CONTROL_SWITCH_S, MOTIONS
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def client(served) -> Iterator[AdamClient]:

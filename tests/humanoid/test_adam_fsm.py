@@ -26,6 +26,8 @@ from anima.humanoid.spec import (
 )
 from anima.testing import FakeClock
 
+pytestmark = pytest.mark.fast
+
 WalkTo = Callable[[str], None]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from anima.humanoid.spec import (
     ZERO,
 )
 from anima.testing import FakeClock
+
+pytestmark = pytest.mark.fast
 
 WalkTo = Callable[[str], None]
 

@@ -7,10 +7,13 @@ import threading
 import time
 
 import grpc
+import pytest
 
 from anima.humanoid import adam_control_pb2 as pb
 from anima.humanoid import adam_control_pb2_grpc as pb_grpc
 from anima.humanoid.spec import ACTIONS, ENTER_S, MODES, MOTIONS, NEXT_MODES, STOP
+
+pytestmark = pytest.mark.fast
 
 CLIENTS = 50
 CALLS = 40  # per client

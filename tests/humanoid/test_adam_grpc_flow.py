@@ -21,6 +21,8 @@ from anima.humanoid import adam_control_pb2 as pb
 from anima.humanoid.server import AdamServer
 from anima.humanoid.spec import CONTROL_SWITCH_S, ENTER_S, MOTIONS, SPEED_LAPSE_S
 
+pytestmark = pytest.mark.integration
+
 PROTO = Path(__file__).parents[2] / "src" / "anima" / "humanoid" / "adam_control.proto"
 
 

@@ -16,6 +16,8 @@ from anima.humanoid import adam_control_pb2 as pb
 from anima.humanoid.client import AdamClient
 from anima.humanoid.spec import MODES, MOTIONS
 
+pytestmark = pytest.mark.fast
+
 HUGE = "é" * 300_000  # ~600 kB on the wire, under gRPC's 4 MB default
 texts = st.one_of(
     st.text(max_size=60),

@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import Served
 
+pytestmark = pytest.mark.fast
+
 GARBAGE = b"\xff\xff\xff\xff"  # a field of wire type 7: no protobuf message decodes it
 
 

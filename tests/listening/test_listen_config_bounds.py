@@ -14,6 +14,8 @@ from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
 from anima.listening.audio import FRAME_S
 
+pytestmark = pytest.mark.fast
+
 FRAMED = (
     "endpoint_silence_s",
     "no_speech_timeout_s",

@@ -24,6 +24,8 @@ from anima.listening.audio import SAMPLE_RATE
 from anima.listening.wake.keyphrase import KeyphraseSpotter
 from anima.listening.wake.sphinx_worker import MAX_MESSAGE, SphinxWorker, read_message
 
+pytestmark = pytest.mark.model
+
 pytest.importorskip("pocketsphinx", reason="pocketsphinx is not installed (anima[listen])")
 
 NOISE_10S = (np.random.default_rng(7).standard_normal(10 * SAMPLE_RATE) * 3000).astype(np.int16)

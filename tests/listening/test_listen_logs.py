@@ -15,6 +15,8 @@ from anima.listening.audio import SAMPLE_RATE
 from anima.logtext import quoted
 from anima.testing.listening import FakeRecognizer, FakeVad
 
+pytestmark = pytest.mark.fast
+
 LOUD = np.full(SAMPLE_RATE // 2, 5000, dtype=np.int16)
 
 

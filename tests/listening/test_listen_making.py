@@ -29,6 +29,8 @@ from anima.listening.turn.detector import GatedTurn, SilenceTurn, make_turn
 from anima.speech.reference import PlaybackReference
 from anima.testing.listening import FakeRecognizer, FakeSource, FakeTurn, FakeVad
 
+pytestmark = pytest.mark.fast
+
 
 def test_a_source_that_names_no_ears_makes_no_listener() -> None:
     assert make_listener(ListenConfig(), "none") is None

@@ -30,6 +30,8 @@ from anima.listening.audio import SAMPLE_RATE
 from anima.listening.results import is_wire_event
 from anima.listening.sources import write_wav
 
+pytestmark = pytest.mark.model
+
 SMALL = {"asr": "pocketsphinx", "wake": "keyphrase", "turn": "silence"}
 
 

@@ -23,6 +23,8 @@ from anima.listening.recorder import (
 from anima.listening.vad import SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 
+pytestmark = pytest.mark.fast
+
 LOUD = np.full(FRAME_SAMPLES, 5000, dtype=np.int16)
 QUIET = np.zeros(FRAME_SAMPLES, dtype=np.int16)
 

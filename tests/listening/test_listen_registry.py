@@ -29,6 +29,8 @@ from anima.listening.vad import Vad
 from anima.testing.listening import FakeRecognizer, FakeSource, FakeVad
 from anima.testing.waiting import eventually
 
+pytestmark = pytest.mark.integration
+
 ALL = (SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, ECHOS)
 
 

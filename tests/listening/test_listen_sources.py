@@ -20,6 +20,8 @@ from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, StreamResa
 from anima.listening.sources import read_wav, write_wav
 from anima.testing import eventually
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(autouse=True)
 def _listen_extra() -> None:

@@ -19,6 +19,8 @@ from anima.listening.turn.prosody import ProsodyTracker, pitch
 from anima.listening.turn.text import TextCue, text_cue
 from anima.listening.vad import SpeechChange, SpeechDetector
 
+pytestmark = pytest.mark.fast
+
 
 class Scripted:
     """A Vad that returns the given probabilities in order (then silence)."""

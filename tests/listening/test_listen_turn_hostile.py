@@ -15,6 +15,8 @@ from anima.listening.turn.cues import CuesTurn
 from anima.listening.turn.prosody import ProsodyTracker, pitch
 from anima.listening.turn.text import TextCue, text_cue
 
+pytestmark = pytest.mark.fast
+
 
 def test_a_huge_partial_is_read_by_its_end_only() -> None:
     long = "wave " * 200_000 + "and"  # 1 MB of partial

@@ -10,6 +10,8 @@ import pytest
 
 from anima.listening.audio import SAMPLE_RATE
 
+pytestmark = pytest.mark.model
+
 SMALL = {"asr": "pocketsphinx", "wake_word": False}
 LEAD_S = 0.4
 

@@ -20,6 +20,8 @@ from anima.bench.turn.turn import TurnOutcome, figures, probabilities, run_take
 from anima.listening.turn.detector import SilenceTurn, make_turn
 from anima.listening.vad import SileroVad
 
+pytestmark = pytest.mark.model
+
 ESPEAK = next(v for v in VOICES if v.name == "espeak-us")
 PIPER = next(v for v in VOICES if v.name == "piper-joe")
 DEV_SLICE = (

@@ -22,6 +22,8 @@ from anima.listening.vad import (
     load_vad,
 )
 
+pytestmark = pytest.mark.model
+
 
 def frames(samples: Any) -> list[Any]:
     framer = Framer()

@@ -27,6 +27,8 @@ from anima.listening.wake.asr_spotter import AsrSpotter, opening_is_phrase
 from anima.listening.wake.keyphrase import KeyphraseSpotter
 from anima.listening.wake.spotter import Spotter
 
+pytestmark = pytest.mark.model
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 needs_whisper = pytest.mark.skipif(

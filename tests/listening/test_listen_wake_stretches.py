@@ -15,6 +15,8 @@ from anima.listening.wake.asr_spotter import PRE_S, AsrSpotter, opening_is_phras
 from anima.listening.whisper.reader import PhraseScore
 from anima.testing.listening import FakeVad
 
+pytestmark = pytest.mark.fast
+
 LOUD = np.full(FRAME_SAMPLES, 5000, dtype=np.int16)
 QUIET = np.zeros(FRAME_SAMPLES, dtype=np.int16)
 

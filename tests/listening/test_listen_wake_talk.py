@@ -10,6 +10,8 @@ from anima.listening.asr import normalize
 from anima.testing.listening import FakeSpotter
 from anima.testing.tts import ScriptedEngine
 
+pytestmark = pytest.mark.fast
+
 
 def test_the_corpus_is_plain_sentences_without_the_phrase() -> None:
     sentences = list(docstring_sentences())

@@ -16,6 +16,8 @@ from anima.drivers.sim import SimDriver
 from anima.motion import Goto, Hold, Keyframes
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 Frames = Callable[[SimDriver], FloatArray]
 
 

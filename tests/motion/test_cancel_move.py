@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from anima.events import EventHub, MoveFinished, MoveStarted
 from anima.motion import Goto
 from anima.testing import EventRecorder, make_engine
+
+pytestmark = pytest.mark.fast
 
 
 def test_cancel_drops_the_queued_move_of_that_name_only() -> None:

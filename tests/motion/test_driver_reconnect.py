@@ -4,12 +4,15 @@ so when the driver comes back motion ramps from where the servos stopped, within
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from anima.body import load_body
 from anima.drivers.base import Frame
 from anima.motion import Goto
 from anima.motion.engine import MotionEngine
 from anima.testing import FakeClock
+
+pytestmark = pytest.mark.fast
 
 
 class UnpluggableDriver:

@@ -14,6 +14,8 @@ from anima.events import EStopChanged, Event, EventHub, MoveFinished, MoveStarte
 from anima.motion import Breathing, Goto, Hold
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 Frames = Callable[[SimDriver], FloatArray]
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from anima.drivers.base import Frame
 from anima.events import EngineFault, EventHub
 from anima.testing import EventRecorder, make_engine
+
+pytestmark = pytest.mark.fast
 
 
 def test_a_tap_sees_every_sent_frame_and_a_broken_one_goes() -> None:

@@ -15,6 +15,8 @@ from anima.errors import ConfigError
 from anima.motion import Blink, Breathing, Goto, Hold
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 Frames = Callable[[SimDriver], FloatArray]
 T0 = 1000.0
 

@@ -16,6 +16,8 @@ from anima.motion import Goto, Hold, Keyframes
 from anima.motion.minjerk import min_jerk
 from anima.testing import FakeClock, make_engine
 
+pytestmark = pytest.mark.fast
+
 Frames = Callable[[SimDriver], FloatArray]
 PERIOD = 0.01
 

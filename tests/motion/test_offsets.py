@@ -18,6 +18,8 @@ from anima.errors import (
 from anima.motion import Goto, so3
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 Frames = Callable[[SimDriver], FloatArray]
 RAD = 0.01  # the fast body's head calibration: radians per unit, zero at 128
 

@@ -15,6 +15,8 @@ from anima.events import EngineFault, Event, EventHub
 from anima.motion import Goto
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 Frames = Callable[[SimDriver], FloatArray]
 
 

@@ -18,6 +18,8 @@ from anima.motion.priority import SwitchInterval, make_realtime
 from anima.runtime import Runtime
 from anima.testing import FakeClock, eventually
 
+pytestmark = pytest.mark.fast
+
 linux_only = pytest.mark.skipif(not hasattr(os, "sched_getscheduler"), reason="Linux scheduling")
 
 
@@ -35,6 +37,7 @@ def _policy(thread: threading.Thread) -> int:
     return os.sched_getscheduler(thread.native_id)
 
 
+@pytest.mark.integration  # the real motion thread
 @linux_only
 def test_the_motion_thread_runs_real_time_where_the_os_allows_it() -> None:
     if not _may_be_realtime():
@@ -55,6 +58,7 @@ def test_the_motion_thread_runs_real_time_where_the_os_allows_it() -> None:
         engine.stop()
 
 
+@pytest.mark.integration  # the real motion thread
 @linux_only
 def test_priority_zero_leaves_the_motion_thread_alone() -> None:
     driver = SimDriver()

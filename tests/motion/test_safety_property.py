@@ -25,6 +25,8 @@ from anima.motion import Blink, Breathing, Goto, Hold, Keyframes, Move
 from anima.motion.engine import MotionEngine
 from anima.testing import make_engine
 
+pytestmark = pytest.mark.fast
+
 BODY = load_body()
 NAMES = BODY.names
 LIPS = ("lip_open", "lip_wide", "lip_narrow")

@@ -23,6 +23,8 @@ from anima.motion import Blink, Breathing, Goto, Hold, Keyframes
 from anima.motion.engine import MotionEngine
 from anima.testing import eventually
 
+pytestmark = pytest.mark.integration
+
 RUN_S = 0.6
 
 

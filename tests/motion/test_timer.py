@@ -12,6 +12,8 @@ from anima.config import MotionConfig
 from anima.motion.timer import LoopTimer
 from anima.testing import FakeClock, make_engine
 
+pytestmark = pytest.mark.fast
+
 PERIOD = 0.01
 T0 = 1000.0
 

@@ -9,6 +9,8 @@ import pytest
 
 from anima.bench.drivers.reachy import figures_lines, run_reachy_bench
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.timeout(120)
 def test_the_reachy_bench_measures_lag_rates_and_the_loop(executable: Path) -> None:

@@ -21,6 +21,8 @@ from anima.errors import BodyDefinitionError, ConfigError, UnknownAnimationError
 from anima.testing import eventually
 from anima.testing.tts import ScriptedEngine
 
+pytestmark = pytest.mark.integration
+
 STARTER = {
     "nod", "shake", "look_around", "happy_antennas", "sad", "curious", "wake_up", "go_to_sleep",
 }  # fmt: skip

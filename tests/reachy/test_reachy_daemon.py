@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import time
 
+import pytest
+
 from anima import commands as cmd
 from anima.build import build
 from anima.config import (
@@ -22,6 +24,8 @@ from anima.drivers.reachy_mini import ReachyMiniDriver
 from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.reachy_daemon import MockupDaemon
+
+pytestmark = pytest.mark.integration
 
 
 def runtime_on(daemon: MockupDaemon) -> Runtime:

@@ -17,6 +17,8 @@ from anima.drivers.reachy_mini import Measured, ReachyMiniDriver, Target, euler,
 from anima.errors import DriverNotConnectedError
 from anima.testing import eventually
 
+pytestmark = pytest.mark.integration
+
 
 class FakeLink:
     """A daemon that notes each target, and can be taken down."""

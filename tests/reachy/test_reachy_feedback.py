@@ -19,6 +19,8 @@ from anima.testing import eventually
 from anima.testing.reachy import EchoLink
 from anima.wire.state import RuntimeState
 
+pytestmark = pytest.mark.integration
+
 NAMES = ("a", "b", "c")
 
 

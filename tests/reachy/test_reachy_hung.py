@@ -8,11 +8,15 @@ import os
 import signal
 import time
 
+import pytest
+
 from anima.build import build
 from anima.config import AnimaConfig, MqttConfig, ReachyMiniDriverConfig, SpeechConfig, WebConfig
 from anima.drivers.reachy_mini import ReachyMiniDriver
 from anima.testing import eventually
 from anima.testing.reachy_daemon import MockupDaemon
+
+pytestmark = pytest.mark.integration
 
 
 def test_a_hung_daemon_shows_as_not_connected_in_the_health_and_comes_back(

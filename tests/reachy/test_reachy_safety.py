@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,8 @@ from anima.motion import Breathing, Goto, Keyframes
 from anima.motion.engine import MotionEngine
 from anima.testing import FakeClock
 from anima.testing.reachy import EchoLink
+
+pytestmark = pytest.mark.fast
 
 BODY = load_body("reachy_mini")
 NAMES = BODY.names

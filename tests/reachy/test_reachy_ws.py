@@ -25,6 +25,8 @@ from anima.testing import eventually
 
 from .fake_daemon import FakeDaemon
 
+pytestmark = pytest.mark.integration
+
 
 def config(port: int) -> AnimaConfig:
     return AnimaConfig(

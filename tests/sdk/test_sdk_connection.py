@@ -27,6 +27,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import Served, ServeFactory, local_robot, sdk_config
 
+pytestmark = pytest.mark.integration
+
 
 def test_a_robot_that_is_not_open_says_so() -> None:
     robot = local_robot()
@@ -111,6 +113,7 @@ def test_no_dashboard_at_the_address() -> None:
     assert not robot.is_open
 
 
+@pytest.mark.model  # the default config speaks with Piper
 def test_a_dashboard_with_a_token_needs_it() -> None:
     cfg = dataclasses.replace(sdk_config(), web=WebConfig(port=0, token="s3cret"))
     runtime = Runtime(cfg, driver=SimDriver())

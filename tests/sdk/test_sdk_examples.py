@@ -15,6 +15,8 @@ from anima.events import Event
 
 from .conftest import TIMEOUT, Served, ServeFactory, local_robot
 
+pytestmark = pytest.mark.integration
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

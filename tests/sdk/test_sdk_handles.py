@@ -7,6 +7,8 @@ import pytest
 from anima.errors import CommandRejectedByRobotError, RobotNotConnectedError, RobotTimeoutError
 from anima.sdk.handles import AnimationHandle, Handle, HandleBook, SpeechHandle
 
+pytestmark = pytest.mark.fast
+
 cancelled: list[str] = []
 
 

@@ -13,6 +13,8 @@ from anima.errors import AnimaError, CommandNotAllowedError, CommandRejectedByRo
 
 from .conftest import TIMEOUT, ServeFactory, eventually, local_robot
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(params=["local", "http", "mqtt"])
 def robot(request: pytest.FixtureRequest) -> Iterator[Robot]:

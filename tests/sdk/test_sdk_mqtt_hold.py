@@ -15,6 +15,8 @@ from anima.frontdoors.mqtt.broker import EmbeddedBroker
 from anima.sdk.mqtt import MqttBackend
 from anima.testing.mqtt import MqttProbe
 
+pytestmark = pytest.mark.integration
+
 
 def test_an_estop_is_held_until_the_robot_is_online_again_and_refused_if_it_never_is(
     embedded_broker: EmbeddedBroker,

@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anima import Robot
 from anima.events import Event, MoveFinished, SpeechEnded, SpeechStarted
 
 from .conftest import TIMEOUT, Served
+
+pytestmark = pytest.mark.integration
 
 
 def test_state_after_say_and_play_wait_and_the_events_carry_their_time(served: Served) -> None:

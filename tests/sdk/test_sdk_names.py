@@ -12,6 +12,8 @@ from anima.sdk.handles import AnimationHandle, HandleBook
 
 from .conftest import eventually
 
+pytestmark = pytest.mark.integration
+
 
 def test_a_handle_asked_for_by_an_alias_ends_with_its_gesture(robot: Robot) -> None:
     handle = robot.play("Lookup Waving")

@@ -25,6 +25,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import TIMEOUT, eventually, sdk_config
 
+pytestmark = pytest.mark.integration
+
 QUICK = "LOOKUPPostureDefaultBlink"  # a 0.24 s gesture that needs no reset move first
 LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
 

@@ -26,6 +26,8 @@ from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
 from anima.wire.topics import Topics
 
+pytestmark = pytest.mark.integration
+
 GESTURES = ("nod", "shake", "LOOKUP_Waving", "bow")
 
 

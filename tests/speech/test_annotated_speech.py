@@ -27,6 +27,8 @@ from anima.testing import EventRecorder, eventually
 from anima.testing.harness import make_engine
 from anima.testing.tts import RATE, ScriptedEngine
 
+pytestmark = pytest.mark.fast
+
 PERIOD = 0.01
 E = TypeVar("E", bound=Event)
 

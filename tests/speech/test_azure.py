@@ -28,6 +28,8 @@ from anima.speech.azure.wire import (
 )
 from anima.speech.base import AudioChunk, Cancel, TTSEngine, VisemeMark
 
+pytestmark = pytest.mark.fast
+
 ENV = {"AZURE_SERVICE_KEY": "k3y", "AZURE_SERVICE_REGION": "westeurope"}
 Script = Callable[["FakeSynthesizer", Callable[[SynthEvent], None]], None]
 

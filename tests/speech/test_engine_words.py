@@ -9,6 +9,8 @@ from anima.speech.espeak.espeak import EspeakEngine
 from anima.speech.piper.piper import PiperEngine
 from anima.speech.words import word_starts
 
+pytestmark = pytest.mark.model
+
 TEXT = "Hello there, it's 2024! Nice to meet you. Dr. Smith waves."
 
 

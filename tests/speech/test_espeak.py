@@ -19,6 +19,8 @@ from anima.speech.base import AudioChunk, Cancel, TTSEngine
 from anima.speech.espeak import espeak
 from anima.speech.espeak.espeak import PAUSE, EspeakEngine, phoneme_marks, split_sentences
 
+pytestmark = pytest.mark.integration
+
 RATE = 22050
 VOWELS = {"ə", "oʊ", "ɜː"}  # what eSpeak's en-us voice says in "hello world"
 CONSONANTS = {"h", "l", "w", "d"}

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from anima.errors import InvalidCommandError
 from anima.language.markup import Cue, Segment, check_gestures, parse
 
+pytestmark = pytest.mark.fast
+
 
 def test_plain_text_is_one_segment_without_cues() -> None:
     script = parse("Hello there.")

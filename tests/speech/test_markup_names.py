@@ -25,6 +25,8 @@ from anima.testing.harness import make_engine
 from anima.testing.tts import ScriptedEngine
 from anima.wire.payloads import PayloadError, parse_speak
 
+pytestmark = pytest.mark.fast
+
 GESTURES = ("nod", "shake", "LOOKUP_Waving", "bow")
 KNOWN = frozenset(GESTURES).__contains__
 

@@ -16,6 +16,8 @@ from anima.errors import MissingDependencyError, SpeechError
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
 from anima.speech.piper.piper import PiperEngine, phoneme_marks, split_clauses
 
+pytestmark = pytest.mark.model
+
 
 @pytest.fixture(scope="module")
 def engine(piper: PiperEngine) -> PiperEngine:

@@ -12,6 +12,8 @@ from anima.errors import MissingDependencyError, SpeechError
 from anima.listening.sources import MicrophoneSource
 from anima.speech.sinks import SoundDeviceSink, import_sounddevice
 
+pytestmark = pytest.mark.fast
+
 
 class _NoPortAudio(importlib.abc.MetaPathFinder):
     """Makes ``import sounddevice`` fail as it does when PortAudio's C library is absent."""

@@ -17,6 +17,8 @@ from anima.speech.cache import ClauseCache, shifted
 from anima.speech.piper.piper import PiperEngine, split_clauses
 from anima.speech.utterance import AUDIBLE, LEAD_KEEP_S, moved
 
+pytestmark = pytest.mark.model
+
 
 def _chunk(n: int, marks: tuple[int, ...] = (0,)) -> AudioChunk:
     return AudioChunk(

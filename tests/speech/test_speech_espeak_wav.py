@@ -25,6 +25,8 @@ from anima.speech.sinks import WavSink
 from anima.testing import eventually
 from anima.testing.clock import FakeClock
 
+pytestmark = pytest.mark.integration
+
 TEXT = "Hello, my name is anima. I speak with my lips in time with my voice."
 
 

@@ -26,6 +26,8 @@ from anima.speech.espeak.espeak import EspeakEngine
 from anima.speech.piper.piper import MAX_PHONEMES, PiperEngine
 from anima.speech.text import MAX_TEXT_CHARS, PIECE_WEIGHT, SYMBOL_WEIGHT, cut_long, weight
 
+pytestmark = pytest.mark.model
+
 WORDS = ("the", "robot", "looks", "at", "you", "and", "waves", "its", "hand", "while", "speaking")
 # one 20,000-character clause: no punctuation at all, as a runaway LLM reply can be
 CLAUSE_20K = " ".join(itertools.islice(itertools.cycle(WORDS), 5000))[:20_000]

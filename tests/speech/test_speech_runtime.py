@@ -25,6 +25,8 @@ from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
 from anima.wire.topics import Topics
 
+pytestmark = pytest.mark.integration
+
 
 def _runtime(**kw: object) -> Runtime:
     cfg = AnimaConfig(mqtt=MqttConfig(enabled=False))

@@ -30,6 +30,8 @@ from anima.testing.clock import FakeClock
 from anima.testing.events import EventRecorder
 from anima.testing.tts import RATE, ScriptedEngine
 
+pytestmark = pytest.mark.integration
+
 LIP_OPEN = 4  # 0-based index of lip_open in the shipped body
 
 

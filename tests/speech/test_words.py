@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anima.speech.base import PhonemeMark, WordMark
 from anima.speech.words import event_word_marks, locate, phoneme_words, spoken_word_marks
+
+pytestmark = pytest.mark.fast
 
 
 def marks(*items: tuple[str, int]) -> list[PhonemeMark]:

@@ -9,6 +9,8 @@ import pytest
 from anima.events import EventHub, MoveFinished, Notice
 from anima.testing import EventRecorder
 
+pytestmark = pytest.mark.fast
+
 
 def test_it_waits_for_an_event_by_type_kind_or_predicate_from_a_started_hub() -> None:
     hub = EventHub()

@@ -8,6 +8,8 @@ from anima.clock import Clock, MonotonicClock
 from anima.motion import Blink, Breathing, Goto
 from anima.testing import FakeClock, make_engine
 
+pytestmark = pytest.mark.fast
+
 
 def test_fake_clock_moves_only_when_told() -> None:
     clock = FakeClock(start=5.0)

@@ -21,6 +21,8 @@ from anima.testing.mosquitto import (
 )
 from anima.testing.mqtt import MqttProbe
 
+pytestmark = pytest.mark.integration
+
 needs_mosquitto = pytest.mark.skipif(
     find_mosquitto() is None,
     reason="mosquitto is not installed (Debian: apt-get install mosquitto)",

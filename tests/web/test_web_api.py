@@ -13,6 +13,8 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.wire import payloads
 
+pytestmark = pytest.mark.integration
+
 Robot = tuple[Runtime, WebFrontDoor]
 
 
@@ -183,6 +185,7 @@ def test_state_body_animations_and_openapi(robot: Robot, http: httpx.Client) -> 
     assert http.get("/").status_code == 200
 
 
+@pytest.mark.model  # the default config speaks with Piper
 def test_token_is_required_when_set() -> None:
     from .conftest import web_config
 

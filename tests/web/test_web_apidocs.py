@@ -10,6 +10,8 @@ import pytest
 from anima.frontdoors.web.app import DOCS_ASSETS
 from anima.wire import payloads
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
 def test_the_reference_loads_its_scripts_from_the_robot(http: httpx.Client, page: str) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anima.bench.doors.web import run_web_bench
+
+pytestmark = pytest.mark.integration
 
 
 def test_web_bench_reports_updates_and_the_loop() -> None:

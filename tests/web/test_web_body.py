@@ -24,6 +24,8 @@ from anima.testing.reachy import EchoLink
 from .browsers import BROWSERS, Browser, open_browser
 from .test_web_browser import _dashboard, _exists
 
+pytestmark = pytest.mark.integration
+
 Robot = tuple[Runtime, WebFrontDoor]
 
 # samples the page for ``ms``: the right hand's height on screen and its angle, every 40 ms

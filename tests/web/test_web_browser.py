@@ -23,6 +23,8 @@ from anima.testing import eventually
 
 from .browsers import BROWSERS, Browser, open_browser
 
+pytestmark = pytest.mark.integration
+
 Robot = tuple[Runtime, WebFrontDoor]
 VALUES = "[...document.querySelectorAll('.channel .val')].map(e => e.textContent)"
 REFUSALS = "document.querySelectorAll(\"#log li[data-kind='command_rejected']\").length"

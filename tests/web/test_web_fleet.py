@@ -24,6 +24,8 @@ from anima.testing.fleet import mqtt_robot
 
 from .browsers import BROWSERS, Browser, open_browser
 
+pytestmark = pytest.mark.integration
+
 THREE = 3
 
 

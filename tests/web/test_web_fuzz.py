@@ -17,6 +17,8 @@ from hypothesis.errors import Unsatisfiable
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 
+pytestmark = pytest.mark.integration
+
 schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis")
 
 Robot = tuple[Runtime, WebFrontDoor]

@@ -20,6 +20,8 @@ from anima.frontdoors.web import WebFrontDoor
 from anima.frontdoors.web.guard import Guard, is_loopback, parse_authority, parse_origin
 from anima.runtime import Runtime
 
+pytestmark = pytest.mark.integration
+
 Robot = tuple[Runtime, WebFrontDoor]
 EVIL = "http://evil.example"
 

@@ -23,6 +23,8 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.wire.payloads import MAX_PAYLOAD
 
+pytestmark = pytest.mark.integration
+
 Robot = tuple[Runtime, WebFrontDoor]
 BIG = "1" + "2" * 399  # 400 digits: float() of it as an int overflows
 HUNDRED_MB = 100_000_000

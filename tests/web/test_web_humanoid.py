@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from anima.build import build
 from anima.config import AnimaConfig, HumanoidConfig, MqttConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
 from anima.testing import eventually
+
+pytestmark = pytest.mark.integration
 
 
 def test_mode_motion_and_posture_reach_the_simulated_adam() -> None:

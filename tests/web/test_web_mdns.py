@@ -14,6 +14,8 @@ pytest.importorskip("zeroconf", reason="pip install 'anima[mdns]'")
 
 from anima.frontdoors.web.mdns import find_dashboards
 
+pytestmark = pytest.mark.integration
+
 
 def test_the_dashboard_is_found_on_the_lan_and_gone_after() -> None:
     cfg = AnimaConfig(

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from anima.frontdoors.web.server import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
+
+pytestmark = pytest.mark.integration
 
 
 def test_rest_takes_the_names_people_guess(

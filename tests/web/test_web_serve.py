@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from anima.frontdoors.mqtt.broker import free_port
+
+pytestmark = pytest.mark.integration
 
 
 def test_serve_prints_the_url_and_serves_the_page(tmp_path: Path) -> None:

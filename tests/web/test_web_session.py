@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -17,6 +18,8 @@ from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.session.plot import read_session
 from anima.testing import eventually
+
+pytestmark = pytest.mark.integration
 
 Robot = tuple[Runtime, WebFrontDoor]
 

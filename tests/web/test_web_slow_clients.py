@@ -29,6 +29,8 @@ from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.testing import eventually
 
+pytestmark = pytest.mark.integration
+
 Robot = tuple[Runtime, WebFrontDoor]
 CAP = 8  # web.max_connections here
 TIMEOUT_S = 0.3  # web.header_timeout_s, body_timeout_s and write_stall_s here

@@ -8,6 +8,7 @@ import threading
 import time
 
 import httpx
+import pytest
 import websockets
 
 from anima.commands import EmergencyStop
@@ -17,6 +18,8 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 
 from .conftest import collect
+
+pytestmark = pytest.mark.integration
 
 Robot = tuple[Runtime, WebFrontDoor]
 
@@ -108,6 +111,7 @@ def test_stop_with_a_client_connected_is_prompt(robot: Robot) -> None:
     assert took < 4.0
 
 
+@pytest.mark.model  # the default config speaks with Piper
 def test_a_wrong_token_is_refused_on_the_websocket() -> None:
     from .conftest import web_config
 

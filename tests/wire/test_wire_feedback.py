@@ -24,6 +24,8 @@ from anima.events import (
 from anima.wire.feedback import ROUTES, decode_event, encode_event
 from anima.wire.topics import Topics
 
+pytestmark = pytest.mark.fast
+
 TOPICS = Topics("lab")
 
 # each event with its exact payload on the wire (docs/mqtt.md; Nadine's three keep the seed's keys)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from anima.events import SpeechEnded, SpeechStarted
 from anima.wire.feedback import decode_event, encode_event
 from anima.wire.topics import Topics
+
+pytestmark = pytest.mark.fast
 
 
 def test_the_time_goes_on_the_wire_and_comes_back() -> None:

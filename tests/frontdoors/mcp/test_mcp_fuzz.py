@@ -23,6 +23,8 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import make_mcp, quiet_config
 
+pytestmark = pytest.mark.integration
+
 JUNK = st.one_of(
     st.none(),
     st.booleans(),

@@ -28,7 +28,7 @@ from anima.testing.tts import ScriptedEngine
 
 from .clients import http_client, json_of, text_of
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
     "jsonrpc": "2.0",

@@ -13,6 +13,8 @@ import pytest
 from anima.errors import AnimaError
 from anima.frontdoors.mcp.install import config_path, install, server_entry
 
+pytestmark = pytest.mark.integration
+
 
 def test_the_entry_runs_this_python_on_anima_mcp() -> None:
     entry = server_entry(["--config", "/etc/anima.yaml"])

@@ -3,10 +3,14 @@ takes what every door takes, and the plan carries the library's name."""
 
 from __future__ import annotations
 
+import pytest
+
 from anima.events import MoveStarted
 from anima.frontdoors.mcp.robot import McpRobot
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
+
+pytestmark = pytest.mark.integration
 
 
 def test_mcp_takes_the_names_people_guess(mcp: McpRobot, runtime: Runtime) -> None:

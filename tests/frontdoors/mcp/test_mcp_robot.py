@@ -23,6 +23,8 @@ from anima.testing import EventRecorder, eventually
 
 from .conftest import make_mcp
 
+pytestmark = pytest.mark.integration
+
 
 def tool(mcp: McpRobot, name: str) -> dict[str, object]:
     found = [t for t in mcp.tools if t.name == name]

@@ -14,7 +14,7 @@ import pytest
 
 from .clients import json_of, stdio_client, text_of, write_config
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
 @pytest.fixture

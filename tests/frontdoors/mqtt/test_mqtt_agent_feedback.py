@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from anima.events import EventHub, Transcript
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.wire.topics import Topics
+
+pytestmark = pytest.mark.fast
 
 
 def _asr_payloads(*events: Transcript) -> list[dict[str, Any]]:

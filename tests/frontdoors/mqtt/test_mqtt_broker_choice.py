@@ -41,6 +41,8 @@ from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 
+pytestmark = pytest.mark.integration
+
 needs_mosquitto = pytest.mark.skipif(
     find_mosquitto() is None,
     reason="mosquitto is not installed (Debian: apt-get install mosquitto)",

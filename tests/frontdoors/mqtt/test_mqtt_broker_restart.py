@@ -12,12 +12,16 @@ import os
 import threading
 from typing import Any
 
+import pytest
+
 from anima.testing.mosquitto import Mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.wire.mqtt import Credentials, new_client
 from anima.wire.topics import Topics
 
 from .conftest import RobotFactory, wait_until
+
+pytestmark = pytest.mark.integration
 
 COMMANDS = 40
 

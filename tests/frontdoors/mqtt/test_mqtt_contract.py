@@ -9,6 +9,7 @@ import socket
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from anima.body.gaze import GazeKinematics
 from anima.drivers.sim import SimDriver
@@ -21,6 +22,8 @@ from anima.wire.payloads import MAX_PAYLOAD, excerpt
 from anima.wire.topics import Topics
 
 from .conftest import wait_until
+
+pytestmark = pytest.mark.integration
 
 Send = Callable[[str, bytes | str], None]
 MakeRobot = Callable[[str, BrokerAddress], tuple[Runtime, MqttFrontDoor]]

@@ -3,12 +3,16 @@ burst, then a steady rate, and each one beyond is refused on the error topic say
 
 from __future__ import annotations
 
+import pytest
+
 from anima.frontdoors.mqtt.costly import CostlyLimiter, Limit
 from anima.testing import FakeClock
 from anima.testing.mqtt import MqttProbe
 from anima.wire.topics import Topics
 
 from .conftest import wait_until
+
+pytestmark = pytest.mark.integration
 
 FLOOD = 60
 

@@ -28,6 +28,8 @@ from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 
+pytestmark = pytest.mark.integration
+
 BACKLOG = 300  # messages held behind the gate on the door's connection
 HOLD_S = 30.0  # the gate opens by itself after this: a failed test does not hang paho
 

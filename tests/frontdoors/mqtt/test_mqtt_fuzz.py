@@ -27,6 +27,8 @@ from anima.wire.topics import Topics
 
 from .conftest import wait_until
 
+pytestmark = pytest.mark.integration
+
 LEAVES = ["speak", "stop_speak", "look_at", "look_at_target", "animation"]
 NAMES = ["nod", "shake", "smile", "blink", "Posture_LookAtZoom", "LOOKUPPostureDefault", "nodd"]
 

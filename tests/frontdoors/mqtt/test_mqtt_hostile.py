@@ -27,6 +27,8 @@ from anima.wire.topics import Topics
 
 from .conftest import robot_config, wait_until
 
+pytestmark = pytest.mark.integration
+
 HUGE = "1" * 400  # float(int) of this raises OverflowError
 
 

@@ -21,6 +21,8 @@ from anima.wire.topics import Topics
 
 from .conftest import robot_config
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def adam(broker: BrokerAddress, prefix: str, probe: MqttProbe) -> Iterator[Runtime]:

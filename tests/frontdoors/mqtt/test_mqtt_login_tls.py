@@ -29,10 +29,13 @@ from anima.wire.mqtt import BrokerAddress, Credentials
 
 USER, PASSWORD = "robot", "s3cret:with@odd/chars"
 
-pytestmark = pytest.mark.skipif(
-    find_mosquitto() is None or shutil.which("openssl") is None,
-    reason="needs mosquitto and openssl (Debian: mosquitto, openssl)",
-)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        find_mosquitto() is None or shutil.which("openssl") is None,
+        reason="needs mosquitto and openssl (Debian: mosquitto, openssl)",
+    ),
+]
 
 
 def _run(*argv: str | Path) -> None:

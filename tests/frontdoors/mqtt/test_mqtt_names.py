@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from anima.runtime import Runtime
 from anima.testing.mqtt import MqttProbe
 from anima.wire.topics import Topics
 
 from .conftest import wait_until
+
+pytestmark = pytest.mark.integration
 
 Send = Callable[[str, bytes | str], None]
 

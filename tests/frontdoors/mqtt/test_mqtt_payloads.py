@@ -25,6 +25,8 @@ from anima.wire.payloads import (
     parse_stop_speak,
 )
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture(scope="module")
 def library() -> AnimationLibrary:

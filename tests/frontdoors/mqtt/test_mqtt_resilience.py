@@ -27,6 +27,8 @@ from anima.wire.topics import Topics
 
 from .conftest import wait_until
 
+pytestmark = pytest.mark.integration
+
 MakeRobot = Callable[[str, BrokerAddress], tuple[Runtime, MqttFrontDoor]]
 
 

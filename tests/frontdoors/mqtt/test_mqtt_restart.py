@@ -29,6 +29,8 @@ from anima.wire.topics import Topics
 from .conftest import robot_config, wait_until
 from .proxy import LinkProxy
 
+pytestmark = pytest.mark.integration
+
 
 def start(prefix: str, mosquitto: Mosquitto) -> tuple[Runtime, MqttFrontDoor]:
     return start_at(prefix, mosquitto.address)

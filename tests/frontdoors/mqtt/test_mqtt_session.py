@@ -31,6 +31,8 @@ from anima.wire.topics import Topics
 from .conftest import robot_config, wait_until
 from .proxy import LinkProxy
 
+pytestmark = pytest.mark.integration
+
 CUT_S = 3.0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from anima.config import SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
@@ -16,6 +18,8 @@ from anima.wire.mqtt import BrokerAddress
 from anima.wire.topics import Topics
 
 from .conftest import robot_config
+
+pytestmark = pytest.mark.integration
 
 
 def _speaking_robot(prefix: str, address: BrokerAddress) -> Runtime:

@@ -21,6 +21,8 @@ from anima.testing import FakeClock, FakeTimeRobot, ScriptedPlanner, reply
 from anima.testing.planner import NOT_UNDERSTOOD
 from anima.timers import Timers
 
+pytestmark = pytest.mark.fast
+
 
 def test_timers_run_in_time_order_when_due_and_a_cancel_holds() -> None:
     clock = FakeClock(start=0.0)

@@ -196,7 +196,7 @@ def _speech_warnings(rt: Observed) -> list[str]:
         return []
     if rt.speech is None:
         return [f"speech not available: {rt.speech_problem}"]
-    chose_null = getattr(rt.speech.sink, "name", "") == "null"
+    chose_null = rt.speech.sink.name == "null"  # AudioSink declares its name
     if chose_null and rt.config.speech.audio_out in (None, "auto"):
         return ["audio out: no sound card found, speech plays silently (connect one, or say "
                 "it is meant: --audio-out null, or audio_out: 'null' quoted in YAML)"]  # fmt: skip

@@ -1,4 +1,20 @@
-"""Shared fixtures: a fast test body, an event hub with a recorder, the frames a sim was sent."""
+"""Shared fixtures: a fast test body, an event hub with a recorder, the frames a sim was sent; and
+the rule that every test names its tier.
+
+Tiers (the markers in pyproject.toml), fastest first: ``make test`` runs them in this order, each
+with ``pytest --tier NAME``, and stops at the first that fails; ``make test-fast`` runs ``fast``.
+
+- ``fast``: unit and fake-time tests: no real broker, server, browser, subprocess or model, no
+  wait on the real clock.
+- ``integration``: real time: Mosquitto, servers on 127.0.0.1, browsers, subprocesses, the clock.
+- ``model``: loads Whisper, Piper, Silero or pocketsphinx (in the test or a process it starts).
+- ``serial``: asserts a wall-clock rate or plays audio in real time: run last, alone.
+
+A file states its tier once (``pytestmark = pytest.mark.fast``); a test slower than its file names
+its own (``@pytest.mark.serial`` in an integration file), which wins. A test with no tier, a node
+naming two, or a test naming a faster tier than its file stops the run before it starts: a new
+file cannot forget its tier.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +26,55 @@ import pytest
 from anima.body import Body, FloatArray, parse_body
 from anima.drivers.sim import SimDriver
 from anima.events import Event, EventHub
+
+TIERS = ("fast", "integration", "model", "serial")  # fastest first: make test's order
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tier",
+        choices=TIERS,
+        help="run only this tier's tests (a test's own tier, else its class's, else its file's)",
+    )
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The tier a test names, else its class's, else its file's; raises ValueError when unclear."""
+    named: list[str] = []
+    for node in item.listchain():
+        here = sorted({m.name for m in node.own_markers if m.name in TIERS}, key=TIERS.index)
+        if len(here) > 1:
+            raise ValueError(f"{' and '.join(here)} at once")
+        named += here
+    if not named:
+        raise ValueError("no tier")
+    if named != sorted(named, key=TIERS.index):
+        raise ValueError(f"{named[-1]} inside {named[-2]}: a test may only be slower than its file")
+    return named[-1]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test has one tier, or the run stops before it starts; ``--tier`` keeps one tier."""
+    wanted = config.getoption("--tier")
+    wrong, kept, dropped = [], [], []
+    for item in items:
+        try:
+            tier = tier_of(item)
+        except ValueError as exc:
+            wrong.append(f"  {item.nodeid}: {exc}")
+            continue
+        (kept if wanted in (None, tier) else dropped).append(item)
+    if wrong:
+        raise pytest.UsageError(
+            f"{len(wrong)} test(s) without one clear tier of {', '.join(TIERS)}; a file says"
+            " pytestmark = pytest.mark.<tier> (tests/conftest.py says which):\n"
+            + "\n".join(wrong[:40])
+            + (f"\n  … and {len(wrong) - 40} more" if len(wrong) > 40 else "")
+        )
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
 
 # A small body whose speed limits are effectively infinite, so the safety stage's step limiter
 # cannot hide a discontinuity: any jump the motion layers make reaches the driver unchanged.

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from anima import commands as cmd
-from anima.cli import app, instances
+from anima import instances
+from anima.cli import app
 from anima.errors import ConfigError
 from anima.events import MoveStarted
 from anima.fleet import send, survey

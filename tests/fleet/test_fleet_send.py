@@ -15,7 +15,8 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
-from anima.cli import app, instances
+from anima import instances
+from anima.cli import app
 from anima.fleet import deliver
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.fast
+pytestmark = pytest.mark.model  # the listening bench: pocketsphinx and the VAD on eSpeak's voice
 
 
 def test_the_listen_bench_reports(espeak: Any) -> None:

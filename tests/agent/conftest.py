@@ -1,9 +1,11 @@
-"""Shared fixtures for the agent tests: a started runtime on the simulated robot with a scripted
-TTS engine and a real-time null sink, an event recorder with bounded, event-driven waits, and
-a scripted OpenAI-compatible server with a planner on it."""
+"""Shared fixtures for the agent tests: a started runtime on the simulated robot, on autojump fake
+time, with a scripted TTS engine and a null sink on that clock; the same stepped by hand
+(FakeTimeRobot); an event recorder with bounded, event-driven waits; and a scripted
+OpenAI-compatible server with a planner on it."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +23,7 @@ from anima.drivers.sim import SimDriver
 from anima.events import CommandRejected, Event, EventHub, MoveStarted
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing.clock import FakeClock
 from anima.testing.events import EventRecorder
 from anima.testing.fake_time import FakeTimeRobot
 from anima.testing.llm import ScriptedOpenAIServer
@@ -86,8 +89,42 @@ def agent_moves(robot: FakeTimeRobot, name: str, *, within: float = 5.0) -> Move
     return started
 
 
+@contextlib.contextmanager
+def autojump_runtime(config: AnimaConfig | None = None, **parts: Any) -> Iterator[Runtime]:
+    """A started runtime (default :func:`quiet_config`) on autojump fake time: its threads run
+    as on a real clock, and its time jumps to the next deadline whenever they all wait, so a
+    5 s utterance plays in a blink of real time (:class:`~anima.testing.FakeClock`). ``parts``
+    replace the simulated driver, the scripted voice or the null sink on that clock."""
+    clock = FakeClock(autojump=True)
+    parts.setdefault("driver", SimDriver(history=5000))
+    parts.setdefault("tts", [ScriptedEngine()])
+    parts.setdefault("audio_sink", NullSink(clock))
+    rt = Runtime(config or quiet_config(), clock=clock, **parts)
+    rt.start()
+    try:
+        yield rt
+    finally:
+        rt.stop(ease=False)
+        clock.close()
+
+
+def fake_clock(runtime: Runtime) -> FakeClock:
+    """The autojump clock ``runtime`` runs on (to hold it: ``with fake_clock(rt).hold():``)."""
+    clock = runtime.clock
+    assert isinstance(clock, FakeClock)
+    return clock
+
+
 @pytest.fixture
 def runtime() -> Iterator[Runtime]:
+    """The runtime on autojump fake time (:func:`autojump_runtime`)."""
+    with autojump_runtime() as rt:
+        yield rt
+
+
+@pytest.fixture
+def real_time_runtime() -> Iterator[Runtime]:
+    """The runtime on the real clock, for a test whose subject is real time."""
     rt = Runtime(
         quiet_config(),
         driver=SimDriver(history=5000),

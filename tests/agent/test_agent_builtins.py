@@ -1,4 +1,5 @@
-"""The built-in actions on a real runtime (simulated robot, scripted TTS, real-time null sink)."""
+"""The built-in actions on a real runtime (simulated robot, scripted TTS, a null sink), on
+autojump fake time."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from anima.events import StepStatus
 from anima.runtime import Runtime
 from anima.testing import eventually
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.fast
 
 
 def _yaw_turned(runtime: Runtime, rest: float, yaw: int, timeout: float = 3.0) -> bool:

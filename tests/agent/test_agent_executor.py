@@ -1,4 +1,5 @@
-"""The executor on a real runtime (simulated robot, scripted TTS, real-time null sink)."""
+"""The executor on a real runtime (simulated robot, scripted TTS, a null sink), on autojump fake
+time, or stepped by hand (FakeTimeRobot); the interrupt benchmark's function on the real clock."""
 
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ from anima.events import (
 from anima.runtime import Runtime
 from anima.testing import FakeTimeRobot, eventually
 
-from .conftest import Recorder, agent_moves
+from .conftest import Recorder, agent_moves, fake_clock
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.fast
 
 
 def _statuses(rec: Recorder, plan: str) -> list[tuple[int, str]]:
@@ -199,10 +200,11 @@ def test_one_plan_at_a_time_unless_preempted(
     executor: Executor, runtime: Runtime, registry: ActionRegistry
 ) -> None:
     ex = executor
-    first = ex.start(parse_plan(registry, ["wait(30)"]))
-    with pytest.raises(CommandRefusedError, match="still running"):
-        ex.start(parse_plan(registry, ["wait(1)"]))
-    second = ex.start(parse_plan(registry, ["wait(0.01)"]), preempt=True)
+    with fake_clock(runtime).hold():  # the first plan's 30 s cannot pass meanwhile
+        first = ex.start(parse_plan(registry, ["wait(30)"]))
+        with pytest.raises(CommandRefusedError, match="still running"):
+            ex.start(parse_plan(registry, ["wait(1)"]))
+        second = ex.start(parse_plan(registry, ["wait(0.01)"]), preempt=True)
     first_result = first.join(0)
     assert first_result is not None
     assert first_result.outcome == "interrupted"
@@ -235,8 +237,9 @@ def test_stop_action_holds_and_silences(runtime: Runtime, registry: ActionRegist
     assert runtime.engine.wait_until_idle(2)
 
 
-def test_interrupt_latency_function_for_the_benchmark(runtime: Runtime) -> None:
-    samples = measure_interrupt_latency(runtime, trials=3, lead_s=0.02)
+@pytest.mark.integration  # the benchmark's function: it sleeps in real time into the gesture
+def test_interrupt_latency_function_for_the_benchmark(real_time_runtime: Runtime) -> None:
+    samples = measure_interrupt_latency(real_time_runtime, trials=3, lead_s=0.02)
     assert len(samples) == 3
     for s in samples:
         assert 0 <= s.held_s < 0.5  # loose: `anima bench agent` reports the real figures

@@ -13,7 +13,7 @@ from anima.errors import CommandRefusedError
 from anima.events import StepStatus
 from anima.runtime import Runtime
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.fast
 
 
 def _registry() -> ActionRegistry:

@@ -184,7 +184,6 @@ def test_the_planner_registry_builds_from_config() -> None:
         AgentConfig(planner="magic")
 
 
-@pytest.mark.integration  # a runtime on the real clock
 def test_heard_words_to_moving_robot(runtime: Runtime, registry: ActionRegistry) -> None:
     planner = RulePlanner(registry)
     reply = planner.plan("please nod and then say thank you")

@@ -22,7 +22,7 @@ from anima.testing import eventually
 
 from .conftest import Recorder
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.fast
 
 REACHY_CAN = "I can nod, shake my head, look around and say things."
 

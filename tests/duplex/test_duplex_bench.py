@@ -7,11 +7,11 @@ import importlib.util
 
 import pytest
 
+from anima.audio import SAMPLE_RATE
 from anima.bench.conversation.audio import Speaker
 from anima.bench.duplex.duplex import DuplexResult, _run_trial, report
 from anima.bench.duplex.sets import REPLY, ROOMS, Trial
 from anima.config.listening import ListenConfig
-from anima.listening.audio import SAMPLE_RATE
 from anima.listening.echo.canceller import make_echo
 from anima.listening.makers import make_recognizer
 from anima.listening.registry import whisper_installed

@@ -7,9 +7,9 @@ import importlib.util
 import numpy as np
 import pytest
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.echo.canceller import NoEcho, ResidualGuard, WebRtcEcho, erle_db, make_echo
 from anima.listening.recorder import Final, Recorder, RecordingStarted, Woke
 from anima.listening.vad import EnergyVad, SpeechDetector

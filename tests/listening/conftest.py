@@ -15,10 +15,10 @@ from typing import TypeVar
 import numpy as np
 import pytest
 
+from anima.audio import Frame, resample
 from anima.errors import AnimaError
 from anima.events import ListenTimeout, Transcript, WakeDetected
 from anima.listening import ListenConfig, Listener, PushSource, RoundReport
-from anima.listening.audio import Frame, resample
 from anima.speech.base import Cancel, TTSEngine
 
 T = TypeVar("T")

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import SAMPLE_RATE, Framer
 from anima.errors import ConfigError
 from anima.listening.asr import PocketsphinxAsr, build_grammar, complete_prefix, normalize
-from anima.listening.audio import SAMPLE_RATE, Framer
 from anima.listening.wake.keyphrase import KeyphraseSpotter
 from anima.listening.wake.trigger import WakeTrigger
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.bench.asr.asr import CHATTER, babble, mix, recognize, word_errors, words
 from anima.config.listening import MIN_CONFIDENCE
 from anima.errors import MissingDependencyError, SpeechError
 from anima.events import Transcript
 from anima.listening.asr import Recognizer, normalize
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.listening.whisper.asr import WhisperAsr
 from anima.listening.whisper.text import drop_echo, other_readings, prompt_text
 from anima.speech.base import TTSEngine

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from anima.audio import FRAME_S
 from anima.config import load_config
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_S
 
 pytestmark = pytest.mark.fast
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from anima.audio import SAMPLE_RATE
 from anima.bench.speech.speech import GilProbe
 from anima.errors import SpeechError
 from anima.listening.asr import PocketsphinxAsr
-from anima.listening.audio import SAMPLE_RATE
+from anima.listening.sphinx_worker import MAX_MESSAGE, SphinxWorker, read_message
 from anima.listening.wake.keyphrase import KeyphraseSpotter
-from anima.listening.wake.sphinx_worker import MAX_MESSAGE, SphinxWorker, read_message
 
 pytestmark = pytest.mark.model
 
@@ -77,7 +77,7 @@ def test_after_its_worker_died_the_recognizer_starts_another_and_says_so(
     try:
         asr.start()
         _kill(asr._decoder)
-        with caplog.at_level(logging.WARNING, logger="anima.listening.wake.sphinx_worker"):
+        with caplog.at_level(logging.WARNING, logger="anima.listening.sphinx_worker"):
             assert asr.feed(np.zeros(512, np.int16)) is None  # a new worker, a new utterance
         assert "pocketsphinx worker ended (-9)" in caplog.text
         assert asr.finish() == ""

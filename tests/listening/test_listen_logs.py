@@ -10,8 +10,8 @@ import threading
 import numpy as np
 import pytest
 
+from anima.audio import SAMPLE_RATE
 from anima.listening import ListenConfig, Listener, PushSource, RoundReport
-from anima.listening.audio import SAMPLE_RATE
 from anima.logtext import quoted
 from anima.testing.listening import FakeRecognizer, FakeVad
 

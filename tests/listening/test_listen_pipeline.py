@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import SAMPLE_RATE
 from anima.events import EventHub, ListenTimeout, Transcript, WakeDetected
 from anima.listening import (
     ListenConfig,
@@ -26,7 +27,6 @@ from anima.listening import (
     RoundReport,
     WavSource,
 )
-from anima.listening.audio import SAMPLE_RATE
 from anima.listening.results import is_wire_event
 from anima.listening.sources import write_wav
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.config.listening import ListenConfig
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.recorder import (
     END_SILENCE_S,
     Final,

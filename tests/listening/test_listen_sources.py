@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, StreamResampler, resample
 from anima.errors import ConfigError, EngineStateError, MissingDependencyError, SpeechError
 from anima.listening import MicrophoneSource, PushSource, RawPcmSource, WavSource
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, StreamResampler, resample
 from anima.listening.sources import read_wav, write_wav
 from anima.testing import eventually
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anima.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.turn.cues import CuesTurn, Fall
 from anima.listening.turn.detector import SilenceTurn, TurnDetector, make_turn, turn_for
 from anima.listening.turn.prosody import ProsodyTracker, pitch

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from anima.listening.audio import FRAME_SAMPLES
+from anima.audio import FRAME_SAMPLES
 from anima.listening.turn.cues import CuesTurn
 from anima.listening.turn.prosody import ProsodyTracker, pitch
 from anima.listening.turn.text import TextCue, text_cue

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from anima.listening.audio import SAMPLE_RATE
+from anima.audio import SAMPLE_RATE
 
 pytestmark = pytest.mark.model
 

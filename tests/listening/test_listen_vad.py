@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import FRAME_S, FRAME_SAMPLES, Framer
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening import ListenConfig
-from anima.listening.audio import FRAME_S, FRAME_SAMPLES, Framer
 from anima.listening.vad import (
     GATE_LAG_FRAMES,
     GATE_SMOOTH_FRAMES,

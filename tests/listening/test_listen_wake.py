@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import resample
 from anima.bench.wake.wake import Voice, count_wakes, speak
 from anima.bench.wake.wake import padded as bench_padded
 from anima.config.listening import ListenConfig
 from anima.events import Transcript, WakeDetected
 from anima.listening.asr import normalize
-from anima.listening.audio import resample
 from anima.listening.makers import make_spotter
 from anima.listening.wake.asr_spotter import AsrSpotter, opening_is_phrase
 from anima.listening.wake.keyphrase import KeyphraseSpotter

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.wake.asr_spotter import PRE_S, AsrSpotter, opening_is_phrase
 from anima.listening.whisper.reader import PhraseScore
 from anima.testing.listening import FakeVad

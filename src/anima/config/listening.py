@@ -34,7 +34,7 @@ LONGEST = {
     "turn_quick_s": 10.0,
     "turn_hold_s": 10.0,
 }
-# the listener decides once an audio frame (32 ms: anima.listening.audio.FRAME_S, 512 samples at
+# the listener decides once an audio frame (32 ms: anima.audio.FRAME_S, 512 samples at
 # 16 kHz): a silence, timeout or barge-in shorter than one is never what was written (1e-9 s gave
 # up on, or cut, every round at its first frame)
 SHORTEST_S = 512 / 16_000

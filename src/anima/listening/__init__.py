@@ -9,15 +9,16 @@
     makers.py     the parts a config names, made through their registries (the Whisper choice)
     registry.py   the registries (anima.config.listening_parts) and what auto asks
     sources/      AudioSource: microphone, WAV file, stdin PCM, PushSource → 16 kHz frames
-    audio.py      the frame format, resampling, framing
     vad.py        Vad (Silero, energy fallback) and SpeechDetector (start/end hysteresis)
     asr.py        Recognizer (and its optional Rereads, Weighs); pocketsphinx
+    sphinx_worker.py  pocketsphinx in a worker process (the grammar ASR, the keyphrase)
     whisper/      WhisperAsr: open vocabulary, Whisper tiny.en on CTranslate2 (the default)
     wake/         the wake spotters ("hey robot") and WakeTrigger (keyboard, MQTT)
     turn/         the end of a turn: silence, or the words and the voice's pitch
     echo/         full duplex: the robot's own voice taken out of its microphone
 
-The configuration is :class:`~anima.config.listening.ListenConfig` (also importable from here).
+The configuration is :class:`~anima.config.listening.ListenConfig` (also importable from here);
+the frame format (16 kHz, 32 ms frames) is :mod:`anima.audio`'s.
 The optional packages (``pip install 'anima[listen]'``) are imported when a model loads.
 """
 

@@ -15,7 +15,7 @@ pocketsphinx's grammar search reports its best path even when it has not reached
 phrase ("look at" for a clipped "look at me"); since the grammar allows only whole phrases, a final
 result that is the beginning of exactly one phrase is completed to it.
 
-The decoder runs in a worker process (:mod:`anima.listening.wake.sphinx_worker`): pocketsphinx holds
+The decoder runs in a worker process (:mod:`anima.listening.sphinx_worker`): pocketsphinx holds
 the GIL through each call — 115–350 ms to load, up to seconds to decode and end an utterance
 with the language model — which would stall the 100 Hz motion loop. :meth:`PocketsphinxAsr.close`
 ends the process (it also ends with this one).
@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from anima.audio import Frame
 from anima.choices import AsrMode
 from anima.errors import ConfigError, MissingDependencyError
-from anima.listening.audio import Frame
-from anima.listening.wake.sphinx_worker import SphinxWorker, still_running
+from anima.listening.sphinx_worker import SphinxWorker, still_running
 
 logger = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from anima.audio import FRAME_SAMPLES, Frame
 from anima.clock import Clock, MonotonicClock
 from anima.config.listening import ListenConfig
 from anima.errors import EngineStateError
 from anima.events import ListenTimeout, Notice, Transcript, WakeDetected
 from anima.listening.asr import Recognizer
-from anima.listening.audio import FRAME_SAMPLES, Frame
 from anima.listening.makers import make_recognizer, make_spotter
 from anima.listening.recorder import (
     Final,

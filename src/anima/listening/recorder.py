@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.config.listening import ListenConfig
 from anima.listening.asr import Recognizer
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.listening.vad import SpeechChange, SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 

@@ -22,9 +22,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from anima.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.config.listening_parts import VADS
 from anima.errors import ConfigError, MissingDependencyError
-from anima.listening.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.listening.turn.detector import GatedTurn, TurnDetector, silence_frames
 
 logger = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import FRAME_SAMPLES, Frame, Framer
 from anima.errors import EngineStateError
-from anima.listening.audio import FRAME_SAMPLES, Frame, Framer
 from anima.listening.sources import FrameSink
 from anima.listening.wake.spotter import WakeHit
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, resample
 from anima.errors import AnimaError
 from anima.listening import (
     ListenConfig,
@@ -34,7 +35,6 @@ from anima.listening import (
     RoundReport,
 )
 from anima.listening.asr import normalize
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Framer, resample
 from anima.speech.base import Cancel, TTSEngine
 
 COMMANDS = ("wave", "nod", "look at me", "say hello", "walk forward", "stop")

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import FRAME_S, SAMPLE_RATE, Frame, Framer, resample
 from anima.bench.measure import percentile, rss_mb
 from anima.errors import AnimaError
 from anima.listening.asr import Recognizer
-from anima.listening.audio import FRAME_S, SAMPLE_RATE, Frame, Framer, resample
 from anima.speech.base import Cancel, TTSEngine
 
 REQUESTS = (

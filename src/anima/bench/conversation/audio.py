@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import SAMPLE_RATE, resample
 from anima.errors import AnimaError
-from anima.listening.audio import SAMPLE_RATE, resample
 from anima.speech.base import Cancel, TTSEngine
 
 Samples = NDArray[np.int16]

@@ -33,6 +33,7 @@ from typing import Literal
 
 import numpy as np
 
+from anima.audio import SAMPLE_RATE
 from anima.bench.conversation.audio import Room, Samples, Speaker
 from anima.bench.conversation.figures import TARGETS, Figures, Trial, grouped
 from anima.bench.conversation.requests import Request, Split, load_requests
@@ -40,7 +41,6 @@ from anima.bench.conversation.trial import TEXT, Condition, Harness, Mode
 from anima.choices import HumanoidType
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MqttConfig
 from anima.config.sections import HumanoidConfig
-from anima.listening.audio import SAMPLE_RATE
 
 
 @dataclass(frozen=True, kw_only=True)

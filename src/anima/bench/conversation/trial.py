@@ -26,6 +26,7 @@ import numpy as np
 
 from anima import commands as cmd
 from anima.agent.conversation import Conversation
+from anima.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Framer
 from anima.bench.conversation.audio import Room, Samples, Speaker, last_loud
 from anima.bench.conversation.figures import Stages, Trial, word_errors
 from anima.bench.conversation.judge import Observed, judge
@@ -49,7 +50,6 @@ from anima.events import (
     WakeDetected,
 )
 from anima.listening import Listener, PushSource
-from anima.listening.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Framer
 
 Mode = Literal["wake", "ptt", "text"]  # text: the request's words as cmd.Ask (no audio)
 TEXT = "text"  # the voice and room of a text trial

@@ -34,11 +34,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.agent.barge_in import BargeIn
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.bench.conversation.audio import LOUD, Speaker
 from anima.bench.duplex.sets import SPLITS, Trial, trials
 from anima.config.listening import ListenConfig
 from anima.listening.asr import Recognizer, Weighs
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.listening.echo.canceller import EchoCanceller, ResidualGuard, erle_db, make_echo
 from anima.listening.listener import speech_detector
 from anima.listening.makers import make_recognizer

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import SAMPLE_RATE
 from anima.bench.conversation.audio import Speaker
-from anima.listening.audio import SAMPLE_RATE
 from anima.testing.room import EchoPath, to_int16
 
 REPLY = (

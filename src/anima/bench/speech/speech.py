@@ -348,8 +348,8 @@ def run_starvation_bench(budget_s: float = 5.0) -> list[LoopUnderLoad]:
 def _recognizing() -> tuple[float | None, float | None]:
     """Load the language-model recognizer and decode 10 s of noise in one buffer (its worst
     case: over a second of decoding, which held the GIL when it ran in this process)."""
+    from anima.audio import SAMPLE_RATE
     from anima.listening.asr import PocketsphinxAsr
-    from anima.listening.audio import SAMPLE_RATE
 
     noise = np.random.default_rng(7).standard_normal(10 * SAMPLE_RATE) * 3000
     asr = PocketsphinxAsr(mode="lm")

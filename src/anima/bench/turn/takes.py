@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import SAMPLE_RATE, resample
 from anima.errors import AnimaError
-from anima.listening.audio import SAMPLE_RATE, resample
 from anima.speech.base import Cancel, PhonemeMark, TTSEngine
 
 PAUSES_S = (0.5, 0.75, 1.0)  # pauses inside a sentence that must not end the turn

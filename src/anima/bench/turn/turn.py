@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.bench.measure import percentile
 from anima.bench.turn.takes import VOICES, Take, Voice, iter_takes
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.turn.cues import CuesTurn
 from anima.listening.turn.detector import TurnDetector, make_turn
 from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad

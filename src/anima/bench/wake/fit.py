@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import Frame
 from anima.bench.wake.wake import (
     CONVERSATION,
     NEAR_MISSES,
@@ -33,7 +34,6 @@ from anima.bench.wake.wake import (
     piper_voices,
     speak,
 )
-from anima.listening.audio import Frame
 from anima.listening.wake.asr_spotter import AsrSpotter
 from anima.listening.wake.spotter import WakeHit
 from anima.listening.whisper.reader import PhraseScore, WhisperReader

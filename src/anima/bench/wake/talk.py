@@ -18,9 +18,9 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from anima.audio import SAMPLE_RATE
 from anima.bench.wake.wake import NOISES, Voice, count_wakes, padded, speak
 from anima.listening.asr import normalize
-from anima.listening.audio import SAMPLE_RATE
 from anima.listening.wake.spotter import Spotter
 
 # plain-prose modules of the standard library (fixed, so every run speaks the same text)

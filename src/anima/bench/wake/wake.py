@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, resample
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, resample
 from anima.listening.wake.spotter import Spotter
 from anima.speech.base import Cancel, TTSEngine
 

@@ -28,9 +28,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.config.listening_parts import ECHOS
 from anima.errors import MissingDependencyError
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 
 _BLOCK = SAMPLE_RATE // 100  # WebRTC's audio processing works on 10 ms blocks
 

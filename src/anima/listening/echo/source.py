@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from anima.audio import FRAME_SAMPLES, Frame
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_SAMPLES, Frame
 from anima.listening.echo.canceller import EchoCanceller, ResidualGuard, make_echo
 from anima.listening.sources import AudioSource, FrameSink
 from anima.speech.reference import ReferenceReader

@@ -1,6 +1,6 @@
 """Audio sources: where the listener's 16 kHz frames come from.
 
-A source delivers frames of :data:`~anima.listening.audio.FRAME_SAMPLES` samples at 16 kHz mono
+A source delivers frames of :data:`~anima.audio.FRAME_SAMPLES` samples at 16 kHz mono
 int16 to a :class:`FrameSink`, on a thread it owns (or the caller's, for :class:`PushSource`),
 and says when its audio has ended. ``start`` opens the device or file; ``stop(timeout)`` ends the
 thread and returns within ``timeout``. Constructors touch nothing.

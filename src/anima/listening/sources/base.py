@@ -7,10 +7,10 @@ import logging
 import threading
 from typing import Protocol, runtime_checkable
 
-from anima.errors import EngineStateError
-from anima.listening.audio import (
+from anima.audio import (
     Frame,
 )
+from anima.errors import EngineStateError
 
 logger = logging.getLogger(__name__)
 

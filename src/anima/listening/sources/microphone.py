@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import SpeechError
-from anima.listening.audio import (
+from anima.audio import (
     FRAME_S,
     SAMPLE_RATE,
     Framer,
     StreamResampler,
 )
+from anima.errors import SpeechError
 from anima.listening.sources.base import FrameSink
 
 logger = logging.getLogger(__name__)

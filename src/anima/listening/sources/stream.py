@@ -14,12 +14,12 @@ from typing import BinaryIO
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import EngineStateError
-from anima.listening.audio import (
+from anima.audio import (
     SAMPLE_RATE,
     Framer,
     StreamResampler,
 )
+from anima.errors import EngineStateError
 from anima.listening.sources.base import FrameSink, ThreadedSource
 
 logger = logging.getLogger(__name__)

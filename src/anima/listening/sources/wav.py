@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import ConfigError, SpeechError
-from anima.listening.audio import (
+from anima.audio import (
     FRAME_S,
     MAX_INPUT_RATE,
     MIN_INPUT_RATE,
@@ -24,6 +23,7 @@ from anima.listening.audio import (
     Framer,
     StreamResampler,
 )
+from anima.errors import ConfigError, SpeechError
 from anima.listening.sources.base import FrameSink, ThreadedSource
 
 logger = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class WavSource(ThreadedSource):
     44.1 kHz, and stalled the motion loop). ``start`` refuses, with a
     :class:`~anima.errors.ConfigError` naming the file, what is not a regular file (a FIFO would
     block the start; a device never ends) and a rate outside
-    :data:`~anima.listening.audio.MIN_INPUT_RATE`-:data:`~anima.listening.audio.MAX_INPUT_RATE`
+    :data:`~anima.audio.MIN_INPUT_RATE`-:data:`~anima.audio.MAX_INPUT_RATE`
     (a header that says 1 Hz would be resampled into gigabytes).
     """
 

@@ -47,8 +47,8 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
+from anima.audio import Frame
 from anima.errors import ConfigError
-from anima.listening.audio import Frame
 from anima.listening.turn.prosody import Ending, ProsodyTracker
 from anima.listening.turn.text import TextCue, text_cue
 

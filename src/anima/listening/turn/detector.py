@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from anima.audio import FRAME_S, Frame
 from anima.errors import ConfigError
-from anima.listening.audio import FRAME_S, Frame
 
 if TYPE_CHECKING:
     from anima.config.listening import ListenConfig

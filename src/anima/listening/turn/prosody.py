@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.listening.audio import FRAME_S, SAMPLE_RATE, Frame
+from anima.audio import FRAME_S, SAMPLE_RATE, Frame
 
 MIN_F0 = 70.0  # Hz: the lowest pitch looked for (a low male voice)
 MAX_F0 = 400.0  # Hz: the highest (a child)

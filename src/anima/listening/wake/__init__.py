@@ -5,6 +5,5 @@
     spotter.py        Spotter, the protocol (listen.wake), and WakeHit
     asr_spotter.py    AsrSpotter: the phrase read by Whisper at each onset (wake: asr)
     keyphrase.py      KeyphraseSpotter: pocketsphinx's keyphrase search (wake: keyphrase)
-    sphinx_worker.py  pocketsphinx in a worker process (the keyphrase spotter, the grammar ASR)
     trigger.py        WakeTrigger: a key, a button, MQTT
 """

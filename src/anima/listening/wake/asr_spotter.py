@@ -29,9 +29,9 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError
 from anima.listening.asr import normalize
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.vad import SpeechChange, SpeechDetector, Vad, load_vad
 from anima.listening.wake.spotter import WakeHit
 from anima.listening.whisper.reader import PhraseScore, WhisperReader

@@ -2,7 +2,7 @@
 
 :class:`KeyphraseSpotter` runs pocketsphinx's keyphrase search ("hey robot" by default) over the
 audio stream, offline, ~0.75 ms per 32 ms frame, in a worker process
-(:mod:`anima.listening.wake.sphinx_worker`: loading the decoder held the GIL ~115 ms, and each
+(:mod:`anima.listening.sphinx_worker`: loading the decoder held the GIL ~115 ms, and each
 frame's search held it too). A hit says where in the stream the phrase ended, so the recording
 can begin right there and keep a command spoken without a pause ("hey robot wave"). It reports
 40–180 ms after the phrase ends. ``threshold`` trades misses for false alarms: lower (1e-40)
@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import math
 
+from anima.audio import SAMPLE_RATE, Frame
 from anima.errors import ConfigError
 from anima.listening.asr import import_pocketsphinx, normalize
-from anima.listening.audio import SAMPLE_RATE, Frame
-from anima.listening.wake.sphinx_worker import SphinxWorker, still_running
+from anima.listening.sphinx_worker import SphinxWorker, still_running
 from anima.listening.wake.spotter import WakeHit
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from anima.listening.audio import Frame
+from anima.audio import Frame
 
 if TYPE_CHECKING:
     pass

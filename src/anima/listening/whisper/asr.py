@@ -54,8 +54,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError, SpeechError
-from anima.listening.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.whisper.features import encoded_silence, full_window, log_mel
 from anima.listening.whisper.model import Decoded, bundled_model, import_whisper
 from anima.listening.whisper.text import drop_echo, other_readings, prompt_text

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from anima.listening.audio import Frame
+from anima.audio import Frame
 
 logger = logging.getLogger(__name__)
 

@@ -53,7 +53,7 @@ VERSION = 1
 MAX_MESSAGE = 1 << 24  # bytes: far above any request or reply; a corrupt length stops here
 FEED_SAMPLES = 8000  # the most audio one feed request carries (0.5 s): replies stay prompt
 OPEN_TIMEOUT_S = 60.0  # a fresh interpreter, the import and the model, on a loaded machine
-_CHILD = "from anima.listening.wake.sphinx_worker import main; main()"
+_CHILD = "from anima.listening.sphinx_worker import main; main()"
 CALL_TIMEOUT_S = 20.0  # one request (the language model on 0.5 s of noise takes ~0.6 s)
 
 

@@ -2,7 +2,8 @@
 
 The :class:`Recorder` is fed every frame of the stream, with gate changes and wakes in between,
 and answers with :class:`Outcome` s; :class:`~anima.listening.listener.Listener` runs it on a
-thread and turns outcomes into callbacks and events. A round::
+thread and turns outcomes into the typed results it sends up (:mod:`anima.listening.results`). A
+round::
 
     idle ──wake──▶ recording: VAD only, the last pre_buffer_s kept ──speech starts──▶
         the kept audio, then every frame, to the ASR (partials) ──endpoint_silence_s──▶ final

@@ -21,10 +21,12 @@ from anima.events import Event, MoveStarted, SpeechStarted
 from anima.frontdoors.console import Console
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
-from anima.testing import EventRecorder, eventually
+from anima.testing import EventRecorder, FakeClock, eventually
 from anima.testing.tts import ScriptedEngine
 
-pytestmark = pytest.mark.model
+# the runtimes run on autojump fake time with a scripted voice: only `anima console` as a
+# process loads a real one (its own tier below)
+pytestmark = pytest.mark.fast
 
 NECK_PITCH = 8  # channel9, 0-based
 BIG = "1" + "2" * 399  # a 400-digit integer: float() of it as an int overflows
@@ -135,23 +137,28 @@ class Said:
 @pytest.fixture
 def speaking_rt() -> Iterator[Runtime]:
     """A started runtime with speech: a scripted engine for the console's three languages."""
-    engine = ScriptedEngine(locales=("en", "de", "fr"))
-    yield from started(Runtime(driver=SimDriver(), tts=[engine], audio_sink=NullSink()))
+    yield from started(ScriptedEngine(locales=("en", "de", "fr")))
 
 
 @pytest.fixture
 def rt() -> Iterator[Runtime]:
-    """A started runtime on the simulated robot (the real 100 Hz loop on its thread)."""
-    yield from started(Runtime(driver=SimDriver()))
+    """A started runtime on the simulated robot (its 100 Hz loop on its thread, on autojump
+    fake time), with a scripted voice."""
+    yield from started(ScriptedEngine())
 
 
-def started(runtime: Runtime) -> Iterator[Runtime]:
+def started(engine: ScriptedEngine, config: AnimaConfig | None = None) -> Iterator[Runtime]:
+    clock = FakeClock(autojump=True)
+    runtime = Runtime(
+        config, driver=SimDriver(), clock=clock, tts=[engine], audio_sink=NullSink(clock)
+    )
     runtime.start()
     try:
-        assert runtime.wait_first_tick(2.0)
+        assert runtime.wait_first_tick(WAIT)
         yield runtime
     finally:
         runtime.stop(ease=False)
+        clock.close()
 
 
 @pytest.fixture
@@ -275,18 +282,16 @@ def test_look_at_a_point(rt: Runtime, session: Session) -> None:
 @pytest.mark.parametrize(("command", "text"), [("s", "hello"), ("ger", "hallo"), ("f", "bonjour")])
 def test_speech_without_a_speech_service_is_an_error(command: str, text: str) -> None:
     """The runtime refuses it, and the console says the runtime's reason."""
-    mute = Runtime(AnimaConfig(speech=SpeechConfig(enabled=False)), driver=SimDriver())
-    mute.start()
-    s = Session(mute)
-    try:
-        answer = s.ask(f"{command} {text}")
-        assert answer == (
-            "error: speech is not available: speech is disabled (speech.enabled: false)"
-        )
-        assert s.ask("g nod") == "ok: playing nod"  # the console goes on
-    finally:
-        s.close()
-        mute.stop(ease=False)
+    for mute in started(ScriptedEngine(), AnimaConfig(speech=SpeechConfig(enabled=False))):
+        s = Session(mute)
+        try:
+            answer = s.ask(f"{command} {text}")
+            assert answer == (
+                "error: speech is not available: speech is disabled (speech.enabled: false)"
+            )
+            assert s.ask("g nod") == "ok: playing nod"  # the console goes on
+        finally:
+            s.close()
 
 
 def test_speech_goes_through_the_runtime_with_its_locale(speaking_rt: Runtime) -> None:
@@ -420,9 +425,11 @@ def test_end_of_input_at_a_prompt_ends_the_console(session: Session) -> None:
 # --------------------------------------------------------------------------- `anima console`
 
 
+@pytest.mark.integration  # a process
 def test_anima_console_as_a_process(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(tmp_path))
     env["ANIMA_MQTT__ENABLED"] = "false"  # the console is the subject, not MQTT
+    env["ANIMA_SPEECH__ENABLED"] = "false"  # nor the voice (Piper's would load for seconds)
     env["ANIMA_WEB__ENABLED"] = "false"  # no dashboard: tests would share port 8080
     env.pop("ANIMA_CONFIG", None)
     proc = subprocess.Popen(

@@ -1,4 +1,5 @@
-"""A robot with the web door on a free loopback port, speech by the scripted engine."""
+"""A robot with the web door on a free loopback port, speech by the scripted engine; the real
+browsers, launched once per test process and shared."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing.tts import ScriptedEngine
+
+from .browsers import BROWSERS, Browser, BrowserPool
 
 
 def web_config(**web: Any) -> AnimaConfig:
@@ -81,3 +84,27 @@ def collect(url: str, seconds: float, until: str | None = None) -> list[dict[str
         return got
 
     return asyncio.run(run())
+
+
+@pytest.fixture(scope="session")
+def browser_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserPool]:
+    pool = BrowserPool(tmp_path_factory.mktemp("browsers"))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(params=BROWSERS)
+def browser(request: pytest.FixtureRequest, browser_pool: BrowserPool) -> Iterator[Browser]:
+    """Each browser in turn, shared by the process's tests: the test starts with no errors, and
+    ends on a blank page (the last one's, its server stopped, would go on reconnecting and log
+    each refusal); a browser that cannot go there is closed, and the next test launches one."""
+    name: str = request.param
+    b = browser_pool.get(name)
+    b.errors.clear()
+    yield b
+    try:
+        b.goto("about:blank")
+    except Exception:
+        browser_pool.discard(name)
+        raise
+    b.errors.clear()

@@ -1,7 +1,7 @@
 """The dashboard's whole-body view, in both real browsers: Nadine's arm waves when she waves,
 Reachy Mini's head nods in the side view with what the driver measured drawn over it, and the
 humanoid's mode, posture and walking velocity are drawn from its state; and the page's small
-things (the resting face, clock times, a dismissed warning), sharing the module's browsers."""
+things (the resting face, clock times, a dismissed warning)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.reachy import EchoLink
 
-from .browsers import BROWSERS, Browser, open_browser
+from .browsers import Browser
 from .test_web_browser import _dashboard, _exists
 
 pytestmark = pytest.mark.integration
@@ -36,25 +36,6 @@ SAMPLE_HAND = """new Promise((done) => {
     if (out.length >= %d) { clearInterval(t); done(out); }
   }, 40);
 })"""
-
-
-@pytest.fixture(scope="module", params=BROWSERS)
-def browser(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Browser]:
-    """One browser of each kind for the module's journeys (a launch costs seconds)."""
-    with open_browser(request.param, tmp_path_factory.mktemp(request.param)) as b:
-        yield b
-
-
-@pytest.fixture(autouse=True)
-def blank_after(browser: Browser) -> Iterator[None]:
-    """Each journey starts on a blank page with no errors: the last one's page, whose server
-    has stopped, would go on reconnecting (and log each refusal) in the shared browser."""
-    browser.errors.clear()
-    yield
-    browser.goto("about:blank")
-    browser.errors.clear()
 
 
 @pytest.fixture

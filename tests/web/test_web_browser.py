@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from anima.runtime import Runtime
 from anima.session.plot import plot_session, read_session
 from anima.testing import eventually
 
-from .browsers import BROWSERS, Browser, open_browser
+from .browsers import Browser
 
 pytestmark = pytest.mark.integration
 
@@ -42,12 +41,6 @@ def _dashboard(b: Browser, door: WebFrontDoor) -> Browser:
     b.wait_for(_exists("#gestures button[data-name='nod']"))
     b.wait_for("document.getElementById('link').textContent === 'live'")
     return b
-
-
-@pytest.fixture(params=BROWSERS)
-def browser(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Browser]:
-    with open_browser(request.param, tmp_path) as b:
-        yield b
 
 
 def test_the_dashboard_drives_and_shows_the_robot(

@@ -8,7 +8,6 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,7 +21,7 @@ from anima.runtime import Runtime
 from anima.testing import eventually
 from anima.testing.fleet import mqtt_robot
 
-from .browsers import BROWSERS, Browser, open_browser
+from .browsers import Browser
 
 pytestmark = pytest.mark.integration
 
@@ -63,12 +62,6 @@ def page(broker: EmbeddedBroker) -> Iterator[tuple[str, list[Runtime]]]:
         watcher.stop()
         for runtime in robots:
             runtime.stop(ease=False)
-
-
-@pytest.fixture(params=BROWSERS)
-def browser(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Browser]:
-    with open_browser(request.param, tmp_path) as b:
-        yield b
 
 
 def estopped(robots: list[Runtime]) -> list[bool]:

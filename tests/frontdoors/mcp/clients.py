@@ -18,7 +18,8 @@ from mcp.client.stdio import StdioServerParameters
 QUIET = {
     "mqtt": {"enabled": False},
     "web": {"enabled": False},
-    "speech": {"audio_out": "null"},
+    # eSpeak NG, always there in CI, starts in a blink; Piper's voice would load for seconds
+    "speech": {"audio_out": "null", "engines": ["espeak"]},
     "motion": {"breathing": {"enabled": False}, "blink": {"enabled": False}},
 }
 Inbox = Callable[[Any], Any]

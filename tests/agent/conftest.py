@@ -90,12 +90,15 @@ def agent_moves(robot: FakeTimeRobot, name: str, *, within: float = 5.0) -> Move
 
 
 @contextlib.contextmanager
-def autojump_runtime(config: AnimaConfig | None = None, **parts: Any) -> Iterator[Runtime]:
+def autojump_runtime(
+    config: AnimaConfig | None = None, *, clock: FakeClock | None = None, **parts: Any
+) -> Iterator[Runtime]:
     """A started runtime (default :func:`quiet_config`) on autojump fake time: its threads run
     as on a real clock, and its time jumps to the next deadline whenever they all wait, so a
     5 s utterance plays in a blink of real time (:class:`~anima.testing.FakeClock`). ``parts``
-    replace the simulated driver, the scripted voice or the null sink on that clock."""
-    clock = FakeClock(autojump=True)
+    replace the simulated driver, the scripted voice or the null sink on that clock (``clock``,
+    to build a part on it first); the clock is closed with the runtime."""
+    clock = clock or FakeClock(autojump=True)
     parts.setdefault("driver", SimDriver(history=5000))
     parts.setdefault("tts", [ScriptedEngine()])
     parts.setdefault("audio_sink", NullSink(clock))

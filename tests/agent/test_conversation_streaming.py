@@ -1,8 +1,9 @@
 """The conversation with a streaming LLM planner, on the simulated robot with real speech.
 
 Real parts: the scripted OpenAI-compatible server on 127.0.0.1 streaming server-sent events
-with delays, the runtime's speech service with the scripted TTS engine and a real-time sink, the
-simulated Adam over gRPC. Issue 13: the reply was spoken before the plan was validated ("Let me
+with delays (in real time), the runtime's speech service with the scripted TTS engine and a null
+sink on the runtime's autojump fake clock (speech lasts no real time), the simulated Adam over
+gRPC. Issue 13: the reply was spoken before the plan was validated ("Let me
 dance!"), ``stop()`` cut the robot's own "Okay.", failed steps were never told, and a
 low-confidence transcript was acted on.
 """
@@ -21,24 +22,23 @@ from anima.agent.executor import Executor
 from anima.agent.planners.openai import OpenAIPlanner
 from anima.agent.planners.rules import RulePlanner
 from anima.agent.vocabulary import robot_registry
-from anima.drivers.sim import SimDriver
 from anima.events import PlanStarted, SpeechEnded, SpeechStarted, Transcript
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
-from anima.testing import eventually
+from anima.testing import FakeClock, eventually
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
-from anima.testing.tts import ScriptedEngine
 
-from .conftest import Ears, Recorder, quiet_config
+from .conftest import Ears, Recorder, autojump_runtime, fake_clock
 
 pytestmark = pytest.mark.integration
 
 
 class FirstAudio(NullSink):
-    """A real-time null sink that notes when audio was written (the robot's first sound)."""
+    """A null sink on the runtime's clock that notes when (in real time: the server streams in
+    real time) audio was written (the robot's first sound)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
         self.writes: list[float] = []
 
     def write(self, samples: object) -> None:
@@ -47,20 +47,19 @@ class FirstAudio(NullSink):
 
 
 @pytest.fixture
-def sink() -> FirstAudio:
-    return FirstAudio()
+def runtime() -> Iterator[Runtime]:
+    """The runtime on autojump fake time, its sink a :class:`FirstAudio`."""
+    clock = FakeClock(autojump=True)
+    with autojump_runtime(clock=clock, audio_sink=FirstAudio(clock)) as rt:
+        yield rt
 
 
 @pytest.fixture
-def runtime(sink: FirstAudio) -> Iterator[Runtime]:
-    rt = Runtime(
-        quiet_config(), driver=SimDriver(history=5000), audio_sink=sink, tts=[ScriptedEngine()]
-    )
-    rt.start()
-    try:
-        yield rt
-    finally:
-        rt.stop(ease=False)
+def sink(runtime: Runtime) -> FirstAudio:
+    assert runtime.speech is not None
+    audio = runtime.speech.sink
+    assert isinstance(audio, FirstAudio)
+    return audio
 
 
 def _conversation(
@@ -184,8 +183,14 @@ def test_stop_stops_what_went_on_before_not_the_robots_own_reply(
     conv = _conversation(runtime, server)
     assert runtime.speech is not None
     try:
-        before = runtime.speech.speak("This is a long story that goes on and on and on.")
-        _ask(conv, "stop")
+        # the story must still be playing when the plan's stop comes: no fake time passes while
+        # the model's answer is on its way (real time)
+        with fake_clock(runtime).hold():
+            before = runtime.speech.speak("This is a long story that goes on and on and on.")
+            _ask(conv, "stop")
+            recorder.wait_for(
+                lambda e: isinstance(e, SpeechEnded) and e.utterance == before, timeout=10
+            )
         okay = recorder.wait_for(lambda e: isinstance(e, SpeechStarted) and e.text == "Okay.")
         assert isinstance(okay, SpeechStarted)
         ends = {}
@@ -351,6 +356,9 @@ def test_no_second_request_when_the_feedback_adds_nothing(
 
 
 # ---------------------------------------------------------------------- interruption
+REST_AFTER_S = 1.0  # the stream's rest comes this long (real s) after its first sentence
+
+
 def test_a_wake_mid_stream_drops_the_rest_and_nothing_moves(
     runtime: Runtime, recorder: Recorder, server: ScriptedOpenAIServer
 ) -> None:
@@ -358,7 +366,7 @@ def test_a_wake_mid_stream_drops_the_rest_and_nothing_moves(
         Scripted.sse(
             [
                 (0.0, _delta("Hello there! ")),
-                (3.0, _delta("This is never said. ")),
+                (REST_AFTER_S, _delta("This is never said. ")),
                 (0.0, _tool("play_animation", '{"name": "nod"}')),
             ]
         )
@@ -373,7 +381,10 @@ def test_a_wake_mid_stream_drops_the_rest_and_nothing_moves(
         assert isinstance(ended, SpeechEnded)
         assert ended.reason == "stopped"
         assert time.monotonic() - t0 < 1.0
-        time.sleep(3.5)  # past the moment the server sends the rest: its real-time script
+        # past the moment the server sends the rest (its script runs in real time), and past
+        # what the runtime would have made of it
+        time.sleep(max(0.0, server.sent[0][0] + REST_AFTER_S + 0.5 - time.monotonic()))
+        assert runtime.events.flush(5.0)
         assert _said(recorder) == ["Hello there!"]
         assert recorder.of("plan_started") == []
     finally:
@@ -395,31 +406,45 @@ def _tool(name: str, arguments: str) -> dict[str, object]:
 
 
 # ---------------------------------------------------------------------- the wake's glance
+def _changed(runtime: Runtime, still: np.ndarray, since: float, until: float) -> list[float]:
+    """When (fake time) the frames sent in ``[since, until]`` differed from ``still``; fails
+    unless every tick of that span was sent."""
+    history = runtime.driver.history()  # type: ignore[attr-defined]
+    frames = [f for f in history if since <= f.t <= until]
+    assert frames
+    assert frames[-1].t >= until - runtime.engine.period
+    return [f.t for f in frames if not np.array_equal(f.values, still)]
+
+
 def test_a_wake_is_acknowledged_with_a_glance_unless_turned_off(runtime: Runtime) -> None:
     # the glance alone: body language would lean the head in as the phase becomes listening
     runtime.body_language.close()
     registry = robot_registry(runtime)
+    clock = fake_clock(runtime)
+    tick = runtime.engine.period
     for enabled in (False, True):
         conv = Conversation(
             runtime, registry, RulePlanner(registry), Executor(runtime), acknowledge_wake=enabled
         )
         conv.start()
         try:
-            still = runtime.engine.last_frame.copy()
-            t0 = time.monotonic()
-            conv.wake("push_to_talk")
-            moved = eventually(
-                lambda s=still: not np.array_equal(runtime.engine.last_frame, s), timeout=1.0
-            )
+            with clock.hold():  # the wake's moment, to the tick
+                still = runtime.engine.last_frame.copy()
+                woke = clock.now()
+                conv.wake("push_to_talk")
+            # the second the real-time test watched (idle life's first blink comes later)
+            assert eventually(lambda w=woke: clock.now() >= w + 1.0, timeout=10)
+            moved = _changed(runtime, still, woke, woke + 1.0)
             if enabled:
                 assert moved
-                assert time.monotonic() - t0 < 0.5  # measured 1-16 ms; loose for load
+                assert moved[0] - woke <= tick + 1e-9  # on the next tick (real: 1-16 ms)
                 _calm(runtime)  # already looking at the person: a second wake blinks instead
-                still = runtime.engine.last_frame.copy()
-                conv.wake("push_to_talk")
-                assert eventually(
-                    lambda s=still: not np.array_equal(runtime.engine.last_frame, s), timeout=1.0
-                )
+                with clock.hold():
+                    still = runtime.engine.last_frame.copy()
+                    again = clock.now()
+                    conv.wake("push_to_talk")
+                assert eventually(lambda a=again: clock.now() >= a + 1.0, timeout=10)
+                assert _changed(runtime, still, again, again + 1.0)
             else:
                 assert not moved
         finally:
@@ -479,7 +504,11 @@ def test_the_listener_stays_gated_between_the_sentences_of_a_streamed_reply(
     ears = GateLog(recorder)  # the recorder subscribed first: it sees each event first
     conv.listener = ears  # type: ignore[assignment]
     try:
-        _ask(conv, "count")
+        # the sentences come faster than they are said: no fake time passes until the whole
+        # reply has arrived (its turn's timing is noted once the planner's stream has ended)
+        with fake_clock(runtime).hold():
+            _ask(conv, "count")
+            assert eventually(lambda: len(conv.timings) == 1, timeout=10)
         assert eventually(lambda: len(recorder.of("end_speak")) == 3, timeout=10)
         assert eventually(lambda: ears.gates and ears.gates[-1][0] is False, timeout=2)
         opened = [ended for gated, ended in ears.gates if not gated]

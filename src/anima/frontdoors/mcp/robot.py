@@ -141,19 +141,19 @@ class McpRobot:
         self._events_lock = threading.Lock()
         self._unsubscribe: Callable[[], None] | None = None
         self._watchers: list[Callable[[str], None]] = []
-        self._watching = threading.Event()
+        self._stopping = threading.Event()  # set by stop(): wakes the watcher at once
         self._watch_thread: threading.Thread | None = None
         self.calls = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
         self._unsubscribe = self.runtime.subscribe(self._record)
-        self._watching.set()
+        self._stopping.clear()
         self._watch_thread = threading.Thread(target=self._watch, name="anima-mcp", daemon=True)
         self._watch_thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._watching.clear()
+        self._stopping.set()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -320,8 +320,7 @@ class McpRobot:
         period = 1.0 / self.config.state_hz
         last_state: object = None
         last_event: Event | None = None
-        while self._watching.is_set():
-            time.sleep(period)
+        while not self._stopping.wait(period):  # a sleep made every stop wait up to a period
             if not self._watchers:
                 continue
             state = self.runtime.state().to_json()

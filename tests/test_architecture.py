@@ -58,6 +58,7 @@ def test_the_contracts_state_the_floors_the_agent_and_the_clients() -> None:
     assert layers[-1] == "errors"
     assert not floors.get("ignore_imports")  # no import excused
     assert contracts["no import cycle"]["type"] == "acyclic_siblings"
+    assert not contracts["no import cycle"].get("ignore_imports")
     agent = contracts["the agent never imports the runtime"]
     assert agent["type"] == "forbidden"
     assert agent["source_modules"] == ["anima.agent"]

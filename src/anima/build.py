@@ -60,7 +60,7 @@ def build(
     if cfg.humanoid.type != "none":
         from anima.humanoid.link import HumanoidLink  # its constructor touches nothing
 
-        humanoid = HumanoidLink(cfg.humanoid)
+        humanoid = HumanoidLink(cfg.humanoid, clock)  # the simulated Adam on the runtime's clock
     runtime = Runtime(
         cfg,
         body=body,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import http.server
 import threading
@@ -23,6 +24,7 @@ from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing import FakeClock
 from anima.testing.tts import ScriptedEngine
 
 from .conftest import Served, ServeFactory, local_robot, sdk_config
@@ -30,8 +32,8 @@ from .conftest import Served, ServeFactory, local_robot, sdk_config
 pytestmark = pytest.mark.integration
 
 
-def test_a_robot_that_is_not_open_says_so() -> None:
-    robot = local_robot()
+def test_a_robot_that_is_not_open_says_so(clock: FakeClock) -> None:
+    robot = local_robot(clock)
     assert not robot.is_open
     with pytest.raises(RobotNotConnectedError, match="not open"):
         robot.say("hello")
@@ -42,11 +44,16 @@ def test_a_robot_that_is_not_open_says_so() -> None:
         remote.play("nod")
 
 
-def test_the_context_manager_opens_and_closes() -> None:
-    with local_robot() as robot:
+def test_the_context_manager_opens_and_closes(clock: FakeClock) -> None:
+    held = contextlib.ExitStack()
+    held.enter_context(clock.hold())  # the speech cannot end before the robot closes …
+    with local_robot(clock) as robot:
         assert robot.is_open
         assert robot.runtime.engine.running
+        # … which ends it (shutdown): then time moves again, and the motion loop can stop
+        robot.on("end_speak", lambda _event: held.close())
         handle = robot.say("one two three four five six seven eight nine ten eleven twelve")
+    held.close()
     assert not robot.is_open
     with pytest.raises(RobotNotConnectedError):
         handle.wait(5)  # closing fails what was still waiting
@@ -86,9 +93,9 @@ def test_bad_addresses_are_config_errors(url: str) -> None:
         Robot.connect(url)
 
 
-def test_speech_refused_in_process_says_why() -> None:
+def test_speech_refused_in_process_says_why(clock: FakeClock) -> None:
     cfg = dataclasses.replace(sdk_config(), speech=SpeechConfig(enabled=False))
-    with Robot.local(cfg, driver=SimDriver()) as robot:
+    with Robot.local(cfg, driver=SimDriver(), clock=clock) as robot:
         refused = pytest.raises(CommandRefusedError, match="speech is not available")
         with refused:
             robot.say("hello")
@@ -113,10 +120,11 @@ def test_no_dashboard_at_the_address() -> None:
     assert not robot.is_open
 
 
-@pytest.mark.model  # the default config speaks with Piper
-def test_a_dashboard_with_a_token_needs_it() -> None:
+def test_a_dashboard_with_a_token_needs_it(clock: FakeClock) -> None:
     cfg = dataclasses.replace(sdk_config(), web=WebConfig(port=0, token="s3cret"))
-    runtime = Runtime(cfg, driver=SimDriver())
+    runtime = Runtime(
+        cfg, driver=SimDriver(), clock=clock, tts=[ScriptedEngine()], audio_sink=NullSink(clock)
+    )
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
     with runtime:
@@ -149,9 +157,9 @@ def test_over_rest_a_refusal_is_the_answer_an_estop_refusal_too(
     assert any("emergency stop" in str(getattr(e, "reason", "")) for e in errors)
 
 
-def test_the_served_robot_is_reached_over_rest_and_closed(served: Served) -> None:
+def test_the_served_robot_is_reached_over_rest_and_closed(served: Served, clock: FakeClock) -> None:
     robot = Robot.connect(served.http_url, timeout=5.0)
-    with robot:
+    with clock.hold(), robot:  # the speech cannot end before the robot closes
         assert "(REST)" in repr(robot)
         handle = robot.say("one two three four five six seven eight nine ten eleven twelve")
     with pytest.raises(RobotNotConnectedError):
@@ -160,17 +168,22 @@ def test_the_served_robot_is_reached_over_rest_and_closed(served: Served) -> Non
         robot.stop_speaking()
 
 
-def test_over_rest_the_event_stream_comes_back_after_the_server_restarts() -> None:
+def test_over_rest_the_event_stream_comes_back_after_the_server_restarts(
+    clock: FakeClock,
+) -> None:
     port = free_port()
     cfg = dataclasses.replace(sdk_config(), web=WebConfig(port=port))
-    runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
+    runtime = Runtime(
+        cfg, driver=SimDriver(), clock=clock, tts=[ScriptedEngine()], audio_sink=NullSink(clock)
+    )
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
     with runtime, Robot.connect(f"http://127.0.0.1:{port}", timeout=5.0) as robot:
-        speech = robot.say("one two three four five six seven eight nine ten eleven twelve")
-        door.stop()  # the dashboard goes away (a restart of anima serve looks the same)
-        with pytest.raises(RobotNotConnectedError, match="event stream"):
-            speech.wait(5)  # its end_speak can no longer arrive: it fails, it does not hang
+        with clock.hold():  # the speech cannot end before the dashboard goes away
+            speech = robot.say("one two three four five six seven eight nine ten eleven twelve")
+            door.stop()  # the dashboard goes away (a restart of anima serve looks the same)
+            with pytest.raises(RobotNotConnectedError, match="event stream"):
+                speech.wait(5)  # its end_speak can no longer arrive: it fails, it does not hang
         door.start()
         # the stream reconnects by itself; events finish handles again
         assert robot.play("LOOKUPPostureDefaultBlink", wait=True, timeout=10).reason == "done"

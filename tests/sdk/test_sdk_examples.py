@@ -5,13 +5,16 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from anima import Robot
-from anima.events import Event
+from anima.events import Event, SpeechEnded
+from anima.runtime import Runtime
+from anima.testing import FakeClock
 
 from .conftest import TIMEOUT, Served, ServeFactory, local_robot
 
@@ -45,9 +48,9 @@ def test_hello_as_a_script_against_a_served_robot(served: Served, transport: str
     assert "disconnected" not in result.stderr
 
 
-def test_conversation_speaks_every_line_with_its_gesture() -> None:
+def test_conversation_speaks_every_line_with_its_gesture(clock: FakeClock) -> None:
     module = load("conversation")
-    with local_robot() as robot:
+    with local_robot(clock) as robot:
         played: list[str] = []
         robot.on("animation_done", lambda e: played.append(getattr(e, "name", "")))
         said: list[Event] = []
@@ -58,16 +61,24 @@ def test_conversation_speaks_every_line_with_its_gesture() -> None:
     assert set(played) >= {gesture for _, gesture in module.SCRIPT}
 
 
-def test_follow_point_sends_a_stream_of_points() -> None:
-    with local_robot() as robot:
+def test_follow_point_sends_a_stream_of_points(clock: FakeClock) -> None:
+    with local_robot(clock) as robot:
         sent = load("follow_point").main(robot, seconds=0.5)
         assert sent >= 3
         assert robot.state().looking
 
 
-def test_humanoid_greeting_with_the_simulated_adam() -> None:
-    robot: Robot = local_robot(humanoid="sim")
-    with robot:
+def held_from_the_end_of_speech(runtime: Runtime, clock: FakeClock, held: ExitStack) -> None:
+    """Hold ``clock`` (until ``held`` closes) from the moment ``runtime`` ends an utterance: the
+    4 s greeting the script starts before its 1.5 s of speech is still on when the test looks,
+    however long its requests take in real time."""
+    runtime.subscribe(lambda _event: held.enter_context(clock.hold()), SpeechEnded.kind)
+
+
+def test_humanoid_greeting_with_the_simulated_adam(clock: FakeClock) -> None:
+    robot: Robot = local_robot(clock, humanoid="sim")
+    with robot, ExitStack() as held:
+        held_from_the_end_of_speech(robot.runtime, clock, held)
         load("humanoid_greeting").main(robot)
         assert robot.humanoid.state().fsm_name == "Stand"
         assert robot.humanoid.state().current_motion == "Greeting"
@@ -75,14 +86,15 @@ def test_humanoid_greeting_with_the_simulated_adam() -> None:
 
 @pytest.mark.parametrize("transport", ["http", "mqtt"])
 def test_humanoid_greeting_served_with_the_simulated_adam(
-    serve: ServeFactory, transport: str
+    serve: ServeFactory, clock: FakeClock, transport: str
 ) -> None:
     served = serve(humanoid="sim")
     if transport == "http":
         robot = Robot.connect(served.http_url, timeout=TIMEOUT)
     else:
         robot = Robot.connect(served.url, prefix=served.prefix, timeout=TIMEOUT)
-    with robot:
+    with robot, ExitStack() as held:
+        held_from_the_end_of_speech(served.runtime, clock, held)
         load("humanoid_greeting").main(robot)
         body = robot.humanoid
         assert body.state().fsm_name == "Stand"

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(params=["local", "http", "mqtt"])
 def robot(request: pytest.FixtureRequest) -> Iterator[Robot]:
     if request.param == "local":
-        r = local_robot(humanoid="sim")
+        r = local_robot(request.getfixturevalue("clock"), humanoid="sim")
     else:
         serve: ServeFactory = request.getfixturevalue("serve")
         served = serve(speech=False, humanoid="sim")

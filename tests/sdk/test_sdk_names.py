@@ -9,16 +9,21 @@ import pytest
 from anima.errors import CommandRejectedByRobotError, UnknownAnimationError
 from anima.sdk import Robot
 from anima.sdk.handles import AnimationHandle, HandleBook
+from anima.testing import FakeClock
 
-from .conftest import eventually
+from .conftest import tick_until
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_handle_asked_for_by_an_alias_ends_with_its_gesture(robot: Robot) -> None:
-    handle = robot.play("Lookup Waving")
-    eventually(lambda: robot.state().move == "LOOKUP_Waving")
-    handle.cancel()
+def test_a_handle_asked_for_by_an_alias_ends_with_its_gesture(
+    robot: Robot, clock: FakeClock
+) -> None:
+    with clock.hold():  # the 4.6 s wave cannot end before it is cancelled
+        handle = robot.play("Lookup Waving")
+        tick_until(clock, lambda: robot.state().move == "LOOKUP_Waving")
+        handle.cancel()
+        tick_until(clock, lambda: handle.done)
     assert handle.wait(5) == "cancelled"  # its own animation only (AnimationHandle.cancel)
 
 

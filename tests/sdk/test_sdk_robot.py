@@ -20,10 +20,11 @@ from anima.errors import (
 )
 from anima.events import Event, MoveFinished, SpeechEnded, SpeechStarted
 from anima.speech.sinks import NullSink
+from anima.testing import FakeClock
 from anima.testing.events import EventRecorder
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import TIMEOUT, eventually, sdk_config
+from .conftest import TIMEOUT, eventually, sdk_config, tick_until
 
 pytestmark = pytest.mark.integration
 
@@ -61,19 +62,25 @@ def test_annotated_say_waits_for_its_own_end_speak(robot: Robot) -> None:
     assert handle.utterance
 
 
-def test_say_is_non_blocking_and_a_cancelled_handle_stops_its_speech(robot: Robot) -> None:
-    handle = robot.say(LONG, locale="en-US")
-    assert not handle.done
-    eventually(lambda: robot.state().speaking)
-    handle.cancel()
+def test_say_is_non_blocking_and_a_cancelled_handle_stops_its_speech(
+    robot: Robot, clock: FakeClock
+) -> None:
+    with clock.hold():  # the long utterance cannot end before it is cancelled
+        handle = robot.say(LONG, locale="en-US")
+        assert not handle.done
+        tick_until(clock, lambda: robot.state().speaking)
+        handle.cancel()
+        tick_until(clock, lambda: handle.done)
     assert handle.wait(5) == "stopped"
     handle.cancel()  # a finished handle is left alone
 
 
-def test_stop_speaking_ends_the_utterance(robot: Robot) -> None:
-    handle = robot.say(LONG)
-    eventually(lambda: bool(handle.utterance))
-    robot.stop_speaking()
+def test_stop_speaking_ends_the_utterance(robot: Robot, clock: FakeClock) -> None:
+    with clock.hold():
+        handle = robot.say(LONG)
+        tick_until(clock, lambda: bool(handle.utterance))
+        robot.stop_speaking()
+        tick_until(clock, lambda: handle.done)
     assert handle.wait(5) == "stopped"
 
 
@@ -91,25 +98,30 @@ def test_play_and_wait_reports_animation_done(robot: Robot) -> None:
     assert len(done.events) == 1  # unsubscribed: no more calls
 
 
-def test_a_cancelled_handle_stops_its_animation(robot: Robot) -> None:
-    handle = robot.play("LOOKUP_Waving")
-    eventually(lambda: robot.state().move == "LOOKUP_Waving")
-    handle.cancel()
+def test_a_cancelled_handle_stops_its_animation(robot: Robot, clock: FakeClock) -> None:
+    with clock.hold():  # the 4.6 s wave cannot end before it is cancelled
+        handle = robot.play("LOOKUP_Waving")
+        tick_until(clock, lambda: robot.state().move == "LOOKUP_Waving")
+        handle.cancel()
+        tick_until(clock, lambda: handle.done)
     assert handle.wait(5) == "cancelled"
     eventually(lambda: robot.state().move != "LOOKUP_Waving")
 
 
-def test_a_cancelled_handle_ends_its_own_animation_only(robot: Robot) -> None:
+def test_a_cancelled_handle_ends_its_own_animation_only(robot: Robot, clock: FakeClock) -> None:
     """Issue 30 item 7: cancel() stopped all motion (stop_animation), other plays included."""
-    wave = robot.play("LOOKUP_Waving")
-    quick = robot.play(QUICK)  # queued behind the wave
-    eventually(lambda: robot.state().move == "LOOKUP_Waving")
-    quick.cancel()  # the waiting one: dropped, the wave goes on
-    assert quick.wait(5) == "cancelled"
-    assert robot.state().move == "LOOKUP_Waving"
-    assert not wave.done
-    after = robot.play(QUICK)
-    wave.cancel()  # the running one: brought to a hold, what waits behind it still plays
+    with clock.hold():  # the 4.6 s wave cannot end before it is cancelled
+        wave = robot.play("LOOKUP_Waving")
+        quick = robot.play(QUICK)  # queued behind the wave
+        tick_until(clock, lambda: robot.state().move == "LOOKUP_Waving")
+        quick.cancel()  # the waiting one: dropped, the wave goes on
+        tick_until(clock, lambda: quick.done)
+        assert quick.wait(5) == "cancelled"
+        assert robot.state().move == "LOOKUP_Waving"
+        assert not wave.done
+        after = robot.play(QUICK)
+        wave.cancel()  # the running one: brought to a hold, what waits behind it still plays
+        tick_until(clock, lambda: wave.done)
     assert wave.wait(5) == "cancelled"
     assert after.wait(5) == "done"
 
@@ -155,13 +167,14 @@ def test_state_is_a_typed_snapshot(robot: Robot) -> None:
     assert state.t >= 0
 
 
-def test_waiting_longer_than_the_timeout_raises(robot: Robot) -> None:
-    handle = robot.say(LONG)
-    with pytest.raises(RobotTimeoutError, match="did not end within"):
-        handle.wait(timeout=0.05)
-    with pytest.raises(TimeoutError):  # also a builtin TimeoutError
-        robot.play("LOOKUP_Waving", wait=True, timeout=0.05)
-    handle.cancel()
+def test_waiting_longer_than_the_timeout_raises(robot: Robot, clock: FakeClock) -> None:
+    with clock.hold():  # no fake time passes while the SDK waits 0.05 real seconds
+        handle = robot.say(LONG)
+        with pytest.raises(RobotTimeoutError, match="did not end within"):
+            handle.wait(timeout=0.05)
+        with pytest.raises(TimeoutError):  # also a builtin TimeoutError
+            robot.play("LOOKUP_Waving", wait=True, timeout=0.05)
+        handle.cancel()
 
 
 def test_unknown_event_kinds_are_refused(robot: Robot) -> None:
@@ -174,7 +187,7 @@ def test_humanoid_needs_a_linked_humanoid(robot: Robot) -> None:
         _ = robot.humanoid
 
 
-def test_the_local_robot_is_told_which_animation_became_an_idle_layer() -> None:
+def test_the_local_robot_is_told_which_animation_became_an_idle_layer(clock: FakeClock) -> None:
     # issue 31: the local backend reads Runtime.execute's Played(idle_layer) instead of
     # guessing by name: a config's own blink animation (not "blink") is done at once too
     config = sdk_config()
@@ -183,14 +196,16 @@ def test_the_local_robot_is_told_which_animation_became_an_idle_layer() -> None:
     with Robot.local(
         config,
         driver=SimDriver(),
+        clock=clock,
         tts=[ScriptedEngine()],
-        audio_sink=NullSink(),
+        audio_sink=NullSink(clock),
         timeout=TIMEOUT,
     ) as robot:
-        handle = robot.play("nod")
-        assert handle.done
-        assert handle.reason == "done"
-        assert robot.state().move is None  # an idle layer, not a move
-        shake = robot.play("shake")  # a move: done only with its animation_done
-        assert not shake.done
+        with clock.hold():  # the shake cannot end before it is looked at
+            handle = robot.play("nod")
+            assert handle.done
+            assert handle.reason == "done"
+            assert robot.state().move is None  # an idle layer, not a move
+            shake = robot.play("shake")  # a move: done only with its animation_done
+            assert not shake.done
         assert shake.wait(5) == "done"

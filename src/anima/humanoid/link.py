@@ -21,6 +21,7 @@ from anima.humanoid.spec import RobotState
 from anima.wire.state import HumanoidState
 
 if TYPE_CHECKING:
+    from anima.clock import Clock
     from anima.humanoid.client import AdamClient
     from anima.humanoid.server import AdamServer
 
@@ -28,10 +29,12 @@ log = logging.getLogger(__name__)
 
 
 class HumanoidLink:
-    def __init__(self, config: HumanoidConfig) -> None:
+    def __init__(self, config: HumanoidConfig, clock: Clock | None = None) -> None:
+        """``clock``: the runtime's, which the simulated Adam lives on (None: the real one)."""
         if config.type == "none":
             raise ConfigError("humanoid.type is none: no humanoid to link to")
         self.config = config
+        self._clock = clock
         self.server: AdamServer | None = None
         self.client: AdamClient | None = None
         self._state: RobotState | None = None
@@ -52,7 +55,7 @@ class HumanoidLink:
         from anima.humanoid.registry import HUMANOIDS
 
         cfg = self.config
-        self.client, self.server = HUMANOIDS.load(cfg.type)(cfg)
+        self.client, self.server = HUMANOIDS.load(cfg.type)(cfg, self._clock)
         assert self.client is not None
         log.info("humanoid: %s at %s", cfg.type, self.client.target)
         self._read(self.client)  # the state is there from the start, not a period later

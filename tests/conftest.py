@@ -18,7 +18,9 @@ file cannot forget its tier.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,6 +38,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=TIERS,
         help="run only this tier's tests (a test's own tier, else its class's, else its file's)",
     )
+
+
+# a file's own tier, read without importing it: ``pytestmark = pytest.mark.fast`` or a list that
+# starts with one
+_FILE_TIER = re.compile(r"^pytestmark\s*=\s*\[?\s*pytest\.mark\.(\w+)", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``--tier``, a file of a slower tier is not even imported (a test may only be slower
+    than its file, so it holds none of the tier's tests): half of the fast tier's time was the
+    import of the other tiers' files."""
+    wanted = config.getoption("--tier")
+    if (
+        wanted is None
+        or collection_path.suffix != ".py"
+        or not collection_path.name.startswith("test_")
+    ):
+        return None
+    found = _FILE_TIER.search(collection_path.read_text(encoding="utf-8"))
+    if found and found[1] in TIERS and TIERS.index(found[1]) > TIERS.index(wanted):
+        return True
+    return None
 
 
 def tier_of(item: pytest.Item) -> str:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing.clock import FakeClock
 from anima.testing.tts import ScriptedEngine
 
 from .browsers import BROWSERS, Browser, BrowserPool
@@ -44,6 +46,23 @@ def robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
     runtime.stop(ease=False)
 
 
+@contextmanager
+def serving(cfg: AnimaConfig) -> Iterator[tuple[Runtime, WebFrontDoor]]:
+    """A runtime serving ``cfg`` with the web door (speech by the scripted engine), on autojump
+    fake time held still while the test talks to it: no tick runs, and none burns a core, while
+    a request is in flight. On the way out the clock runs again, so the runtime eases to rest
+    (``with runtime``'s exit) in fake time: a second of real time on the real clock."""
+    clock = FakeClock(autojump=True)
+    runtime = Runtime(cfg, clock=clock, tts=[ScriptedEngine()], audio_sink=NullSink(clock))
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    try:
+        with runtime, clock.hold():
+            yield runtime, door
+    finally:
+        clock.close()
+
+
 @pytest.fixture
 def humanoid_robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
     """The dashboard linked to a simulated Adam on a free loopback port (no speech)."""
@@ -55,8 +74,9 @@ def humanoid_robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
     runtime = build(cfg, doors=False)
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
-    with runtime:
-        yield runtime, door
+    runtime.start()
+    yield runtime, door
+    runtime.stop(ease=False)  # easing to rest took a second of real time, and is not tested here
 
 
 @pytest.fixture

@@ -152,14 +152,11 @@ def test_unknown_animation_and_gesture_as_posture(robot: Robot, http: httpx.Clie
 def test_speak_without_speech_is_409() -> None:
     from anima.config import SpeechConfig
 
-    from .conftest import web_config
+    from .conftest import serving, web_config
 
     cfg = web_config()
     cfg = type(cfg)(web=cfg.web, speech=SpeechConfig(enabled=False))
-    runtime = Runtime(cfg)
-    door = WebFrontDoor(runtime, cfg.web)
-    runtime.attach(door)
-    with runtime, httpx.Client(base_url=door.url) as http:
+    with serving(cfg) as (_, door), httpx.Client(base_url=door.url) as http:
         r = http.post("/api/speak", json={"text": "hello"})
         assert r.status_code == 409
         assert r.json()["reason"].startswith("speech is not available")
@@ -185,15 +182,11 @@ def test_state_body_animations_and_openapi(robot: Robot, http: httpx.Client) -> 
     assert http.get("/").status_code == 200
 
 
-@pytest.mark.model  # the default config speaks with Piper
 def test_token_is_required_when_set() -> None:
-    from .conftest import web_config
+    from .conftest import serving, web_config
 
     cfg = web_config(token="s3cret")
-    runtime = Runtime(cfg)
-    door = WebFrontDoor(runtime, cfg.web)
-    runtime.attach(door)
-    with runtime, httpx.Client(base_url=door.url) as http:
+    with serving(cfg) as (runtime, door), httpx.Client(base_url=door.url) as http:
         assert http.get("/api/state").status_code == 401
         assert http.post("/api/estop").status_code == 401
         assert not runtime.engine.estopped

@@ -47,8 +47,9 @@ def reachy_robot() -> Iterator[Robot]:
     runtime = build(cfg, doors=False, body=body, driver=driver)
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
-    with runtime:
-        yield runtime, door
+    runtime.start()
+    yield runtime, door
+    runtime.stop(ease=False)  # easing to rest took a second of real time, and is not tested here
 
 
 def _shot(b: Browser, request: pytest.FixtureRequest, tmp_path: Path, name: str) -> None:

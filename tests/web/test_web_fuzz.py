@@ -26,16 +26,9 @@ Robot = tuple[Runtime, WebFrontDoor]
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[WebFrontDoor]:
-    from anima.speech.sinks import NullSink
-    from anima.testing.tts import ScriptedEngine
+    from .conftest import serving, web_config
 
-    from .conftest import web_config
-
-    cfg = web_config()
-    runtime = Runtime(cfg, tts=[ScriptedEngine()], audio_sink=NullSink())
-    door = WebFrontDoor(runtime, cfg.web)
-    runtime.attach(door)
-    with runtime:
+    with serving(web_config()) as (_, door):
         yield door
 
 

@@ -111,15 +111,10 @@ def test_stop_with_a_client_connected_is_prompt(robot: Robot) -> None:
     assert took < 4.0
 
 
-@pytest.mark.model  # the default config speaks with Piper
 def test_a_wrong_token_is_refused_on_the_websocket() -> None:
-    from .conftest import web_config
+    from .conftest import serving, web_config
 
-    cfg = web_config(token="s3cret")
-    runtime = Runtime(cfg)
-    door = WebFrontDoor(runtime, cfg.web)
-    runtime.attach(door)
-    with runtime:
+    with serving(web_config(token="s3cret")) as (_, door):
         got = collect(_ws(door) + "?token=s3cret", 0.5)
         assert got[0]["type"] == "hello"
 

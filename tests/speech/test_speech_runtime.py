@@ -1,4 +1,9 @@
-"""Speech through the runtime's commands, and Nadine's posture rule when speaking."""
+"""Speech through the runtime's commands, and Nadine's posture rule when speaking.
+
+Each runtime runs on an autojump :class:`~anima.testing.FakeClock` (the ``clock`` fixture), its
+null sink too: an utterance lasts its audio in fake seconds, which pass as soon as the runtime's
+threads are idle. A test that must act while the robot still speaks holds the clock and moves it
+a tick at a time (:func:`tick_until`)."""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -19,32 +25,77 @@ from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.motion import Goto
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
-from anima.testing import eventually
+from anima.testing import FakeClock, eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.testing.tts import ScriptedEngine
 from anima.wire.topics import Topics
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.fast
+
+TICK_S = 0.01  # one motion tick at the default 100 Hz
 
 
-def _runtime(**kw: object) -> Runtime:
+@pytest.fixture
+def clock() -> Iterator[FakeClock]:
+    """The test's runtime's clock, closed after the runtime stops."""
+    with FakeClock(autojump=True) as fake:
+        yield fake
+
+
+def _runtime(clock: FakeClock, **kw: object) -> Runtime:
     cfg = AnimaConfig(mqtt=MqttConfig(enabled=False))
-    return Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), **kw)  # type: ignore[arg-type]
+    return Runtime(cfg, driver=SimDriver(), clock=clock, audio_sink=NullSink(clock), **kw)  # type: ignore[arg-type]
 
 
-def test_speak_and_stop_commands_reach_the_speech_service() -> None:
-    rt = _runtime(tts=[ScriptedEngine()])
+def tick_until(clock: FakeClock, check: Callable[[], object], timeout: float = 5.0) -> None:
+    """Inside ``clock.hold()``: move the held clock a motion tick at a time until ``check``
+    holds (no tick when it holds already); fail after ``timeout`` real seconds."""
+    end = time.monotonic() + timeout
+    while not eventually(check, TICK_S, every=0.001):
+        assert time.monotonic() < end, "the condition never held"
+        clock.advance(TICK_S)
+
+
+class HeldUntilSpeechEnds:
+    """Holds ``clock`` until ``runtime`` ends an utterance: a stop that ends the speech lets
+    time move again, so the runtime's motion loop (asleep on the clock) can stop too."""
+
+    def __init__(self, runtime: Runtime, clock: FakeClock) -> None:
+        self._hold = clock.hold()
+        self._lock = threading.Lock()
+        self._held = False
+        self._unsubscribe = runtime.events.subscribe(lambda _e: self.release(), SpeechEnded.kind)
+
+    def __enter__(self) -> HeldUntilSpeechEnds:
+        self._hold.__enter__()
+        self._held = True
+        return self
+
+    def release(self) -> None:
+        with self._lock:
+            if self._held:
+                self._held = False
+                self._hold.__exit__(None, None, None)
+
+    def __exit__(self, *_exc: object) -> None:
+        self._unsubscribe()
+        self.release()
+
+
+def test_speak_and_stop_commands_reach_the_speech_service(clock: FakeClock) -> None:
+    rt = _runtime(clock, tts=[ScriptedEngine()])
     seen: list[Event] = []
     ended = threading.Event()
     rt.events.subscribe(seen.append, SpeechStarted.kind, SpeechEnded.kind)
     rt.events.subscribe(lambda e: ended.set(), SpeechEnded.kind)
     rt.start()
     try:
-        rt.execute(cmd.Speak(text="one two three four five six seven", locale="en-US"))
-        assert rt.speaking
-        rt.execute(cmd.StopSpeaking())
-        assert ended.wait(5)
+        with clock.hold():  # the utterance cannot end before it is stopped
+            rt.execute(cmd.Speak(text="one two three four five six seven", locale="en-US"))
+            assert rt.speaking
+            rt.execute(cmd.StopSpeaking())
+            tick_until(clock, ended.is_set)
     finally:
         rt.stop(ease=False)
     kinds = [e.kind for e in seen]
@@ -53,8 +104,10 @@ def test_speak_and_stop_commands_reach_the_speech_service() -> None:
     assert seen[1].reason == "stopped"
 
 
-def test_speaking_returns_to_the_default_posture_unless_a_gaze_target_is_latched() -> None:
-    rt = _runtime(tts=[ScriptedEngine()])
+def test_speaking_returns_to_the_default_posture_unless_a_gaze_target_is_latched(
+    clock: FakeClock,
+) -> None:
+    rt = _runtime(clock, tts=[ScriptedEngine()])
     starts: list[str] = []
     done = threading.Event()
     rt.events.subscribe(lambda e: starts.append(e.name), MoveStarted.kind)  # type: ignore[attr-defined]
@@ -78,8 +131,8 @@ def test_speaking_returns_to_the_default_posture_unless_a_gaze_target_is_latched
         rt.stop(ease=False)
 
 
-def test_no_reset_when_the_body_already_holds_the_default_posture() -> None:
-    rt = _runtime(tts=[ScriptedEngine()])
+def test_no_reset_when_the_body_already_holds_the_default_posture(clock: FakeClock) -> None:
+    rt = _runtime(clock, tts=[ScriptedEngine()])
     starts: list[str] = []
     done = threading.Event()
     rt.events.subscribe(lambda e: starts.append(e.name), MoveStarted.kind)  # type: ignore[attr-defined]
@@ -93,8 +146,8 @@ def test_no_reset_when_the_body_already_holds_the_default_posture() -> None:
     assert "reset:LOOKUPPostureDefault" not in starts
 
 
-def test_without_an_engine_speak_is_refused_with_the_reason() -> None:
-    rt = _runtime(tts=[])
+def test_without_an_engine_speak_is_refused_with_the_reason(clock: FakeClock) -> None:
+    rt = _runtime(clock, tts=[])
     rt.start()
     try:
         with pytest.raises(CommandRefusedError, match="speech is not available"):
@@ -138,14 +191,15 @@ LONG = "one two three four five six seven eight nine ten eleven twelve thirteen 
 
 
 def test_an_estop_silences_the_robot_and_refuses_speech_until_reset(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, clock: FakeClock
 ) -> None:
     # issue 12 item 8: speech went on 5.2 s after an estop, a new speak was accepted, and the
     # lips froze open
-    sink = NullSink()
+    sink = NullSink(clock)
     rt = Runtime(
         AnimaConfig(mqtt=MqttConfig(enabled=False)),
         driver=SimDriver(),
+        clock=clock,
         audio_sink=sink,
         tts=[ScriptedEngine()],
     )
@@ -155,13 +209,14 @@ def test_an_estop_silences_the_robot_and_refuses_speech_until_reset(
     lip = rt.body.index("lip_open")
     rest = rt.body.channels[lip].default
     try:
-        rt.execute(cmd.Speak(text=LONG, locale="en-US"))
-        assert eventually(lambda: rt.engine.last_frame[lip] > rest + 20)  # the mouth is open
-        caplog.set_level(logging.INFO, logger="anima.estop")
-        rt.execute(cmd.EmergencyStop())
-        assert [r.message for r in caplog.records if "emergency stop" in r.message]  # logged now
-        played = sink.played()
-        assert eventually(lambda: ("end_speak", door.speech()[0][1]) in door.speech())
+        with clock.hold():  # the utterance cannot end before the estop
+            rt.execute(cmd.Speak(text=LONG, locale="en-US"))
+            tick_until(clock, lambda: rt.engine.last_frame[lip] > rest + 20)  # the mouth is open
+            caplog.set_level(logging.INFO, logger="anima.estop")
+            rt.execute(cmd.EmergencyStop())
+            assert [r.message for r in caplog.records if "emergency stop" in r.message]  # now
+            played = sink.played()
+            tick_until(clock, lambda: ("end_speak", door.speech()[0][1]) in door.speech())
         ended = [e for e in door.heard if isinstance(e, SpeechEnded)]
         assert [e.reason for e in ended] == ["estop"]
         assert sink.played() == played  # silent since the estop
@@ -182,18 +237,19 @@ def test_an_estop_silences_the_robot_and_refuses_speech_until_reset(
         rt.stop(ease=False)
 
 
-def test_shutdown_during_speech_sends_end_speak_before_the_doors_close() -> None:
+def test_shutdown_during_speech_sends_end_speak_before_the_doors_close(clock: FakeClock) -> None:
     # issue 12 item 9: the front doors stopped before speech, so no end_speak ever left
-    rt = _runtime(tts=[ScriptedEngine()])
+    rt = _runtime(clock, tts=[ScriptedEngine()])
     door = EventDoor(rt)
     rt.attach(door)
     rt.start()
-    try:
-        rt.execute(cmd.Speak(text=LONG, locale="en-US"))
-        rt.execute(cmd.Speak(text="and this one waits", locale="en-US"))
-        assert eventually(lambda: rt.speaking and len(door.speech()) == 1)
-    finally:
-        rt.stop()
+    with HeldUntilSpeechEnds(rt, clock):  # the first utterance cannot end before the stop
+        try:
+            rt.execute(cmd.Speak(text=LONG, locale="en-US"))
+            rt.execute(cmd.Speak(text="and this one waits", locale="en-US"))
+            tick_until(clock, lambda: rt.speaking and len(door.speech()) == 1)
+        finally:
+            rt.stop()
     (_, first), _, (_, second) = door.speech()[:3]
     assert door.speech() == [  # the second never sounded: its start and end come together
         ("start_speak", first),
@@ -205,23 +261,29 @@ def test_shutdown_during_speech_sends_end_speak_before_the_doors_close() -> None
 
 
 @pytest.mark.skipif(find_mosquitto() is None, reason="mosquitto is not installed")
-def test_over_mqtt_every_start_speak_gets_its_end_speak_at_estop_and_at_shutdown() -> None:
+@pytest.mark.integration  # a real broker
+def test_over_mqtt_every_start_speak_gets_its_end_speak_at_estop_and_at_shutdown(
+    clock: FakeClock,
+) -> None:
     # the same through a real front door on a real broker: what an operator's client sees
     prefix = f"speech{os.getpid()}"
     cfg = AnimaConfig(mqtt=MqttConfig(prefix=prefix))
     topics = Topics(prefix)
     with Mosquitto() as broker, MqttProbe(broker.address, subscribe=f"{prefix}/agent/#") as probe:
-        rt = Runtime(cfg, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()])
+        rt = Runtime(
+            cfg, driver=SimDriver(), clock=clock, audio_sink=NullSink(clock), tts=[ScriptedEngine()]
+        )
         door = MqttFrontDoor(rt, cfg.mqtt, broker.address)
         rt.attach(door)
         rt.start()
         try:
             assert door.wait_connected(5)
             speak = json.dumps({"text": LONG})
-            probe.publish(topics.control + "speak", speak, qos=1)
-            started = probe.wait_for(topics.feedback("start_speak")).json()
-            probe.publish(topics.control + "estop", "", qos=1)
-            ended = probe.wait_for(topics.feedback("end_speak")).json()
+            with clock.hold():  # the utterance cannot end before the estop
+                probe.publish(topics.control + "speak", speak, qos=1)
+                started = probe.wait_for(topics.feedback("start_speak")).json()
+                probe.publish(topics.control + "estop", "", qos=1)
+                ended = probe.wait_for(topics.feedback("end_speak")).json()
             assert (ended["id"], ended["reason"]) == (started["id"], "estop")
             mark = probe.mark()
             probe.publish(topics.control + "speak", speak, qos=1)
@@ -229,8 +291,10 @@ def test_over_mqtt_every_start_speak_gets_its_end_speak_at_estop_and_at_shutdown
             assert "emergency stop is active" in error["reason"]
             probe.publish(topics.control + "reset", "", qos=1)
             probe.wait_for(topics.feedback("notice"), where=lambda m: "released" in m.text())
-            probe.publish(topics.control + "speak", speak, qos=1)
-            again = probe.wait_for(topics.feedback("start_speak"), since=mark).json()
+            with HeldUntilSpeechEnds(rt, clock):  # it cannot end before the shutdown
+                probe.publish(topics.control + "speak", speak, qos=1)
+                again = probe.wait_for(topics.feedback("start_speak"), since=mark).json()
+                rt.stop()
         finally:
             rt.stop()
         ended = probe.wait_for(topics.feedback("end_speak"), since=mark).json()
@@ -245,9 +309,17 @@ class BrokenCloseSink(NullSink):
         raise SpeechError("the audio device went away")
 
 
-def test_a_sink_failing_at_shutdown_still_lets_the_doors_hear_the_end_and_close() -> None:
+def test_a_sink_failing_at_shutdown_still_lets_the_doors_hear_the_end_and_close(
+    clock: FakeClock,
+) -> None:
     cfg = AnimaConfig(mqtt=MqttConfig(enabled=False))
-    rt = Runtime(cfg, driver=SimDriver(), audio_sink=BrokenCloseSink(), tts=[ScriptedEngine()])
+    rt = Runtime(
+        cfg,
+        driver=SimDriver(),
+        clock=clock,
+        audio_sink=BrokenCloseSink(clock),
+        tts=[ScriptedEngine()],
+    )
     door = EventDoor(rt)
     rt.attach(door)
     rt.start()

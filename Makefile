@@ -2,8 +2,9 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
+FAST_WORKERS := -n 2
 
-.PHONY: run test bootstrap bootstrap-run lint typecheck pytest bench clean
+.PHONY: run test test-fast bootstrap bootstrap-run lint typecheck pytest bench clean
 
 # what running needs (scripts/apt-run.txt, anima[all]); testing adds browsers and dev tools
 bootstrap-run:
@@ -15,17 +16,31 @@ bootstrap:
 run: bootstrap-run
 	$(BIN)/anima serve
 
+# lint, types and the floors, then the test tiers fastest first (tests/conftest.py: each test names
+# its tier), stopping at the first step that fails; the table at the end gives each step's time.
+# Workers per tier, measured on this 2-core machine: the fast tier computes, so two; the
+# integration and model tiers wait on real time (brokers, servers, browsers, subprocesses) more
+# than they compute, so four overlap their waits, a test file per worker (its module fixtures
+# shared); serial asserts wall-clock rates, so alone.
 test: bootstrap
-	$(BIN)/ruff format --check src tests benchmarks examples scripts
-	$(BIN)/ruff check src tests benchmarks examples scripts
-	$(BIN)/mypy --strict src
-	$(BIN)/lint-imports --no-cache  # the floors: pyproject.toml's [tool.importlinter] contracts
-	# four workers on the two cores, a test file per worker (its module fixtures shared): most
-	# tests wait on real time more than they compute (issue 31), so four overlap their waits
-	# (2 workers: 685 s, 4: 476 s, all passing); the slowest tests listed, to keep make test
-	# under 10 minutes; then the tests that measure a rate, alone
-	$(BIN)/pytest -q -n 4 --dist loadfile --durations=15 -m "not serial"
-	$(BIN)/pytest -q -m serial
+	@scripts/timed.sh --reset
+	scripts/timed.sh format $(BIN)/ruff format --check src tests benchmarks examples scripts
+	scripts/timed.sh lint $(BIN)/ruff check src tests benchmarks examples scripts
+	scripts/timed.sh mypy $(BIN)/mypy --strict src
+	scripts/timed.sh lint-imports $(BIN)/lint-imports --no-cache  # the floors: pyproject.toml's [tool.importlinter] contracts
+	scripts/timed.sh fast $(BIN)/pytest -q --tier fast $(FAST_WORKERS)
+	scripts/timed.sh integration $(BIN)/pytest -q --tier integration -n 4 --dist loadfile --durations=10
+	scripts/timed.sh model $(BIN)/pytest -q --tier model -n 4 --dist loadfile --durations=5
+	scripts/timed.sh serial $(BIN)/pytest -q --tier serial
+	@scripts/timed.sh --table
+
+# the inner loop: the fast tier alone (no lint), on a .venv made once by make test or make
+# bootstrap (re-made only when missing or older than pyproject.toml: the browsers and Pollen's
+# daemon are the other tiers' needs)
+test-fast:
+	@[ -f $(VENV)/.anima-installed-test ] && [ ! pyproject.toml -nt $(VENV)/.anima-installed-test ] \
+	  || scripts/bootstrap.sh test
+	$(BIN)/pytest -q --tier fast $(FAST_WORKERS)
 
 bench: bootstrap
 	$(BIN)/anima bench loop --seconds 10

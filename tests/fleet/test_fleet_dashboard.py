@@ -22,9 +22,12 @@ def test_the_identity_names_the_bound_dashboard() -> None:
     assert dashboard_url(runtime) is None  # port 0, nothing bound yet
     door = WebFrontDoor(runtime, cfg.web)
     runtime.attach(door)
-    with runtime:
+    runtime.start()
+    try:
         assert door.port != 0
         assert dashboard_url(runtime) == door.url == f"http://127.0.0.1:{door.port}/"
+    finally:
+        runtime.stop(ease=False)  # no real second easing to rest
 
 
 def test_no_web_door_no_dashboard_and_a_wildcard_is_named_by_the_host() -> None:

@@ -52,8 +52,11 @@ def served(token: str | None = None, mcp: McpConfig | None = None) -> Iterator[W
     )
     runtime: Runtime = build(cfg, tts=[ScriptedEngine()])
     door = next(d for d in runtime.frontdoors if isinstance(d, WebFrontDoor))
-    with runtime:
+    runtime.start()
+    try:
         yield door
+    finally:
+        runtime.stop(ease=False)  # easing to rest took a real second per test
 
 
 @pytest.fixture

@@ -232,13 +232,16 @@ def test_mosquitto_pub_at_qos_0_reaches_the_runtime_5_of_5_through_the_default_b
     door = MqttFrontDoor(runtime, cfg.mqtt, picked.address)
     runtime.attach(door)
     topic = Topics(prefix).control + "animation"
-    with runtime:
+    runtime.start()
+    try:
         assert door.wait_connected(5)
         for _ in range(5):
             mosquitto_pub(picked.address, topic, "LOOKUP_Waving")  # QoS 0, the default
         wait_until(lambda: door.dispatcher.executed == 5, 5, "all 5 carried out")
         assert door.received == 5
         assert door.rejected == 0
+    finally:
+        runtime.stop(ease=False)  # no real second easing to rest
     assert not answers(picked.address)  # the runtime stopped its broker
 
 
@@ -254,12 +257,15 @@ def test_mosquitto_pub_at_qos_0_reaches_the_runtime_through_the_amqtt_fallback_t
     door = MqttFrontDoor(runtime, cfg.mqtt, picked.address)
     runtime.attach(door)
     topic = Topics(prefix).control + "animation"
-    with runtime:
+    runtime.start()
+    try:
         assert door.wait_connected(5)
         wait_until(lambda: door.connects == 1, 1, "connected")
         for _ in range(10):  # the door's status and state are retained, as in anima serve
             mosquitto_pub(picked.address, topic, "LOOKUP_Waving")
         wait_until(lambda: door.received == 10, 5, f"all 10 arrived ({door.received})")
+    finally:
+        runtime.stop(ease=False)  # no real second easing to rest
 
 
 @needs_mosquitto

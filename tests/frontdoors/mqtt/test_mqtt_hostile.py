@@ -191,11 +191,14 @@ def test_the_status_line_says_whether_mqtt_hears(
     runtime = Runtime(cfg, driver=SimDriver())
     door = MqttFrontDoor(runtime, cfg.mqtt, broker)
     runtime.attach(door)
-    with runtime:
+    runtime.start()
+    try:
         assert door.wait_connected(5)
         assert " | mqtt connected" in status_line(runtime)
         door.stop()  # the link is gone: the operator must see it
         assert " | mqtt DISCONNECTED" in status_line(runtime)
+    finally:
+        runtime.stop(ease=False)  # no real second easing to rest
     bare = Runtime(dataclasses.replace(cfg), driver=SimDriver())
     assert "mqtt" not in status_line(bare)  # no door, no claim
 

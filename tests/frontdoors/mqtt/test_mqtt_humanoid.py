@@ -33,9 +33,12 @@ def adam(broker: BrokerAddress, prefix: str, probe: MqttProbe) -> Iterator[Runti
     runtime = build(cfg, doors=False, driver=SimDriver())
     door = MqttFrontDoor(runtime, cfg.mqtt, broker)
     runtime.attach(door)
-    with runtime:
+    runtime.start()
+    try:
         assert door.wait_connected(5)
         yield runtime
+    finally:
+        runtime.stop(ease=False)  # easing to rest took a real second per test
 
 
 def _body(message: object) -> dict[str, object]:

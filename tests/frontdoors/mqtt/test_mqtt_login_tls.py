@@ -96,7 +96,8 @@ def test_the_runtime_and_a_script_reach_a_broker_with_a_login_over_tls(
     cfg = _config("tlsbot", ca)
     cfg = dataclasses.replace(cfg, mqtt=dataclasses.replace(cfg.mqtt, broker=str(broker.address)))
     runtime = build(cfg, driver=SimDriver())
-    with runtime:
+    runtime.start()
+    try:
         assert _door(runtime).wait_connected(10), "the door did not get in"
         port = broker.address.port
         quoted = PASSWORD.replace(":", "%3A").replace("@", "%40").replace("/", "%2F")
@@ -116,6 +117,8 @@ def test_the_runtime_and_a_script_reach_a_broker_with_a_login_over_tls(
             timeout=10,
         ) as robot:
             assert not robot.state().estop
+    finally:
+        runtime.stop(ease=False)  # no real second easing to rest
 
 
 def test_the_probe_and_the_remote_ears_log_in_with_the_config(

@@ -1,7 +1,11 @@
-"""The speech service on the real 100 Hz engine, with the scripted engine and the null sink.
+"""The speech service on the 100 Hz engine, with the scripted engine and the null sink.
 
-A rig with ``fake_audio`` has its sink play on a :class:`FakeClock`: its audio plays only when
-the test moves that clock (:meth:`Rig.play`), so "0.4 s of speech has played" is exact.
+The ``rig`` runs the engine, the sink and the service on one autojump :class:`FakeClock`: an
+utterance lasts its audio in fake seconds, which pass as soon as the rig's threads are idle. A
+rig with ``fake_audio`` runs the engine on the real clock and has its sink play on a stepped
+:class:`FakeClock`: its audio plays only when the test moves that clock (:meth:`Rig.play`), so
+"0.4 s of speech has played" is exact. A rig on the real clock (``Rig(real=True)``) is for what
+real time is the subject of: a synthesizer slower than real time, a stop that waits for a load.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anima.body import load_body
-from anima.clock import MonotonicClock
+from anima.clock import Clock, MonotonicClock
 from anima.commands import MAX_SPEECH_TEXT
 from anima.drivers.sim import SimDriver
 from anima.errors import CommandRefusedError, EStopActiveError, InvalidCommandError
@@ -41,8 +45,12 @@ def end_of(uid: str) -> Callable[[Event], bool]:
 
 
 class Rig:
-    def __init__(self, engine: ScriptedEngine | None = None, *, fake_audio: bool = False) -> None:
-        self.clock = MonotonicClock(spin_s=0.0)
+    def __init__(
+        self, engine: ScriptedEngine | None = None, *, fake_audio: bool = False, real: bool = False
+    ) -> None:
+        # the motion engine's clock: autojump fake time, or the real one (fake_audio, real)
+        self.jumping: FakeClock | None = None if fake_audio or real else FakeClock(autojump=True)
+        self.clock: Clock = self.jumping or MonotonicClock(spin_s=0.0)
         # the sink's clock: the motion engine's, or one only the test moves (play())
         self.audio: FakeClock | None = FakeClock() if fake_audio else None
         self.body = load_body()
@@ -64,6 +72,8 @@ class Rig:
         self.speech.stop()
         self.motion.stop()
         self.hub.stop()
+        if self.jumping is not None:
+            self.jumping.close()
 
     @property
     def events(self) -> list[Event]:
@@ -86,7 +96,7 @@ class Rig:
         """Let ``seconds`` of audio play: once the worker has made what it is making (the
         scripted voice takes no time), the sink's clock moves."""
         assert self.audio is not None, "play() needs Rig(fake_audio=True)"
-        assert eventually(lambda: not self.speech.synthesizing, 10.0)
+        assert eventually(lambda: not self.speech.synthesizing, 10.0, every=0.001)
         self.audio.advance(seconds)
 
     def barrier(self) -> None:
@@ -99,6 +109,7 @@ class Rig:
         assert eventually(
             lambda: not self.speech.synthesizing and self.sink.played() < self.sink.written(),
             10.0,
+            every=0.001,
         )
         self.audio.advance(1.0)  # "barrier" lasts 0.48 s
         end = self.recorder.wait_for(end_of(uid), 10.0)
@@ -124,18 +135,22 @@ def fake_rig() -> Iterator[Rig]:
 
 def test_start_speak_as_its_audio_starts_and_end_speak_after_the_last_sample(rig: Rig) -> None:
     samples, _ = rig.tts.render("hello there robot")
-    t0 = rig.clock.now()
-    uid = rig.speech.speak("hello there robot")
+    assert rig.jumping is not None
+    with rig.jumping.hold():  # no time passes between t0 and the start
+        t0 = rig.clock.now()
+        uid = rig.speech.speak("hello there robot")
+        rig.recorder.wait_for(SpeechStarted, 10.0)
     assert rig.wait_ended(1)
     started, ended = rig.started(), rig.ended()
     assert [e.utterance for e in started] == [uid]
-    assert started[0].t - t0 < 0.05  # nothing before it, an instant voice: the audio starts now
+    assert started[0].t == t0  # nothing before it, an instant voice: the audio starts now
     assert ended[0].utterance == uid
     assert ended[0].reason == "done"
     audio_end = rig.sink._base_time + (len(samples) - rig.sink._base_pos) / RATE
     lateness = ended[0].t - audio_end
-    # never before the audio ends; soon after (`anima bench speech` measures how soon)
-    assert -0.001 <= lateness <= 0.15
+    # never before the audio ends; on fake time within a tick after (`anima bench speech`
+    # measures how soon on the real clock)
+    assert -0.001 <= lateness <= 0.01
     assert rig.sink.played() == len(samples)
 
 
@@ -247,7 +262,8 @@ def test_an_unsupported_locale_falls_back_to_english_with_a_notice(rig: Rig) -> 
 
 
 def test_a_slow_synthesizer_stalls_playback_and_the_end_waits_for_it() -> None:
-    rig = Rig(ScriptedEngine(chunk_s=0.1, delay_s=0.15))  # 0.1 s of audio every 0.15 s
+    # 0.1 s of audio every 0.15 s of real time: real time is the subject
+    rig = Rig(ScriptedEngine(chunk_s=0.1, delay_s=0.15), real=True)
     rig.start()
     try:
         samples, _ = rig.tts.render("slow speech here")
@@ -404,6 +420,8 @@ def test_stopping_the_service_ends_every_utterance_with_shutdown() -> None:
         engine.gate.set()
         rig.hub.stop()
         rig.motion.stop()
+        if rig.jumping is not None:
+            rig.jumping.close()
 
 
 def test_an_estop_of_the_engine_itself_stops_speech_within_a_hop(fake_rig: Rig) -> None:
@@ -505,7 +523,7 @@ def test_stop_waits_for_engines_still_loading() -> None:
     # process ("terminate called without an active exception"): `anima serve` got SIGINT while
     # a loaded machine took more than 2 s to load Piper, and exited -6 instead of 0
     engine = _SlowLoading()
-    rig = Rig(engine)
+    rig = Rig(engine, real=True)  # stop() waits in real time for a load
     rig.start()
     assert engine.loading.wait(10.0)
     stopper = threading.Thread(target=rig.stop, name="stopper", daemon=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -21,7 +22,7 @@ from anima.speech.sinks import NullSink
 from anima.testing import FakeClock, eventually
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import Recorder
+from .conftest import Recorder, fake_clock
 
 pytestmark = pytest.mark.integration
 
@@ -147,11 +148,12 @@ def test_interrupt_stops_the_walk_at_once(
 ) -> None:
     robot = Stand()
     reg = builtin_registry(humanoid=robot)
-    task = executor.start(parse_plan(reg, ["walk_forward(seconds=30)"]))
-    recorder.wait_for(lambda e: isinstance(e, ActionStatus) and e.status == "running")
-    t0 = time.monotonic()
-    task.cancel("wake")
-    result = task.join(5)
+    with fake_clock(runtime).hold():  # the walk's 30 s do not pass before the cancel
+        task = executor.start(parse_plan(reg, ["walk_forward(seconds=30)"]))
+        recorder.wait_for(lambda e: isinstance(e, ActionStatus) and e.status == "running")
+        t0 = time.monotonic()
+        task.cancel("wake")
+        result = task.join(5)
     assert time.monotonic() - t0 < 1.0
     assert result is not None
     assert result.outcome == "interrupted"
@@ -167,33 +169,18 @@ def test_stop_also_stops_walking(runtime: Runtime) -> None:
     assert robot.calls == [("speed", 0.0, 0.0, 0.0, False)]
 
 
-class Ticking:
-    """A FakeClock for the simulated Adam that runs ~25× faster than real time while on (its
-    7 s bring-up takes ~0.3 s), and stands still when paused."""
-
-    def __init__(self, clock: FakeClock) -> None:
-        self.clock = clock
-        self.on = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.002):
-            if self.on.is_set():
-                self.clock.advance(0.05)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(1.0)
-
-
 class Recording:
-    """An AdamClient that records the modes it sets (the robot's view of the bring-up)."""
+    """An AdamClient that records the modes it sets (the robot's view of the bring-up); with
+    ``hold_when_walking``, a walk's first speed holds the runtime's clock until
+    :meth:`release` (the walk's seconds wait for the test)."""
 
-    def __init__(self, client: object) -> None:
+    def __init__(self, client: object, clock: FakeClock) -> None:
         self.client = client
+        self.clock = clock
         self.modes: list[str] = []
+        self.hold_when_walking = False
+        self.walking = threading.Event()
+        self._held = contextlib.ExitStack()
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.client, name)
@@ -202,28 +189,41 @@ class Recording:
         self.modes.append(mode)
         return self.client.set_mode(mode)  # type: ignore[attr-defined, no-any-return]
 
+    def speed(self, x: float, y: float, yaw: float, *, continuous: bool = False) -> str:
+        said: str = self.client.speed(x, y, yaw, continuous=continuous)  # type: ignore[attr-defined]
+        if continuous and self.hold_when_walking and not self.walking.is_set():
+            self._held.enter_context(self.clock.hold())
+        if continuous:
+            self.walking.set()
+        return said
+
+    def release(self) -> None:
+        self._held.close()
+
 
 @pytest.fixture
-def adam() -> Iterator[tuple[object, object, Ticking]]:
+def adam(runtime: Runtime) -> Iterator[tuple[object, Recording, FakeClock]]:
+    """The simulated Adam on the runtime's clock (as ``anima serve --humanoid sim`` runs it),
+    the client to it, and that clock."""
     pytest.importorskip("grpc")
     from anima.humanoid.client import AdamClient
     from anima.humanoid.server import AdamServer
 
-    clock = Ticking(FakeClock())
-    clock.on.set()
-    server = AdamServer(port=0, clock=clock.clock)
+    clock = fake_clock(runtime)
+    server = AdamServer(port=0, clock=clock)
     port = server.start()
     client = AdamClient("127.0.0.1", port, connect_timeout_s=5.0).connect()
+    robot = Recording(client, clock)
     try:
-        yield server, Recording(client), clock
+        yield server, robot, clock
     finally:
-        clock.close()
+        robot.release()
         client.close()
         server.stop()
 
 
 def test_walk_forward_from_a_fresh_start_brings_the_simulated_adam_up(
-    runtime: Runtime, adam: tuple[object, object, Ticking]
+    runtime: Runtime, adam: tuple[object, Recording, FakeClock]
 ) -> None:
     """Issue 13: the simulated Adam starts with its drives off and "walk forward a bit" failed
     "in Stop (drives off: SetMode Start)". The action brings it up as the vendor's flow says."""
@@ -255,7 +255,7 @@ def test_walk_forward_from_a_fresh_start_brings_the_simulated_adam_up(
     ],
 )
 def test_bring_up_never_undoes_an_emergency_stop(
-    runtime: Runtime, adam: tuple[object, object, Ticking], whose: str, said: str
+    runtime: Runtime, adam: tuple[object, Recording, FakeClock], whose: str, said: str
 ) -> None:
     """The robot's own (drive errors latched: only an operator clears them) or the runtime's:
     nothing is sent, and the step says why."""
@@ -283,21 +283,21 @@ def test_bring_up_never_undoes_an_emergency_stop(
 
 
 def test_a_cancel_during_the_bring_up_ends_it_at_once(
-    runtime: Runtime, adam: tuple[object, object, Ticking], recorder: Recorder
+    runtime: Runtime, adam: tuple[object, Recording, FakeClock], recorder: Recorder
 ) -> None:
     from anima.humanoid.server import AdamServer
 
     server, robot, clock = adam
     assert isinstance(server, AdamServer)
     assert isinstance(robot, Recording)
-    clock.on.clear()  # the robot's time stands still: Start is never reached
     reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
     ex = Executor(runtime)
-    task = ex.start(parse_plan(reg, ["walk_forward(seconds=1)"]))
-    assert eventually(lambda: robot.modes == ["Start"])
-    t0 = time.monotonic()
-    task.cancel("wake")
-    result = task.join(5)
+    with clock.hold():  # the robot's time stands still: Start is never reached
+        task = ex.start(parse_plan(reg, ["walk_forward(seconds=1)"]))
+        assert eventually(lambda: robot.modes == ["Start"])
+        t0 = time.monotonic()
+        task.cancel("wake")
+        result = task.join(5)
     assert time.monotonic() - t0 < 1.0
     assert result is not None
     assert result.outcome == "interrupted"
@@ -305,7 +305,7 @@ def test_a_cancel_during_the_bring_up_ends_it_at_once(
 
 
 def test_through_adam_client_to_the_simulated_adam(
-    runtime: Runtime, adam: tuple[object, object, Ticking]
+    runtime: Runtime, adam: tuple[object, Recording, FakeClock]
 ) -> None:
     from anima.humanoid.server import AdamServer
 
@@ -314,10 +314,13 @@ def test_through_adam_client_to_the_simulated_adam(
     reg = builtin_registry(humanoid=robot)  # type: ignore[arg-type]
     ex = Executor(runtime)
     gait = server.adam.gait.axes
+    robot.hold_when_walking = True  # brought up on fake time, then its 30 s wait for the cancel
     task = ex.start(parse_plan(reg, ["walk_forward(seconds=30, speed=0.4)"]))
-    assert eventually(lambda: gait["x_speed"].target == 0.4, timeout=10)
+    assert robot.walking.wait(10)
+    assert gait["x_speed"].target == 0.4
     task.cancel("wake")
     result = task.join(5)
+    robot.release()
     assert result is not None
     assert result.outcome == "interrupted"
     assert gait["x_speed"].target == 0.0  # told to stand still before the task ended
@@ -326,7 +329,8 @@ def test_through_adam_client_to_the_simulated_adam(
 def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() -> None:
     """`anima serve --agent --humanoid sim`, then "walk forward a bit": the agent (built before
     the runtime starts, as serve does) plans it with the rule planner and walks the runtime's
-    simulated Adam from its fresh start, on its real clock (the 7 s bring-up, Start → Walk)."""
+    simulated Adam from its fresh start, on the runtime's clock (the 7 s bring-up, Start → Walk),
+    here autojump fake time: the seconds pass as fast as the runtime and the robot work."""
     pytest.importorskip("grpc")
     from anima import commands as cmd
     from anima.build import build
@@ -341,9 +345,11 @@ def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() 
         agent=AgentConfig(enabled=True, audio_in="none"),
     )
     # as serve builds it: the agent before the runtime starts the link
+    clock = FakeClock(autojump=True)
     rt = build(
-        config, doors=False, driver=SimDriver(), audio_sink=NullSink(), tts=[ScriptedEngine()]
-    )
+        config, doors=False, driver=SimDriver(), clock=clock, audio_sink=NullSink(clock),
+        tts=[ScriptedEngine()],
+    )  # fmt: skip
     rec = Recorder()
     rt.events.subscribe(rec)
     rt.start()
@@ -357,5 +363,7 @@ def test_walk_forward_a_bit_works_from_a_fresh_anima_serve_agent_humanoid_sim() 
         assert rt.humanoid is not None
         assert rt.humanoid.client is not None
         assert rt.humanoid.client.state().fsm_name == "Walk"
+        assert done.t - started.t >= 7.0  # the whole bring-up, on the fake clock
     finally:
         rt.stop(ease=False)  # the agent with it
+        clock.close()

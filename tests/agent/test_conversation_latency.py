@@ -11,16 +11,14 @@ import pytest
 
 from anima import commands as cmd
 from anima.agent.conversation import NOT_CAUGHT
-from anima.drivers.sim import SimDriver
 from anima.events import SpeechStarted
 from anima.runtime import Runtime
-from anima.speech.sinks import NullSink
 from anima.testing import eventually
 from anima.testing.tts import ScriptedEngine
 
-from .conftest import Recorder, quiet_config, started_conversation
+from .conftest import Recorder, autojump_runtime, started_conversation
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.fast
 
 
 class PreparingEngine(ScriptedEngine):
@@ -44,12 +42,9 @@ def voice() -> PreparingEngine:
 
 @pytest.fixture
 def runtime(voice: PreparingEngine) -> Iterator[Runtime]:
-    rt = Runtime(quiet_config(), driver=SimDriver(), audio_sink=NullSink(), tts=[voice])
-    rt.start()
-    try:
+    """The runtime on autojump fake time, speaking with ``voice``."""
+    with autojump_runtime(tts=[voice]) as rt:
         yield rt
-    finally:
-        rt.stop(ease=False)
 
 
 def test_the_fixed_replies_are_prepared_at_start(runtime: Runtime, voice: PreparingEngine) -> None:

@@ -1,13 +1,16 @@
-"""A robot with the web door on a free loopback port, speech by the scripted engine; the real
-browsers, launched once per test process and shared."""
+"""A robot with the web door on a free loopback port, speech by the scripted engine: ``robot`` on
+the real clock (browsers see it move in real time, streams are timed in real time),
+``fake_robot`` on autojump fake time held still while the test talks to it (``HeldTime``), and
+``serving()`` for a test that only talks to one; the real browsers, launched once per test
+process and shared."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import httpx
@@ -20,10 +23,13 @@ from anima.drivers.sim import SimDriver
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
+from anima.testing import eventually
 from anima.testing.clock import FakeClock
 from anima.testing.tts import ScriptedEngine
 
 from .browsers import BROWSERS, Browser, BrowserPool
+
+REAL_BOUND_S = 10.0  # a generous real-time bound: only a hang reaches it
 
 
 def web_config(**web: Any) -> AnimaConfig:
@@ -36,6 +42,7 @@ def web_config(**web: Any) -> AnimaConfig:
 
 @pytest.fixture
 def robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
+    """The robot on the real clock."""
     cfg = web_config()
     runtime = Runtime(cfg, driver=SimDriver(), tts=[ScriptedEngine()], audio_sink=NullSink())
     door = WebFrontDoor(runtime, cfg.web)
@@ -43,6 +50,83 @@ def robot() -> Iterator[tuple[Runtime, WebFrontDoor]]:
     runtime.start()
     assert runtime.wait_first_tick()
     yield runtime, door
+    runtime.stop(ease=False)
+
+
+class HeldTime:
+    """A runtime's autojump fake clock, held still while the test talks to the robot: no tick
+    runs between two requests, a transient state (an utterance under way) stays put while the
+    test looks at it, and no tick burns a core while a request is in flight. Time runs, at the
+    speed of the runtime's CPU work, only while the test waits for it (:meth:`until`)."""
+
+    def __init__(self) -> None:
+        self.clock = FakeClock(autojump=True)
+        self._hold: AbstractContextManager[None] | None = None
+        self.hold()
+
+    def hold(self) -> None:
+        if self._hold is None:
+            self._hold = self.clock.hold()
+            self._hold.__enter__()
+
+    def release(self) -> None:
+        if self._hold is not None:
+            self._hold.__exit__(None, None, None)
+            self._hold = None
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Time runs inside this block (and is held again after it)."""
+        self.release()
+        try:
+            yield
+        finally:
+            self.hold()
+
+    def advance(self, seconds: float) -> None:
+        """Move time by hand (held still otherwise), waking the waits it makes due."""
+        self.clock.advance(seconds)
+
+    def settle(self, condition: Callable[[], object], timeout: float = REAL_BOUND_S) -> bool:
+        """Wait (real seconds) with time held until the runtime's threads make ``condition()``
+        true: for what a request sets going without a tick (a transient state included)."""
+        return eventually(condition, timeout, every=0.001)
+
+    def until(self, condition: Callable[[], object], timeout: float = REAL_BOUND_S) -> bool:
+        """Let time run until ``condition()`` holds (checked first with time held), then hold it
+        again; False after ``timeout`` real seconds. For a state that stays once reached."""
+        if condition():
+            return True
+        with self.running():
+            return eventually(condition, timeout, every=0.001)
+
+    def close(self) -> None:
+        self.release()
+        self.clock.close()
+
+
+@pytest.fixture
+def robot_time() -> Iterator[HeldTime]:
+    held = HeldTime()
+    yield held
+    held.close()
+
+
+@pytest.fixture
+def fake_robot(robot_time: HeldTime) -> Iterator[tuple[Runtime, WebFrontDoor]]:
+    """The ``robot`` on autojump fake time held still (:class:`HeldTime`, ``robot_time``)."""
+    clock = robot_time.clock
+    cfg = web_config()
+    runtime = Runtime(
+        cfg, driver=SimDriver(), clock=clock, tts=[ScriptedEngine()], audio_sink=NullSink(clock)
+    )
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    with robot_time.running():  # the loop's first tick
+        runtime.start()
+        assert runtime.wait_first_tick()
+    yield runtime, door
+    robot_time.release()  # the loop's thread ends at its next tick
     runtime.stop(ease=False)
 
 

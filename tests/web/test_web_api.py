@@ -1,5 +1,7 @@
 """The REST API over real HTTP: each command reaches the simulated robot; refusals carry the
-MQTT door's reasons, because both call the same parsers."""
+MQTT door's reasons, because both call the same parsers. The robot runs on autojump fake time
+held still while the test talks to it (conftest's ``HeldTime``): time runs only while the test
+waits for it, so a nod or an utterance takes no real second."""
 
 from __future__ import annotations
 
@@ -10,55 +12,77 @@ from anima.errors import AnimaError
 from anima.events import CommandRejected, Event
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
-from anima.testing import eventually
 from anima.wire import payloads
+
+from .conftest import HeldTime
 
 pytestmark = pytest.mark.integration
 
 Robot = tuple[Runtime, WebFrontDoor]
 
 
-def test_animation_moves_the_robot(robot: Robot, http: httpx.Client) -> None:
+@pytest.fixture
+def robot(fake_robot: Robot) -> Robot:
+    """This file's robot (and its ``http`` client's) runs on held fake time."""
+    return fake_robot
+
+
+def next_tick(robot: Robot, robot_time: HeldTime) -> None:
+    """Move held time on by one period and see the motion loop's tick done. A microsecond more
+    than the period: the loop's deadline is ``t0 + k * period``, which a sum of periods can miss
+    by a rounding error."""
+    runtime = robot[0]
+    ticks = runtime.engine.stats().ticks
+    robot_time.advance(runtime.engine.period + 1e-6)
+    assert robot_time.settle(lambda: runtime.engine.stats().ticks > ticks)
+
+
+def test_animation_moves_the_robot(robot: Robot, robot_time: HeldTime, http: httpx.Client) -> None:
     runtime, _ = robot
     r = http.post("/api/animation", json={"name": "nod"})
     assert r.status_code == 202
-    assert eventually(lambda: runtime.engine.state().move == "nod")
-    assert eventually(lambda: runtime.engine.state().move is None)
+    next_tick(robot, robot_time)  # the tick that starts it: time held after it
+    assert robot_time.settle(lambda: runtime.engine.state().move == "nod")
+    assert robot_time.until(lambda: runtime.engine.state().move is None)
 
 
-def test_look_at_turns_the_head(robot: Robot, http: httpx.Client) -> None:
+def test_look_at_turns_the_head(robot: Robot, robot_time: HeldTime, http: httpx.Client) -> None:
     runtime, _ = robot
     before = runtime.engine.last_frame.copy()
     r = http.post("/api/look_at", json={"x": 1.0, "y": 0.6, "z": 0.2})
     assert r.status_code == 202
-    assert eventually(lambda: abs(runtime.engine.last_frame - before).max() > 3.0)
+    assert robot_time.until(lambda: abs(runtime.engine.last_frame - before).max() > 3.0)
 
 
-def test_look_at_target_latches_the_gaze(robot: Robot, http: httpx.Client) -> None:
+def test_look_at_target_latches_the_gaze(
+    robot: Robot, robot_time: HeldTime, http: httpx.Client
+) -> None:
     runtime, _ = robot
     posture = "Posture_LookAtInterviewer"
     assert http.post("/api/look_at_target", json={"name": posture}).status_code == 202
-    assert eventually(lambda: runtime.behaviour.latched_target is not None)
+    assert robot_time.until(lambda: runtime.behaviour.latched_target is not None)
     state = http.get("/api/state").json()
     assert state["gaze_target"] == posture == runtime.behaviour.latched_target
 
 
-def test_speak_and_stop(robot: Robot, http: httpx.Client) -> None:
+def test_speak_and_stop(robot: Robot, robot_time: HeldTime, http: httpx.Client) -> None:
     runtime, _ = robot
     r = http.post("/api/speak", json={"text": "hello there, how are you today", "locale": "en-US"})
     assert r.status_code == 202
-    assert eventually(lambda: runtime.speaking)
+    assert robot_time.settle(lambda: runtime.speaking)  # time held: it stays under way
     assert http.get("/api/state").json()["speaking"] is True
     assert http.post("/api/stop_speak").status_code == 202
-    assert eventually(lambda: not runtime.speaking)
+    assert robot_time.until(lambda: not runtime.speaking)
 
 
-def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> None:
+def test_estop_freezes_and_reset_releases(
+    robot: Robot, robot_time: HeldTime, http: httpx.Client
+) -> None:
     runtime, _ = robot
     refused: list[Event] = []
     runtime.events.subscribe(refused.append, CommandRejected.kind)
     assert http.post("/api/estop").status_code == 202
-    assert eventually(lambda: http.get("/api/state").json()["estop"] is True)
+    assert robot_time.settle(lambda: http.get("/api/state").json()["estop"] is True)
     frozen = runtime.engine.last_frame.copy()
     # refused on the same call (202 before issue 30), and as an event for the other clients
     nod = http.post("/api/animation", json={"name": "nod"})
@@ -68,14 +92,14 @@ def test_estop_freezes_and_reset_releases(robot: Robot, http: httpx.Client) -> N
         "path": "/api/animation",
         "reason": "'nod' refused: emergency stop is active (reset to resume)",
     }
-    assert eventually(
+    assert robot_time.settle(
         lambda: [e.command for e in refused if isinstance(e, CommandRejected)] == ["/api/animation"]
     )
     ticks = runtime.engine.stats().ticks
-    assert eventually(lambda: runtime.engine.stats().ticks > ticks + 30)
+    assert robot_time.until(lambda: runtime.engine.stats().ticks > ticks + 30)
     assert (runtime.engine.last_frame == frozen).all()
     assert http.post("/api/reset").status_code == 202
-    assert eventually(lambda: http.get("/api/state").json()["estop"] is False)
+    assert robot_time.settle(lambda: http.get("/api/state").json()["estop"] is False)
 
 
 ESTOPPED = [  # the command routes and what an estopped runtime answers (a look_at is not
@@ -89,7 +113,9 @@ ESTOPPED = [  # the command routes and what an estopped runtime answers (a look_
 ]
 
 
-def test_every_command_route_answers_the_runtimes_verdict(robot: Robot, http: httpx.Client) -> None:
+def test_every_command_route_answers_the_runtimes_verdict(
+    robot: Robot, robot_time: HeldTime, http: httpx.Client
+) -> None:
     """One rule for every command route: 202 when carried out, 409 with the reason when the
     runtime refused it, on the same call; not 202 "accepted" and a refusal later."""
     runtime, _ = robot
@@ -105,7 +131,9 @@ def test_every_command_route_answers_the_runtimes_verdict(robot: Robot, http: ht
     assert http.post("/api/reset").status_code == 202
     assert not runtime.estopped
     assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
-    assert runtime.engine.state().move is not None  # queued on the engine before the answer
+    assert not runtime.engine.is_idle  # queued on the engine before the answer (no tick since)
+    next_tick(robot, robot_time)  # the next tick starts it
+    assert runtime.engine.state().move is not None
 
 
 @pytest.mark.parametrize(
@@ -214,7 +242,7 @@ def test_a_taken_port_is_one_clear_error() -> None:
 
 
 def test_annotated_speech_plays_its_gesture_and_a_bad_one_is_refused_at_once(
-    robot: Robot, http: httpx.Client
+    robot: Robot, robot_time: HeldTime, http: httpx.Client
 ) -> None:
     runtime, _ = robot
     r = http.post("/api/speak", json={"text": "Hi ^start(moonwalk) there"})
@@ -223,4 +251,4 @@ def test_annotated_speech_plays_its_gesture_and_a_bad_one_is_refused_at_once(
     assert not runtime.speaking
     r = http.post("/api/speak", json={"text": "Hello ^start(nod) there, my good friend"})
     assert r.status_code == 202
-    assert eventually(lambda: runtime.engine.state().move == "nod", timeout=10)
+    assert robot_time.until(lambda: runtime.engine.state().move == "nod")

@@ -22,6 +22,7 @@ only while some wait has a deadline.
 from __future__ import annotations
 
 import contextlib
+import gc
 import selectors
 import socket
 import sys
@@ -50,6 +51,20 @@ def _idle_codes() -> frozenset[CodeType]:
 
 
 _IDLE_CODES = _idle_codes()
+
+
+def _current_frames() -> dict[int, FrameType]:
+    """``sys._current_frames()`` with the collector off: CPython 3.11 builds that dict holding
+    the thread list's lock, and a collection there may run a finalizer that lets go of the GIL
+    (a paho client's socket close) while a thread that ends waits for that lock with the GIL:
+    a deadlock (python/cpython#106883, seen here in an MQTT test on autojump)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _blocked(frame: FrameType) -> bool:
@@ -233,7 +248,7 @@ class FakeClock:
     def quiet(self) -> bool:
         """Every other thread that has waited on this clock is blocked now (or has ended), and
         no :meth:`hold` is on."""
-        frames = sys._current_frames()  # the one view of where each thread is
+        frames = _current_frames()  # the one view of where each thread is
         with self._lock:
             if self._holds:
                 return False

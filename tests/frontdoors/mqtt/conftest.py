@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 import pytest
 
@@ -18,7 +19,7 @@ from anima.drivers.sim import SimDriver
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.runtime import Runtime
-from anima.testing import eventually
+from anima.testing import FakeClock, eventually
 from anima.testing.mosquitto import Mosquitto, find_mosquitto
 from anima.testing.mqtt import MqttProbe
 from anima.wire.mqtt import BrokerAddress
@@ -90,36 +91,55 @@ def probe(broker: BrokerAddress, prefix: str) -> Iterator[MqttProbe]:
         yield p
 
 
-RobotFactory = Callable[[str, BrokerAddress], tuple[Runtime, MqttFrontDoor]]
+class RobotFactory(Protocol):
+    def __call__(
+        self, prefix: str, address: BrokerAddress, *, autojump: bool = False
+    ) -> tuple[Runtime, MqttFrontDoor]: ...
 
 
 @pytest.fixture
 def make_robot() -> Iterator[RobotFactory]:
-    """Start runtimes on the sim driver behind a connected MQTT door; all stopped at teardown."""
-    started: list[Runtime] = []
+    """Start runtimes on the sim driver behind a connected MQTT door; all stopped at teardown.
+    ``autojump``: the runtime runs on autojump fake time (its moves end as soon as its threads
+    have done their work; the door and the broker stay on real time)."""
+    started: list[tuple[Runtime, FakeClock | None]] = []
 
-    def make(prefix: str, address: BrokerAddress) -> tuple[Runtime, MqttFrontDoor]:
+    def make(
+        prefix: str, address: BrokerAddress, *, autojump: bool = False
+    ) -> tuple[Runtime, MqttFrontDoor]:
         cfg = robot_config(prefix)
-        runtime = Runtime(cfg, driver=SimDriver())
+        clock = FakeClock(autojump=True) if autojump else None
+        # on fake time the loop runs ahead while the test waits on the broker: a long history
+        driver = SimDriver(history=100_000 if autojump else 1000)
+        runtime = Runtime(cfg, driver=driver, clock=clock)
         door = MqttFrontDoor(runtime, cfg.mqtt, address)
         runtime.attach(door)
         runtime.start()
-        started.append(runtime)
+        started.append((runtime, clock))
         assert door.wait_connected(5), f"the door did not connect to {address}"
         assert runtime.wait_first_tick()
         return runtime, door
 
     yield make
-    for runtime in reversed(started):
+    for runtime, clock in reversed(started):
         runtime.stop(ease=False)
+        if clock is not None:
+            clock.close()
+
+
+@pytest.fixture
+def autojump() -> bool:
+    """Whether ``robot`` runs on autojump fake time: a test whose wait is the length of a move
+    opts in with ``@pytest.mark.parametrize("autojump", [True], ids=["autojump"])``."""
+    return False
 
 
 @pytest.fixture
 def robot(
-    make_robot: RobotFactory, broker: BrokerAddress, prefix: str, probe: MqttProbe
+    make_robot: RobotFactory, broker: BrokerAddress, prefix: str, probe: MqttProbe, autojump: bool
 ) -> tuple[Runtime, MqttFrontDoor]:
     """One robot on ``prefix``, started after the probe subscribed."""
-    return make_robot(prefix, broker)
+    return make_robot(prefix, broker, autojump=autojump)
 
 
 @pytest.fixture

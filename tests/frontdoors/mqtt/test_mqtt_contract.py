@@ -21,12 +21,13 @@ from anima.wire.mqtt import BrokerAddress
 from anima.wire.payloads import MAX_PAYLOAD, excerpt
 from anima.wire.topics import Topics
 
-from .conftest import wait_until
+from .conftest import RobotFactory, wait_until
 
 pytestmark = pytest.mark.integration
 
 Send = Callable[[str, bytes | str], None]
-MakeRobot = Callable[[str, BrokerAddress], tuple[Runtime, MqttFrontDoor]]
+AUTOJUMP = pytest.mark.parametrize("autojump", [True], ids=["autojump"])  # the runtime's moves
+# take no real time (the door and the broker keep theirs): for tests that wait for a move's end
 ERROR_KEYS = {"v", "topic", "payload", "reason"}
 
 
@@ -67,7 +68,7 @@ def errors_wait(probe: MqttProbe, topics: Topics, since: int, count: int = 1) ->
 
 # ---------------------------------------------------------------------------- status and state
 def test_status_is_online_retained_at_connect_and_offline_after_stop(
-    broker: BrokerAddress, prefix: str, probe: MqttProbe, make_robot: MakeRobot
+    broker: BrokerAddress, prefix: str, probe: MqttProbe, make_robot: RobotFactory
 ) -> None:
     topics = Topics(prefix)
     runtime, _door = make_robot(prefix, broker)
@@ -147,6 +148,7 @@ def test_state_is_retained_json_a_few_times_a_second(
 
 
 # ---------------------------------------------------------------------------- animation
+@AUTOJUMP
 def test_animations_move_the_driver_and_report_done_in_order(
     probe: MqttProbe, topics: Topics, runtime: Runtime, sim: SimDriver, send: Send
 ) -> None:
@@ -182,6 +184,7 @@ def test_a_cut_animation_is_reported_cut(
 
 
 # ---------------------------------------------------------------------------- gaze
+@AUTOJUMP
 def test_look_at_turns_head_and_eyes_toward_the_point(
     runtime: Runtime, sim: SimDriver, send: Send
 ) -> None:
@@ -222,6 +225,7 @@ def test_look_at_out_of_reach_is_clamped_with_a_notice(
     assert errors(probe, topics, mark) == []
 
 
+@AUTOJUMP
 def test_look_at_target_latches_and_the_default_posture_clears_it(
     probe: MqttProbe, topics: Topics, runtime: Runtime, door: MqttFrontDoor, send: Send
 ) -> None:
@@ -239,6 +243,7 @@ def test_look_at_target_latches_and_the_default_posture_clears_it(
     assert errors(probe, topics, mark) == []
 
 
+@AUTOJUMP
 def test_look_at_releases_a_held_gaze_posture_with_a_notice(
     probe: MqttProbe, topics: Topics, runtime: Runtime, send: Send
 ) -> None:
@@ -365,15 +370,15 @@ def test_each_bad_payload_gets_one_specific_error_in_order(
 
 # ---------------------------------------------------------------------------- two robots
 def test_the_prefix_isolates_two_robots_on_one_broker(
-    broker: BrokerAddress, prefix: str, make_robot: MakeRobot
+    broker: BrokerAddress, prefix: str, make_robot: RobotFactory
 ) -> None:
     a, b = Topics(prefix + "a"), Topics(prefix + "b")
     with (
         MqttProbe(broker, subscribe=f"{a.prefix}/agent/#") as probe_a,
         MqttProbe(broker, subscribe=f"{b.prefix}/agent/#") as probe_b,
     ):
-        robot_a, _ = make_robot(a.prefix, broker)
-        robot_b, _ = make_robot(b.prefix, broker)
+        robot_a, _ = make_robot(a.prefix, broker, autojump=True)
+        robot_b, _ = make_robot(b.prefix, broker, autojump=True)
         probe_a.publish(a.control + "animation", "nod", qos=1)
         probe_a.publish(a.control + "animation", "nodd", qos=1)
         probe_a.wait_for(a.feedback("animation_done"), timeout=5)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
-from tests.agent.conftest import Recorder, started_conversation
+from tests.agent.conftest import (
+    Recorder,
+    autojump_runtime,
+    fake_clock,
+    quiet_config,
+    started_conversation,
+)
 
 from anima.agent.presence import Presence
 from anima.events import ConversationChanged, Event, EventHub, Transcript
-from anima.runtime import Runtime
 from anima.testing import FakeClock, eventually
 from anima.timers import Timers
 
@@ -107,21 +113,25 @@ def test_a_stay_in_engaged_starts_its_time_again() -> None:
         presence.close()
 
 
-def test_a_turn_goes_listening_thinking_speaking_engaged_and_the_state_says_so(
-    runtime: Runtime, recorder: Recorder
-) -> None:
-    conv = started_conversation(runtime)
-    try:
-        assert runtime.state().conversation == "idle"
-        conv.wake("mqtt")
-        assert runtime.state().conversation == "listening"
-        conv.hear(Transcript(t=0.0, text="say hello", final=True, confidence=0.9))
-        assert eventually(lambda: conv.presence.state == "engaged", timeout=10)
-        states = [
-            e.state for e in recorder.of("conversation") if isinstance(e, ConversationChanged)
-        ]
-        assert states[:4] == ["listening", "thinking", "speaking", "engaged"]
-        assert runtime.state().conversation == "engaged"
-    finally:
-        runtime.detach_agent()
-    assert runtime.state().conversation is None
+def test_a_turn_goes_listening_thinking_speaking_engaged_and_the_state_says_so() -> None:
+    # engaged for a day: the runtime's fake time runs on while the test looks at its state
+    cfg = quiet_config()
+    cfg = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, engaged_s=86_400.0))
+    with autojump_runtime(cfg) as runtime:
+        recorder = Recorder().attach(runtime.events)
+        with fake_clock(runtime).hold():  # idle, then listening, until the request is heard
+            conv = started_conversation(runtime)
+            assert runtime.state().conversation == "idle"
+            conv.wake("mqtt")
+            assert runtime.state().conversation == "listening"
+            conv.hear(Transcript(t=0.0, text="say hello", final=True, confidence=0.9))
+        try:
+            assert eventually(lambda: conv.presence.state == "engaged", timeout=10)
+            states = [
+                e.state for e in recorder.of("conversation") if isinstance(e, ConversationChanged)
+            ]
+            assert states[:4] == ["listening", "thinking", "speaking", "engaged"]
+            assert runtime.state().conversation == "engaged"
+        finally:
+            runtime.detach_agent()
+        assert runtime.state().conversation is None

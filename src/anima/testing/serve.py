@@ -97,6 +97,8 @@ class ServeProcess:
             code = -9
         instances.forget(self.proc.pid)  # the pid file of a server that was killed
         self._pump.join(5)
+        if not self._pump.is_alive() and self.proc.stdout is not None:
+            self.proc.stdout.close()  # read to its end: an open pipe left behind is a leak
         while True:  # what it printed on the way out
             try:
                 line = self._queue.get_nowait()

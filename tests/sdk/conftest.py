@@ -107,11 +107,11 @@ ServeFactory = Callable[..., Served]
 @pytest.fixture
 def serve(embedded_broker: EmbeddedBroker, clock: FakeClock) -> Iterator[ServeFactory]:
     """``serve(speech=True, humanoid="none")``: start a served runtime on its own prefix (with
-    the simulated Adam when ``humanoid="sim"``), on the test's ``clock``; all stopped at
-    teardown."""
+    the simulated Adam when ``humanoid="sim"``), on the test's ``clock`` (on the real one with
+    ``real_time=True``); all stopped at teardown."""
     runtimes: list[Runtime] = []
 
-    def start(*, speech: bool = True, humanoid: str = "none") -> Served:
+    def start(*, speech: bool = True, humanoid: str = "none", real_time: bool = False) -> Served:
         prefix = f"sdk{os.getpid()}n{next(_prefixes)}"
         cfg = dataclasses.replace(
             sdk_config(prefix, humanoid),
@@ -123,9 +123,9 @@ def serve(embedded_broker: EmbeddedBroker, clock: FakeClock) -> Iterator[ServeFa
             cfg,
             doors=False,
             driver=SimDriver(),
-            clock=clock,
+            clock=None if real_time else clock,
             tts=[ScriptedEngine()],
-            audio_sink=NullSink(clock),
+            audio_sink=NullSink(None if real_time else clock),
         )
         door = MqttFrontDoor(runtime, cfg.mqtt, embedded_broker.address)
         runtime.attach(door)

@@ -214,4 +214,5 @@ def test_a_server_without_the_event_stream_is_not_a_robot() -> None:
         assert not robot.is_open
     finally:
         server.shutdown()
+        server.server_close()  # its listening socket, else left to the garbage collector
         thread.join(5)

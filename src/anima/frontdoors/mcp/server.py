@@ -18,6 +18,7 @@ wire is stdout: anima logs to stderr only.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -73,8 +74,10 @@ class Updates:
             return
         try:
             anyio.from_thread.run(self.send, uri, token=self.token)
-        except Exception as exc:  # the loop stopped: nobody to tell
-            log.debug("mcp: %s changed, not sent: %s", uri, exc)
+        except (Exception, asyncio.CancelledError) as exc:  # the loop stopped: nobody to tell
+            # (a send the stopping loop cancelled raises CancelledError, a BaseException: it
+            # ended the watcher's thread when the web door stopped as the state changed)
+            log.debug("mcp: %s changed, not sent: %r", uri, exc)
 
 
 class McpServer:

@@ -164,6 +164,7 @@ def test_word_errors_count_substitutions_insertions_and_deletions() -> None:
     assert word_errors("nod", "") == 1
 
 
+@pytest.mark.serial  # asserts the loop rate (> 90 Hz)
 def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     pytest.importorskip("pocketsphinx", reason="needs the listen extra")
     from anima.bench.conversation.conversation import BenchOptions, run_conversation_bench

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.model  # the listening bench: pocketsphinx and the VAD on eSpeak's voice
+# the listening bench on pocketsphinx and the VAD, asserting a latency figure: alone
+pytestmark = pytest.mark.serial
 
 
 def test_the_listen_bench_reports(espeak: Any) -> None:

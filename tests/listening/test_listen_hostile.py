@@ -31,6 +31,7 @@ pytest.importorskip("pocketsphinx", reason="pocketsphinx is not installed (anima
 NOISE_10S = (np.random.default_rng(7).standard_normal(10 * SAMPLE_RATE) * 3000).astype(np.int16)
 
 
+@pytest.mark.serial  # a wall-clock bound on the GIL
 def test_loading_and_decoding_with_the_language_model_never_hold_the_interpreter() -> None:
     asr = PocketsphinxAsr(mode="lm")
     try:
@@ -44,6 +45,7 @@ def test_loading_and_decoding_with_the_language_model_never_hold_the_interpreter
     assert probe.worst_ms < 100  # in-process: 350 ms to load, > 1 s to decode
 
 
+@pytest.mark.serial  # a wall-clock bound on the GIL
 def test_the_wake_spotter_loads_and_searches_without_holding_the_interpreter() -> None:
     spotter = KeyphraseSpotter()
     try:

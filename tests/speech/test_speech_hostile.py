@@ -160,6 +160,7 @@ def _first(engine: PiperEngine | EspeakEngine, text: str, n: int) -> list[AudioC
     return list(itertools.islice(engine.synthesize(text, "en-US", Cancel()), n))
 
 
+@pytest.mark.serial  # a wall-clock bound on the GIL
 def test_piper_never_holds_the_interpreter_for_a_whole_huge_clause(piper: PiperEngine) -> None:
     """Phonemizing the 20,000 characters in one call held the GIL 110–230 ms."""
     with GilProbe() as probe:

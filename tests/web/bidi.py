@@ -264,7 +264,8 @@ def firefox(
         for line in process.stderr:
             lines.put(line)
 
-    threading.Thread(target=drain, name="firefox-stderr", daemon=True).start()
+    drainer = threading.Thread(target=drain, name="firefox-stderr", daemon=True)
+    drainer.start()
     end = time.monotonic() + timeout
     url = None
     seen: list[str] = []
@@ -284,3 +285,5 @@ def firefox(
         yield browser
     finally:
         browser.close()
+        drainer.join(5.0)  # Firefox has ended: its stderr is at its end
+        process.stderr.close()  # left open, the collector finds it later (a ResourceWarning)

@@ -18,10 +18,11 @@ run: bootstrap-run
 
 # lint, types and the floors, then the test tiers fastest first (tests/conftest.py: each test names
 # its tier), stopping at the first step that fails; the table at the end gives each step's time.
-# Workers per tier, measured on this 2-core machine: the fast tier computes, so two; the
-# integration and model tiers wait on real time (brokers, servers, browsers, subprocesses) more
-# than they compute, so four overlap their waits, a test file per worker (its module fixtures
-# shared); serial asserts wall-clock rates, so alone.
+# Workers per tier on this 2-core machine: the fast tier computes, so two (one per core; alone
+# it used 50 s of CPU, on two 67 s, and about the same wall time under load); the integration
+# and model tiers wait on real time (brokers, servers, browsers, subprocesses) more than they
+# compute, so four overlap their waits (the whole suite: 685 s on two, 476 s on four), a test
+# file per worker (its module fixtures shared); serial asserts wall-clock rates, so alone.
 test: bootstrap
 	@scripts/timed.sh --reset
 	scripts/timed.sh format $(BIN)/ruff format --check src tests benchmarks examples scripts

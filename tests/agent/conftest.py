@@ -103,12 +103,14 @@ def autojump_runtime(
     parts.setdefault("tts", [ScriptedEngine()])
     parts.setdefault("audio_sink", NullSink(clock))
     rt = Runtime(config or quiet_config(), clock=clock, **parts)
-    rt.start()
     try:
-        yield rt
+        rt.start()
+        try:
+            yield rt
+        finally:
+            rt.stop(ease=False)
     finally:
-        rt.stop(ease=False)
-        clock.close()
+        clock.close()  # its watcher ends, and any wait left on it returns
 
 
 def fake_clock(runtime: Runtime) -> FakeClock:

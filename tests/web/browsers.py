@@ -62,8 +62,12 @@ class PlaywrightPage:
         self._page = page
         self._on = on
         self.errors: list[str] = []
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def listen() -> None:
+            page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        on(listen)  # a subscription too runs on Playwright's loop, on its thread
 
     def goto(self, url: str) -> None:
         self._on(lambda: self._page.goto(url))

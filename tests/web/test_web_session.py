@@ -79,6 +79,7 @@ def _frames(path: Path) -> list[dict[str, object]]:
     return [m for m in lines if m["type"] == "frame"]
 
 
+@pytest.mark.serial  # the loop's real rate: 36 frames in its second beside three workers
 def test_record_over_the_websocket_takes_every_frame_of_the_loop(
     robot: Robot, tmp_path: Path
 ) -> None:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
-import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from anima.audio import SAMPLE_RATE, resample
 from anima.build import attach_agent
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
@@ -20,6 +18,7 @@ from anima.errors import AnimaError
 from anima.events import PlanStarted
 from anima.frontdoors.mqtt.broker import EmbeddedBroker, free_port
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+from anima.listening.sources import write_wav
 from anima.runtime import Runtime
 from anima.speech.base import Cancel
 from anima.speech.piper.piper import PiperEngine
@@ -31,10 +30,8 @@ from .conftest import Recorder
 pytestmark = pytest.mark.model
 
 
-def _request_pcm() -> bytes:
-    """ "look at me" in Piper's voice (the clearest offline one), with the silences around it
-    that end the turn, as 16 kHz 16-bit PCM (what ``--audio-in stdin`` reads)."""
-    voice = PiperEngine()
+def test_anima_agent_forwards_what_it_hears_to_the_running_agent(tmp_path: Path) -> None:
+    voice = PiperEngine()  # the clearest offline voice for pocketsphinx (CI installs it)
     try:
         voice.load()
     except AnimaError as exc:
@@ -43,13 +40,9 @@ def _request_pcm() -> bytes:
     rate = chunks[0].sample_rate
     silence = np.zeros(int(0.3 * rate), dtype=np.int16)
     audio = np.concatenate([silence, *[c.samples for c in chunks], *[silence] * 4])
-    return resample(audio, rate, SAMPLE_RATE).astype("<i2").tobytes()
+    wav = tmp_path / "request.wav"
+    write_wav(wav, audio, rate)
 
-
-def test_anima_agent_forwards_what_it_hears_to_the_running_agent() -> None:
-    """The ears hear on stdin, so the voice is made while `anima agent` loads its models, and
-    the request is heard as fast as it is decoded (a .wav plays in real time; `anima serve
-    --audio-in FILE.wav` is tested end to end in tests/test_serve_audio_in.py)."""
     broker = EmbeddedBroker(free_port())
     broker.start()
     cfg = AnimaConfig(mqtt=MqttConfig(prefix="remote"))
@@ -61,31 +54,18 @@ def test_anima_agent_forwards_what_it_hears_to_the_running_agent() -> None:
     rt.events.subscribe(recorder)
     rt.start()
     proc = None
-    read_end, write_end = os.pipe()  # the ears' stdin
     try:
         assert door.wait_connected(5)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        args = ["--broker", str(broker.address), "--prefix", "remote", "--audio-in", "stdin"]
+        args = ["--broker", str(broker.address), "--prefix", "remote", "--audio-in", str(wav)]
         proc = subprocess.Popen(
             [sys.executable, "-m", "anima", "agent", *args, "--wake"],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            stdin=read_end,
+            stdin=subprocess.DEVNULL,
             text=True,
             env=env,
         )
-        os.close(read_end)
-        try:
-            pcm = _request_pcm()  # meanwhile, `anima agent` loads
-        except BaseException:  # no voice (a skip): nothing will be said
-            os.close(write_end)
-            raise
-
-        def say() -> None:  # more than a pipe holds: written as the ears read
-            with contextlib.suppress(OSError), os.fdopen(write_end, "wb") as ears:
-                ears.write(pcm)  # an error: the ears ended, which the wait below says
-
-        threading.Thread(target=say, daemon=True).start()
         started = recorder.wait_for(lambda e: isinstance(e, PlanStarted), timeout=20)
         assert isinstance(started, PlanStarted)
         assert any(step.startswith("look_at") for step in started.steps), started.steps
@@ -95,7 +75,7 @@ def test_anima_agent_forwards_what_it_hears_to_the_running_agent() -> None:
                 proc.send_signal(signal.SIGTERM)
                 out, _ = proc.communicate(timeout=10)
                 assert "Traceback" not in out, out
-        finally:
+        finally:  # even when the ears failed: a runtime left running keeps pytest from exiting
             rt.stop(ease=False)
             broker.stop()
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make test's stopwatch: runs one step (lint, mypy, a test tier) and notes its wall time, so the
-# table at the end, or at the first step that fails, says where the minutes went.
+# make test's stopwatch: runs one step (lint, mypy, a test tier) and notes its wall and CPU time, so the
+# table at the end, or at the first step that fails, says where the minutes went (and, beside
+# them, the CPU time: a tier that waits more than it computes shows it).
 #   scripts/timed.sh --reset            forget the last run's times
 #   scripts/timed.sh STEP COMMAND...    run COMMAND; when it fails, print the table so far and
 #                                       fail with its exit code (make stops there: failing fast)
@@ -11,9 +12,9 @@ TIMES=${ANIMA_TEST_TIMES:-.venv/test-times.txt}
 
 table() {
   echo
-  echo "make test: wall time per step"
-  awk '{ printf "  %-13s %7.1f s  %s\n", $1, $2, $3; total += $2 }
-       END { printf "  %-13s %7.1f s  (%.1f min)\n", "total", total, total / 60 }' "$TIMES"
+  echo "make test: wall and CPU time per step (CPU: user + system of its processes)"
+  awk '{ printf "  %-13s %7.1f s wall %7.1f s CPU  %s\n", $1, $2, $3, $4; total += $2; cpu += $3 }
+       END { printf "  %-13s %7.1f s wall %7.1f s CPU  (%.1f min)\n", "total", total, cpu, total / 60 }' "$TIMES"
 }
 
 case "${1:-}" in
@@ -29,7 +30,12 @@ start=$(date +%s.%N)
 rc=$?
 end=$(date +%s.%N)
 if [ "$rc" = 0 ]; then outcome=passed; else outcome="failed($rc)"; fi
-echo "$step $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') $outcome" >>"$TIMES"
+# the CPU time of this step's processes (bash's `times`: the children it waited for, and theirs)
+times >"$TIMES.cpu"  # in this shell: a $(…) subshell would report its own children, none
+cpu=$(tail -1 "$TIMES.cpu" | awk '{ n = split($1 " " $2, t, " "); s = 0
+  for (i = 1; i <= n; i++) { split(t[i], ms, "m"); sub("s", "", ms[2]); s += ms[1] * 60 + ms[2] }
+  printf "%.2f", s }')
+echo "$step $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') $cpu $outcome" >>"$TIMES"
 if [ "$rc" != 0 ]; then
   table
   exit "$rc"

@@ -516,11 +516,12 @@ def test_the_remote_ears_survive_hostile_messages_and_report_them_bounded() -> N
     if find_mosquitto() is None:
         pytest.skip("Debian mosquitto is not installed")
     read_end, write_end = os.pipe()
+    silence = os.fdopen(read_end, "rb")  # nothing is written: nothing is heard
     lines: queue.SimpleQueue[str] = queue.SimpleQueue()
     with Mosquitto() as broker:
         ears = RemoteEars(
             lambda e: Listener(
-                RawPcmSource(os.fdopen(read_end, "rb")),  # silence: nothing is heard
+                RawPcmSource(silence),
                 phrases=["nod"],
                 results=e.take,
             ),
@@ -540,6 +541,7 @@ def test_the_remote_ears_survive_hostile_messages_and_report_them_bounded() -> N
         finally:
             ears.stop()
             os.close(write_end)
+            silence.close()  # the source reads it, never closes it
 
 
 @pytest.mark.parametrize("mode", ["json", "tools"])

@@ -50,7 +50,7 @@ def test_sleeps_wake_in_deadline_order_each_at_its_own_time() -> None:
             threads = [_thread(lambda n=n, d=d: sleeper(n, d)) for n, d in (("c", 30), ("a", 10))]
             threads.append(_thread(lambda: sleeper("b", 20)))
             while len(clock.waits) < 3:
-                time.sleep(0.001)
+                clock.changed(0.1)  # woken as a wait on the clock begins
         for t in threads:
             t.join(REAL_BOUND_S)
         assert sorted(woke, key=lambda w: w[1]) == [("a", 10.0), ("b", 20.0), ("c", 30.0)]
@@ -65,7 +65,7 @@ def test_a_timed_wait_times_out_on_fake_time_and_an_event_wakes_it_at_once() -> 
         got: list[bool] = []
         waiter = _thread(lambda: got.append(clock.wait(soon, None)))
         while clock.waiting == 0:  # the waiter has begun its wait
-            time.sleep(0.001)
+            clock.changed(0.1)  # woken as a wait on the clock begins
         soon.set()  # no clock move: the event's own signal wakes it
         waiter.join(REAL_BOUND_S)
         assert got == [True]
@@ -88,7 +88,7 @@ def test_a_thread_at_work_holds_the_clock_until_it_blocks() -> None:
             sleeper = _thread(lambda: clock.sleep_until(100.0))
             t = _thread(worker)
             while not (clock.waits and clock.waiting):
-                time.sleep(0.001)
+                clock.changed(0.1)  # woken as a wait on the clock begins
         assert busy.wait(REAL_BOUND_S)
         at_work = clock.now()
         time.sleep(0.05)  # real time passes while the worker computes …
@@ -115,7 +115,7 @@ def test_a_condition_wait_on_the_clock_is_notified_or_times_out_on_fake_time() -
         while clock.waiting == 0 and not got:
             with cond:
                 cond.notify_all()
-            time.sleep(0.001)
+            clock.changed(0.1)  # woken as a wait on the clock begins
         t.join(REAL_BOUND_S)
         assert got == [True]
 

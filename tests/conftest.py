@@ -41,14 +41,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 # a file's own tier, read without importing it: ``pytestmark = pytest.mark.fast`` or a list that
-# starts with one
+# starts with one; and every tier the file names anywhere (a test slower than its file names
+# its own)
 _FILE_TIER = re.compile(r"^pytestmark\s*=\s*\[?\s*pytest\.mark\.(\w+)", re.MULTILINE)
+_TIER_NAMED = re.compile(r"pytest\.mark\.(" + "|".join(TIERS) + r")\b")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """With ``--tier``, a file of a slower tier is not even imported (a test may only be slower
-    than its file, so it holds none of the tier's tests): half of the fast tier's time was the
-    import of the other tiers' files."""
+    """With ``--tier``, a file that names the tier nowhere (not as its own, not on a test) is not
+    even imported: half of the fast tier's time was the import of the other tiers' files, and each
+    worker of the slower tiers imported every fast file too. A file with no tier of its own is
+    imported, so that the run stops on it."""
     wanted = config.getoption("--tier")
     if (
         wanted is None
@@ -56,8 +59,11 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         or not collection_path.name.startswith("test_")
     ):
         return None
-    found = _FILE_TIER.search(collection_path.read_text(encoding="utf-8"))
-    if found and found[1] in TIERS and TIERS.index(found[1]) > TIERS.index(wanted):
+    text = collection_path.read_text(encoding="utf-8")
+    found = _FILE_TIER.search(text)
+    if found is None or found[1] not in TIERS:
+        return None
+    if wanted not in _TIER_NAMED.findall(text):
         return True
     return None
 

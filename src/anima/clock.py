@@ -23,8 +23,10 @@ class Clock(Protocol):
         """Seconds on a monotonic time base (the origin is arbitrary)."""
         ...
 
-    def sleep_until(self, deadline: float) -> None:
-        """Return at (or as soon as possible after) ``deadline``; return at once if it passed."""
+    def sleep_until(self, deadline: float, interrupt: threading.Event | None = None) -> bool:
+        """Return at (or as soon as possible after) ``deadline``, at once if it passed (True);
+        or as soon as ``interrupt`` is set (False): how the motion loop's sleep ends on its stop,
+        also while a test holds a fake clock still."""
         ...
 
     def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
@@ -55,12 +57,16 @@ class MonotonicClock:
     def now(self) -> float:
         return time.monotonic()
 
-    def sleep_until(self, deadline: float) -> None:
+    def sleep_until(self, deadline: float, interrupt: threading.Event | None = None) -> bool:
         remaining = deadline - time.monotonic()
         if remaining > self._spin_s:
-            time.sleep(remaining - self._spin_s)
+            if interrupt is None:
+                time.sleep(remaining - self._spin_s)
+            elif interrupt.wait(remaining - self._spin_s):
+                return False
         while time.monotonic() < deadline:
             time.sleep(0)  # yields the GIL so other threads are not starved while we spin
+        return interrupt is None or not interrupt.is_set()
 
     def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
         return event.wait(None if timeout is None else max(0.0, timeout))

@@ -57,32 +57,6 @@ def tick_until(clock: FakeClock, check: Callable[[], object], timeout: float = 5
         clock.advance(TICK_S)
 
 
-class HeldUntilSpeechEnds:
-    """Holds ``clock`` until ``runtime`` ends an utterance: a stop that ends the speech lets
-    time move again, so the runtime's motion loop (asleep on the clock) can stop too."""
-
-    def __init__(self, runtime: Runtime, clock: FakeClock) -> None:
-        self._hold = clock.hold()
-        self._lock = threading.Lock()
-        self._held = False
-        self._unsubscribe = runtime.events.subscribe(lambda _e: self.release(), SpeechEnded.kind)
-
-    def __enter__(self) -> HeldUntilSpeechEnds:
-        self._hold.__enter__()
-        self._held = True
-        return self
-
-    def release(self) -> None:
-        with self._lock:
-            if self._held:
-                self._held = False
-                self._hold.__exit__(None, None, None)
-
-    def __exit__(self, *_exc: object) -> None:
-        self._unsubscribe()
-        self.release()
-
-
 def test_speak_and_stop_commands_reach_the_speech_service(clock: FakeClock) -> None:
     rt = _runtime(clock, tts=[ScriptedEngine()])
     seen: list[Event] = []
@@ -243,13 +217,13 @@ def test_shutdown_during_speech_sends_end_speak_before_the_doors_close(clock: Fa
     door = EventDoor(rt)
     rt.attach(door)
     rt.start()
-    with HeldUntilSpeechEnds(rt, clock):  # the first utterance cannot end before the stop
+    with clock.hold():  # the first utterance cannot end before the stop
         try:
             rt.execute(cmd.Speak(text=LONG, locale="en-US"))
             rt.execute(cmd.Speak(text="and this one waits", locale="en-US"))
             tick_until(clock, lambda: rt.speaking and len(door.speech()) == 1)
         finally:
-            rt.stop()
+            rt.stop(ease=False)  # the loop's sleep ends on the stop, time still held
     (_, first), _, (_, second) = door.speech()[:3]
     assert door.speech() == [  # the second never sounded: its start and end come together
         ("start_speak", first),
@@ -291,10 +265,10 @@ def test_over_mqtt_every_start_speak_gets_its_end_speak_at_estop_and_at_shutdown
             assert "emergency stop is active" in error["reason"]
             probe.publish(topics.control + "reset", "", qos=1)
             probe.wait_for(topics.feedback("notice"), where=lambda m: "released" in m.text())
-            with HeldUntilSpeechEnds(rt, clock):  # it cannot end before the shutdown
+            with clock.hold():  # it cannot end before the shutdown
                 probe.publish(topics.control + "speak", speak, qos=1)
                 again = probe.wait_for(topics.feedback("start_speak"), since=mark).json()
-                rt.stop()
+                rt.stop(ease=False)
         finally:
             rt.stop()
         ended = probe.wait_for(topics.feedback("end_speak"), since=mark).json()

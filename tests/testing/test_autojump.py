@@ -141,3 +141,44 @@ def test_a_whole_runtime_speaks_on_fake_time_faster_than_real_time() -> None:
     finally:
         runtime.stop(ease=False)
         clock.close()
+
+
+def test_an_interrupt_ends_a_sleep_on_a_held_clock_and_counts_no_tick() -> None:
+    clock = FakeClock(autojump=True)
+    interrupt = threading.Event()
+    got: list[bool] = []
+    with clock.hold():  # time stands still: only the interrupt can end the sleep
+        waiter = _thread(lambda: got.append(clock.sleep_until(clock.now() + 5.0, interrupt)))
+        while not clock.waits:  # the sleep has begun
+            clock.changed(REAL_BOUND_S)
+        interrupt.set()
+        waiter.join(REAL_BOUND_S)
+        assert got == [False]
+        assert clock.now() == 1000.0
+    # set before the sleep: no wait at all; clear: the sleep ends at its deadline
+    assert clock.sleep_until(clock.now() + 1.0, interrupt) is False
+    assert clock.sleep_until(clock.now() + 1.0, threading.Event()) is True
+    assert clock.now() == 1001.0
+    clock.close()
+
+
+def test_a_runtime_stops_while_its_clock_is_held_even_mid_utterance() -> None:
+    clock = FakeClock(autojump=True)
+    runtime = build(
+        AnimaConfig(), doors=False, audio_in="none", driver=SimDriver(history=10), clock=clock,
+        tts=[ScriptedEngine()], audio_sink=NullSink(clock), report=lambda _line: None,
+    )  # fmt: skip
+    recorder = EventRecorder().attach(runtime.events)
+    runtime.start()
+    try:
+        with clock.hold():  # the loop asleep on the held clock, an utterance under way
+            runtime.execute(cmd.Speak(text="one two three four five six seven eight nine ten"))
+            assert runtime.speaking
+            stopped = _thread(lambda: runtime.stop(ease=False))
+            stopped.join(REAL_BOUND_S)
+            assert not stopped.is_alive(), "the runtime could not stop with its clock held"
+        assert recorder.wait_for(SpeechEnded, REAL_BOUND_S).reason == "shutdown"
+        assert not runtime.engine.running
+    finally:
+        runtime.stop(ease=False)
+        clock.close()

@@ -126,8 +126,7 @@ def fake_robot(robot_time: HeldTime) -> Iterator[tuple[Runtime, WebFrontDoor]]:
         runtime.start()
         assert runtime.wait_first_tick()
     yield runtime, door
-    robot_time.release()  # the loop's thread ends at its next tick
-    runtime.stop(ease=False)
+    runtime.stop(ease=False)  # time still held: the loop's sleep ends on the stop
 
 
 @contextmanager

@@ -45,12 +45,14 @@ class MotionLoop:
         self._fault = fault
         self._thread: threading.Thread | None = None
         self._running = threading.Event()
+        self._stopping = threading.Event()  # ends the loop's sleep: a stop needs no tick
 
     def start(self) -> None:
         """Run the loop on a dedicated thread."""
         if self._thread is not None:
             raise EngineStateError("motion engine already started")
         self._running.set()
+        self._stopping.clear()
         self._thread = threading.Thread(target=self._loop, name="anima-motion", daemon=True)
         self._thread.start()
 
@@ -60,6 +62,7 @@ class MotionLoop:
         if thread is None:
             return
         self._running.clear()
+        self._stopping.set()  # wakes the sleep, even on a fake clock a test holds still
         thread.join(timeout)
         if thread.is_alive():
             raise EngineStateError(f"motion loop did not stop within {timeout} s")
@@ -90,7 +93,9 @@ class MotionLoop:
         timer, clock, tick = self._timer, self._clock, self._tick
         timer.start()
         while self._running.is_set():
-            due = timer.wait()
+            due = timer.wait(self._stopping)
+            if due is None:  # stopped while asleep
+                break
             begin = clock.now()
             try:
                 tick(due)

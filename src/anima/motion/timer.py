@@ -8,7 +8,9 @@ missed and the loop rejoins the grid. There is no drift by construction.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass
+from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -63,11 +65,17 @@ class LoopTimer:
     def deadline(self, k: int) -> float:
         return self._t0 + k * self.period
 
-    def wait(self) -> float:
-        """Sleep until the next deadline; return that deadline (the tick's nominal time)."""
+    @overload
+    def wait(self) -> float: ...
+    @overload
+    def wait(self, interrupt: threading.Event) -> float | None: ...
+    def wait(self, interrupt: threading.Event | None = None) -> float | None:
+        """Sleep until the next deadline; return that deadline (the tick's nominal time), or None
+        as soon as ``interrupt`` is set (no tick is counted)."""
         k = self._k
         due = self._t0 + k * self.period
-        self._clock.sleep_until(due)
+        if not self._clock.sleep_until(due, interrupt):
+            return None
         now = self._clock.now()
         passed = math.floor((now - self._t0) / self.period)
         if passed > k:

@@ -79,6 +79,7 @@ class _Wait:
     deadline: float | None
     event: threading.Event | None
     cond: threading.Condition | None = None  # a wait_notified's condition
+    sleep: bool = False  # a sleep_until that an event may end early
 
 
 class FakeClock:
@@ -140,19 +141,27 @@ class FakeClock:
                     cond.notify_all()
 
     # ------------------------------------------------------------------ waiting
-    def sleep_until(self, deadline: float) -> None:
+    def sleep_until(self, deadline: float, interrupt: threading.Event | None = None) -> bool:
+        """Wake at ``deadline`` plus its overshoot (True), or when ``interrupt`` is set (False):
+        stepped, the sleep is the time passing; with autojump, a held clock still lets an
+        interrupt end the sleep (a runtime stops while a test holds its time)."""
+        if interrupt is not None and interrupt.is_set():
+            return False
         late = max(0.0, self._overshoot(deadline))
         if not self._autojump:  # stepped: the sleep is the time passing
             with self._lock:
                 self.waits.append(deadline)
                 due = self._move_to(max(self._now, deadline) + late)
             self._wake(due)
-            return
+            return True
         wake_at = deadline + late
         with self._lock:
             self.waits.append(deadline)
             if self._now >= wake_at:
-                return
+                return True
+        if interrupt is not None:  # woken by the event's own condition, or when due
+            return not self._wait_for(interrupt, _Wait(wake_at, interrupt, sleep=True))
+        with self._lock:
             wait = _Wait(wake_at, None)
             self._begin(wait)
             try:
@@ -160,12 +169,18 @@ class FakeClock:
                     self._moved.wait()
             finally:
                 self._end(wait)
+        return True
 
     def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
         """Block until ``event`` is set (True) or the clock has passed ``timeout`` (False)."""
         with self._lock:
             deadline = None if timeout is None else self._now + max(0.0, timeout)
-            wait = _Wait(deadline, event)
+        return self._wait_for(event, _Wait(deadline, event))
+
+    def _wait_for(self, event: threading.Event, wait: _Wait) -> bool:
+        """Block until ``event`` is set (True) or the clock passes ``wait.deadline`` (False)."""
+        deadline = wait.deadline
+        with self._lock:
             self._begin(wait)
         try:
             cond = _condition_of(event)
@@ -223,7 +238,7 @@ class FakeClock:
         """How many threads are blocked in :meth:`wait` now (sleeps and condition waits are
         not counted)."""
         with self._lock:
-            return sum(1 for w in self._waits if w.event is not None)
+            return sum(1 for w in self._waits if w.event is not None and not w.sleep)
 
     def changed(self, timeout: float) -> bool:
         """Block until the time moves or a wait on the clock begins or ends (True), or

@@ -44,8 +44,11 @@ class _WarpClock:
     def now(self) -> float:
         return time.monotonic() + self._offset
 
-    def sleep_until(self, deadline: float) -> None:
-        time.sleep(max(0.0, deadline - self.now()))
+    def sleep_until(self, deadline: float, interrupt: threading.Event | None = None) -> bool:
+        if interrupt is None:
+            time.sleep(max(0.0, deadline - self.now()))
+            return True
+        return not interrupt.wait(max(0.0, deadline - self.now()))
 
     def wait(self, event: threading.Event, timeout: float | None = None) -> bool:
         return event.wait(None if timeout is None else max(0.0, timeout))

@@ -38,7 +38,8 @@ class ServeProcess:
         env: Mapping[str, str | None] | None = None,
         cwd: Path | None = None,
     ) -> None:
-        full = dict(os.environ, PYTHONUNBUFFERED="1")
+        # faulthandler: a server that does not stop is asked, by SIGABRT, where each thread is
+        full = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
         for key, value in (env or {}).items():
             if value is None:
                 full.pop(key, None)
@@ -86,15 +87,21 @@ class ServeProcess:
         raise AssertionError(f"anima serve: {pattern!r} not seen within {timeout} s:\n{tail}")
 
     def stop(self, timeout: float = 15.0) -> int:
-        """SIGTERM, then wait (SIGKILL after ``timeout``); the exit code (-9 when killed)."""
+        """SIGTERM, then wait; the exit code. A server still running after ``timeout`` gets
+        SIGABRT, so that faulthandler prints every thread's stack into :attr:`lines` (where it
+        hung), then SIGKILL: -6 or -9."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            code = -9
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                code = self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+                code = -9
         instances.forget(self.proc.pid)  # the pid file of a server that was killed
         self._pump.join(5)
         if not self._pump.is_alive() and self.proc.stdout is not None:

@@ -18,6 +18,7 @@ file cannot forget its tier.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -105,7 +106,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
     for item in kept:
-        if tier_of(item) != "fast":
+        if tier_of(item) != "fast" and os.environ.get("ANIMA_TEST_LEAKS") != "fail":
             item.add_marker(LEAKS_SHOWN)
 
 
@@ -114,6 +115,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # shown in the summary, not failed, until fixed (issue 31). Seen in tests/test_doctor.py,
 # tests/web/test_web_serve.py, tests/frontdoors/mqtt/test_mqtt_hostile.py,
 # tests/fleet/test_fleet.py, tests/test_serve_signals.py and tests/test_bench_serve.py.
+# ANIMA_TEST_LEAKS=fail makes them fail there too (with PYTHONTRACEMALLOC=20: where each was made).
 LEAKS_SHOWN = pytest.mark.filterwarnings("default::pytest.PytestUnraisableExceptionWarning")
 
 

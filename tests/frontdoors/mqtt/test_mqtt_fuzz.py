@@ -75,13 +75,6 @@ topics_leaves = st.one_of(
 )
 
 
-# hypothesis notes a change of the global random state while it draws, which the runtime's and the
-# broker's threads running beside it can make (hypothesis.control says so of its own threads):
-# seen once in make test, not from the strategies, which use no random
-@pytest.mark.filterwarnings(
-    "ignore:Do not use the `random` module inside strategies"
-    ":hypothesis.errors.HypothesisDeprecationWarning"
-)
 def test_fuzzed_control_payloads_are_answered_and_never_hurt_the_robot(
     probe: MqttProbe,
     topics: Topics,

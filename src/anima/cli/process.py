@@ -7,13 +7,26 @@
   signal started its own thread: 50 SIGHUPs in 5 s ran 37 reloads at once (threads 17 → 54,
   +98 MB of RSS kept). Any number of requests during a reload make one more reload after it,
   which sees every change made before it started.
+- :class:`Signals`: SIGTERM, SIGINT and SIGHUP read by the main loop, not acted on in handlers.
+  A Python handler runs on the main thread between any two bytecodes, even inside another
+  handler: a SIGHUP storm under load ran one ``on_hup`` inside another's ``Event.set``, which
+  waited for ever for the Event's lock its own thread held, and the SIGTERM after it was
+  logged but never acted on (``anima serve`` hung until killed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import select
+import signal
 import threading
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 log = logging.getLogger(__name__)
 
@@ -83,3 +96,90 @@ class Reloads:
                 self._reload()
             except Exception:  # a reload that fails must not end the reloads
                 log.exception("reload failed")
+
+
+_STOPS = (signal.SIGTERM, signal.SIGINT)
+_ASKED = 0  # the byte :meth:`Signals.stop` writes: no signal has the number 0
+
+
+def _noted(_signum: int, _frame: FrameType | None) -> None:
+    """The Python-level handler: nothing. The C-level one has written the signal's number to
+    the wakeup pipe already, and a handler that took a lock or logged could wait for ever on
+    what the code it interrupted (perhaps another handler) holds."""
+
+
+class Signals:
+    """The main thread's wait for a stop (SIGTERM, SIGINT, or :meth:`stop` from any thread),
+    which runs ``on_hup`` once per SIGHUP, or several close together, it reads.
+
+    CPython's C-level handler writes each signal's number to a pipe (``signal.set_wakeup_fd``)
+    on whichever thread the kernel delivered it to, and :meth:`wait` reads them there in
+    ``select``: it wakes even when another thread took the signal, and nothing runs in a
+    handler. Bounded life: :meth:`install` on the main thread, :meth:`close` at the end.
+    """
+
+    def __init__(self, on_hup: Callable[[], object]) -> None:
+        self._on_hup = on_hup
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)  # set_wakeup_fd's requirement: a handler never waits
+        self._stopped = False
+        self._closed = False
+        self._closing = threading.Lock()  # the console's stop() against close(): never a handler's
+        self._previous_fd = -1
+        self._previous: dict[signal.Signals, _Handler] = {}
+
+    def install(self) -> Signals:
+        """Take SIGTERM, SIGINT and SIGHUP (on the main thread only, as ``signal`` requires)."""
+        # a storm fills no pipe (64 KiB), and a full one has bytes to wake the wait already
+        self._previous_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        for signum in (*_STOPS, signal.SIGHUP):
+            self._previous[signum] = signal.signal(signum, _noted)
+        return self
+
+    def stop(self) -> None:
+        """Ask the main loop to stop (the console's ``q``); any thread may call it."""
+        with self._closing, contextlib.suppress(BlockingIOError):  # full: bytes there wake it
+            if not self._closed:  # a closed pipe's descriptor may be another file's now
+                os.write(self._write, bytes([_ASKED]))
+
+    def wait(self, timeout: float) -> bool:
+        """Whether a stop was asked, waiting up to ``timeout`` s for one; a SIGHUP read on the
+        way runs ``on_hup``."""
+        if not self._stopped and select.select([self._read], [], [], max(timeout, 0.0))[0]:
+            self._take(self._drain())
+        return self._stopped
+
+    def _drain(self) -> bytes:
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self._read, 4096)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _take(self, numbers: bytes) -> None:
+        if signal.SIGHUP in numbers and not self._stopped:
+            self._on_hup()  # a storm read at once is one request (Reloads merges the rest)
+        for number in set(numbers) & {*_STOPS, _ASKED}:
+            if number != _ASKED and not self._stopped:
+                name = signal.Signals(number).name
+                log.info("received %s: easing to rest and stopping", name)
+            self._stopped = True
+
+    def close(self) -> None:
+        """Give the signals back to the handlers (and wakeup fd) there were; close the pipe."""
+        signal.set_wakeup_fd(self._previous_fd)
+        for signum, handler in self._previous.items():
+            if handler is not None:  # None: not set from Python; no way to restore it
+                signal.signal(signum, handler)
+        self._previous.clear()
+        with self._closing:
+            if not self._closed:
+                self._closed = True
+                os.close(self._read)
+                os.close(self._write)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -19,7 +17,7 @@ from anima.cli.process import raise_open_files_limit
 from anima.errors import AnimaError
 
 if TYPE_CHECKING:
-    from anima.cli.process import Reloads
+    from anima.cli.process import Reloads, Signals
     from anima.config import AnimaConfig
     from anima.motion.timer import LoopStats
     from anima.runtime import Runtime
@@ -266,7 +264,6 @@ def run(
     from anima.build import build
     from anima.frontdoors.web import WebFrontDoor
 
-    stop = threading.Event()
     try:
         cfg = configure(
             config,
@@ -295,11 +292,12 @@ def run(
         raise_open_files_limit()  # 1,024 must not be the ceiling slow clients hit
         runtime = build(cfg, audio_in=audio_in, report=typer.echo)
         web_door = next((d for d in runtime.frontdoors if isinstance(d, WebFrontDoor)), None)
-        reloads = _install_signals(runtime, stop)
+        reloads, signals = _install_signals(runtime)
         try:
             runtime.start()
         except BaseException:
             reloads.stop()
+            signals.close()
             raise
     except AnimaError as exc:
         raise fail(exc) from exc
@@ -310,11 +308,12 @@ def run(
         if web_door is not None:
             typer.echo(f"anima dashboard: {web_door.url}")
         if console:
-            _start_console(runtime, stop)
-        _wait(runtime, stop, seconds, cfg.serve.status_interval_s)
+            _start_console(runtime, signals)
+        _wait(runtime, signals, seconds, cfg.serve.status_interval_s)
     finally:
         reloads.stop()
-        runtime.stop()
+        runtime.stop()  # a signal meanwhile waits in the pipe: a second Ctrl-C cannot cut it
+        signals.close()
         if pid is not None:
             instances.release(pid)
         log.info("stopped")
@@ -341,27 +340,17 @@ def _claim_pid_file(prefix: str, runtime: Runtime) -> Path | None:
     return path
 
 
-def _install_signals(runtime: Runtime, stop: threading.Event) -> Reloads:
-    from anima.cli.process import Reloads
+def _install_signals(runtime: Runtime) -> tuple[Reloads, Signals]:
+    from anima.cli.process import Reloads, Signals
 
-    # reload off the signal handler (parsing files there would delay the main thread), one
-    # at a time: a storm of SIGHUPs is one reload running and one pending
+    # reload off the main thread (parsing files there would delay the stop), one at a time: a
+    # storm of SIGHUPs is one reload running and one pending. The handlers do nothing: the main
+    # loop reads the signals (Signals says why).
     reloads = Reloads(runtime.reload_animations).start()
-
-    def on_stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s: easing to rest and stopping", signal.Signals(signum).name)
-        stop.set()
-
-    def on_hup(_signum: int, _frame: FrameType | None) -> None:
-        reloads.request()
-
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, on_hup)
-    return reloads
+    return reloads, Signals(reloads.request).install()
 
 
-def _start_console(runtime: Runtime, stop: threading.Event) -> None:
+def _start_console(runtime: Runtime, signals: Signals) -> None:
     from anima.frontdoors.console import Console
 
     con = Console(
@@ -374,25 +363,28 @@ def _start_console(runtime: Runtime, stop: threading.Event) -> None:
 
     def run_console() -> None:
         con.run()
-        stop.set()  # `q` or end of input ends the session
+        signals.stop()  # `q` or end of input ends the session
 
     # A daemon: a blocking read of the terminal cannot be interrupted; the process exit ends it.
     threading.Thread(target=run_console, name="anima-console", daemon=True).start()
 
 
-def _wait(runtime: Runtime, stop: threading.Event, seconds: float | None, every: float) -> None:
+def _wait(runtime: Runtime, signals: Signals, seconds: float | None, every: float) -> None:
     end = None if seconds is None else time.monotonic() + seconds
     last = runtime.engine.stats()
-    while not stop.is_set():
-        wait = every
-        if end is not None:
-            wait = min(wait, end - time.monotonic())
-            if wait <= 0:
-                return
-        if not stop.wait(wait):
+    due = time.monotonic() + every  # the next status line's time: a SIGHUP does not put it off
+    while True:
+        until = due if end is None else min(due, end)
+        wait = until - time.monotonic()
+        if end is not None and wait <= 0 and until == end:
+            return
+        if signals.wait(wait):
+            return
+        if time.monotonic() >= until:  # the interval is over (not a SIGHUP read early)
             now = runtime.engine.stats()
             log.info(status_line(runtime, since=last, stats=now))
             last = now
+            due = time.monotonic() + every
 
 
 def recent_rate(stats: LoopStats, since: LoopStats | None) -> float:

@@ -144,17 +144,24 @@ class MqttProbe:
 
     # ------------------------------------------------------------------ publishing
     def publish(
-        self, topic: str, payload: bytes | str = b"", *, qos: int = 0, retain: bool = False
+        self,
+        topic: str,
+        payload: bytes | str = b"",
+        *,
+        qos: int = 0,
+        retain: bool = False,
+        ack_timeout: float = 5.0,
     ) -> None:
-        """Publish; with ``qos`` ≥ 1, return once the broker acknowledged it (5 s at most)."""
+        """Publish; with ``qos`` ≥ 1, return once the broker acknowledged it (``ack_timeout``
+        s at most: a broker acknowledges in order, after what was sent before)."""
         client = self._client
         if client is None:
             raise RuntimeError("MQTT probe: publish() before connect()")
         info = client.publish(topic, payload, qos=qos, retain=retain)
         if qos > 0:
-            info.wait_for_publish(5.0)
+            info.wait_for_publish(ack_timeout)
             if not info.is_published():
-                raise TimeoutError(f"MQTT probe: {topic} not acknowledged within 5 s")
+                raise TimeoutError(f"MQTT probe: {topic} not acknowledged within {ack_timeout} s")
 
     # ------------------------------------------------------------------ reading
     def mark(self) -> int:

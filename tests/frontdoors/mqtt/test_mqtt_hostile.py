@@ -37,8 +37,9 @@ def reason(m: Message) -> str:
 
 
 def estop_arrives(runtime: Runtime, probe: MqttProbe, topics: Topics, timeout: float = 3.0) -> None:
-    """An estop sent now is carried out: the door still hears."""
-    probe.publish(topics.control + "estop", "", qos=1)
+    """An estop sent now is carried out (acknowledged, then applied, each within ``timeout``
+    s): the door still hears."""
+    probe.publish(topics.control + "estop", "", qos=1, ack_timeout=timeout)
     wait_until(lambda: runtime.engine.state().estopped, timeout, "the estop sent afterwards")
 
 
@@ -215,7 +216,10 @@ def test_an_estop_sent_after_a_flood_of_hostile_messages_still_arrives(
             probe.publish(topics.control + "look_at", f'{{"x":{HUGE},"y":0,"z":0}}')
         else:
             probe.publish(topics.control + "animation", f"nosuch_{k}")
-    estop_arrives(runtime, probe, topics, timeout=15)  # behind the flood, in order
-    wait_until(lambda: door.received == n + 1, 10, f"every message handled ({door.received})")
+    # behind the flood, in order. The embedded broker is pure Python in this process: on a
+    # loaded 2-core machine it took 3-6 s to route the flood before the estop (Mosquitto: 0.1 s),
+    # past the probe's 5 s wait for its acknowledgement. The claim is arrival, not speed.
+    estop_arrives(runtime, probe, topics, timeout=60)
+    wait_until(lambda: door.received == n + 1, 30, f"every message handled ({door.received})")
     assert door.connected
     assert door.restarts == 0

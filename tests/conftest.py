@@ -18,6 +18,7 @@ file cannot forget its tier.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -45,6 +46,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=TIERS,
         help="run only this tier's tests (a test's own tier, else its class's, else its file's)",
     )
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help=f"write each file's time in this run into {DURATIONS.name} (its order of files)",
+    )
+
+
+# The slowest files first: xdist hands the workers whole files in collection order, and the
+# heaviest (the browsers' tests/web/*) came last alphabetically, so the tier ended with one worker
+# busy and the others idle. Each file's seconds in a recorded run (``--record-durations``, kept in
+# tests/durations.json, refreshed by hand) give the order; a file not recorded counts as average.
+DURATIONS = Path(__file__).with_name("durations.json")
+_spent: dict[str, float] = {}
+
+
+def slowest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    try:
+        weights: dict[str, float] = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return items
+    average = sum(weights.values()) / len(weights) if weights else 0.0
+    order = {
+        path: n for n, path in enumerate(dict.fromkeys(i.nodeid.split("::")[0] for i in items))
+    }
+    return sorted(
+        items,
+        key=lambda i: (-weights.get(f := i.nodeid.split("::")[0], average), order[f]),
+    )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::")[0]
+    _spent[path] = _spent.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With ``--record-durations``, on the controller (or a run without workers): this run's
+    files join tests/durations.json (to the nearest 0.1 s)."""
+    if not session.config.getoption("--record-durations") or hasattr(session.config, "workerinput"):
+        return
+    try:
+        known = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    known.update({path: round(seconds, 1) for path, seconds in _spent.items()})
+    DURATIONS.write_text(json.dumps(dict(sorted(known.items())), indent=1) + "\n", encoding="utf-8")
 
 
 # a file's own tier, read without importing it: ``pytestmark = pytest.mark.fast`` or a list that
@@ -93,7 +140,9 @@ def tier_of(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test has one tier, or the run stops before it starts; ``--tier`` keeps one tier."""
     wanted = config.getoption("--tier")
-    wrong, kept, dropped = [], [], []
+    wrong: list[str] = []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         try:
             tier = tier_of(item)
@@ -110,7 +159,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    items[:] = slowest_files_first(kept)
     for item in kept:
         if tier_of(item) != "fast" and os.environ.get("ANIMA_TEST_LEAKS") != "fail":
             item.add_marker(LEAKS_SHOWN)

@@ -3,6 +3,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 FAST_WORKERS := -n 2
+# a file per worker, the slowest files first (tests/conftest.py orders them by tests/durations.json;
+# xdist's own reordering, by number of tests, would undo that)
+BY_FILE := -n 4 --dist loadfile --no-loadscope-reorder
 
 # Bytecode is kept, under .venv/pycache rather than beside the sources: make test starts a dozen
 # pytest processes and dozens of `anima` subprocesses, and with PYTHONDONTWRITEBYTECODE set (as on
@@ -37,9 +40,9 @@ test: bootstrap
 	scripts/timed.sh mypy $(BIN)/mypy --strict src
 	scripts/timed.sh lint-imports $(BIN)/lint-imports --no-cache  # the floors: pyproject.toml's [tool.importlinter] contracts
 	scripts/timed.sh fast $(BIN)/pytest -q --tier fast $(FAST_WORKERS)
-	scripts/timed.sh integration $(BIN)/pytest -q --tier integration -n 4 --dist loadfile --durations=10
-	scripts/timed.sh model $(BIN)/pytest -q --tier model -n 4 --dist loadfile --durations=5
-	scripts/timed.sh serial $(BIN)/pytest -q --tier serial
+	scripts/timed.sh integration $(BIN)/pytest -q --tier integration $(BY_FILE) --durations=10
+	scripts/timed.sh model $(BIN)/pytest -q --tier model $(BY_FILE) --durations=5
+	scripts/timed.sh serial $(BIN)/pytest -q --tier serial --durations=5
 	@scripts/timed.sh --table
 
 # the inner loop: the fast tier alone (no lint), on a .venv made once by make test or make

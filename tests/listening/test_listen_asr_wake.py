@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -49,18 +50,20 @@ def test_a_clipped_result_is_completed_to_its_one_phrase() -> None:
 
 
 def test_grammar_asr_on_synthesized_commands(espeak: Any, say: Any, commands: Any) -> None:
-    asr = PocketsphinxAsr(phrases=commands)
-    asr.load()
-    heard = [transcribe(asr, say(espeak, c))[0] for c in commands]
+    with closing(PocketsphinxAsr(phrases=commands)) as asr:
+        asr.load()
+        heard = [transcribe(asr, say(espeak, c))[0] for c in commands]
+        text, partials = transcribe(asr, say(espeak, "walk forward"))
     assert sum(h == c for h, c in zip(heard, commands, strict=True)) >= len(commands) - 1, heard
-    text, partials = transcribe(asr, say(espeak, "walk forward"))
     assert text == "walk forward"
     assert partials[-1] == "walk forward"
 
 
 def test_unknown_words_are_reported(caplog: pytest.LogCaptureFixture) -> None:
-    asr = PocketsphinxAsr(phrases=["wave", "zorblax now"])
-    with caplog.at_level(logging.WARNING, logger="anima.listening.asr"):
+    with (
+        closing(PocketsphinxAsr(phrases=["wave", "zorblax now"])) as asr,
+        caplog.at_level(logging.WARNING, logger="anima.listening.asr"),
+    ):
         asr.load()
     assert asr.phrases == ("wave",)
     assert asr.unknown == (("zorblax now", ("zorblax",)),)
@@ -72,34 +75,36 @@ def test_unknown_words_are_reported(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_the_language_model_hears_open_speech(piper: Any, say: Any) -> None:
-    asr = PocketsphinxAsr(mode="lm")
-    asr.load()
-    text, _ = transcribe(asr, say(piper, "hello, please walk forward"))
+    with closing(PocketsphinxAsr(mode="lm")) as asr:
+        asr.load()
+        text, _ = transcribe(asr, say(piper, "hello, please walk forward"))
     assert {"walk", "forward"} & set(text.split()), text  # open vocabulary: some errors
 
 
 def test_the_spotter_hears_the_wake_phrase(piper: Any, say: Any) -> None:
-    spotter = KeyphraseSpotter("Hey, robot!")
-    assert spotter.phrase == "hey robot"
-    lead = SAMPLE_RATE // 2
-    phrase = say(piper, "hey robot")
-    audio = np.concatenate([np.zeros(lead, np.int16), phrase, np.zeros(SAMPLE_RATE, np.int16)])
-    hits = []
-    for i, frame in enumerate(Framer().feed(audio)):
-        if hit := spotter.feed(frame, i * len(frame)):
-            hits.append(hit)
-    (hit,) = hits
-    # Piper's voice varies from run to run (its model samples noise), and pocketsphinx puts the
-    # end of "robot" in the quiet release of the final "t": 40-110 ms after the last loud sample
-    # over 50 syntheses. The hit must end there, well before it was reported, not at the report.
-    loud = np.flatnonzero(np.abs(audio) > 500)
-    assert loud[0] < hit.end_sample <= loud[-1] + SAMPLE_RATE // 5  # ends with the phrase
-    assert 0 < hit.detected_sample - hit.end_sample < SAMPLE_RATE // 2
-    misses = 0
-    for n, command in enumerate(["wave", "walk forward", "say hello"]):
-        for i, frame in enumerate(Framer().feed(say(piper, command))):
-            misses += spotter.feed(frame, (n + 10) * 10 * SAMPLE_RATE + i * len(frame)) is None
-    assert misses == sum(len(say(piper, c)) // 512 for c in ["wave", "walk forward", "say hello"])
+    with closing(KeyphraseSpotter("Hey, robot!")) as spotter:
+        assert spotter.phrase == "hey robot"
+        lead = SAMPLE_RATE // 2
+        phrase = say(piper, "hey robot")
+        audio = np.concatenate([np.zeros(lead, np.int16), phrase, np.zeros(SAMPLE_RATE, np.int16)])
+        hits = []
+        for i, frame in enumerate(Framer().feed(audio)):
+            if hit := spotter.feed(frame, i * len(frame)):
+                hits.append(hit)
+        (hit,) = hits
+        # Piper's voice varies from run to run (its model samples noise), and pocketsphinx puts the
+        # end of "robot" in the quiet release of the final "t": 40-110 ms after the last loud sample
+        # over 50 syntheses. The hit must end there, well before it was reported, not at the report.
+        loud = np.flatnonzero(np.abs(audio) > 500)
+        assert loud[0] < hit.end_sample <= loud[-1] + SAMPLE_RATE // 5  # ends with the phrase
+        assert 0 < hit.detected_sample - hit.end_sample < SAMPLE_RATE // 2
+        misses = 0
+        for n, command in enumerate(["wave", "walk forward", "say hello"]):
+            for i, frame in enumerate(Framer().feed(say(piper, command))):
+                misses += spotter.feed(frame, (n + 10) * 10 * SAMPLE_RATE + i * len(frame)) is None
+        assert misses == sum(
+            len(say(piper, c)) // 512 for c in ["wave", "walk forward", "say hello"]
+        )
 
 
 def test_wake_phrase_errors() -> None:

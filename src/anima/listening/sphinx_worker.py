@@ -178,7 +178,8 @@ class SphinxWorker:
 
 
 def still_running(worker: SphinxWorker | None, owner: str) -> bool:
-    """True when ``worker`` runs; when it died, say so (``owner`` names who used it)."""
+    """True when ``worker`` runs; when it died, say so (``owner`` names who used it) and close
+    its pipes: the caller starts another, and the dead one's would be left to the collector."""
     if worker is None:
         return False
     if worker.alive:
@@ -187,6 +188,7 @@ def still_running(worker: SphinxWorker | None, owner: str) -> bool:
         "%s: the pocketsphinx worker ended (%s): starting another; the audio so far is lost",
         owner, worker.exit_code,
     )  # fmt: skip
+    worker.close()
     return False
 
 

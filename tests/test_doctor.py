@@ -59,6 +59,7 @@ def http_server() -> Iterator[int]:
         yield server.server_address[1]
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def test_the_body(tmp_path: Path) -> None:

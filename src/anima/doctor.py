@@ -171,7 +171,12 @@ def check_listening(config: AnimaConfig) -> Iterator[Check]:
 
 
 def _loaded(engine: Any) -> Any:
-    engine.load()
+    """``engine`` loaded, to prove it can be, then closed: pocketsphinx's runs in a worker
+    process that would otherwise outlive the check."""
+    try:
+        engine.load()
+    finally:
+        engine.close()
     return engine
 
 

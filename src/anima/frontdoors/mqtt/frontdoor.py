@@ -411,6 +411,9 @@ class MqttFrontDoor:
         )
         try:
             client.loop_stop()  # joins the dead thread
+            # the dead thread left paho's wake-up socket pair open, and loop_start makes a new
+            # one over it without closing it: closed here, or each restart leaks two sockets
+            client._reset_sockets(sockpair_only=True)
             # a fresh connection: the broker sees the old one end without a DISCONNECT and
             # publishes the will ("offline") until the new subscription says "online"
             client.connect_async(self.address.host, self.address.port, self.config.keepalive_s)

@@ -82,6 +82,7 @@ def test_a_nod_sent_to_anima_moves_the_head_the_daemon_reports(daemon: MockupDae
         assert measured.deviation < 4  # at rest again, the head where it was sent
 
 
+@pytest.mark.serial  # asserts the loop's missed deadlines: 25 of them beside three busy workers
 def test_the_daemon_restarted_is_relinked_and_the_head_follows_again(
     daemon: MockupDaemon,
 ) -> None:

@@ -104,6 +104,7 @@ class McpHttp:
                 yield
             finally:
                 self._app = None
+                self.server.updates.unbind()
 
     def start(self) -> None:
         self.robot.start()

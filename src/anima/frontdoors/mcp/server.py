@@ -63,6 +63,11 @@ class Updates:
         """On the server's loop: from now on :meth:`from_thread` reaches it."""
         self.token = anyio.lowlevel.current_token()
 
+    def unbind(self) -> None:
+        """As the server's loop ends: no send is handed to it any more (one handed to a loop
+        that closed before running it was a coroutine never awaited)."""
+        self.token = None
+
     async def send(self, uri: str) -> None:
         await self.bus.publish(ResourceUpdated(uri=uri))
         for connection in list(self.legacy.get(uri, ())):
@@ -124,7 +129,10 @@ class McpServer:
     @asynccontextmanager
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         self.updates.bind()
-        yield {}
+        try:
+            yield {}
+        finally:
+            self.updates.unbind()
 
     # ------------------------------------------------------------------ tools
     async def _list_tools(

@@ -19,7 +19,6 @@ file cannot forget its tier.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -160,18 +159,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = slowest_files_first(kept)
-    for item in kept:
-        if tier_of(item) != "fast" and os.environ.get("ANIMA_TEST_LEAKS") != "fail":
-            item.add_marker(LEAKS_SHOWN)
-
-
-# Warnings are errors (pyproject.toml), but the real-time tiers still leak a few 127.0.0.1 sockets
-# and subprocess text pipes that the garbage collector finds later, in whichever test then runs:
-# shown in the summary, not failed, until fixed (issue 31). Seen in tests/test_doctor.py,
-# tests/web/test_web_serve.py, tests/frontdoors/mqtt/test_mqtt_hostile.py,
-# tests/fleet/test_fleet.py, tests/test_serve_signals.py and tests/test_bench_serve.py.
-# ANIMA_TEST_LEAKS=fail makes them fail there too (with PYTHONTRACEMALLOC=20: where each was made).
-LEAKS_SHOWN = pytest.mark.filterwarnings("default::pytest.PytestUnraisableExceptionWarning")
 
 
 # A small body whose speed limits are effectively infinite, so the safety stage's step limiter

@@ -23,7 +23,16 @@ from anima.testing.tts import ScriptedEngine
 
 from .conftest import make_mcp, quiet_config
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    # a named exception: hypothesis notes any change of the global random state while it draws,
+    # and here a live server's threads run beside the draws (rich's import was one such caller,
+    # now imported up front in tests/conftest.py; another, not yet found, fails a run now and then)
+    pytest.mark.filterwarnings(
+        "ignore:Do not use the `random` module inside strategies"
+        ":hypothesis.errors.HypothesisDeprecationWarning"
+    ),
+]
 
 JUNK = st.one_of(
     st.none(),

@@ -93,6 +93,18 @@ class _FloodQuieter(logging.Filter):
 _QUIETER = _FloodQuieter()
 
 
+async def _finish_leftovers() -> None:
+    """On a broker's loop after its shutdown: cancel the tasks still there, and give the
+    transports being closed the loop turns that close their sockets."""
+    here = asyncio.current_task()
+    left = [task for task in asyncio.all_tasks() if task is not here]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
 class EmbeddedBroker:
     """amqtt in-process, on 127.0.0.1 only; ``start()``/``stop()`` own its thread and loop."""
 
@@ -166,6 +178,11 @@ class EmbeddedBroker:
             return
         if self._broker is not None:
             fut = asyncio.run_coroutine_threadsafe(self._broker.shutdown(), loop)
+            with contextlib.suppress(Exception):
+                fut.result(timeout)
+            # what amqtt left: its clients' tasks, and connections it began to close (a
+            # transport closes on the loop's next turn: stopped before it, the socket leaked)
+            fut = asyncio.run_coroutine_threadsafe(_finish_leftovers(), loop)
             with contextlib.suppress(Exception):
                 fut.result(timeout)
         loop.call_soon_threadsafe(loop.stop)

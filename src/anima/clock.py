@@ -58,12 +58,12 @@ class MonotonicClock:
         return time.monotonic()
 
     def sleep_until(self, deadline: float, interrupt: threading.Event | None = None) -> bool:
+        # real time always passes: a sleep (at most the loop's period) ends by itself, so the
+        # interrupt is only read after it; an Event.wait here would run Python code on waking,
+        # each step a chance to wait for the GIL, where time.sleep takes it back once
         remaining = deadline - time.monotonic()
         if remaining > self._spin_s:
-            if interrupt is None:
-                time.sleep(remaining - self._spin_s)
-            elif interrupt.wait(remaining - self._spin_s):
-                return False
+            time.sleep(remaining - self._spin_s)
         while time.monotonic() < deadline:
             time.sleep(0)  # yields the GIL so other threads are not starved while we spin
         return interrupt is None or not interrupt.is_set()

@@ -13,6 +13,7 @@ from anima.build import build
 from anima.config import AnimaConfig
 from anima.drivers.sim import SimDriver
 from anima.events import SpeechEnded, SpeechStarted
+from anima.runtime import Runtime
 from anima.speech.sinks import NullSink
 from anima.testing import EventRecorder, FakeClock
 from anima.testing.tts import ScriptedEngine
@@ -120,13 +121,18 @@ def test_a_condition_wait_on_the_clock_is_notified_or_times_out_on_fake_time() -
         assert got == [True]
 
 
-def test_a_whole_runtime_speaks_on_fake_time_faster_than_real_time() -> None:
-    clock = FakeClock(autojump=True)
+def _speaking_runtime(clock: FakeClock) -> tuple[Runtime, EventRecorder]:
+    """The whole runtime on ``clock``, speech by the scripted engine on a sink that plays on it."""
     runtime = build(
         AnimaConfig(), doors=False, audio_in="none", driver=SimDriver(history=10), clock=clock,
         tts=[ScriptedEngine()], audio_sink=NullSink(clock), report=lambda _line: None,
     )  # fmt: skip
-    recorder = EventRecorder().attach(runtime.events)
+    return runtime, EventRecorder().attach(runtime.events)
+
+
+def test_a_whole_runtime_speaks_on_fake_time_faster_than_real_time() -> None:
+    clock = FakeClock(autojump=True)
+    runtime, recorder = _speaking_runtime(clock)
     runtime.start()  # its own threads: the motion loop sleeps on the fake clock
     try:
         began = time.monotonic()
@@ -164,11 +170,7 @@ def test_an_interrupt_ends_a_sleep_on_a_held_clock_and_counts_no_tick() -> None:
 
 def test_a_runtime_stops_while_its_clock_is_held_even_mid_utterance() -> None:
     clock = FakeClock(autojump=True)
-    runtime = build(
-        AnimaConfig(), doors=False, audio_in="none", driver=SimDriver(history=10), clock=clock,
-        tts=[ScriptedEngine()], audio_sink=NullSink(clock), report=lambda _line: None,
-    )  # fmt: skip
-    recorder = EventRecorder().attach(runtime.events)
+    runtime, recorder = _speaking_runtime(clock)
     runtime.start()
     try:
         with clock.hold():  # the loop asleep on the held clock, an utterance under way

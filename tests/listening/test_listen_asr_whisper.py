@@ -219,9 +219,11 @@ def test_partials_arrive_while_speaking_and_the_final_reuses_the_pause(
     asr: WhisperAsr, piper: TTSEngine, say: Say
 ) -> None:
     """Fed at a microphone's pace, the decoding thread gives partials; the decode started at the
-    pause is the final (nothing but silence came after it)."""
+    pause is the final (nothing but silence came after it). The pause is 2 s: a partial's
+    decode still running when it starts (0.3 s alone, over a second on a loaded CI machine)
+    delays the pause's request until it ends, and the request must come before the end."""
     text = "could you wave at me and then say hello"
-    audio = np.concatenate([say(piper, text), np.zeros(SAMPLE_RATE // 2, np.int16)])
+    audio = np.concatenate([say(piper, text), np.zeros(2 * SAMPLE_RATE, np.int16)])
     asr.start()
     partials = fed_at_mic_pace(asr, audio)  # a decode has time to finish, as in real time
     final = asr.finish()

@@ -9,16 +9,19 @@
 
 from __future__ import annotations
 
+import gc
 import http.server
 import logging
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -179,6 +182,54 @@ def test_amqtt_sends_a_new_client_no_retained_message_it_did_not_subscribe_to() 
                 bystander.wait_for("x/echo", timeout=2)
                 assert [m.topic for m in bystander.messages()] == ["x/echo"]
     finally:
+        broker.stop()
+
+
+# a raw MQTT 3.1.1 client: CONNECT (client id "nr", clean session), SUBSCRIBE f/x at QoS 0
+RAW_CONNECT = b"\x10\x0e\x00\x04MQTT\x04\x02\x00\x3c\x00\x02nr"
+RAW_SUBSCRIBE = b"\x82\x08\x00\x01\x00\x03f/x\x00"
+
+
+def test_amqtt_leaves_no_connection_open_after_stop() -> None:
+    """Connections amqtt 0.12 never closed: one that hangs up before its CONNECT, one that
+    sends garbage, one idle mid-CONNECT at stop, and a subscriber that stopped reading with
+    megabytes queued for it. ``stop()`` closes them all: no socket is left to the garbage
+    collector (a ``ResourceWarning``, an error in this suite), and it does not hang."""
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    address = (broker.address.host, broker.address.port)
+    raw: list[socket.socket] = []
+    try:
+        with socket.create_connection(address, timeout=2):
+            pass  # hangs up at once
+        with socket.create_connection(address, timeout=2) as garbage:
+            garbage.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        idle = socket.create_connection(address, timeout=2)
+        idle.sendall(RAW_CONNECT[:5])  # half a CONNECT, then nothing
+        raw.append(idle)
+        deaf = socket.socket()
+        deaf.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        deaf.settimeout(2)
+        deaf.connect(address)
+        raw.append(deaf)
+        deaf.sendall(RAW_CONNECT + RAW_SUBSCRIBE)
+        assert deaf.recv(4)[:1] == b"\x20"  # CONNACK; from now on it reads nothing
+        with MqttProbe(broker.address, subscribe="f/done") as sender:
+            payload = b"x" * 65536
+            for _ in range(100):  # 6.5 MB: more than loopback's buffers hold for a deaf peer
+                sender.publish("f/x", payload)
+            sender.publish("f/done", "", qos=1)
+            sender.wait_for("f/done", timeout=10)  # the broker still serves others
+        began = time.monotonic()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            broker.stop()
+            gc.collect()
+        assert time.monotonic() - began < 10
+        assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
+    finally:
+        for sock in raw:
+            sock.close()
         broker.stop()
 
 

@@ -3,12 +3,17 @@
 Which broker ``anima serve`` uses is decided in :mod:`anima.frontdoors.mqtt.choice`. The amqtt
 broker runs its own asyncio loop on a thread this object owns, bound to loopback only.
 
-It is the fallback only, with one amqtt 0.12 bug worked around (``_own_subscriptions_only``):
-a client that connects is sent the retained messages of *every* filter any client subscribed
-to. ``mosquitto_pub`` never reads them, so when it closes, its kernel resets the connection
-(unread data) and amqtt's stream raises that reset before the PUBLISH already in its buffer
-is read: the command was lost (under ``anima serve``, whose status and state are retained,
-1–2 of 5 in some runs).
+It is the fallback only, with two amqtt 0.12 bugs worked around (``_fixed_broker``):
+
+- a client that connects is sent the retained messages of *every* filter any client subscribed
+  to. ``mosquitto_pub`` never reads them, so when it closes, its kernel resets the connection
+  (unread data) and amqtt's stream raises that reset before the PUBLISH already in its buffer
+  is read: the command was lost (under ``anima serve``, whose status and state are retained,
+  1–2 of 5 in some runs);
+- a connection whose session failed to start, or that was cancelled at shutdown, is never
+  closed (its socket left to the garbage collector, a ``ResourceWarning``); one closed with
+  bytes still unsent to a peer that stopped reading stays "closing" for ever. Here every
+  connection is closed when its handler ends, and those still open at ``stop()`` are aborted.
 """
 
 from __future__ import annotations
@@ -44,15 +49,36 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def _own_subscriptions_only(base: type[Any]) -> type[Any]:
-    """amqtt's ``Broker``, sending a client only the retained messages it subscribed to.
+CLOSE_S = 2.0  # a closed connection's time to send what it has buffered, then it is aborted
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
+    """Close a connection, giving it :data:`CLOSE_S` to send what it has buffered; aborted
+    after that, on a reset, or when the wait ends otherwise (amqtt's own timed wait cancels the
+    close waiter all waits share; a stop cancels this one)."""
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), CLOSE_S)
+    except (Exception, asyncio.CancelledError):
+        writer.transport.abort()
+
+
+def _fixed_broker(base: type[Any]) -> type[Any]:
+    """amqtt's ``Broker``, sending a client only the retained messages it subscribed to, and
+    closing every connection it accepted.
 
     amqtt 0.12, at every connect, offers the new client the retained messages of all the
     broker's subscription filters, its own or not. Here a filter the client does not hold
     is skipped. Private amqtt API, pinned by ``test_mqtt_broker_choice.py``.
+
+    Each accepted connection's writer is kept until its handler has closed it (given
+    :data:`CLOSE_S` to send what is buffered, then aborted); :meth:`abort_connections` ends
+    those still open, at stop.
     """
 
     class Broker(base):  # type: ignore[misc]  # amqtt is untyped
+        _anima_writers: set[asyncio.StreamWriter]
+
         async def _publish_retained_messages_for_subscription(
             self, subscription: tuple[str, int], session: Any
         ) -> None:
@@ -60,6 +86,36 @@ def _own_subscriptions_only(base: type[Any]) -> type[Any]:
             if all(s.client_id != session.client_id for s, _qos in subscribers):
                 return  # someone else's filter
             await super()._publish_retained_messages_for_subscription(subscription, session)
+
+        async def stream_connected(
+            self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener_name: str
+        ) -> None:
+            writers = self.__dict__.setdefault("_anima_writers", set())
+            writers.add(writer)
+            stopped = False
+            try:
+                await super().stream_connected(reader, writer, listener_name)
+            except asyncio.CancelledError:
+                # stopped: the connection ends here, and so does its task (one that ended
+                # cancelled makes asyncio 3.11's stream callback log a false error)
+                stopped = True
+            finally:
+                try:
+                    if stopped:
+                        writer.transport.abort()
+                    else:
+                        await _close(writer)
+                finally:
+                    writers.discard(writer)
+
+        def abort_connections(self) -> int:
+            """End every connection still open now (on the broker's loop); how many."""
+            writers = self.__dict__.get("_anima_writers", set())
+            for writer in list(writers):
+                writer.transport.abort()
+            count = len(writers)
+            writers.clear()
+            return count
 
     return Broker
 
@@ -93,14 +149,15 @@ class _FloodQuieter(logging.Filter):
 _QUIETER = _FloodQuieter()
 
 
-async def _finish_leftovers() -> None:
-    """On a broker's loop after its shutdown: cancel the tasks still there, and give the
-    transports being closed the loop turns that close their sockets."""
+async def _finish_leftovers(broker: Any) -> None:
+    """On a broker's loop after its shutdown: cancel the tasks still there, abort the
+    connections still open, and give the transports the loop turns that close their sockets."""
     here = asyncio.current_task()
     left = [task for task in asyncio.all_tasks() if task is not here]
     for task in left:
         task.cancel()
     await asyncio.gather(*left, return_exceptions=True)
+    broker.abort_connections()
     for _ in range(3):
         await asyncio.sleep(0)
 
@@ -142,7 +199,7 @@ class EmbeddedBroker:
         started: Future[None] = Future()
 
         async def boot() -> None:
-            self._broker = _own_subscriptions_only(Broker)(self._config(), loop=loop)
+            self._broker = _fixed_broker(Broker)(self._config(), loop=loop)
             await self._broker.start()
 
         def run() -> None:
@@ -182,7 +239,7 @@ class EmbeddedBroker:
                 fut.result(timeout)
             # what amqtt left: its clients' tasks, and connections it began to close (a
             # transport closes on the loop's next turn: stopped before it, the socket leaked)
-            fut = asyncio.run_coroutine_threadsafe(_finish_leftovers(), loop)
+            fut = asyncio.run_coroutine_threadsafe(_finish_leftovers(self._broker), loop)
             with contextlib.suppress(Exception):
                 fut.result(timeout)
         loop.call_soon_threadsafe(loop.stop)

@@ -44,6 +44,7 @@ from anima.config.sections import (
     WebConfig,
 )
 from anima.config.speech import SpeechConfig
+from anima.config.vision import AttentionConfig, VisionConfig
 
 __all__ = [
     "ENV_PREFIX",
@@ -51,6 +52,7 @@ __all__ = [
     "AgentConfig",
     "AnimaConfig",
     "AnimationConfig",
+    "AttentionConfig",
     "BehaviourConfig",
     "BlinkConfig",
     "BodyConfig",
@@ -71,6 +73,7 @@ __all__ = [
     "ServeConfig",
     "SimDriverConfig",
     "SpeechConfig",
+    "VisionConfig",
     "WebConfig",
     "from_dict",
     "load_config",

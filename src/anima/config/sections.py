@@ -22,6 +22,7 @@ from anima.config.listening_parts import check_audio_in
 from anima.config.mcp import McpConfig
 from anima.config.planner import PlannerConfig, RulesPlannerConfig, planner_config
 from anima.config.speech import SpeechConfig
+from anima.config.vision import AttentionConfig, VisionConfig
 from anima.errors import ConfigError
 
 
@@ -343,6 +344,8 @@ class AnimaConfig:
     humanoid: HumanoidConfig = field(default_factory=HumanoidConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
     listen: ListenConfig = field(default_factory=ListenConfig)  # the agent's ears
+    vision: VisionConfig = field(default_factory=VisionConfig)  # a camera and its faces
+    attention: AttentionConfig = field(default_factory=AttentionConfig)  # where the robot looks
     serve: ServeConfig = field(default_factory=ServeConfig)
     log_level: str = "INFO"  # logging level name
 

@@ -1,0 +1,4 @@
+"""Social attention: people tracked from faces and voices, and where the robot looks.
+
+docs/attention.md.
+"""

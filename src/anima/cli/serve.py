@@ -62,6 +62,17 @@ AudioInOpt = Annotated[
     str | None,
     typer.Option("--audio-in", help="The agent's ears: auto, mic, none, stdin, or a .wav file."),
 ]
+VideoInOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--video-in",
+        help="See through a video file or a folder of frames (vision.source: video).",
+    ),
+]
+VideoFpsOpt = Annotated[
+    float | None,
+    typer.Option("--video-fps", help="Play --video-in at this pace (default: its own)."),
+]
 NoMqttOpt = Annotated[bool, typer.Option("--no-mqtt", help="Do not serve the MQTT contract.")]
 NoWebOpt = Annotated[
     bool, typer.Option("--no-web", help="Do not serve the dashboard and REST API.")
@@ -111,6 +122,8 @@ def serve(
     humanoid: HumanoidOpt = None,
     agent: AgentOpt = False,
     audio_in: AudioInOpt = None,
+    video_in: VideoInOpt = None,
+    video_fps: VideoFpsOpt = None,
     body: BodyOpt = None,
     web_port: WebPortOpt = None,
     prefix: PrefixOpt = None,
@@ -135,6 +148,8 @@ def serve(
         humanoid=humanoid,
         agent=agent,
         audio_in=audio_in,
+        video_in=video_in,
+        video_fps=video_fps,
         body=body,
         web_port=web_port,
         prefix=prefix,
@@ -188,6 +203,8 @@ def configure(
     web_port: int | None = None,
     prefix: str | None = None,
     mqtt_port: int | None = None,
+    video_in: str | None = None,
+    video_fps: float | None = None,
 ) -> AnimaConfig:
     """The config `anima serve` runs with these flags (and `anima doctor` checks): defaults,
     the file, the environment, then the flags, each checked as the file's values are."""
@@ -203,6 +220,7 @@ def configure(
     cfg = _override(cfg, "speech", audio_out=audio_out)
     cfg = _override(cfg, "mqtt", broker=broker, enabled=None if mqtt else False, prefix=prefix)
     cfg = _mqtt_port(cfg, mqtt_port, broker_given=broker is not None)
+    cfg = _video(cfg, video_in, video_fps)
     return _override(
         cfg, "driver", record=None if record is None else str(record), type=driver, port=port
     )
@@ -233,6 +251,22 @@ def _mqtt_port(cfg: AnimaConfig, port: int | None, *, broker_given: bool) -> Ani
     return _override(cfg, "mqtt", broker=f"{host}:{port}")
 
 
+def _video(cfg: AnimaConfig, video_in: str | None, fps: float | None) -> AnimaConfig:
+    """``--video-in PATH``: the camera is that file or folder (``vision.source: video``);
+    ``--video-fps N``: its pace, for a video source only."""
+    from anima.errors import ConfigError
+
+    cfg = _override(
+        cfg, "vision", source="video" if video_in else None, video_in=video_in, video_fps=fps
+    )
+    if fps is not None and cfg.vision.source != "video":
+        raise ConfigError(
+            f"command line: --video-fps {fps:g} needs a video (--video-in PATH)",
+            key="vision.video_fps",
+        )
+    return cfg
+
+
 def _override(cfg: AnimaConfig, section: str, **changes: object) -> AnimaConfig:
     """``cfg`` with the command-line options given (not None) made to that section, checked
     as the config file's values are."""
@@ -260,6 +294,8 @@ def run(
     web_port: int | None = None,
     prefix: str | None = None,
     mqtt_port: int | None = None,
+    video_in: str | None = None,
+    video_fps: float | None = None,
 ) -> None:
     from anima.build import build
     from anima.frontdoors.web import WebFrontDoor
@@ -280,6 +316,8 @@ def run(
             web_port=web_port,
             prefix=prefix,
             mqtt_port=mqtt_port,
+            video_in=video_in,
+            video_fps=video_fps,
         )
         logging.basicConfig(
             level=cfg.log_level.upper(),

@@ -335,7 +335,12 @@ def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, st
         inner = [a for a in args if a is not type(None)]
         if len(inner) > 1 and all(dataclasses.is_dataclass(a) for a in inner):
             return _tagged(inner, value, source, key, origins)
-        return _coerce(inner[0], value, source, key, origins)
+        for kind in inner[:-1]:  # scalars (vision.device: an index or a path): the first that fits
+            try:
+                return _coerce(kind, value, source, key, origins)
+            except ConfigError:
+                continue
+        return _coerce(inner[-1], value, source, key, origins)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return from_dict(tp, value, source, prefix=f"{key}.", origins=origins)
     if origin is tuple and typing.get_args(tp)[-1] is Ellipsis:

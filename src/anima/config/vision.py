@@ -55,12 +55,25 @@ def _vector(section: str, key: str, value: tuple[float, ...], limit: float, unit
             )
 
 
+def _device(device: int | str) -> None:
+    index = isinstance(device, int) and not isinstance(device, bool) and 0 <= device < 1000
+    path = isinstance(device, str) and bool(device.strip()) and device == device.strip()
+    if not (index or path):
+        raise ConfigError(
+            f"vision.device must be a camera's index (0, 1 …) or a device path, got {device!r}",
+            key="vision.device",
+        )
+
+
 @dataclass(frozen=True, kw_only=True)
 class VisionConfig:
     source: str = "none"  # none | camera | video | sim (SOURCES); none: no vision thread
-    device: str = "0"  # camera: an OpenCV index ("0": the first camera) or a device path
+    # camera: an OpenCV index (0: the first camera; YAML 0 or "0") or a device path
+    device: int | str = 0
     video_in: str | None = None  # video: a video file or a folder of frames (--video-in)
-    fps: float = 15.0  # frames a second asked of the camera, or a file's pace (--video-fps)
+    fps: float = 15.0  # frames a second asked of the camera; a folder of frames' pace
+    # video: play a file at this pace (--video-fps); None: the file's own frame rate
+    video_fps: float | None = None
     width: int = 320  # frames are scaled to this width for the face detector (pixels)
     mount: str = "head"  # head: the camera turns with the head; fixed: on the body or a stand
     hfov_deg: float = 65.0  # the camera's horizontal field of view (degrees)
@@ -88,6 +101,11 @@ class VisionConfig:
                 key="vision.video_in",
             )
         rate("vision", 120, lowest=0.1, fps=self.fps)
+        if self.video_fps is not None:
+            rate("vision", 120, lowest=0.1, video_fps=self.video_fps)
+        _device(self.device)
+        if isinstance(self.device, str) and self.device.strip().isdigit():
+            object.__setattr__(self, "device", int(self.device))  # ANIMA_VISION__DEVICE=0
         if not 32 <= self.width <= 4096:
             raise ConfigError(
                 f"vision.width must be in [32, 4096] pixels, got {self.width}", key="vision.width"

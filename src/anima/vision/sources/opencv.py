@@ -1,0 +1,42 @@
+"""OpenCV, imported when a source is made (the ``vision`` extra), and what every source does
+to a frame before handing it on: scaled to ``vision.width`` (aspect kept), BGR to RGB, and
+unmirrored when the source gives mirror images."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from anima.errors import MissingDependencyError
+from anima.vision.types import Image
+
+
+def load_cv2() -> ModuleType:
+    """The ``cv2`` module, or a :class:`MissingDependencyError` naming the ``vision`` extra."""
+    try:
+        import cv2
+    except ImportError as exc:
+        raise MissingDependencyError("opencv-python-headless", "vision") from exc
+    return cv2
+
+
+def prepare(cv2: Any, image: Any, width: int, *, mirrored: bool) -> Image:
+    """``image`` as OpenCV reads it (BGR, BGRA or grey) as the RGB frame a detector takes:
+    ``width`` pixels wide, its aspect kept; flipped left to right when ``mirrored``."""
+    height, wide = image.shape[:2]
+    if wide != width:
+        high = max(1, round(height * width / wide))
+        # INTER_AREA averages the pixels it drops (no aliasing); it only shrinks well
+        how = cv2.INTER_AREA if wide > width else cv2.INTER_LINEAR
+        image = cv2.resize(image, (width, high), interpolation=how)
+    if image.ndim == 2:
+        rgb = cv2.cvtColor(image, cv2.COLOR_GRAY2RGB)
+    elif image.shape[2] == 4:
+        rgb = cv2.cvtColor(image, cv2.COLOR_BGRA2RGB)
+    else:
+        rgb = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    if mirrored:
+        rgb = cv2.flip(rgb, 1)
+    return np.ascontiguousarray(rgb, dtype=np.uint8)

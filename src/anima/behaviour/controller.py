@@ -96,6 +96,11 @@ class Behaviour:
     def head_animation_playing(self) -> bool:
         return self._head_animations > 0
 
+    @property
+    def last_look_at(self) -> float | None:
+        """When the last position look-at was asked (runtime clock); None before the first."""
+        return self._last_look_at
+
     def _recent_look_at(self) -> bool:
         last = self._last_look_at
         return last is not None and self.clock.now() - last < self.config.look_at_hold_s

@@ -52,8 +52,8 @@ class VisionStats:
 class VisionPipeline:
     """``camera`` → ``detector`` → ``on_faces``, on one worker thread; the pipeline is the
     camera's :class:`~anima.vision.types.FrameSink`. It owns both parts it is given: ``stop``
-    stops the camera and closes the detector. ``on_end`` is told once, from the worker, why
-    the frames ended."""
+    stops the camera, and the worker closes the detector as it ends (the camera ended, or
+    stop). ``on_end`` is told once, from the worker, why the frames ended."""
 
     def __init__(
         self,
@@ -88,8 +88,8 @@ class VisionPipeline:
     # ------------------------------------------------------------------ owner
     def start(self) -> None:
         """Start the worker, then the camera (its error, a :class:`ConfigError` naming the
-        device, reaches the caller with nothing left running and the detector closed);
-        idempotent while running."""
+        device, reaches the caller with the worker ended and the detector closed); idempotent
+        while running."""
         if self._thread is not None:
             if self._stopped:
                 raise EngineStateError("vision: a stopped pipeline does not start again")
@@ -101,18 +101,16 @@ class VisionPipeline:
         except BaseException:
             self._stopped = True
             self._stop_worker(1.0)
-            self.detector.close()
             raise
 
     def stop(self, timeout: float = 1.0) -> None:
-        """Stop the camera and the worker (each waited for at most ``timeout`` seconds) and
-        close the detector; idempotent."""
+        """Stop the camera and the worker (each waited for at most ``timeout`` seconds; the
+        worker closes the detector as it ends); idempotent."""
         if self._thread is None or self._stopped:
             return
         self._stopped = True
         self.camera.stop(timeout)
         self._stop_worker(timeout)
-        self.detector.close()
 
     def _stop_worker(self, timeout: float) -> None:
         with self._lock:
@@ -180,6 +178,10 @@ class VisionPipeline:
             with self._lock:
                 reason = self._ended or "stopped"
                 self._cpu_s = time.thread_time()
+            try:  # here, not in stop: a detector still running when stop gave up is not freed
+                self.detector.close()
+            except Exception:
+                log.exception("vision: closing the detector failed")
             self._done.set()
             if self._on_end is not None:
                 try:

@@ -62,7 +62,7 @@ class OpenCVCamera:
         def loop(stopping: threading.Event) -> str:
             return self._loop(cv2, capture, sink, stopping)
 
-        self._feed = Feed("camera", sink, loop, capture.release)
+        self._feed = Feed(self.name, sink, loop=loop, release=capture.release, thread="camera")
         self._feed.start()
         log.info("%s: open, asked for %g fps", self.name, self._fps)
 

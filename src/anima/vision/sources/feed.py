@@ -17,15 +17,18 @@ STOPPED = "stopped"  # the end reason when the owner stopped the source
 
 
 class Feed:
-    """``loop(stopping)`` on its own thread; it returns the reason it ended (it reads
-    ``stopping`` between frames); ``release`` then frees what the source opened."""
+    """``loop(stopping)`` on its own thread (named ``anima-<thread>``); it returns the reason
+    it ended (it reads ``stopping`` between frames); ``release`` then frees what the source
+    opened. ``name`` is the source's, for the log and a failure's reason."""
 
     def __init__(
         self,
         name: str,
         sink: FrameSink,
+        *,
         loop: Callable[[threading.Event], str],
         release: Callable[[], None],
+        thread: str,
     ) -> None:
         self.name = name
         self._sink = sink
@@ -34,7 +37,7 @@ class Feed:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._ended = False
-        self._thread = threading.Thread(target=self._run, name=f"anima-{name}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"anima-{thread}", daemon=True)
 
     def start(self) -> None:
         self._thread.start()

@@ -156,7 +156,7 @@ class VideoPlayer:
                 cv2, frames=frames, image=first, pace=pace, sink=sink, stopping=stopping
             )
 
-        self._feed = Feed("video", sink, loop, frames.close)
+        self._feed = Feed(self.name, sink, loop=loop, release=frames.close, thread="video")
         self._feed.start()
         log.info("%s: playing at %g fps", self.name, pace)
 

@@ -76,6 +76,7 @@ class Attention:
         self._choice = Choice(kind="none", reason="not started")
         self._voice_azimuth: float | None = None
         self._attached = False
+        self._stopped = False  # after stop(): inputs and ticks are ignored until attach()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -85,6 +86,7 @@ class Attention:
         if not self._attached:
             self.engine.set_frame_tap(TAP, self.poses.tap)
             self._attached = True
+        self._stopped = False
 
     def start(self) -> None:
         """Keep the head's pose and tick the policy on an owned thread."""
@@ -107,6 +109,7 @@ class Attention:
             self.engine.remove_frame_tap(TAP)
             self._attached = False
         with self._lock:
+            self._stopped = True
             self.aim.release()
             self._choice = Choice(kind="none", reason="stopped")
 
@@ -185,14 +188,16 @@ class Attention:
         return None
 
     def _step(self, now: float) -> Choice:
+        if self._stopped:
+            return self._choice  # a frame or a voice that raced with stop()
         self.tracker.prune(now)
         choice = self.policy.decide(now, self.tracker.people(now), self.commanded(now))
+        b = self.behaviour
+        if choice.kind != "commanded" and self.config.enabled and b is not None and b.gaze.active:
+            b.gaze.release()  # attention resumes: a finished look_at's offset decays
         if choice.azimuth is None or choice.elevation is None:
             self.aim.release()
         else:
-            b = self.behaviour
-            if b is not None and b.gaze.active:
-                b.gaze.release()  # attention resumes: a finished look_at's offset decays
             self.aim.look(choice.azimuth, choice.elevation, gentle=choice.gentle)
         self._choice = choice
         return choice

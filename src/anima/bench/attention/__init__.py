@@ -1,0 +1,1 @@
+"""The social-attention benches: faces, voice direction, tracking and the attention loop."""

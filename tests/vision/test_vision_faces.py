@@ -224,6 +224,7 @@ def test_haar_finds_the_astronaut_too(blaze: FaceDetector, haar: FaceDetector) -
     assert inside(best.box.center, face.box)
     assert best.box.iou(face.box) > 0.4
     assert best.keypoints == ()
+    assert type(best.score) is float
     assert best.yaw_deg is None
     assert 0.5 <= best.score < 1
     assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)

@@ -28,7 +28,7 @@ def make_blazeface(config: VisionConfig) -> FaceDetector:
 
 
 def make_haar(config: VisionConfig) -> FaceDetector:
-    """OpenCV's Haar frontal cascade: boxes only, ~30× BlazeFace's cost."""
+    """OpenCV's Haar frontal cascade: boxes only, ~8× BlazeFace's cost (p50; ~20× at p95)."""
     from anima.vision.faces.haar import Haar
 
     return Haar(config)

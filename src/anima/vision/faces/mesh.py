@@ -13,10 +13,10 @@ Both readings are taken in the upright crop, so a tilted head (roll) does not ch
   the mesh thinks the face is turned, positive when it is turned to the image's left (the
   person's right side then lies deeper). The mesh is a near-rigid 3D face (every pair gives
   the same angle to 2°) whose turn saturates: it reads scikit-image's ``camera()``, a near
-  profile, as 42°, and the frontal ``astronaut()`` as 1°. :data:`YAW_GAIN` (2, set from those
-  two images, the only ones it was set on) scales it so that a frontal face reads ~0 and a
-  profile ~±85; the result is clipped to ±90. Between the two it is a linear guess: no image
-  with a known turn was at hand to check it.
+  profile, as 37–42° (by the box it is given), and the frontal ``astronaut()`` as 1°.
+  :data:`YAW_GAIN` (2, set from those two images, the only ones it was set on) scales it so that
+  a frontal face reads ~0 and a profile ~±75–85; the result is clipped to ±90. Between the two
+  it is a linear guess: no image with a known turn was at hand to check it.
 - ``mouth_open``: the gap between the inner lips' middles over the face's height (forehead top
   to chin), 0 when closed; ~0.1 is an open mouth.
 """
@@ -45,7 +45,7 @@ PRESENCE = 0.5  # the mesh's own "a face is in the crop" below this: no reading
 MIRRORED = ((234, 454), (127, 356), (33, 263), (93, 323), (132, 361), (58, 288))
 UPPER_LIP, LOWER_LIP = 13, 14  # the inner lips' middles
 FOREHEAD, CHIN = 10, 152
-YAW_GAIN = 2.0  # the mesh's own turn → degrees: camera()'s near profile 42° → 85° (see above)
+YAW_GAIN = 2.0  # the mesh's own turn → degrees: camera()'s near profile 37° → 75° (see above)
 
 
 def face_yaw(points: Floats) -> float:

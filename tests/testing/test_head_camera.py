@@ -14,10 +14,11 @@ import threading
 import numpy as np
 import pytest
 
+from anima.attention.pose_history import PoseHistory
 from anima.config.vision import SOURCES, VisionConfig
 from anima.errors import ConfigError
-from anima.testing import FakeClock
-from anima.testing.head_camera import PoseAt, SimHeadCamera, make_sim_camera
+from anima.testing import FakeClock, make_engine
+from anima.testing.head_camera import PoseAt, SimHeadCamera, make_sim_camera, pose_of
 from anima.testing.sim_scene import CROP_FACE_WIDTHS, FACE_WIDTH_M, Scene
 from anima.vision.types import Camera, Image, VideoFrame
 
@@ -265,3 +266,15 @@ def test_the_sim_source_is_registered_and_checks_its_input() -> None:
         Scene(background="wallpaper")
     with pytest.raises(ConfigError, match="distance"):
         Scene().add("ann", 0.0, distance_m=0.0)
+
+
+def test_the_camera_films_with_the_head_pose_the_engine_sent() -> None:
+    engine, _, clock = make_engine()
+    poses = PoseHistory(engine.body)
+    engine.set_frame_tap("test.pose", poses.tap)
+    camera = _camera(_one(0.0), pose_of(poses), clock)
+    assert camera.seen(camera.capture(clock.now()))[0].center[0] == pytest.approx(0.5)  # at rest
+    engine.set_offset("test", head=(0.0, 0.0, math.radians(15)), bandwidth_hz=6.0)
+    engine.run(300)  # three seconds: the head has turned 15° left
+    (seen,) = camera.seen(camera.capture(clock.now()))
+    assert seen.center[0] * W == pytest.approx(W / 2 + F * math.tan(math.radians(15)), abs=1)

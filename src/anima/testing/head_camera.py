@@ -47,6 +47,7 @@ from anima.testing.sim_scene import (
 from anima.vision.types import Box, FrameSink, Image, VideoFrame
 
 if TYPE_CHECKING:
+    from anima.attention.pose_history import PoseHistory
     from anima.clock import Clock
     from anima.config.vision import VisionConfig
 
@@ -395,6 +396,17 @@ class SimHeadCamera:
             self._end(sink, f"error: {exc}")
             return
         self._end(sink, "stopped")
+
+
+def pose_of(poses: PoseHistory) -> PoseAt:
+    """``pose_at`` from attention's head-pose history (the frames the engine sent): what a
+    runtime with ``vision.source: sim`` films with. Before the first frame, the head at rest."""
+
+    def at(t: float) -> HeadPose:
+        pose = poses.at(t)
+        return (0.0, 0.0) if pose is None else (pose.yaw, pose.pitch, pose.roll)
+
+    return at
 
 
 def make_sim_camera(

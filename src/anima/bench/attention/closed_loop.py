@@ -11,8 +11,10 @@ frame reaches attention ``latency_s`` after its capture (a USB camera's exposure
 the vision thread's wait) plus what the detector really cost on this machine, measured frame by
 frame and added on the fake clock.
 
-A person stands straight ahead at 1.2 m; once the gaze has settled on them they jump
-``jump_deg`` to the robot's left. From the jump:
+A person stands straight ahead at 0.8 m; once the gaze has settled on them they jump
+``jump_deg`` to the robot's left. The camera has an 80° field of view: with ``vision.hfov_deg``'s
+default 65°, a face 30° off the axis is half out of the frame and BlazeFace loses it (found to
+28°, not at 30°); the last condition shows that. From the jump:
 
 - **settle**: the time until the gaze stays within ``BAND_DEG`` of the face for the rest of the
   run (None: it never does);

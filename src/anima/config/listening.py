@@ -38,6 +38,9 @@ LONGEST = {
 # 16 kHz): a silence, timeout or barge-in shorter than one is never what was written (1e-9 s gave
 # up on, or cut, every round at its first frame)
 SHORTEST_S = 512 / 16_000
+MAX_MICS = 32  # microphones in listen.mics: a USB array has 4-16
+MIC_REACH_M = 1.0  # each microphone within this of the robot's origin, on every axis
+MIC_APART_M = 0.001  # two microphones closer than this are one (a copied line)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +88,10 @@ class ListenConfig:
     # duplex: words heard over the robot less sure than this (0-1) do not stop it unless they
     # hold a stop word (Whisper writes words for a hum: "mm-hmm" read as "And that's it.", 0.26)
     barge_in_confidence: float = 0.3
+    # the microphone array, for where a voice comes from: each microphone's [x, y, z] in metres
+    # in the robot's frame (x forward, y left, z up), in the input's channel order; () (the
+    # default): one microphone, no direction (docs/attention.md)
+    mics: tuple[tuple[float, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         for registry, name in (
@@ -154,10 +161,41 @@ class ListenConfig:
         object.__setattr__(self, "turn_gate", checked(TurnGate, self.turn_gate, "listen.turn_gate"))
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
+        _check_mics(self.mics)
         if not 0 <= self.min_chars <= MAX_MIN_CHARS:
             raise ConfigError(
                 f"listen.min_chars must be in [0, {MAX_MIN_CHARS}], got {_shown(self.min_chars)}"
             )
+
+
+def _check_mics(mics: tuple[tuple[float, float, float], ...]) -> None:
+    """``listen.mics``: none, or 2-:data:`MAX_MICS` distinct positions within ±1 m."""
+    if not mics:
+        return
+    if not 2 <= len(mics) <= MAX_MICS:
+        raise ConfigError(
+            f"listen.mics: an array needs 2-{MAX_MICS} microphones, got {len(mics)}",
+            key="listen.mics",
+        )
+    for n, mic in enumerate(mics):
+        if len(mic) != 3 or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            and abs(v) <= MIC_REACH_M
+            for v in mic
+        ):  # fmt: skip
+            raise ConfigError(
+                f"listen.mics[{n}] must be [x, y, z] in metres within ±{MIC_REACH_M:g} m, "
+                f"got {_shown_text(list(mic))}",
+                key="listen.mics",
+            )
+    for i, a in enumerate(mics):
+        for j in range(i):
+            if math.dist(a, mics[j]) < MIC_APART_M:
+                raise ConfigError(
+                    f"listen.mics[{j}] and [{i}] are at the same place ({list(a)}): each "
+                    "microphone of an array is somewhere else",
+                    key="listen.mics",
+                )
 
 
 def _one_frame_at_least(key: str, value: float) -> None:

@@ -1,4 +1,5 @@
-"""The source seam: :class:`AudioSource` delivers 16 kHz frames to a :class:`FrameSink`, and
+"""The source seam: :class:`AudioSource` delivers 16 kHz frames to a :class:`FrameSink` (and a
+multichannel source all its channels to an optional :class:`MultiFrameSink`), and
 :class:`ThreadedSource`, the owned reading thread the file and stream sources share."""
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ class FrameSink(Protocol):
     def end(self, reason: str) -> None:
         """The source has no more audio (``eof``, ``error: …``); no frame follows."""
         ...
+
+
+class MultiFrameSink(Protocol):
+    """What a multichannel source also delivers to (a microphone array's direction of arrival):
+    the same frames as its :class:`FrameSink` gets, with every channel (``FRAME_SAMPLES`` ×
+    channels, int16 at 16 kHz), each before its mono frame; both methods only enqueue."""
+
+    def frame(self, samples: Frame) -> None: ...
+
+    def end(self, reason: str) -> None: ...
 
 
 @runtime_checkable

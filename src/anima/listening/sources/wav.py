@@ -24,7 +24,7 @@ from anima.audio import (
     StreamResampler,
 )
 from anima.errors import ConfigError, SpeechError
-from anima.listening.sources.base import FrameSink, ThreadedSource
+from anima.listening.sources.base import FrameSink, MultiFrameSink, ThreadedSource
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,11 @@ class WavSource(ThreadedSource):
     audio time, so tests stay exact); ``realtime=True`` paces one frame per 32 ms. The last
     partial frame is zero-padded; then the sink gets ``end("eof")``.
 
+    A file of several channels (a microphone array's recording) is heard as their mean; with
+    ``multi`` (a :class:`~anima.listening.sources.base.MultiFrameSink`) each frame of all the
+    channels goes there too, just before its mean goes to the sink (an array of samples ×
+    channels does the same).
+
     The file is read and resampled a block at a time on the source's thread, so memory stays
     bounded whatever its length (the whole file resampled at once took 1.8 GB for a minute at
     44.1 kHz, and stalled the motion loop). ``start`` refuses, with a
@@ -79,11 +84,13 @@ class WavSource(ThreadedSource):
         *,
         sample_rate: int | None = None,  # Hz of ``audio`` when it is an array
         realtime: bool = False,
+        multi: MultiFrameSink | None = None,  # every channel of each frame, for the array
     ) -> None:
         super().__init__()
         self._audio = audio
         self._rate = sample_rate
         self.realtime = realtime
+        self.multi = multi
         self._reader: wave.Wave_read | None = None
 
     def _prepare(self) -> None:
@@ -100,9 +107,10 @@ class WavSource(ThreadedSource):
             reader.close()
 
     def _blocks(self) -> Iterator[tuple[NDArray[np.int16], int]]:
-        """The input, mono, a block at a time, with its rate."""
+        """The input, a block (samples × channels) at a time, with its rate."""
         if self._reader is None:
-            samples = np.asarray(self._audio, dtype=np.int16).ravel()
+            samples = np.asarray(self._audio, dtype=np.int16)
+            samples = samples if samples.ndim == 2 else samples.reshape(-1, 1)
             assert self._rate is not None
             step = max(1, round(self.BLOCK_S * self._rate))
             for begin in range(0, len(samples), step):
@@ -116,36 +124,66 @@ class WavSource(ThreadedSource):
             data, odd = odd + data, b""
             cut = len(data) - len(data) % (2 * channels)
             data, odd = data[:cut], data[cut:]
-            block = np.frombuffer(data, dtype="<i2")
-            if channels > 1:
-                block = block.reshape(-1, channels).mean(axis=1)
-            yield block.astype(np.int16), rate
+            yield np.frombuffer(data, dtype="<i2").astype(np.int16).reshape(-1, channels), rate
 
     def _run(self, sink: FrameSink) -> None:
         framer = Framer()
         resampler: StreamResampler | None = None
+        channels: ChannelFramer | None = None
         start = time.monotonic()
         n = 0
 
-        def deliver(frames: list[Frame]) -> bool:
+        def deliver(frames: list[Frame], multi: list[Frame]) -> bool:
             nonlocal n
-            for frame in frames:
+            for k, frame in enumerate(frames):
                 if self.realtime:
                     if self._stopping.wait(max(0.0, start + n * FRAME_S - time.monotonic())):
                         return False
                 elif self._stopping.is_set():
                     return False
+                if self.multi is not None and k < len(multi):
+                    self.multi.frame(multi[k])
                 sink.frame(frame)
                 n += 1
             return True
 
         for block, rate in self._blocks():
             resampler = resampler or StreamResampler(rate)
-            if not deliver(framer.feed(resampler.feed(block))):
+            mono = block[:, 0] if block.shape[1] == 1 else block.mean(axis=1).astype(np.int16)
+            multi: list[Frame] = []
+            if self.multi is not None:
+                channels = channels or ChannelFramer(rate, block.shape[1])
+                multi = channels.feed(block)
+            if not deliver(framer.feed(resampler.feed(mono)), multi):
                 return
         tail = resampler.flush() if resampler is not None else np.zeros(0, np.int16)
-        if deliver(framer.feed(tail) + framer.flush()):
+        rest = channels.flush() if channels is not None else []
+        if deliver(framer.feed(tail) + framer.flush(), rest):
+            if self.multi is not None:
+                self.multi.end("eof")
             sink.end("eof")
+
+
+class ChannelFramer:
+    """Every channel of a multichannel stream resampled and framed as its mono mix is, so the
+    two give frames that pair up (``FRAME_SAMPLES`` × channels)."""
+
+    def __init__(self, rate: int, count: int) -> None:
+        self._resamplers = [StreamResampler(rate) for _ in range(count)]
+        self._framers = [Framer() for _ in range(count)]
+
+    def feed(self, block: NDArray[np.int16]) -> list[Frame]:
+        return self._stack([f.feed(r.feed(block[:, c])) for c, (r, f) in enumerate(self._pairs())])
+
+    def flush(self) -> list[Frame]:
+        return self._stack([f.feed(r.flush()) + f.flush() for r, f in self._pairs()])
+
+    def _pairs(self) -> list[tuple[StreamResampler, Framer]]:
+        return list(zip(self._resamplers, self._framers, strict=True))
+
+    @staticmethod
+    def _stack(per_channel: list[list[Frame]]) -> list[Frame]:
+        return [np.stack(frames, axis=1) for frames in zip(*per_channel, strict=True)]
 
 
 def check_rate(rate: int, what: str) -> None:

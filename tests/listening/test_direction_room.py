@@ -90,3 +90,13 @@ def test_the_robots_own_voice_from_its_loudspeaker_is_never_a_target() -> None:
     assert not any(d.own_voice for d in people)
     errors = [math.degrees(angle_error(d.azimuth, math.radians(-50))) for d in people]
     assert float(np.median(errors)) <= 25.0  # the person's side (the accuracy is tested above)
+
+
+def test_the_benchs_own_voice_run_counts_no_target() -> None:
+    from anima.bench.attention.doa import run_own_voice
+
+    own = run_own_voice(seconds=5.0)
+    assert own.frames >= 5.0 / FRAME_S
+    assert own.handed_on > 0  # the robot was heard …
+    assert own.targets == 0  # … and never taken for a person
+    assert own.handed_on <= own.frames

@@ -2,8 +2,16 @@
 
 docs/attention.md. :class:`VoiceDirection` is what the estimator hands on, once an audio frame
 while someone speaks.
+
+::
+
+    types.py      VoiceDirection
+    gcc_phat.py   GCC-PHAT between pairs; ArrayGeometry: the direction from the widest pairs
+    estimator.py  DirectionEstimator (gated by speech and the robot's own voice); DirectionSink
 """
 
+from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
+from anima.listening.direction.gcc_phat import ArrayGeometry
 from anima.listening.direction.types import VoiceDirection
 
-__all__ = ["VoiceDirection"]
+__all__ = ["ArrayGeometry", "DirectionEstimator", "DirectionSink", "VoiceDirection"]

@@ -231,3 +231,12 @@ def test_listen_mics_is_checked() -> None:
     ):
         with pytest.raises(ConfigError, match=says):
             ListenConfig(mics=bad)
+
+
+def test_a_microphone_array_of_an_absurd_size_is_refused_before_any_device() -> None:
+    from anima.listening.sources import MicrophoneSource
+
+    for channels in (0, 33):
+        with pytest.raises(ConfigError, match="channels must be 1-32"):
+            MicrophoneSource(channels=channels)
+    assert MicrophoneSource(channels=4, multi=_Frames()).channels == 4  # touches nothing yet

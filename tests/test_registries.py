@@ -54,6 +54,7 @@ def test_each_source_name_makes_its_source(tmp_path: Path) -> None:
 def _registries() -> list[Registry]:
     from anima.agent.planners import PLANNERS
     from anima.config.speech_parts import ENGINES
+    from anima.config.vision import SOURCES as CAMERAS
     from anima.drivers.registry import DRIVERS
     from anima.frontdoors.registry import DOORS
     from anima.humanoid.registry import HUMANOIDS
@@ -61,7 +62,7 @@ def _registries() -> list[Registry]:
 
     return [
         DRIVERS, ENGINES, SINKS, SOURCES, VADS, SPOTTERS, RECOGNIZERS, TURNS, PLANNERS, DOORS,
-        HUMANOIDS,
+        HUMANOIDS, CAMERAS,
     ]  # fmt: skip
 
 

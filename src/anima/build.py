@@ -1,11 +1,12 @@
 """The composition root: the one place that reads which parts a config enables and wires them.
 
 :func:`build` makes a :class:`~anima.runtime.Runtime` (body, driver, motion, behaviour,
-speech), then adds what the config turns on: the humanoid link (``humanoid.type``), the voice
-agent (``agent.enabled``), and the front doors (``mqtt.enabled``, ``web.enabled``). ``anima
-serve``, ``Robot.local``, the benchmarks and the tests all build their runtime here, so one
-config gives one robot whichever way it is started. Nothing is started: ``runtime.start()``
-starts the parts in order and stops exactly those that started if one fails.
+speech), then adds what the config turns on: the humanoid link (``humanoid.type``), social
+attention (``vision.source`` or ``listen.mics``), the voice agent (``agent.enabled``), and the
+front doors (``mqtt.enabled``, ``web.enabled``). ``anima serve``, ``Robot.local``, the
+benchmarks and the tests all build their runtime here, so one config gives one robot whichever
+way it is started. Nothing is started: ``runtime.start()`` starts the parts in order and stops
+exactly those that started if one fails.
 """
 
 from __future__ import annotations
@@ -70,6 +71,24 @@ def build(
         audio_sink=audio_sink,
         humanoid=humanoid,
     )
+    if cfg.attention.enabled and (cfg.vision.enabled or cfg.listen.mics):
+        from anima.attention.part import AttentionPart
+
+        attention = AttentionPart(
+            cfg,
+            runtime.engine,
+            runtime.behaviour,
+            runtime.clock,
+            driver=runtime.driver,
+            playback=runtime.playback,
+        )
+        runtime.attach_attention(attention)
+        say(f"anima attention: looking at people with {attention.summary}")
+        if cfg.agent.enabled and (audio_in is None or isinstance(audio_in, str)):
+            # the array's channels to the voice direction as well as to the agent's ears
+            audio_in = attention.ears(cfg.agent.audio_in if audio_in is None else audio_in) or (
+                audio_in
+            )
     if cfg.agent.enabled:
         conversation = attach_agent(runtime, audio_in=audio_in, on_round=on_round, planner=planner)
         ears = "no audio (wake and ask over MQTT or the console)"

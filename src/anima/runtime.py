@@ -47,6 +47,7 @@ from anima.humanoid.spec import RobotState
 from anima.logtext import quoted
 
 if TYPE_CHECKING:
+    from anima.attention.part import AttentionPart
     from anima.humanoid.link import HumanoidLink
     from anima.speech.base import AudioSink, TTSEngine
     from anima.speech.reference import PlaybackReference
@@ -128,9 +129,11 @@ class Runtime:
         if humanoid is not None:
             self.parts.add(humanoid, running=False)
         self.agent: Agent | None = None  # the voice agent, when attached (attach_agent)
+        self.attention: AttentionPart | None = None  # social attention (attach_attention)
         # full duplex (listen.duplex): what the speech sink really plays, for the echo canceller
         self.playback: PlaybackReference | None = None
-        if self.config.listen.duplex:
+        # also for a microphone array: its voice direction must know the robot's own voice
+        if self.config.listen.duplex or self.config.listen.mics:
             from anima.speech.reference import PlaybackReference
 
             self.playback = PlaybackReference()
@@ -392,6 +395,14 @@ class Runtime:
         timeout = self.config.serve.shutdown_s if timeout is None else timeout
         return ease_to_rest(self.engine, self.body, self.config.body.rest_posture, timeout)
 
+    def attach_attention(self, attention: AttentionPart) -> None:
+        """Attach social attention (docs/attention.md): its state is the state's
+        ``attention``; started and stopped as a front door."""
+        if self.attention is not None:
+            raise EngineStateError("attention is already attached")
+        self.attention = attention
+        self.attach(attention)
+
     @functools.cached_property
     def health(self) -> HealthMonitor:
         """The robot's health with its warnings (:mod:`anima.health`), made on first use."""
@@ -424,6 +435,7 @@ class Runtime:
             humanoid=None if self.humanoid is None else self.humanoid.summary(),
             loop=self.loop_state() if loop is None else loop,
             measured=measured_state(self.driver),
+            attention=None if self.attention is None else self.attention.snapshot(),
         )
 
     def stop(self, *, ease: bool = True) -> None:

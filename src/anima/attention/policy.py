@@ -28,13 +28,11 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from anima.attention.tracker import Person, wrap
 from anima.config.vision import AttentionConfig
 from anima.listening.direction.types import VoiceDirection
-
-TargetKind = Literal["person", "voice", "idle", "commanded", "none"]
+from anima.wire.attention import TargetKind
 
 CLOSER = 1.25  # a face this many times nearer than the current target's counts as better
 IDLE_AZIMUTH = math.radians(20.0)  # idle glances stay within ± this of straight ahead

@@ -28,7 +28,6 @@ from anima.attention.geometry import CameraModel
 from anima.attention.policy import Choice, Policy
 from anima.attention.pose_history import TAP, Lag, PoseHistory
 from anima.attention.tracker import Detection, Tracker
-from anima.attention.types import AttentionSnapshot, PersonState
 from anima.behaviour.controller import Behaviour
 from anima.body.gaze import GazeKinematics
 from anima.clock import Clock
@@ -36,6 +35,7 @@ from anima.config.vision import AttentionConfig, VisionConfig
 from anima.listening.direction.types import VoiceDirection
 from anima.motion.engine import MotionEngine
 from anima.vision.types import Face, VideoFrame
+from anima.wire.attention import AttentionSnapshot, PersonState
 
 log = logging.getLogger(__name__)
 

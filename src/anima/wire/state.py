@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from anima.events import ConversationPhase
+from anima.wire.attention import AttentionSnapshot
 from anima.wire.jsontypes import JsonObject
 
 
@@ -64,6 +65,7 @@ class RuntimeState:
     humanoid: HumanoidState | None  # when a humanoid is linked and its state was read
     loop: LoopState
     measured: MeasuredState | None = None  # when the driver reads the robot back
+    attention: AttentionSnapshot | None = None  # people, and where it looks (camera or array)
 
     def to_json(self) -> JsonObject:
         """JSON-ready fields (without ``v``), in the documented order (docs/mqtt.md)."""
@@ -84,6 +86,8 @@ class RuntimeState:
                 "worst": m.worst,
                 "values": [None if v is None else round(v, 2) for v in m.values],
             }
+        if self.attention is not None:
+            fields["attention"] = self.attention.to_json()
         if self.humanoid is not None:
             fields["humanoid"] = {
                 k: list(v) if isinstance(v, tuple) else v for k, v in fields["humanoid"].items()
@@ -127,6 +131,8 @@ class RuntimeState:
                 worst=str(m.get("worst", "")),
                 values=tuple(None if v is None else float(v) for v in m.get("values", ())),
             )
+        a = data.get("attention")
+        attention = AttentionSnapshot.from_json(a) if isinstance(a, Mapping) else None
         return cls(
             t=float(data["t"]),
             move=data.get("move"),
@@ -145,4 +151,5 @@ class RuntimeState:
                 missed=int(loop.get("missed", 0)),
             ),
             measured=measured,
+            attention=attention,
         )

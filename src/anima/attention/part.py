@@ -1,0 +1,150 @@
+"""Social attention as one of the runtime's parts: the camera, the vision thread, the voice
+direction and the policy, prepared, started and stopped with the runtime.
+
+:func:`anima.build.build` adds it when ``attention.enabled`` and there is something to attend
+with: a camera (``vision.source`` other than ``none``) or a microphone array (``listen.mics``,
+heard through the agent's ears). ``prepare`` makes the face detector (its models load there,
+before the motion loop ticks) and the camera; ``start`` starts the policy's thread, then the
+vision thread and the camera; ``stop`` stops them in the reverse order and lets the gaze go.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from anima.attention.pose_history import measured_lag
+from anima.attention.service import Attention
+from anima.clock import Clock
+from anima.config import AnimaConfig
+from anima.config.vision import DETECTORS, SOURCES
+from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
+from anima.motion.engine import MotionEngine
+from anima.wire.attention import AttentionSnapshot
+
+if TYPE_CHECKING:
+    from anima.behaviour.controller import Behaviour
+    from anima.listening.sources import AudioSource
+    from anima.speech.reference import PlaybackReference
+    from anima.vision.pipeline import VisionPipeline, VisionStats
+    from anima.vision.types import Camera
+
+log = logging.getLogger(__name__)
+
+
+class AttentionPart:
+    """See the module docstring. ``attention`` is the policy (its ``snapshot()`` is the
+    state's ``attention``); ``voice_sink`` the array's frames' way in, when ``listen.mics``."""
+
+    def __init__(
+        self,
+        config: AnimaConfig,
+        engine: MotionEngine,
+        behaviour: Behaviour,
+        clock: Clock,
+        *,
+        driver: object = None,
+        playback: PlaybackReference | None = None,
+        camera: Camera | None = None,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.attention = Attention(
+            engine,
+            behaviour,
+            clock,
+            config.vision,
+            config.attention,
+            lag=measured_lag(driver),
+        )
+        self._camera = camera
+        self.pipeline: VisionPipeline | None = None
+        self.voice_sink: DirectionSink | None = None
+        if config.listen.mics:
+            estimator = DirectionEstimator(
+                config.listen.mics,
+                self.attention.on_voice,
+                reference=None if playback is None else playback.reader(),
+            )
+            self.voice_sink = DirectionSink(estimator, clock.now)
+
+    @property
+    def summary(self) -> str:
+        """What it attends with, for ``anima serve``'s start-up lines."""
+        with_what = []
+        if self.config.vision.enabled:
+            v = self.config.vision
+            with_what.append(f"{v.source} camera ({v.faces} faces, {v.hfov_deg:g}° wide)")
+        if self.voice_sink is not None:
+            with_what.append(f"a {len(self.config.listen.mics)}-microphone array")
+        return " and ".join(with_what) or "nothing (idle glances only)"
+
+    def prepare(self) -> None:
+        vision = self.config.vision
+        if not vision.enabled:
+            return
+        from anima.vision.pipeline import VisionPipeline
+
+        detector = DETECTORS.load(vision.faces)(vision)
+        camera = self._camera
+        if camera is None:
+            make = SOURCES.load(vision.source)
+            if vision.source == "sim":  # the simulated head camera films with the sent pose
+                camera = make(vision, self.clock, pose_at=self._head_pose)
+            else:
+                camera = make(vision, self.clock)
+        if camera is None:
+            detector.close()
+            return
+        self.pipeline = VisionPipeline(
+            camera, detector, self.attention.on_faces, clock=self.clock, on_end=self._ended
+        )
+
+    def _head_pose(self, t: float) -> tuple[float, float, float]:
+        """The head's (yaw, pitch, roll) sent for time ``t`` (at rest before the first tick)."""
+        pose = self.attention.poses.at(t)
+        return (0.0, 0.0, 0.0) if pose is None else (pose.yaw, pose.pitch, pose.roll)
+
+    def _ended(self, reason: str) -> None:
+        log.info("vision: the camera's frames ended (%s); attention follows voices only", reason)
+
+    def start(self) -> None:
+        self.attention.start()
+        if self.voice_sink is not None:
+            self.voice_sink.start()
+        if self.pipeline is not None:
+            self.pipeline.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self.pipeline is not None:
+            self.pipeline.stop(timeout)
+        if self.voice_sink is not None:
+            self.voice_sink.stop(timeout)
+        self.attention.stop(timeout)
+
+    def snapshot(self) -> AttentionSnapshot:
+        return self.attention.snapshot()
+
+    def vision_stats(self) -> VisionStats | None:
+        return None if self.pipeline is None else self.pipeline.stats()
+
+    def ears(self, audio_in: str) -> AudioSource | None:
+        """The agent's source for ``audio_in`` with every channel of the array going to the
+        voice direction too (a multichannel ``.wav``, or the microphone opened with as many
+        channels as ``listen.mics``); None when ``audio_in`` is another source (it is made as
+        usual, and no voice direction is heard)."""
+        if self.voice_sink is None:
+            return None
+        from anima.listening.sources import MicrophoneSource, WavSource, check_wav
+
+        if audio_in.lower().endswith(".wav"):
+            check_wav(audio_in)
+            return WavSource(audio_in, realtime=True, multi=self.voice_sink)
+        if audio_in == "auto":
+            from anima.listening.makers import make_source
+
+            if make_source("auto") is None:  # no input device on this machine
+                return None
+        if audio_in in ("mic", "auto"):
+            return MicrophoneSource(channels=len(self.config.listen.mics), multi=self.voice_sink)
+        return None

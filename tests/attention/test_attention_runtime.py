@@ -1,0 +1,78 @@
+"""Social attention in a whole runtime (issue 32): ``vision.source: sim`` films the simulated
+head camera with the pose the engine sent, BlazeFace finds the person, attention looks at them,
+and the typed state carries it all — on autojump fake time, through the JSON every door sends."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from anima.build import build
+from anima.config import AnimaConfig, AttentionConfig, ListenConfig, VisionConfig
+from anima.drivers.sim import SimDriver
+from anima.testing import FakeClock
+from anima.wire.state import RuntimeState
+
+pytestmark = pytest.mark.model
+
+
+def test_a_runtime_with_the_sim_camera_looks_at_the_person_it_sees() -> None:
+    clock = FakeClock(autojump=True)
+    lines: list[str] = []
+    config = AnimaConfig(
+        vision=VisionConfig(source="sim", hfov_deg=80.0, fps=10.0),
+        attention=AttentionConfig(idle_glances=False),
+    )
+    runtime = build(
+        config, doors=False, audio_in="none", driver=SimDriver(history=10), clock=clock,
+        report=lines.append,
+    )  # fmt: skip
+    assert runtime.attention is not None
+    assert any("attention: looking at people with sim camera" in line for line in lines), lines
+    runtime.start()
+    try:
+        clock.sleep_until(clock.now() + 3.0)  # 3 s of the robot's time: 30 frames
+        state = runtime.state()
+        stats = runtime.attention.vision_stats()
+    finally:
+        runtime.stop(ease=False)
+        clock.close()
+    assert stats is not None
+    assert stats.processed >= 10, stats
+    seen = state.attention
+    assert seen is not None
+    assert len(seen.people) == 1  # the default scene: one person straight ahead
+    person = seen.people[0]
+    assert abs(person.azimuth_deg) < 5.0
+    assert person.visible
+    assert seen.target == "person"
+    assert seen.person == person.id
+    assert seen.azimuth_deg is not None
+    assert abs(seen.azimuth_deg) < 5.0
+    # every door sends the state as JSON: the attention part reads back the same
+    again = RuntimeState.from_json(state.to_json())
+    assert again.attention is not None
+    assert again.attention.target == "person"
+    assert again.attention.people[0].id == person.id
+    assert math.isclose(again.attention.people[0].azimuth_deg, person.azimuth_deg, abs_tol=0.06)
+
+
+def test_no_camera_and_no_array_means_no_attention_part() -> None:
+    runtime = build(AnimaConfig(), doors=False, audio_in="none", report=lambda _l: None)
+    assert runtime.attention is None
+    assert runtime.state().attention is None
+    assert runtime.state().to_json()["attention"] is None
+
+
+def test_an_array_alone_attends_with_voices() -> None:
+    mics = ((0.0, 0.048, 0.0), (0.0, 0.016, 0.0), (0.0, -0.016, 0.0), (0.0, -0.048, 0.0))
+    lines: list[str] = []
+    runtime = build(
+        AnimaConfig(listen=ListenConfig(mics=mics)), doors=False, audio_in="none",
+        report=lines.append,
+    )  # fmt: skip
+    assert runtime.attention is not None
+    assert runtime.attention.voice_sink is not None
+    assert runtime.playback is not None  # the array's own-voice gate reads what is played
+    assert any("4-microphone array" in line for line in lines), lines

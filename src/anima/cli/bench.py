@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from anima.cli import bench_links, bench_listening
+from anima.cli import bench_attention, bench_links, bench_listening
 
 app = typer.Typer(help="Measure anima: each benchmark prints its figures.", no_args_is_help=True)
 
@@ -334,3 +334,4 @@ def bench_hostile(
 bench_listening.register(app)
 # the links to a robot or a client (serial, grpc, mcp, reachy)
 bench_links.register(app)
+bench_attention.register(app)

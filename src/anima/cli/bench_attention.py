@@ -1,0 +1,81 @@
+"""`anima bench attention`: social attention's figures, per condition (issue 32's Numbers):
+the face engines' cost and detection rate, capture → gaze command latency with the loop's
+missed ticks, the closed loop of a face that jumps 30° (latency compensation on and off), and
+the voice direction's error per room (registered on ``anima bench``'s app, as
+:mod:`anima.cli.bench_links`'s are)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+
+class Part(StrEnum):
+    all = "all"
+    faces = "faces"
+    gaze = "gaze"
+    loop = "loop"
+    voice = "voice"
+
+
+def bench_attention(
+    part: Annotated[Part, typer.Option(help="Which figures (all: every one, ~3 minutes).")] = (
+        Part.all
+    ),
+    seconds: Annotated[
+        float, typer.Option(min=1.0, help="Real seconds of the capture → gaze run.")
+    ] = 10.0,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Fewer frames and rooms: a rough look in seconds.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Faces (ms a frame on one core, detection rate), capture → gaze p95 and missed ticks, a
+    30° face jump in the closed loop, voice direction error per room."""
+    out: dict[str, Any] = {}
+    lines: list[str] = []
+    if part in (Part.all, Part.faces):
+        from anima.bench.attention import faces
+
+        r = (
+            faces.run_face_bench(frames=12, repeats=1, haar_frames=6, lfw=10)
+            if quick
+            else faces.run_face_bench()
+        )
+        out["faces"] = dataclasses.asdict(r)
+        lines += faces.report_lines(r)
+    if part in (Part.all, Part.gaze):
+        from anima.bench.attention import gaze
+
+        g = gaze.run_gaze_latency(min(seconds, 3.0) if quick else seconds)
+        out["gaze"] = dataclasses.asdict(g)
+        lines += gaze.report_lines(g)
+    if part in (Part.all, Part.loop):
+        from anima.bench.attention import closed_loop
+
+        runs = closed_loop.run(closed_loop.CONDITIONS[:2] if quick else closed_loop.CONDITIONS)
+        out["closed_loop"] = [dataclasses.asdict(j) for j in runs]
+        closed_loop.report(runs, lines.append)
+    if part in (Part.all, Part.voice):
+        from anima.bench.attention import doa
+
+        d = (
+            doa.run_doa_bench(rt60s=(0.3,), snrs=(10.0,), own_s=5.0)
+            if quick
+            else doa.run_doa_bench(progress=lambda s: typer.echo(s, err=True))
+        )
+        out["voice"] = dataclasses.asdict(d)
+        lines += doa.report_lines(d)
+    if as_json:
+        typer.echo(json.dumps(out, indent=2, default=str))
+        return
+    for line in lines:
+        typer.echo(line)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("attention")(bench_attention)

@@ -81,6 +81,7 @@ def build(
             runtime.clock,
             driver=runtime.driver,
             playback=runtime.playback,
+            events=runtime.events,
         )
         runtime.attach_attention(attention)
         say(f"anima attention: looking at people with {attention.summary}")

@@ -122,6 +122,21 @@ class ConversationChanged(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AttentionChanged(Event):
+    """Social attention chose another target (docs/attention.md): a person (``person``: their
+    id), a voice with no face seen, an idle glance, a commanded gaze that holds the head, or
+    none; ``azimuth_deg``/``elevation_deg``: where it aims (robot frame, degrees; None when it
+    lets the gaze go); ``reason`` in a few words ("speaking", "nearest face", "look_at" …)."""
+
+    kind: ClassVar[str] = "attention"
+    target: str  # person | voice | idle | commanded | none
+    person: int | None = None
+    azimuth_deg: float | None = None
+    elevation_deg: float | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class WakeDetected(Event):
     """The listener woke: the wake phrase was heard, or a key/MQTT message asked it to."""
 

@@ -4,6 +4,7 @@ and the typed state carries it all — on autojump fake time, through the JSON e
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -11,8 +12,11 @@ import pytest
 from anima.build import build
 from anima.config import AnimaConfig, AttentionConfig, ListenConfig, VisionConfig
 from anima.drivers.sim import SimDriver
-from anima.testing import FakeClock
+from anima.events import AttentionChanged
+from anima.testing import EventRecorder, FakeClock
+from anima.wire.feedback import decode_event, encode_event
 from anima.wire.state import RuntimeState
+from anima.wire.topics import Topics
 
 pytestmark = pytest.mark.model
 
@@ -30,6 +34,7 @@ def test_a_runtime_with_the_sim_camera_looks_at_the_person_it_sees() -> None:
     )  # fmt: skip
     assert runtime.attention is not None
     assert any("attention: looking at people with sim camera" in line for line in lines), lines
+    recorder = EventRecorder().attach(runtime.events)
     runtime.start()
     try:
         clock.sleep_until(clock.now() + 3.0)  # 3 s of the robot's time: 30 frames
@@ -56,6 +61,22 @@ def test_a_runtime_with_the_sim_camera_looks_at_the_person_it_sees() -> None:
     assert again.attention.target == "person"
     assert again.attention.people[0].id == person.id
     assert math.isclose(again.attention.people[0].azimuth_deg, person.azimuth_deg, abs_tol=0.06)
+    # each change of target was told, as an event every door carries (MQTT: agent/attention):
+    # first the person, last the one the state shows
+    changes = recorder.of(AttentionChanged)
+    assert changes, "no attention event"
+    assert changes[0].target == "person"
+    assert (changes[-1].target, changes[-1].person) == ("person", person.id), changes
+    message = encode_event(changes[-1], Topics("robot"))
+    assert message is not None
+    assert message.topic == "robot/agent/attention"
+    decoded = decode_event("attention", json.loads(message.payload))
+    assert isinstance(decoded, AttentionChanged)
+    assert (decoded.target, decoded.person, decoded.reason) == (
+        "person",
+        person.id,
+        changes[-1].reason,
+    )
 
 
 def test_no_camera_and_no_array_means_no_attention_part() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from anima.events import (
     ActionStatus,
+    AttentionChanged,
     CommandRejected,
     Event,
     ListenTimeout,
@@ -88,6 +89,25 @@ CASES: list[tuple[Event, str, str]] = [
         "lab/agent/action_status",
         '{"v":1,"plan":"p1","index":1,"action":"wait","step":"wait(1)","status":"canceled",'
         '"message":""}',
+    ),
+    (
+        AttentionChanged(
+            t=812.35,
+            target="person",
+            person=3,
+            azimuth_deg=21.4,
+            elevation_deg=-2.0,
+            reason="speaking",
+        ),
+        "lab/agent/attention",
+        '{"v":1,"target":"person","person":3,"azimuth_deg":21.4,"elevation_deg":-2.0,'
+        '"reason":"speaking","t":812.35}',
+    ),
+    (
+        AttentionChanged(target="none", reason="nobody there"),
+        "lab/agent/attention",
+        '{"v":1,"target":"none","person":null,"azimuth_deg":null,"elevation_deg":null,'
+        '"reason":"nobody there"}',
     ),
 ]
 

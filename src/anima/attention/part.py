@@ -18,6 +18,7 @@ from anima.attention.service import Attention
 from anima.clock import Clock
 from anima.config import AnimaConfig
 from anima.config.vision import DETECTORS, SOURCES
+from anima.events import Publisher
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
 from anima.motion.engine import MotionEngine
 from anima.wire.attention import AttentionSnapshot
@@ -46,6 +47,7 @@ class AttentionPart:
         driver: object = None,
         playback: PlaybackReference | None = None,
         camera: Camera | None = None,
+        events: Publisher | None = None,
     ) -> None:
         self.config = config
         self.clock = clock
@@ -56,6 +58,7 @@ class AttentionPart:
             config.vision,
             config.attention,
             lag=measured_lag(driver),
+            events=events,
         )
         self._camera = camera
         self.pipeline: VisionPipeline | None = None

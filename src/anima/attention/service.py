@@ -32,6 +32,7 @@ from anima.behaviour.controller import Behaviour
 from anima.body.gaze import GazeKinematics
 from anima.clock import Clock
 from anima.config.vision import AttentionConfig, VisionConfig
+from anima.events import AttentionChanged, Publisher
 from anima.listening.direction.types import VoiceDirection
 from anima.motion.engine import MotionEngine
 from anima.vision.types import Face, VideoFrame
@@ -54,9 +55,13 @@ class Attention:
         lag: Lag | None = None,
         seed: int = 0,
         tick_s: float = 0.05,
+        events: Publisher | None = None,
     ) -> None:
         """``lag``: the driver's measured command → position lag
-        (:func:`~anima.attention.pose_history.measured_lag`); ``seed``: the idle glances'."""
+        (:func:`~anima.attention.pose_history.measured_lag`); ``seed``: the idle glances';
+        ``events``: where an :class:`~anima.events.AttentionChanged` goes when the target
+        (its kind, or the person) changes."""
+        self._events = events
         self.engine = engine
         self.behaviour = behaviour
         self.clock = clock
@@ -199,7 +204,21 @@ class Attention:
             self.aim.release()
         else:
             self.aim.look(choice.azimuth, choice.elevation, gentle=choice.gentle)
-        self._choice = choice
+        previous, self._choice = self._choice, choice
+        if self._events is not None and (previous.kind, previous.person) != (
+            choice.kind,
+            choice.person,
+        ):
+            self._events.publish(
+                AttentionChanged(
+                    t=now,
+                    target=choice.kind,
+                    person=choice.person,
+                    azimuth_deg=_deg(choice.azimuth),
+                    elevation_deg=_deg(choice.elevation),
+                    reason=choice.reason,
+                )
+            )
         return choice
 
     # ------------------------------------------------------------------ output
@@ -231,3 +250,7 @@ class Attention:
             reason=choice.reason,
             voice_azimuth_deg=None if voice is None else math.degrees(voice),
         )
+
+
+def _deg(angle: float | None) -> float | None:
+    return None if angle is None else math.degrees(angle)

@@ -20,6 +20,7 @@ from typing import Any
 
 from anima.events import (
     ActionStatus,
+    AttentionChanged,
     CommandRejected,
     Event,
     ListenTimeout,
@@ -105,6 +106,14 @@ ROUTES: tuple[Route, ...] = (
         "action_status",
         1,
         _same("plan", "index", "action", "step", "status", "message"),
+    ),
+    # social attention's target changed (docs/attention.md): at most a few a second
+    Route(
+        AttentionChanged,
+        "attention",
+        0,
+        _same("target", "person", "azimuth_deg", "elevation_deg", "reason"),
+        digits={"azimuth_deg": 1, "elevation_deg": 1},
     ),
 )
 BY_EVENT: dict[type[Event], Route] = {r.event: r for r in ROUTES}

@@ -132,10 +132,12 @@ def test_state_is_retained_json_a_few_times_a_second(
         "humanoid",
         "loop",
         "measured",
+        "attention",
     }
     assert state["v"] == 1
     assert state["conversation"] is None  # no voice agent here
     assert state["humanoid"] is None  # no humanoid linked
+    assert state["attention"] is None  # no camera, no microphone array
     assert state["driver_connected"] is True
     assert (state["gaze_target"], state["looking"], state["shutdown"], state["estop"]) == (
         None,

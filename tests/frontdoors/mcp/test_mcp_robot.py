@@ -210,6 +210,7 @@ def test_the_resources_are_json_of_the_robot(mcp: McpRobot) -> None:
     assert "plan_started" in [e["kind"] for e in events]
     assert "nod" in json.loads(mcp.read("anima://animations"))["gestures"]
     assert len(json.loads(mcp.read("anima://body"))["channels"]) == 28
+    assert json.loads(mcp.read("anima://attention")) == {"v": 1, "attention": None}  # no camera
     with pytest.raises(KeyError):
         mcp.read("anima://nothing")
 

@@ -203,7 +203,10 @@ def test_resources_read_and_a_subscription_hears_the_change(served: Served) -> N
     # test_mcp_http.py::test_curl_initialize_then_list_tools
     async def scenario(client: Client) -> None:
         uris = {str(r.uri) for r in (await client.list_resources()).resources}
-        assert uris == {"anima://state", "anima://events", "anima://animations", "anima://body"}
+        assert uris == {
+            "anima://state", "anima://events", "anima://animations", "anima://body",
+            "anima://attention",
+        }  # fmt: skip
         body = json_of(await client.read_resource("anima://body"))
         assert len(body["channels"]) == 28
         assert "nod" in json_of(await client.read_resource("anima://animations"))["gestures"]

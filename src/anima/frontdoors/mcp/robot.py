@@ -47,6 +47,7 @@ STATE_URI = "anima://state"
 EVENTS_URI = "anima://events"
 ANIMATIONS_URI = "anima://animations"
 BODY_URI = "anima://body"
+ATTENTION_URI = "anima://attention"
 Progress = Callable[[float, float, str], None]  # (done, total, message)
 
 
@@ -103,6 +104,12 @@ RESOURCES = (
     Resource(EVENTS_URI, "events", "The recent events, oldest first (moves, speech, plans)."),
     Resource(ANIMATIONS_URI, "animations", "The gestures and gaze postures the library has."),
     Resource(BODY_URI, "body", "The body: channels with their limits and roles, postures."),
+    Resource(
+        ATTENTION_URI,
+        "attention",
+        "The people the robot sees and hears (direction in degrees, facing, speaking) and "
+        "whom it looks at, and why; null without a camera or a microphone array.",
+    ),
 )
 
 
@@ -303,6 +310,9 @@ class McpRobot:
             data = animations_description(self.runtime)
         elif uri == BODY_URI:
             data = body_description(self.runtime)
+        elif uri == ATTENTION_URI:
+            seen = self.runtime.attention
+            data = {"attention": None if seen is None else seen.snapshot().to_json()}
         else:
             raise KeyError(uri)
         return json.dumps({"v": PAYLOAD_VERSION, **data})
@@ -329,6 +339,11 @@ class McpRobot:
                 newest = self._events[-1] if self._events else None
             changed = []
             if key != last_state:
+                if isinstance(key.get("attention"), dict) and (
+                    not isinstance(last_state, dict)
+                    or last_state.get("attention") != key["attention"]
+                ):
+                    changed.append(ATTENTION_URI)
                 last_state = key
                 changed.append(STATE_URI)
             if newest is not last_event:

@@ -252,3 +252,11 @@ def test_annotated_speech_plays_its_gesture_and_a_bad_one_is_refused_at_once(
     r = http.post("/api/speak", json={"text": "Hello ^start(nod) there, my good friend"})
     assert r.status_code == 202
     assert robot_time.until(lambda: runtime.engine.state().move == "nod")
+
+
+def test_the_camera_view_says_there_is_no_camera(http: httpx.Client) -> None:
+    r = http.get("/api/vision/frame.jpg")
+    assert r.status_code == 409
+    assert r.json()["reason"] == "no camera (vision.source: none): docs/attention.md"
+    state = http.get("/api/state").json()
+    assert state["attention"] is None

@@ -1,7 +1,8 @@
 """The dashboard in two real headless browsers, Debian's Chromium (Playwright) and Debian's Firefox
 ESR (WebDriver BiDi), each on the same journeys: no console errors, an animation button moves the
 simulated robot, speak (typed key by key) shows start then end in the event log, estop freezes
-the bars, and the humanoid panel switches the simulated Adam's mode; the API reference (/docs)
+the bars, the humanoid panel switches the simulated Adam's mode, the attention panel shows the
+simulated camera's frame and whom the robot looks at; the API reference (/docs)
 renders from the robot's own files. A screenshot per browser is kept (ANIMA_ARTIFACTS, else the
 test's tmp_path)."""
 
@@ -10,10 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from anima.build import build
+from anima.config import AnimaConfig, AttentionConfig, SpeechConfig, VisionConfig, WebConfig
 from anima.events import Transcript
 from anima.frontdoors.web import WebFrontDoor
 from anima.runtime import Runtime
@@ -21,6 +26,7 @@ from anima.session.plot import plot_session, read_session
 from anima.testing import eventually
 
 from .browsers import Browser
+from .conftest import REAL_BOUND_S
 
 pytestmark = pytest.mark.integration
 
@@ -189,3 +195,45 @@ def test_a_recording_from_the_page_is_a_session_anima_plot_draws(
     png = plot_session(path, tmp_path / "session.png", width=800, height=500)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b.errors == []
+
+
+@pytest.fixture
+def seeing_robot() -> Iterator[Robot]:
+    """The dashboard on a robot with the simulated head camera (one person straight ahead),
+    BlazeFace and attention, on the real clock."""
+    cfg = AnimaConfig(
+        web=WebConfig(port=0),
+        speech=SpeechConfig(enabled=False),
+        vision=VisionConfig(source="sim", hfov_deg=80.0, fps=10.0),
+        attention=AttentionConfig(idle_glances=False),
+    )
+    runtime = build(cfg, doors=False, audio_in="none", report=lambda _line: None)
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    runtime.start()
+    yield runtime, door
+    runtime.stop(ease=False)
+
+
+@pytest.mark.model
+def test_the_attention_panel_shows_the_camera_and_whom_the_robot_looks_at(
+    seeing_robot: Robot, browser: Browser
+) -> None:
+    runtime, door = seeing_robot
+    b = browser
+    b.goto(door.url)
+    b.wait_for("!document.getElementById('attention-panel').hidden")
+    # the person is found, looked at, and drawn above the robot; the camera's frame is shown
+    b.wait_for("document.querySelector('#polar circle.polar-person.looked') !== null")
+    caption = b.evaluate("document.getElementById('attention-caption').textContent")
+    assert caption.startswith("person "), caption
+    b.wait_for("document.getElementById('camera').naturalWidth === 320")
+    assert b.evaluate("document.getElementById('camera').hidden") is False
+    seen = runtime.state().attention
+    assert seen is not None
+    assert seen.target == "person"
+    assert b.errors == []
+    jpeg = httpx.get(f"{door.url}api/vision/frame.jpg", timeout=REAL_BOUND_S)
+    assert jpeg.status_code == 200
+    assert jpeg.headers["content-type"] == "image/jpeg"
+    assert jpeg.content[:2] == b"\xff\xd8"  # a JPEG's start of image

@@ -11,6 +11,8 @@ vision thread and the camera; ``stop`` stops them in the reverse order and lets 
 from __future__ import annotations
 
 import logging
+import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from anima.attention.pose_history import measured_lag
@@ -21,6 +23,7 @@ from anima.config.vision import DETECTORS, SOURCES
 from anima.events import Publisher
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
 from anima.motion.engine import MotionEngine
+from anima.vision.types import Face, VideoFrame
 from anima.wire.attention import AttentionSnapshot
 
 if TYPE_CHECKING:
@@ -61,6 +64,7 @@ class AttentionPart:
             events=events,
         )
         self._camera = camera
+        self._latest: tuple[VideoFrame, tuple[Face, ...]] | None = None
         self.pipeline: VisionPipeline | None = None
         self.voice_sink: DirectionSink | None = None
         if config.listen.mics:
@@ -100,8 +104,39 @@ class AttentionPart:
             detector.close()
             return
         self.pipeline = VisionPipeline(
-            camera, detector, self.attention.on_faces, clock=self.clock, on_end=self._ended
+            camera, detector, self._on_faces, clock=self.clock, on_end=self._ended
         )
+
+    def _on_faces(self, frame: VideoFrame, faces: Sequence[Face]) -> None:
+        self._latest = (frame, tuple(faces))  # one reference swapped: the dashboard's view
+        self.attention.on_faces(frame, faces)
+
+    def view(self, quality: int = 70) -> bytes | None:
+        """The newest frame the detector saw, as JPEG, with its faces' boxes (green; the one
+        attention looks at, orange); None before the first frame or without a camera."""
+        latest = self._latest
+        if latest is None:
+            return None
+        import cv2
+
+        frame, faces = latest
+        image = cv2.cvtColor(frame.image, cv2.COLOR_RGB2BGR)
+        h, w = image.shape[:2]
+        aim = self.attention.snapshot().azimuth_deg
+        for face in faces:
+            b = face.box
+            sight = self.attention.camera.sight(b, w, h, self.attention.poses.at(frame.t))
+            looked_at = aim is not None and abs(math.degrees(sight.azimuth) - aim) < 5.0
+            colour = (0, 140, 255) if looked_at else (0, 200, 0)
+            p0 = (int(b.x0 * w), int(b.y0 * h))
+            p1 = (int(b.x1 * w), int(b.y1 * h))
+            cv2.rectangle(image, p0, p1, colour, 2 if looked_at else 1)
+            cv2.putText(
+                image, f"{face.score:.2f}", (p0[0], max(10, p0[1] - 3)),
+                cv2.FONT_HERSHEY_SIMPLEX, 0.35, colour, 1,
+            )  # fmt: skip
+        ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        return bytes(jpeg) if ok else None
 
     def _head_pose(self, t: float) -> tuple[float, float, float]:
         """The head's (yaw, pitch, roll) sent for time ``t`` (at rest before the first tick)."""

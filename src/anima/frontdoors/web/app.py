@@ -33,6 +33,7 @@ from anima.frontdoors.web.guard import Guard, is_loopback
 from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.limits import BodyLimit
 from anima.frontdoors.web.stream import Client, dumps
+from anima.frontdoors.web.vision import add_vision_routes
 from anima.version import __version__
 from anima.wire import PAYLOAD_VERSION, payloads
 from anima.wire.jsontypes import JsonObject
@@ -115,6 +116,7 @@ def create_app(door: WebFrontDoor) -> FastAPI:
 
     _add_commands(api, door)
     add_humanoid_routes(api, runtime, RefusedError)
+    add_vision_routes(api, runtime, RefusedError)
 
     @api.get(
         "/state", summary="The runtime's state and the last channel values", response_model=None

@@ -183,7 +183,68 @@ function draw() {
   pill("estop", s.estop ? "ESTOP" : "estop off", s.estop ? "bad" : "");
   document.body.classList.toggle("estopped", s.estop);
   drawHumanoid(s.humanoid);
+  drawAttention(s.attention);
 }
+
+// social attention (docs/attention.md): people and voices seen from above, forward up, the
+// robot's left to the left; the camera's newest frame with its faces boxed, twice a second
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+}
+function ahead(deg, r) {  // azimuth (degrees, positive left) → the plot's x, y
+  const a = (deg * Math.PI) / 180;
+  return [-r * Math.sin(a), -r * Math.cos(a)];
+}
+function drawAttention(a) {
+  const panel = $("attention-panel");
+  panel.hidden = !a;
+  if (!a) return;
+  const target = a.target === "person" ? `person ${a.person}` : a.target;
+  $("attention-caption").textContent = `${target}: ${a.reason}`;
+  const plot = $("polar");
+  plot.replaceChildren(
+    svg("path", { d: "M -1 0 A 1 1 0 0 1 1 0", class: "polar-rim" }),
+    svg("circle", { cx: 0, cy: 0, r: 0.06, class: "polar-robot" }),
+  );
+  const ray = (deg, cls) => {
+    const [x, y] = ahead(deg, 1);
+    plot.append(svg("line", { x1: 0, y1: 0, x2: x, y2: y, class: cls }));
+  };
+  if (a.voice_azimuth_deg !== null) ray(a.voice_azimuth_deg, "polar-voice");
+  if (a.azimuth_deg !== null) ray(a.azimuth_deg, "polar-aim");
+  for (const p of a.people) {
+    const [x, y] = ahead(p.azimuth_deg, Math.min(1, 0.35 + p.distance_m / 4));
+    const looked = a.target === "person" && a.person === p.id;
+    plot.append(svg("circle", {
+      cx: x, cy: y, r: 0.07,
+      class: `polar-person${looked ? " looked" : ""}${p.speaking ? " speaking" : ""}${p.visible ? "" : " unseen"}`,
+    }));
+    const label = svg("text", { x, y: y - 0.1, class: "polar-label" });
+    label.textContent = `${p.id}${p.facing ? " ◉" : ""}`;
+    plot.append(label);
+  }
+}
+let cameraUrl = null;
+async function refreshCamera() {
+  const panel = $("attention-panel");
+  if (!panel.hidden) {
+    const headers = token ? { authorization: `Bearer ${token}` } : {};
+    const r = await fetch("/api/vision/frame.jpg", { headers }).catch(() => null);
+    const img = $("camera");
+    img.hidden = !(r && r.ok);
+    if (r && r.ok) {
+      const url = URL.createObjectURL(await r.blob());
+      img.src = url;
+      if (cameraUrl) URL.revokeObjectURL(cameraUrl);
+      cameraUrl = url;
+    }
+  }
+  setTimeout(refreshCamera, 500);
+}
+refreshCamera();
 
 let humanoidSetup = false;
 async function setupHumanoidControls() {  // posture sliders bounded by the documented ranges

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 
@@ -258,13 +259,18 @@ def test_a_timeout_is_answered_with_an_apology(server: ScriptedOpenAIServer, hub
 
 
 def test_an_unreachable_server_is_answered_with_an_apology(hub: EventHub) -> None:
-    with ScriptedOpenAIServer() as srv:
-        url = srv.base_url  # a port nobody listens on once it stops
-    planner = OpenAIPlanner(builtin_registry(), base_url=url, model="m", events=hub, timeout_s=2)
-    try:
-        reply = planner.plan("nod")
-    finally:
-        planner.close()
+    # a port held bound but not listening: connecting is refused, and no other test's server
+    # can take it meanwhile (a port freed by a stopped server was, once: a 404 from a stranger)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        planner = OpenAIPlanner(
+            builtin_registry(), base_url=url, model="m", events=hub, timeout_s=2
+        )
+        try:
+            reply = planner.plan("nod")
+        finally:
+            planner.close()
     assert reply.response == APOLOGY
     assert reply.error is not None
     assert "request to" in reply.error

@@ -18,5 +18,11 @@ def test_each_detected_frame_ends_in_a_gaze_command() -> None:
     assert r.detect_p50_ms is not None
     assert r.p50_ms >= 0.9 * r.detect_p50_ms  # the detector's time is part of the latency
     assert r.max_ms >= r.p95_ms >= r.p50_ms > 0
+    # the loop alone first, as long: its lateness and CPU are the baseline vision is held to
+    assert r.baseline_p99_ms is not None
+    assert r.baseline_p99_ms >= 0.0
+    assert r.loop_p99_ms >= 0.0
+    assert 0.0 < r.cpu_share < 2.0  # vision costs CPU, and at most both cores
     lines = report_lines(r)
     assert lines[0].startswith("capture → gaze command (blazeface")
+    assert "ms alone (target: within 10 %)" in lines[2]

@@ -56,6 +56,9 @@ class GazeLatency:
     detect_p50_ms: float | None
     detect_p95_ms: float | None
     missed_ticks: int  # the motion loop's missed deadlines meanwhile
+    loop_p99_ms: float  # the loop's tick lateness p99 with vision running
+    baseline_p99_ms: float | None  # the same loop alone just before (None: not measured)
+    cpu_share: float  # the process's CPU with vision, over the baseline's, in cores
 
     @property
     def passed(self) -> bool:
@@ -120,13 +123,25 @@ def run_gaze_latency(
     fps: float = 15.0,
     detector: str = "auto",
     make_detector: Callable[[VisionConfig], FaceDetector] | None = None,
+    baseline: bool = True,
 ) -> GazeLatency:
-    """Run the whole chain for ``seconds`` of real time and measure each frame's latency."""
+    """Run the whole chain for ``seconds`` of real time and measure each frame's latency;
+    ``baseline``: first run the loop alone as long, for its lateness and CPU without vision."""
     vision = VisionConfig(fps=fps, faces=detector)
     made = (make_detector or DETECTORS.load(detector))(vision)
     body = load_body()
     driver = SimDriver(history=256)
     driver.connect()
+    baseline_p99: float | None = None
+    baseline_cpu = 0.0
+    if baseline:  # the same loop alone first: its lateness and CPU without vision
+        alone = MotionEngine(body, driver, config=MotionConfig())
+        alone.start()
+        began = time.process_time()
+        time.sleep(seconds)
+        baseline_cpu = (time.process_time() - began) / seconds
+        baseline_p99 = alone.stats().period_error_p99_ms
+        alone.stop()
     engine = MotionEngine(body, driver, config=MotionConfig())
     attention = Attention(engine, None, engine.clock, vision, AttentionConfig(idle_glances=False))
     camera = Playback(frames(), fps, engine.clock)
@@ -134,10 +149,12 @@ def run_gaze_latency(
     engine.start()
     attention.start()
     missed = engine.stats().missed
+    began = time.process_time()
     try:
         pipeline.start()
         time.sleep(seconds)
     finally:
+        cpu = (time.process_time() - began) / seconds
         pipeline.stop(2.0)
         stats = pipeline.stats()
         attention.stop(2.0)
@@ -158,6 +175,9 @@ def run_gaze_latency(
         detect_p50_ms=stats.detect_ms_p50,
         detect_p95_ms=stats.detect_ms_p95,
         missed_ticks=loop.missed - missed,
+        loop_p99_ms=loop.period_error_p99_ms,
+        baseline_p99_ms=baseline_p99,
+        cpu_share=cpu - baseline_cpu,
     )
 
 
@@ -174,6 +194,13 @@ def report_lines(r: GazeLatency) -> list[str]:
         f"[target p95 ≤ {TARGET_P95_MS:g} ms: {verdict}]",
         f"  frames {r.frames}, detected {r.detected}, commands {r.commands}; "
         f"detector p50/p95 {detect}; motion loop missed {r.missed_ticks} ticks",
+        f"  loop lateness p99 {r.loop_p99_ms:.3f} ms with vision"
+        + (
+            ""
+            if r.baseline_p99_ms is None
+            else f", {r.baseline_p99_ms:.3f} ms alone (target: within 10 %)"
+        )
+        + f"; vision's CPU {r.cpu_share:.1%} of one core (target ≤ 15 %)",
     ]
 
 

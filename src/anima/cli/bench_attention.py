@@ -1,8 +1,8 @@
 """`anima bench attention`: social attention's figures, per condition (issue 32's Numbers):
 the face engines' cost and detection rate, capture → gaze command latency with the loop's
-missed ticks, the closed loop of a face that jumps 30° (latency compensation on and off), and
-the voice direction's error per room (registered on ``anima bench``'s app, as
-:mod:`anima.cli.bench_links`'s are)."""
+missed ticks, the closed loop of a face that jumps 30° (latency compensation on and off), the
+voice direction's error per room, and the turn toward a new speaker (registered on ``anima
+bench``'s app, as :mod:`anima.cli.bench_links`'s are)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ class Part(StrEnum):
     gaze = "gaze"
     loop = "loop"
     voice = "voice"
+    speaker = "speaker"
 
 
 def bench_attention(
@@ -35,7 +36,8 @@ def bench_attention(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Faces (ms a frame on one core, detection rate), capture → gaze p95 and missed ticks, a
-    30° face jump in the closed loop, voice direction error per room."""
+    30° face jump in the closed loop, voice direction error per room, the turn to a new
+    speaker."""
     out: dict[str, Any] = {}
     lines: list[str] = []
     if part in (Part.all, Part.faces):
@@ -70,6 +72,13 @@ def bench_attention(
         )
         out["voice"] = dataclasses.asdict(d)
         lines += doa.report_lines(d)
+    if part in (Part.all, Part.speaker):
+        from anima.bench.attention import speaker
+
+        pairs = ((-40.0, 50.0),) if quick else ((-40.0, 50.0), (30.0, -60.0), (0.0, 70.0))
+        turns = [speaker.run_speaker_turn(a, b) for a, b in pairs]
+        out["speaker"] = [dataclasses.asdict(t) for t in turns]
+        lines += speaker.report_lines(turns)
     if as_json:
         typer.echo(json.dumps(out, indent=2, default=str))
         return

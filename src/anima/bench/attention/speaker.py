@@ -1,0 +1,127 @@
+"""A new speaker: how soon the robot turns toward a person who starts talking (issue 32's
+"turn toward a new speaker ≤ 600 ms after they start talking").
+
+A simulated room (:mod:`anima.testing.array_room`: RT60 0.3 s, SNR 10 dB, Reachy Mini's
+4-microphone line) hears one person at ``first_deg`` say a sentence, then, after a pause, a
+second at ``second_deg``. The array's frames go through the voice-direction estimator (its own
+VAD: Silero when installed, as ``anima serve`` has it) into attention on the runtime's engine,
+stepped tick by tick on fake time (:class:`~anima.testing.FakeTimeRobot`), the policy ticked
+20 times a second as its thread does. From the second voice's first sound: when attention
+aimed within :data:`TOLERANCE_DEG` of them (the decision), and when the gaze itself (head and
+eyes, from the frames the engine sent) got there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from anima.attention.service import Attention
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
+from anima.config import AnimaConfig, AttentionConfig, VisionConfig
+from anima.listening.direction.estimator import DirectionEstimator
+from anima.testing import FakeTimeRobot
+from anima.testing.array_room import LINEAR_4, record, talker
+
+TARGET_MS = 600.0
+TOLERANCE_DEG = 15.0
+ONSET_LEVEL = 0.05  # of the speech's peak: where a voice starts
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeakerTurn:
+    first_deg: float
+    second_deg: float
+    aimed_ms: float | None  # the second voice's onset → attention aims within the tolerance
+    gazed_ms: float | None  # … → the gaze (head + eyes) is within the tolerance
+    vad: str
+
+    @property
+    def passed(self) -> bool:
+        return self.aimed_ms is not None and self.aimed_ms <= TARGET_MS
+
+
+def _onset(samples: np.ndarray) -> float:
+    level = np.abs(samples.astype(np.float64))
+    loud = np.flatnonzero(level >= ONSET_LEVEL * level.max())
+    return float(loud[0]) / SAMPLE_RATE if len(loud) else 0.0
+
+
+def run_speaker_turn(
+    first_deg: float = -40.0,
+    second_deg: float = 50.0,
+    *,
+    pause_s: float = 0.8,
+    after_s: float = 2.0,
+) -> SpeakerTurn:
+    """One run (see the module docstring)."""
+    from anima.bench.attention.doa import _vad
+
+    a = talker(first_deg, 0)
+    start_b = len(a.samples) / SAMPLE_RATE + pause_s
+    b = talker(second_deg, 1, start_s=start_b)
+    heard = record(LINEAR_4, [a, b], rt60_s=0.3, snr_db=10.0)
+    onset = start_b + _onset(b.samples)
+    vad, vad_name = _vad()
+    attention_cfg = AttentionConfig(idle_glances=False)
+    with FakeTimeRobot(AnimaConfig(attention=attention_cfg)) as robot:
+        engine = robot.runtime.engine
+        follower = Attention(
+            engine, robot.runtime.behaviour, robot.clock, VisionConfig(), attention_cfg
+        )
+        follower.attach()
+        estimator = DirectionEstimator(LINEAR_4, follower.on_voice, vad=vad)
+        t0 = robot.now
+        end = min(len(heard.signals) / SAMPLE_RATE, onset + after_s)
+        aimed: float | None = None
+        gazed: float | None = None
+        fed, tick = 0, 0
+
+        def near(deg: float | None) -> bool:
+            return deg is not None and abs(deg - second_deg) <= TOLERANCE_DEG
+
+        try:
+            while robot.now - t0 < end:
+                now = robot.now - t0
+                while (fed + 1) * FRAME_SAMPLES / SAMPLE_RATE <= now:  # the frames heard by now
+                    block = heard.signals[fed * FRAME_SAMPLES : (fed + 1) * FRAME_SAMPLES]
+                    estimator.frame(block, robot.now)
+                    fed += 1
+                if tick % 5 == 0:
+                    follower.tick(robot.now)  # its thread's 20 Hz
+                if now >= onset:
+                    if aimed is None and near(follower.snapshot().azimuth_deg):
+                        aimed = now - onset
+                    pose = follower.poses.at(robot.now)
+                    if gazed is None and pose is not None and near(math.degrees(pose.gaze[0])):
+                        gazed = now - onset
+                robot.advance(robot.period)
+                tick += 1
+        finally:
+            follower.stop()
+    return SpeakerTurn(
+        first_deg=first_deg,
+        second_deg=second_deg,
+        aimed_ms=None if aimed is None else 1000 * aimed,
+        gazed_ms=None if gazed is None else 1000 * gazed,
+        vad=vad_name,
+    )
+
+
+def report_lines(runs: list[SpeakerTurn]) -> list[str]:
+    lines = [
+        f"a new speaker (RT60 0.3 s, SNR 10 dB, 4-mic line): from their first sound to attention "
+        f"aiming within {TOLERANCE_DEG:g}° of them [target ≤ {TARGET_MS:g} ms], and to the gaze "
+        "getting there"
+    ]
+    for r in runs:
+        aimed = "never" if r.aimed_ms is None else f"{r.aimed_ms:.0f} ms"
+        gazed = "never" if r.gazed_ms is None else f"{r.gazed_ms:.0f} ms"
+        verdict = "ok" if r.passed else "OVER"
+        lines.append(
+            f"  {r.first_deg:+.0f}° then {r.second_deg:+.0f}°: aimed {aimed} [{verdict}], "
+            f"gaze {gazed} (VAD {r.vad})"
+        )
+    return lines

@@ -97,7 +97,7 @@ class AttentionPart:
         if camera is None:
             make = SOURCES.load(vision.source)
             if vision.source == "sim":  # the simulated head camera films with the sent pose
-                camera = make(vision, self.clock, pose_at=self._head_pose)
+                camera = make(vision, self.clock, pose_at=self.attention.poses.head_at)
             else:
                 camera = make(vision, self.clock)
         if camera is None:
@@ -137,11 +137,6 @@ class AttentionPart:
             )  # fmt: skip
         ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
         return bytes(jpeg) if ok else None
-
-    def _head_pose(self, t: float) -> tuple[float, float, float]:
-        """The head's (yaw, pitch, roll) sent for time ``t`` (at rest before the first tick)."""
-        pose = self.attention.poses.at(t)
-        return (0.0, 0.0, 0.0) if pose is None else (pose.yaw, pose.pitch, pose.roll)
 
     def _ended(self, reason: str) -> None:
         log.info("vision: the camera's frames ended (%s); attention follows voices only", reason)

@@ -169,3 +169,9 @@ class PoseHistory:
             values = rows[k - 1, 1:] * (1.0 - w) + rows[k, 1:] * w
         roll, pitch, yaw, eyes_yaw, eyes_pitch = (float(v) for v in values)
         return HeadPose(t, roll, pitch, yaw, eyes_yaw, eyes_pitch)
+
+    def head_at(self, t: float) -> tuple[float, float, float]:
+        """The head's (yaw, pitch, roll) at ``t``, at rest before the first frame: what a
+        camera on the head films with (the simulated head camera's ``pose_at``)."""
+        pose = self.at(t)
+        return (0.0, 0.0, 0.0) if pose is None else (pose.yaw, pose.pitch, pose.roll)

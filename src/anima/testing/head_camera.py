@@ -401,12 +401,7 @@ class SimHeadCamera:
 def pose_of(poses: PoseHistory) -> PoseAt:
     """``pose_at`` from attention's head-pose history (the frames the engine sent): what a
     runtime with ``vision.source: sim`` films with. Before the first frame, the head at rest."""
-
-    def at(t: float) -> HeadPose:
-        pose = poses.at(t)
-        return (0.0, 0.0) if pose is None else (pose.yaw, pose.pitch, pose.roll)
-
-    return at
+    return poses.head_at
 
 
 def make_sim_camera(

@@ -335,6 +335,9 @@ class McpRobot:
                 continue
             state = self.runtime.state().to_json()
             key = {k: v for k, v in state.items() if k not in ("t", "loop")}
+            seen = key.get("attention")
+            if isinstance(seen, dict):  # its own time moves as the state's does
+                key["attention"] = {k: v for k, v in seen.items() if k != "t"}
             with self._events_lock:
                 newest = self._events[-1] if self._events else None
             changed = []

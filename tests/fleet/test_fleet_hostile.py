@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from anima.events import MoveStarted
-from anima.fleet import send, survey
+from anima.fleet import FleetWatcher, send, survey
 from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
 from anima.frontdoors.mqtt.presence import PONGS_PER_S
 from anima.runtime import Runtime
@@ -95,3 +95,31 @@ def test_the_fleet_view_reads_past_garbage(
             for leaf in ("status", "identity", "state", "health"):
                 probe.publish(f"{junk}/agent/{leaf}", b"", qos=1, retain=True)
             probe.publish(f"{junk}2/agent/state", b"", qos=1, retain=True)
+
+
+def test_the_fleet_view_waits_a_little_for_an_online_robots_missing_parts(
+    broker: Mosquitto,
+) -> None:
+    """A broker under load may hand out a robot's health after the first second: the view waits
+    for it (bounded), and a robot that never sends one is listed anyway."""
+    part = f"part{os.getpid()}"
+    with MqttProbe(broker.address) as probe:
+        probe.publish(f"{part}/agent/status", b"online", qos=1, retain=True)
+        probe.publish(f"{part}/agent/identity", b'{"name": "p"}', qos=1, retain=True)
+        probe.publish(f"{part}/agent/state", b'{"speaking": false}', qos=1, retain=True)
+    watcher = FleetWatcher(broker.address).start()
+    try:
+        t0 = time.monotonic()
+        assert not watcher.wait_complete(0.3)  # its health never came
+        assert time.monotonic() - t0 >= 0.3
+        with MqttProbe(broker.address) as probe:
+            probe.publish(f"{part}/agent/health", b'{"ok": true}', qos=1)
+        assert watcher.wait_complete(5.0)
+        seen = {r.prefix: r for r in watcher.robots()}[part]
+        assert seen.health == {"ok": True}
+        assert seen.row()["health"] == "ok"
+    finally:
+        watcher.stop()
+        with MqttProbe(broker.address) as probe:
+            for leaf in ("status", "identity", "state"):
+                probe.publish(f"{part}/agent/{leaf}", b"", qos=1, retain=True)

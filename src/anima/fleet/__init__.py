@@ -106,6 +106,7 @@ class FleetWatcher:
         self.timeout = timeout
         self._robots: dict[str, Robot] = {}
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # notified at each message taken
         self._client: Any = None
 
     def start(self) -> FleetWatcher:
@@ -135,6 +136,17 @@ class FleetWatcher:
                 key=lambda r: (r.name, r.prefix),
             )
 
+    def wait_complete(self, timeout: float) -> bool:
+        """Until every robot seen online has its identity, state and health (True), or
+        ``timeout`` seconds (False: some are still missing a part)."""
+
+        def complete() -> bool:
+            return all(r.identity and r.state and r.health
+                       for r in self._robots.values() if r.online)  # fmt: skip
+
+        with self._changed:
+            return self._changed.wait_for(complete, timeout)
+
     def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
         try:
             self._take(str(msg.topic), bytes(msg.payload))
@@ -145,7 +157,8 @@ class FleetWatcher:
         prefix, _, leaf = topic.rpartition("/agent/")
         if leaf not in LEAVES or len(payload) > MAX_PAYLOAD:
             return
-        with self._lock:
+        with self._changed:
+            self._changed.notify_all()
             robot = self._robots.setdefault(prefix, Robot(prefix))
             if leaf == "status":
                 robot.status = payload[:16].decode("utf-8", "replace").strip() or "unknown"
@@ -167,11 +180,18 @@ def survey(
     *,
     wait_s: float = 1.0,
     timeout: float = 3.0,
+    settle_s: float = 0.8,
 ) -> list[Robot]:
-    """Every robot that retained anything on the broker, by prefix (sorted by name)."""
+    """Every robot that retained anything on the broker, by prefix (sorted by name).
+
+    It listens ``wait_s`` (the retained messages, and the live ones of that time), then up to
+    ``settle_s`` more while a robot seen online still lacks its identity, state or health: a
+    broker under load hands out a subscription's retained messages one filter after another,
+    and a robot's health (the last filter) may come after the first second."""
     watcher = FleetWatcher(address, credentials, timeout=timeout).start()
     try:
-        time.sleep(wait_s)  # the retained messages, and the live ones of this second
+        time.sleep(wait_s)
+        watcher.wait_complete(settle_s)
         return watcher.robots()
     finally:
         watcher.stop()

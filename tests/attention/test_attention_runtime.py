@@ -12,7 +12,7 @@ import pytest
 from anima.build import build
 from anima.config import AnimaConfig, AttentionConfig, ListenConfig, VisionConfig
 from anima.drivers.sim import SimDriver
-from anima.events import AttentionChanged
+from anima.events import AttentionChanged, WakeDetected
 from anima.testing import EventRecorder, FakeClock
 from anima.wire.feedback import decode_event, encode_event
 from anima.wire.state import RuntimeState
@@ -97,3 +97,32 @@ def test_an_array_alone_attends_with_voices() -> None:
     assert runtime.attention.voice_sink is not None
     assert runtime.playback is not None  # the array's own-voice gate reads what is played
     assert any("4-microphone array" in line for line in lines), lines
+
+
+def test_a_barge_in_lifts_the_arrays_own_voice_gate() -> None:
+    """The listener's barge-in (a wake with source ``barge_in``, on the runtime's events) tells
+    the voice direction that what it hears over the robot is the person: a target."""
+    mics = ((0.0, 0.048, 0.0), (0.0, 0.016, 0.0), (0.0, -0.016, 0.0), (0.0, -0.048, 0.0))
+    runtime = build(
+        AnimaConfig(listen=ListenConfig(mics=mics)), doors=False, audio_in="none",
+        report=lambda _l: None,
+    )  # fmt: skip
+    assert runtime.attention is not None
+    (gate,) = runtime.attention.own_voice_gates()
+    runtime.start()
+    try:
+        gate.note(10.0, playing=True)  # the robot speaks
+        assert gate.own(10.1)
+        runtime.events.publish(WakeDetected(t=10.1, source="manual"))  # not a barge-in
+        assert runtime.events.flush()
+        assert gate.own(10.1)
+        runtime.events.publish(WakeDetected(t=10.1, source="barge_in"))
+        assert runtime.events.flush()
+        assert not gate.own(10.1)  # the person over the robot
+        gate.note(10.2, playing=True)
+        assert not gate.own(10.2)  # until the robot falls silent
+        gate.note(11.0, playing=False)
+        gate.note(12.0, playing=True)
+        assert gate.own(12.0)  # the next time it speaks, its voice is its own again
+    finally:
+        runtime.stop(ease=False)

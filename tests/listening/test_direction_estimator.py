@@ -15,7 +15,8 @@ from numpy.typing import NDArray
 from anima.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
-from anima.listening.direction.estimator import OWN_HOLD_S, DirectionEstimator, DirectionSink
+from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
+from anima.listening.direction.own_voice import OWN_HOLD_S
 from anima.listening.direction.types import VoiceDirection
 from anima.listening.sources import WavSource
 from anima.speech.reference import PlaybackReference

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from anima.attention.pose_history import measured_lag
@@ -20,8 +20,9 @@ from anima.attention.service import Attention
 from anima.clock import Clock
 from anima.config import AnimaConfig
 from anima.config.vision import DETECTORS, SOURCES
-from anima.events import Publisher
+from anima.events import Event, EventHub, WakeDetected
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
+from anima.listening.direction.own_voice import OwnVoiceGate
 from anima.motion.engine import MotionEngine
 from anima.vision.types import Face, VideoFrame
 from anima.wire.attention import AttentionSnapshot
@@ -50,10 +51,12 @@ class AttentionPart:
         driver: object = None,
         playback: PlaybackReference | None = None,
         camera: Camera | None = None,
-        events: Publisher | None = None,
+        events: EventHub | None = None,
     ) -> None:
         self.config = config
         self.clock = clock
+        self._events = events
+        self._unsubscribe: Callable[[], None] | None = None
         self.attention = Attention(
             engine,
             behaviour,
@@ -141,8 +144,22 @@ class AttentionPart:
     def _ended(self, reason: str) -> None:
         log.info("vision: the camera's frames ended (%s); attention follows voices only", reason)
 
+    def _heard(self, event: Event) -> None:
+        """A barge-in (a voice over the robot): the voice is the person's, not the robot's
+        own, so attention may turn to them while the robot stops."""
+        if isinstance(event, WakeDetected) and event.source == "barge_in":
+            for gate in self.own_voice_gates():
+                gate.barge_in()
+
+    def own_voice_gates(self) -> list[OwnVoiceGate]:
+        """The gates that keep the robot's own voice from being a target, one per voice
+        direction heard."""
+        return [] if self.voice_sink is None else [self.voice_sink.estimator.own_voice]
+
     def start(self) -> None:
         self.attention.start()
+        if self._events is not None and self.own_voice_gates():
+            self._unsubscribe = self._events.subscribe(self._heard, WakeDetected.kind)
         if self.voice_sink is not None:
             self.voice_sink.start()
         if self.pipeline is not None:
@@ -153,6 +170,9 @@ class AttentionPart:
             self.pipeline.stop(timeout)
         if self.voice_sink is not None:
             self.voice_sink.stop(timeout)
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         self.attention.stop(timeout)
 
     def snapshot(self) -> AttentionSnapshot:

@@ -7,6 +7,7 @@ while someone speaks.
 
     types.py      VoiceDirection
     gcc_phat.py   GCC-PHAT between pairs; ArrayGeometry: the direction from the widest pairs
+    own_voice.py  OwnVoiceGate: the robot's own voice is never a target (a barge-in lifts it)
     estimator.py  DirectionEstimator (gated by speech and the robot's own voice); DirectionSink
 """
 

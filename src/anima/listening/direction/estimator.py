@@ -9,12 +9,12 @@ is handed on:
 - **speech**: nothing is handed on for a frame that is not speech: the VAD result the caller
   gives with the frame (the listener's), else the estimator's own VAD (``vad``) on the
   channels' mean, else an energy gate (:class:`~anima.listening.vad.EnergyVad`);
-- **the robot's own voice**: while the robot's loudspeaker plays (what the echo canceller is
-  told, :class:`~anima.speech.reference.ReferenceReader`: a frame louder than
-  :data:`PLAYING_RMS`, or the caller's ``robot_speaking``) and for :data:`OWN_HOLD_S` after
-  (the room's reverberation of it), every estimate is ``own_voice=True``: never a turn
-  target. A barge-in (:meth:`DirectionEstimator.barge_in`: the listener heard a person over
-  the robot) lifts that until the robot has fallen silent.
+- **the robot's own voice** (:class:`~anima.listening.direction.own_voice.OwnVoiceGate`): while
+  the robot's loudspeaker plays (its reference louder than ``PLAYING_RMS`` over the frame, or
+  the caller's ``robot_speaking``) and for ``OWN_HOLD_S`` after (the room's reverberation of
+  it), every estimate is ``own_voice=True``: never a turn target. A barge-in
+  (:meth:`DirectionEstimator.barge_in`: the listener heard a person over the robot) lifts that
+  until the robot has fallen silent.
 
 The confidence is the whitened correlation's peak height, averaged over the pairs: near 1 for
 one talker in a dry room, lower with reverberation, noise or two voices at once; below
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import threading
 from collections.abc import Callable, Sequence
 
@@ -35,6 +34,7 @@ from numpy.typing import NDArray
 from anima.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.errors import EngineStateError
 from anima.listening.direction.gcc_phat import ArrayGeometry, Mic, PairDelays
+from anima.listening.direction.own_voice import OwnVoiceGate
 from anima.listening.direction.types import VoiceDirection
 from anima.listening.vad import EnergyVad, Vad
 from anima.speech.reference import ReferenceReader
@@ -48,8 +48,6 @@ WINDOW_FRAMES = 4
 # 0.6 s, SNR 10 dB: median error 8.8° → 4.4° and 13.7° → 7.0°, about half the frames kept)
 MIN_CONFIDENCE = 0.16
 BAND_HZ = (100.0, 7000.0)  # speech's band: below it room modes, above it the anti-alias roll-off
-PLAYING_RMS = 30.0  # a reference frame above this RMS is the robot playing (the echo guard's)
-OWN_HOLD_S = 0.3  # s after the robot stops in which its room still rings with its voice
 SPEECH_PROBABILITY = 0.5  # the estimator's own VAD: a frame at or above this is speech
 
 MultiFrame = NDArray[np.int16]  # FRAME_SAMPLES × channels, int16 at 16 kHz
@@ -87,16 +85,14 @@ class DirectionEstimator:
             maxlen=window_frames
         )
         self._vad: Vad = vad if vad is not None else EnergyVad()
-        self._reference = reference
-        self._own_until = -math.inf  # frame time until which the robot's voice may be heard
-        self._barge_in = False
+        self.own_voice = OwnVoiceGate(reference)
         self.handed_on = 0  # estimates handed on (own voice included)
         self.targets = 0  # of those, not the robot's own voice
 
     def barge_in(self) -> None:
         """A person talks over the robot (the listener's barge-in): estimates are theirs, not
         the robot's, until the robot falls silent."""
-        self._barge_in = True
+        self.own_voice.barge_in()
 
     def frame(
         self,
@@ -117,11 +113,9 @@ class DirectionEstimator:
                 f"got {block.shape}"
             )
         self._window.append(block.astype(np.float64))
-        playing = self._robot_playing() if robot_speaking is None else robot_speaking
-        if playing:
-            self._own_until = t + OWN_HOLD_S
-        elif t >= self._own_until:
-            self._barge_in = False  # the robot is silent: a barge-in has done its work
+        if robot_speaking is None:
+            robot_speaking = self.own_voice.playing(FRAME_SAMPLES)
+        self.own_voice.note(t, robot_speaking)
         if speech is None:
             mono: Frame = np.clip(block.mean(axis=1), -32768, 32767).astype(np.int16)
             speech = self._vad.probability(mono) >= SPEECH_PROBABILITY
@@ -130,7 +124,7 @@ class DirectionEstimator:
         estimate = self.estimate(np.concatenate(list(self._window)), t)
         if estimate.confidence < self.min_confidence:
             return None
-        own = t < self._own_until and not self._barge_in
+        own = self.own_voice.own(t)
         direction = VoiceDirection(
             t=t, azimuth=estimate.azimuth, elevation=estimate.elevation,
             confidence=estimate.confidence, speech=True, own_voice=own,
@@ -174,12 +168,6 @@ class DirectionEstimator:
             t=t, azimuth=azimuth, elevation=elevation, confidence=float(peaks.mean()),
             speech=True,
         )  # fmt: skip
-
-    def _robot_playing(self) -> bool:
-        if self._reference is None:
-            return False
-        played = self._reference.frame(FRAME_SAMPLES).astype(np.float64)
-        return float(np.sqrt(np.mean(played * played))) > PLAYING_RMS
 
 
 class DirectionSink:

@@ -101,7 +101,9 @@ def _serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def _read_until(proc: subprocess.Popen[str], text: str, timeout: float = 20.0) -> list[str]:
+def _read_until(proc: subprocess.Popen[str], text: str, timeout: float = 60.0) -> list[str]:
+    """The lines up to one with ``text``. The bound is generous: under load (CI, a busy
+    machine) loading the Piper voice alone has taken 20 s; no test here measures start-up."""
     assert proc.stdout is not None
     lines: list[str] = []
     end = time.monotonic() + timeout

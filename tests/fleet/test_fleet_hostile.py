@@ -109,6 +109,9 @@ def test_the_fleet_view_waits_a_little_for_an_online_robots_missing_parts(
         probe.publish(f"{part}/agent/state", b'{"speaking": false}', qos=1, retain=True)
     watcher = FleetWatcher(broker.address).start()
     try:
+        assert watcher.wait_until(  # its retained parts arrived (under load: after a while)
+            lambda robots: any(r.prefix == part and r.online and r.state for r in robots), 10.0
+        )
         t0 = time.monotonic()
         assert not watcher.wait_complete(0.3)  # its health never came
         assert time.monotonic() - t0 >= 0.3

@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,16 +137,19 @@ class FleetWatcher:
                 key=lambda r: (r.name, r.prefix),
             )
 
+    def wait_until(self, done: Callable[[list[Robot]], bool], timeout: float) -> bool:
+        """Until ``done(robots)`` (True; called with the live records, under the view's lock:
+        read them, keep nothing), or ``timeout`` seconds (False)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: done(list(self._robots.values())), timeout)
+
     def wait_complete(self, timeout: float) -> bool:
         """Until every robot seen online has its identity, state and health (True), or
         ``timeout`` seconds (False: some are still missing a part)."""
-
-        def complete() -> bool:
-            return all(r.identity and r.state and r.health
-                       for r in self._robots.values() if r.online)  # fmt: skip
-
-        with self._changed:
-            return self._changed.wait_for(complete, timeout)
+        return self.wait_until(
+            lambda robots: all(r.identity and r.state and r.health for r in robots if r.online),
+            timeout,
+        )
 
     def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
         try:

@@ -7,6 +7,9 @@ The daemon is ``reachy-mini-daemon`` from ``.venv-reachy`` (built by
 simulation, no media, no wake-up or sleep moves, no datasets, 127.0.0.1 only), its telemetry
 off, and is ready when ``GET /api/daemon/status`` says ``running``. :meth:`MockupDaemon.stop`
 is Ctrl-C (the daemon's clean path), then SIGKILL for the whole process group.
+
+``doa_file``: the daemon's ReSpeaker array replaced by a scripted one reading its direction of
+arrival from that JSON file (``reachy_doa_shim.py``, run by the daemon's own interpreter).
 """
 
 from __future__ import annotations
@@ -56,8 +59,16 @@ def free_port() -> int:
 class MockupDaemon:
     """One daemon process; ``start``, ``stop`` and ``restart`` (on the same port)."""
 
-    def __init__(self, executable: Path, port: int = 0, *, ready_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        executable: Path,
+        port: int = 0,
+        *,
+        ready_s: float = 60.0,
+        doa_file: Path | None = None,
+    ) -> None:
         self.executable = executable
+        self.doa_file = doa_file
         self.port = port or free_port()
         self.ready_s = ready_s
         self.process: subprocess.Popen[bytes] | None = None
@@ -73,6 +84,10 @@ class MockupDaemon:
         cmd += ["--fastapi-port", str(self.port)]
         home = Path(tempfile.gettempdir()) / "anima-reachy-home"
         env = dict(os.environ, **QUIET, XDG_CONFIG_HOME=str(home))
+        if self.doa_file is not None:  # the same daemon, through the shim, by its own python
+            shim = Path(__file__).with_name("reachy_doa_shim.py")
+            cmd = [str(self.executable.with_name("python")), "-P", str(shim), *cmd[1:]]
+            env["ANIMA_REACHY_DOA_FILE"] = str(self.doa_file)
         t0 = time.monotonic()
         self.process = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,

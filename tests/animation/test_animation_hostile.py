@@ -277,7 +277,7 @@ def test_serve_with_a_fifo_in_an_animation_folder_starts_and_stops_on_sigterm(
     assert proc.stdout is not None
     seen = b""
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while b"anima ready" not in seen and time.monotonic() < deadline:
             # select, not readline: a serve hung on the FIFO prints nothing, and the test ends
             if select.select([proc.stdout], [], [], 0.5)[0]:

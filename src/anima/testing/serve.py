@@ -69,7 +69,7 @@ class ServeProcess:
             self._queue.put(line)
         self._queue.put(None)
 
-    def wait_for(self, pattern: str, timeout: float = 20.0) -> str:
+    def wait_for(self, pattern: str, timeout: float = 60.0) -> str:
         """The next line matching the regular expression ``pattern``; AssertionError (with the
         output so far) when none came within ``timeout`` or the process ended."""
         end = time.monotonic() + timeout

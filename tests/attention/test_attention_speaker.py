@@ -16,4 +16,4 @@ def test_attention_turns_to_a_second_speaker_soon_after_they_start() -> None:
     assert turn.aimed_ms <= TARGET_MS  # measured 95-125 ms here
     assert turn.gazed_ms is not None  # and the head and eyes got there within 1.5 s
     assert turn.gazed_ms >= turn.aimed_ms
-    assert "+50°: aimed" in report_lines([turn])[1]
+    assert "+50° (4-mic line): aimed" in report_lines([turn])[1]

@@ -1,8 +1,9 @@
 """`anima bench attention`: social attention's figures, per condition (issue 32's Numbers):
 the face engines' cost and detection rate, capture → gaze command latency with the loop's
-missed ticks, the closed loop of a face that jumps 30° (latency compensation on and off), the
-voice direction's error per room, and the turn toward a new speaker (registered on ``anima
-bench``'s app, as :mod:`anima.cli.bench_links`'s are)."""
+missed ticks, the loop's lateness with vision and without (interleaved blocks), the closed loop
+of a face that jumps 30° (latency compensation on and off), the voice direction's error per
+room, and the turn toward a new speaker (registered on ``anima bench``'s app, as
+:mod:`anima.cli.bench_links`'s are)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ class Part(StrEnum):
     all = "all"
     faces = "faces"
     gaze = "gaze"
+    lateness = "lateness"
     loop = "loop"
     voice = "voice"
     speaker = "speaker"
@@ -56,6 +58,16 @@ def bench_attention(
         g = gaze.run_gaze_latency(min(seconds, 3.0) if quick else seconds)
         out["gaze"] = dataclasses.asdict(g)
         lines += gaze.report_lines(g)
+    if part in (Part.all, Part.lateness):
+        from anima.bench.attention import lateness
+
+        ab = (
+            lateness.run_lateness_ab(blocks=2, block_s=2.0)
+            if quick
+            else lateness.run_lateness_ab(progress=lambda s: typer.echo(s, err=True))
+        )
+        out["lateness"] = dataclasses.asdict(ab)
+        lines += lateness.report_lines(ab)
     if part in (Part.all, Part.loop):
         from anima.bench.attention import closed_loop
 
@@ -75,8 +87,13 @@ def bench_attention(
     if part in (Part.all, Part.speaker):
         from anima.bench.attention import speaker
 
-        pairs = ((-40.0, 50.0),) if quick else ((-40.0, 50.0), (30.0, -60.0), (0.0, 70.0))
-        turns = [speaker.run_speaker_turn(a, b) for a, b in pairs]
+        pairs = (
+            ((-40.0, 50.0, "line"),)
+            if quick
+            else ((-40.0, 50.0, "line"), (30.0, -60.0, "line"), (0.0, 70.0, "line"),
+                  (0.0, 70.0, "square"))
+        )  # fmt: skip
+        turns = [speaker.run_speaker_turn(a, b, array=m) for a, b, m in pairs]
         out["speaker"] = [dataclasses.asdict(t) for t in turns]
         lines += speaker.report_lines(turns)
     if as_json:

@@ -71,7 +71,9 @@ def build(
         audio_sink=audio_sink,
         humanoid=humanoid,
     )
-    if cfg.attention.enabled and (cfg.vision.enabled or cfg.listen.mics):
+    # a Reachy Mini's daemon hears directions with its own array (attention.daemon_voice)
+    daemon_voice = cfg.driver.type == "reachy_mini" and cfg.attention.daemon_voice
+    if cfg.attention.enabled and (cfg.vision.enabled or cfg.listen.mics or daemon_voice):
         from anima.attention.part import AttentionPart
 
         attention = AttentionPart(

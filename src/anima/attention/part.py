@@ -2,10 +2,12 @@
 direction and the policy, prepared, started and stopped with the runtime.
 
 :func:`anima.build.build` adds it when ``attention.enabled`` and there is something to attend
-with: a camera (``vision.source`` other than ``none``) or a microphone array (``listen.mics``,
-heard through the agent's ears). ``prepare`` makes the face detector (its models load there,
-before the motion loop ticks) and the camera; ``start`` starts the policy's thread, then the
-vision thread and the camera; ``stop`` stops them in the reverse order and lets the gaze go.
+with: a camera (``vision.source`` other than ``none``), a microphone array (``listen.mics``,
+heard through the agent's ears) or a Reachy Mini's daemon, whose own array's direction of
+arrival it reads (``driver.type: reachy_mini``, ``attention.daemon_voice``). ``prepare``
+makes the face detector (its models load there, before the motion loop ticks) and the camera;
+``start`` starts the policy's thread, then the voices' and the vision thread and the camera;
+``stop`` stops them in the reverse order and lets the gaze go.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import TYPE_CHECKING
 from anima.attention.pose_history import measured_lag
 from anima.attention.service import Attention
 from anima.clock import Clock
-from anima.config import AnimaConfig
+from anima.config import AnimaConfig, ReachyMiniDriverConfig
 from anima.config.vision import DETECTORS, SOURCES
 from anima.events import Event, EventHub, WakeDetected
+from anima.listening.direction.daemon import DaemonDirection
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
 from anima.listening.direction.own_voice import OwnVoiceGate
 from anima.motion.engine import MotionEngine
@@ -39,7 +42,8 @@ log = logging.getLogger(__name__)
 
 class AttentionPart:
     """See the module docstring. ``attention`` is the policy (its ``snapshot()`` is the
-    state's ``attention``); ``voice_sink`` the array's frames' way in, when ``listen.mics``."""
+    state's ``attention``); ``voice_sink`` the array's frames' way in, when ``listen.mics``;
+    ``daemon_voice`` the Reachy Mini daemon's direction of arrival, read without them."""
 
     def __init__(
         self,
@@ -77,6 +81,20 @@ class AttentionPart:
                 reference=None if playback is None else playback.reader(),
             )
             self.voice_sink = DirectionSink(estimator, clock.now)
+        self.daemon_voice: DaemonDirection | None = None
+        driver_config = config.driver
+        if (
+            not config.listen.mics
+            and config.attention.daemon_voice
+            and isinstance(driver_config, ReachyMiniDriverConfig)
+        ):
+            self.daemon_voice = DaemonDirection(
+                driver_config.host,
+                driver_config.port,
+                self.attention.on_voice,
+                clock,
+                reference=None if playback is None else playback.reader(),
+            )
 
     @property
     def summary(self) -> str:
@@ -87,6 +105,8 @@ class AttentionPart:
             with_what.append(f"{v.source} camera ({v.faces} faces, {v.hfov_deg:g}° wide)")
         if self.voice_sink is not None:
             with_what.append(f"a {len(self.config.listen.mics)}-microphone array")
+        if self.daemon_voice is not None:
+            with_what.append("the Reachy Mini daemon's microphone array")
         return " and ".join(with_what) or "nothing (idle glances only)"
 
     def prepare(self) -> None:
@@ -154,7 +174,8 @@ class AttentionPart:
     def own_voice_gates(self) -> list[OwnVoiceGate]:
         """The gates that keep the robot's own voice from being a target, one per voice
         direction heard."""
-        return [] if self.voice_sink is None else [self.voice_sink.estimator.own_voice]
+        gates = [] if self.voice_sink is None else [self.voice_sink.estimator.own_voice]
+        return gates if self.daemon_voice is None else [*gates, self.daemon_voice.own_voice]
 
     def start(self) -> None:
         self.attention.start()
@@ -162,6 +183,8 @@ class AttentionPart:
             self._unsubscribe = self._events.subscribe(self._heard, WakeDetected.kind)
         if self.voice_sink is not None:
             self.voice_sink.start()
+        if self.daemon_voice is not None:
+            self.daemon_voice.start()
         if self.pipeline is not None:
             self.pipeline.start()
 
@@ -170,6 +193,8 @@ class AttentionPart:
             self.pipeline.stop(timeout)
         if self.voice_sink is not None:
             self.voice_sink.stop(timeout)
+        if self.daemon_voice is not None:
+            self.daemon_voice.stop(timeout)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

@@ -132,13 +132,15 @@ class VisionConfig:
 class AttentionConfig:
     enabled: bool = True  # follow people (with a camera or a microphone array; else idle)
     faces: bool = True  # look at faces the camera sees
-    voices: bool = True  # turn toward where a voice comes from (listen.mics)
+    voices: bool = True  # turn toward where a voice comes from (listen.mics, daemon_voice)
     switch_s: float = 1.5  # a new target must win this long before the gaze moves to it
     glance_s: float = 1.2  # a voice with no face seen: a glance this long toward it
     lost_s: float = 1.0  # a person unseen this long is dropped (brief occlusions keep the id)
     resume_s: float = 2.0  # after a commanded gaze or a head animation, attention waits this
     idle_glances: bool = True  # glance around now and then when nobody is there
     latency_compensation: bool = True  # project each detection with the head pose at capture
+    # with driver.type reachy_mini and no listen.mics: the voices its daemon's own array hears
+    daemon_voice: bool = True
 
     def __post_init__(self) -> None:
         seconds("attention", 60, switch_s=self.switch_s)

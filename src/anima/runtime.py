@@ -132,8 +132,11 @@ class Runtime:
         self.attention: AttentionPart | None = None  # social attention (attach_attention)
         # full duplex (listen.duplex): what the speech sink really plays, for the echo canceller
         self.playback: PlaybackReference | None = None
-        # also for a microphone array: its voice direction must know the robot's own voice
-        if self.config.listen.duplex or self.config.listen.mics:
+        # also for a microphone array (or a Reachy Mini daemon's, attention.daemon_voice): its
+        # voice direction must know the robot's own voice
+        cfg = self.config
+        daemon_voice = cfg.driver.type == "reachy_mini" and cfg.attention.daemon_voice
+        if cfg.listen.duplex or cfg.listen.mics or daemon_voice:
             from anima.speech.reference import PlaybackReference
 
             self.playback = PlaybackReference()

@@ -11,7 +11,8 @@ Frames (metres, right-handed, as ROS REP-103):
   well under a degree at a conversation's distance.
 * **camera frame**: x along the optical axis, y to the image's left, z to the image's top; set
   on the head (``vision.mount: head``) or the body (``fixed``) at ``vision.position_m`` turned by
-  ``vision.rpy_deg`` (roll, pitch, yaw in degrees, the same composition).
+  ``vision.rpy_deg`` (roll, pitch, yaw in degrees, the same composition); a key not set is the
+  body's ``[camera]``'s, else the default.
 * **image**: normalised, x from 0 (left edge) to 1 (right), y from 0 (top) to 1 (bottom), as the
   camera sees the scene (not mirrored). So the image's right is the robot's right (negative
   azimuth) for a forward-looking camera, and the image's top is up.
@@ -31,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anima.attention.pose_history import HeadPose
-from anima.config.vision import VisionConfig
+from anima.config.vision import CameraGeometry, VisionConfig
 from anima.vision.types import Box
 
 FACE_WIDTH_M = 0.16  # a typical adult face's width, ear to ear less the ears (m)
@@ -84,14 +85,17 @@ class Sighting:
 
 
 class CameraModel:
-    """The camera of a :class:`~anima.config.vision.VisionConfig`: a pinhole at its pose."""
+    """The camera of a :class:`~anima.config.vision.VisionConfig`: a pinhole at its pose
+    (:meth:`~anima.config.vision.VisionConfig.geometry`: the keys set, else ``body``'s camera's,
+    else the defaults)."""
 
-    def __init__(self, vision: VisionConfig) -> None:
-        self.mount = vision.mount
-        self.hfov = math.radians(vision.hfov_deg)
+    def __init__(self, vision: VisionConfig, body: CameraGeometry | None = None) -> None:
+        camera = vision.geometry(body)
+        self.mount = camera.mount
+        self.hfov = math.radians(camera.hfov_deg)
         self._tan = math.tan(self.hfov / 2.0)
-        self.position = np.array(vision.position_m, dtype=np.float64)
-        roll, pitch, yaw = (math.radians(a) for a in vision.rpy_deg)
+        self.position = np.array(camera.position_m, dtype=np.float64)
+        roll, pitch, yaw = (math.radians(a) for a in camera.rpy_deg)
         self.rotation = rotation(roll, pitch, yaw)  # camera → head (or robot, when fixed)
 
     def focal(self, width: int) -> float:

@@ -60,15 +60,17 @@ class Attention:
         """``lag``: the driver's measured command → position lag
         (:func:`~anima.attention.pose_history.measured_lag`); ``seed``: the idle glances';
         ``events``: where an :class:`~anima.events.AttentionChanged` goes when the target
-        (its kind, or the person) changes."""
+        (its kind, or the person) changes. ``self.vision`` is ``vision`` with the camera's
+        figures in effect on ``engine.body`` (:meth:`VisionConfig.on_body`)."""
         self._events = events
         self.engine = engine
         self.behaviour = behaviour
         self.clock = clock
-        self.vision = vision
+        # the camera in effect: each key the user set, else the body's [camera]'s, else the default
+        self.vision = vision.on_body(engine.body.camera)
         self.config = attention
         self.poses = PoseHistory(engine.body, rate_hz=1.0 / engine.period, lag=lag)
-        self.camera = CameraModel(vision)
+        self.camera = CameraModel(self.vision)
         self.tracker = Tracker(lost_s=attention.lost_s)
         self.policy = Policy(attention, seed=seed)
         kinematics = (

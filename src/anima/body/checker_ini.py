@@ -8,18 +8,25 @@ Sections::
     [safety]    max_speed (units/s default), lip_active_fraction
     [channels]  N = name default min max [role=R] [speed=U] [zero=U rad=R] [closed=U]
     [posture NAME]  channel_name = value   (one section per named posture)
+    [camera]    mount, hfov_deg, position_m, rpy_deg (the body's own camera; optional)
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
 from anima.body.model import BoardInfo, Body, Calibration, Channel, Posture, Role
 from anima.config.files import FileRefusedError, excerpt, read_regular_file, utf8_chunks
+from anima.config.vision import (
+    GEOMETRY_KEYS,
+    MOUNTS,
+    CameraGeometry,
+    check_vector,
+)
 from anima.errors import BodyDefinitionError, ConfigError
 
 DEFAULT_BODY = "nadine_checker.ini"
@@ -49,6 +56,8 @@ class _Draft:
     lip_active_fraction: float = 0.15
     channels: dict[int, tuple[int, Channel]] = field(default_factory=dict)
     postures: dict[str, tuple[int, dict[str, tuple[int, float]]]] = field(default_factory=dict)
+    camera: CameraGeometry | None = None  # [camera]: None when the body declares none
+    camera_lines: dict[str, int] = field(default_factory=dict)  # [camera] key → its line
 
 
 def default_body_path() -> Path:
@@ -109,7 +118,7 @@ def parse_body(text: str, source: str = "<string>") -> Body:
                 if name in draft.postures:
                     raise BodyDefinitionError(source, lineno, f"duplicate posture {name!r}")
                 draft.postures[name] = (lineno, {})
-            elif section not in ("body", "board", "safety", "channels"):
+            elif section not in ("body", "board", "safety", "channels", "camera"):
                 raise BodyDefinitionError(source, lineno, f"unknown section {excerpt(section)}")
             continue
         if "=" not in line:
@@ -127,6 +136,8 @@ def parse_body(text: str, source: str = "<string>") -> Body:
             _safety_entry(draft, key, value, source, lineno)
         elif section == "channels":
             _channel_entry(draft, key, value, source, lineno)
+        elif section == "camera":
+            _camera_entry(draft, key, value, source, lineno)
         else:
             posture = draft.postures[section[len("posture ") :].strip()][1]
             if key in posture:
@@ -217,6 +228,40 @@ def _safety_entry(draft: _Draft, key: str, value: str, source: str, lineno: int)
             raise BodyDefinitionError(source, lineno, "lip_active_fraction must be in (0, 1)")
     else:
         raise BodyDefinitionError(source, lineno, f"unknown [safety] key {excerpt(key)}")
+
+
+def _camera_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
+    """``mount = head``, ``hfov_deg = 81.4``, ``position_m = 0.0437 0 0.0512``, ``rpy_deg``;
+    a key not given keeps :class:`CameraGeometry`'s default."""
+    if key not in GEOMETRY_KEYS:
+        known = ", ".join(GEOMETRY_KEYS)
+        raise BodyDefinitionError(source, lineno, f"unknown [camera] key {excerpt(key)} ({known})")
+    if key in draft.camera_lines:
+        first = draft.camera_lines[key]
+        raise BodyDefinitionError(source, lineno, f"[camera] {key} set twice (first: {first})")
+    draft.camera_lines[key] = lineno
+    camera = draft.camera or CameraGeometry()
+    what = f"[camera] {key}"
+    try:
+        if key == "mount":
+            if value not in MOUNTS:  # its own message: the value is cut short (excerpt)
+                raise ConfigError(f"{what} must be head or fixed, got {excerpt(value)}")
+            camera = replace(camera, mount=value)
+        elif key == "hfov_deg":
+            camera = replace(camera, hfov_deg=_number(value, what, source, lineno))
+        else:
+            v = tuple(_number(n, what, source, lineno) for n in value.replace(",", " ").split())
+            check_vector(what, v, *((5.0, "m") if key == "position_m" else (180.0, "degrees")))
+            xyz = (v[0], v[1], v[2])
+            if key == "position_m":
+                camera = replace(camera, position_m=xyz)
+            else:
+                camera = replace(camera, rpy_deg=xyz)
+    except BodyDefinitionError:
+        raise
+    except ConfigError as exc:  # CameraGeometry's own checks (hfov_deg in [10, 180] …)
+        raise BodyDefinitionError(source, lineno, str(exc)) from None
+    draft.camera = camera
 
 
 def _channel_entry(draft: _Draft, key: str, value: str, source: str, lineno: int) -> None:
@@ -344,6 +389,7 @@ def _finish(draft: _Draft, source: str) -> Body:
             source=source,
             name=draft.name or Path(source).stem,
             animations=draft.animations,
+            camera=draft.camera,
         )
     except BodyDefinitionError:
         raise

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from anima.config.vision import CameraGeometry
 from anima.errors import ConfigError, UnknownChannelError, UnknownPostureError
 
 FloatArray = NDArray[np.float64]
@@ -140,6 +141,7 @@ class Body:
     source: str = "<code>"  # where the definition came from, for messages
     name: str = "nadine"  # what the robot is ([body] name; else the file's name)
     animations: str = "nadine"  # the shipped animation set made for it ([body] animations)
+    camera: CameraGeometry | None = None  # its own camera ([camera]); None: it declares none
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
     _roles: dict[Role, int] = field(init=False, repr=False, compare=False)
 

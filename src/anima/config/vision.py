@@ -12,7 +12,7 @@ Angles a user writes are in degrees; the robot frame is x forward, y left, z up 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from anima.config.bounds import rate, seconds
 from anima.errors import ConfigError
@@ -42,17 +42,53 @@ DETECTORS = Registry(
 MOUNTS = ("head", "fixed")
 
 
-def _vector(section: str, key: str, value: tuple[float, ...], limit: float, unit: str) -> None:
+def check_mount(mount: str, key: str) -> None:
+    """``mount`` is one of :data:`MOUNTS`; ``key`` names the setting in the refusal."""
+    if mount not in MOUNTS:
+        raise ConfigError(f"{key} must be one of {', '.join(MOUNTS)}, got {mount!r}", key=key)
+
+
+def check_hfov(hfov_deg: float, key: str) -> None:
+    """A horizontal field of view in [10, 180] degrees (past it, a typo: no lens is that)."""
+    if not (math.isfinite(hfov_deg) and 10 <= hfov_deg <= 180):
+        raise ConfigError(f"{key} must be in [10, 180] degrees, got {hfov_deg!r}", key=key)
+
+
+def check_vector(key: str, value: tuple[float, ...], limit: float, unit: str) -> None:
+    """Three finite numbers within ±``limit`` (a camera's position in m, its angles in °)."""
     if len(value) != 3:
-        raise ConfigError(
-            f"{section}.{key} must be 3 numbers, got {len(value)}", key=f"{section}.{key}"
-        )
+        raise ConfigError(f"{key} must be 3 numbers, got {len(value)}", key=key)
     for v in value:
         if not (math.isfinite(v) and abs(v) <= limit):
             raise ConfigError(
-                f"{section}.{key} must be 3 numbers within ±{limit:g} {unit}, got {list(value)}",
-                key=f"{section}.{key}",
+                f"{key} must be 3 numbers within ±{limit:g} {unit}, got {list(value)}", key=key
             )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CameraGeometry:
+    """Where the camera is and how wide it sees: the figures attention's geometry uses.
+
+    A body may declare its camera (``[camera]`` in its definition, ``docs/body.md``); each
+    ``vision`` key the user sets wins over it (:meth:`VisionConfig.geometry`). The defaults
+    are a webcam's on the head, 5 cm before the head's centre, looking straight ahead.
+    """
+
+    mount: str = "head"  # head: the camera turns with the head; fixed: on the body or a stand
+    hfov_deg: float = 65.0  # the camera's horizontal field of view (degrees)
+    # the camera's position (m) and roll, pitch, yaw (degrees) in the head frame when mounted
+    # on the head, else in the robot frame
+    position_m: tuple[float, float, float] = (0.05, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        check_mount(self.mount, "[camera] mount")  # named as in a body's definition
+        check_hfov(self.hfov_deg, "[camera] hfov_deg")
+        check_vector("[camera] position_m", self.position_m, 5.0, "m")
+        check_vector("[camera] rpy_deg", self.rpy_deg, 180.0, "degrees")
+
+
+GEOMETRY_KEYS = ("mount", "hfov_deg", "position_m", "rpy_deg")  # vision's keys of the camera's
 
 
 def _device(device: int | str) -> None:
@@ -75,12 +111,13 @@ class VisionConfig:
     # video: play a file at this pace (--video-fps); None: the file's own frame rate
     video_fps: float | None = None
     width: int = 320  # frames are scaled to this width for the face detector (pixels)
-    mount: str = "head"  # head: the camera turns with the head; fixed: on the body or a stand
-    hfov_deg: float = 65.0  # the camera's horizontal field of view (degrees)
-    # the camera's pose: position (m) and roll, pitch, yaw (degrees) in the head frame when
-    # mounted on the head, else in the robot frame
-    position_m: tuple[float, float, float] = (0.05, 0.0, 0.0)
-    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # the camera's model and pose (CameraGeometry); None: the body's [camera]'s, else the default
+    mount: str | None = None  # head: the camera turns with the head; fixed: on a body or stand
+    hfov_deg: float | None = None  # the horizontal field of view (degrees); default 65
+    # position (m) and roll, pitch, yaw (degrees) in the head frame when mounted on the head,
+    # else in the robot frame; default (0.05, 0, 0) and (0, 0, 0)
+    position_m: tuple[float, float, float] | None = None
+    rpy_deg: tuple[float, float, float] | None = None
     mirrored: bool = False  # the source gives mirror images (a webcam's preview): unmirror them
     faces: str = "auto"  # auto | blazeface | haar (DETECTORS)
     landmarks: bool = True  # the face mesh: where a face looks and whether its mouth moves
@@ -89,11 +126,8 @@ class VisionConfig:
     def __post_init__(self) -> None:
         SOURCES.check(self.source)
         DETECTORS.check(self.faces)
-        if self.mount not in MOUNTS:
-            raise ConfigError(
-                f"vision.mount must be one of {', '.join(MOUNTS)}, got {self.mount!r}",
-                key="vision.mount",
-            )
+        if self.mount is not None:
+            check_mount(self.mount, "vision.mount")
         if self.source == "video" and not self.video_in:
             raise ConfigError(
                 "vision.source: video needs vision.video_in (a video file or a folder of "
@@ -110,13 +144,12 @@ class VisionConfig:
             raise ConfigError(
                 f"vision.width must be in [32, 4096] pixels, got {self.width}", key="vision.width"
             )
-        if not (math.isfinite(self.hfov_deg) and 10 <= self.hfov_deg <= 180):
-            raise ConfigError(
-                f"vision.hfov_deg must be in [10, 180] degrees, got {self.hfov_deg!r}",
-                key="vision.hfov_deg",
-            )
-        _vector("vision", "position_m", self.position_m, 5.0, "m")
-        _vector("vision", "rpy_deg", self.rpy_deg, 180.0, "degrees")
+        if self.hfov_deg is not None:
+            check_hfov(self.hfov_deg, "vision.hfov_deg")
+        if self.position_m is not None:
+            check_vector("vision.position_m", self.position_m, 5.0, "m")
+        if self.rpy_deg is not None:
+            check_vector("vision.rpy_deg", self.rpy_deg, 180.0, "degrees")
         if not (math.isfinite(self.min_face_score) and 0 <= self.min_face_score <= 1):
             raise ConfigError(
                 f"vision.min_face_score must be in [0, 1], got {self.min_face_score!r}",
@@ -126,6 +159,22 @@ class VisionConfig:
     @property
     def enabled(self) -> bool:
         return self.source != "none"
+
+    def geometry(self, body: CameraGeometry | None = None) -> CameraGeometry:
+        """The camera in effect: each of ``mount``, ``hfov_deg``, ``position_m`` and
+        ``rpy_deg`` the user set, else the body's camera's (``body``, its ``[camera]``), else
+        :class:`CameraGeometry`'s default."""
+        base = body if body is not None else CameraGeometry()
+        given = {k: getattr(self, k) for k in GEOMETRY_KEYS if getattr(self, k) is not None}
+        return replace(base, **given) if given else base
+
+    def on_body(self, body: CameraGeometry | None) -> VisionConfig:
+        """This config with the four camera keys set to what is in effect on a body whose
+        camera is ``body`` (None: a body that declares none)."""
+        g = self.geometry(body)
+        return replace(
+            self, mount=g.mount, hfov_deg=g.hfov_deg, position_m=g.position_m, rpy_deg=g.rpy_deg
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

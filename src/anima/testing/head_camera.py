@@ -97,13 +97,14 @@ class Pinhole:
     @classmethod
     def from_config(cls, config: VisionConfig) -> Pinhole:
         width = config.width
-        roll, pitch, yaw = (math.radians(a) for a in config.rpy_deg)
+        camera = config.geometry()  # the keys set (the runtime's: those in effect on its body)
+        roll, pitch, yaw = (math.radians(a) for a in camera.rpy_deg)
         return cls(
             width=width,
             height=round(width * 3 / 4),
-            focal_px=(width / 2) / math.tan(math.radians(config.hfov_deg) / 2),
-            head_mounted=config.mount == "head",
-            position=np.array(config.position_m, dtype=float),
+            focal_px=(width / 2) / math.tan(math.radians(camera.hfov_deg) / 2),
+            head_mounted=camera.mount == "head",
+            position=np.array(camera.position_m, dtype=float),
             orientation=rotation(roll, pitch, yaw),
         )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from anima.cli.process import Reloads, Signals, raise_open_files_limit
-from anima.cli.serve import recent_rate, status_line
+from anima.cli.status import recent_rate, status_line
 from anima.config import AnimaConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.motion.timer import LoopStats

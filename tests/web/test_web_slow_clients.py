@@ -21,7 +21,7 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
 
-from anima.cli.serve import status_line
+from anima.cli.status import status_line
 from anima.config import AnimaConfig, BehaviourConfig, McpConfig, SpeechConfig, WebConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError

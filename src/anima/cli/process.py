@@ -1,8 +1,11 @@
-"""What `anima serve` does for the process as a whole: its open-files limit and its reloads.
+"""What `anima serve` does for the process as a whole: its open-files limit, its pid file and
+its reloads.
 
 - :func:`raise_open_files_limit`: the soft ``RLIMIT_NOFILE`` raised to the hard one at start.
   Debian's default soft limit is 1,024 while the hard one is far higher: slow clients, Piper,
   MQTT and the animation files share it, and 1,024 was the ceiling a flood of connections hit.
+- :func:`claim_pid_file`: ``instances``' pid file for this prefix (``anima animations reload``
+  and ``anima fleet`` find the running serve by it).
 - :class:`Reloads`: SIGHUP reloads merged, one running and at most one pending. Before, each
   signal started its own thread: 50 SIGHUPs in 5 s ran 37 reloads at once (threads 17 → 54,
   +98 MB of RSS kept). Any number of requests during a reload make one more reload after it,
@@ -23,8 +26,14 @@ import select
 import signal
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from anima import instances
+
+if TYPE_CHECKING:
+    from anima.runtime import Runtime
 
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
@@ -183,3 +192,24 @@ class Signals:
                 self._closed = True
                 os.close(self._read)
                 os.close(self._write)
+
+
+def claim_pid_file(prefix: str, runtime: Runtime) -> Path | None:
+    """This instance's pid file, for `anima animations reload` (None: reload by pid only)."""
+    try:
+        from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor  # built already: no cost
+
+        mqtt = [str(d.address) for d in runtime.frontdoors if isinstance(d, MqttFrontDoor)]
+        path = instances.claim(prefix, broker=mqtt[0] if mqtt else None)  # for anima fleet
+    except OSError as exc:
+        log.warning(
+            "cannot write %s (reload by pid file unavailable): %s", instances.pid_file(prefix), exc
+        )
+        return None
+    if path is None:
+        log.warning(
+            "another anima serve already serves the prefix %r (%s): reload this one by pid",
+            prefix,
+            instances.pid_file(prefix),
+        )
+    return path

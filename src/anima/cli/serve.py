@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,13 +12,13 @@ import typer
 
 from anima import instances
 from anima.cli.common import ConfigOpt, fail
-from anima.cli.process import raise_open_files_limit
+from anima.cli.process import claim_pid_file, raise_open_files_limit
+from anima.cli.status import wait as wait_with_status
 from anima.errors import AnimaError
 
 if TYPE_CHECKING:
     from anima.cli.process import Reloads, Signals
     from anima.config import AnimaConfig
-    from anima.motion.timer import LoopStats
     from anima.runtime import Runtime
 
 log = logging.getLogger("anima")
@@ -339,7 +338,7 @@ def run(
             raise
     except AnimaError as exc:
         raise fail(exc) from exc
-    pid = _claim_pid_file(cfg.mqtt.prefix, runtime)
+    pid = claim_pid_file(cfg.mqtt.prefix, runtime)
     try:
         if runtime.wait_first_tick():
             typer.echo(f"anima ready: {len(runtime.body)} channels on the {cfg.driver.type} robot")
@@ -347,7 +346,7 @@ def run(
             typer.echo(f"anima dashboard: {web_door.url}")
         if console:
             _start_console(runtime, signals)
-        _wait(runtime, signals, seconds, cfg.serve.status_interval_s)
+        wait_with_status(runtime, signals, seconds, cfg.serve.status_interval_s)
     finally:
         reloads.stop()
         runtime.stop()  # a signal meanwhile waits in the pipe: a second Ctrl-C cannot cut it
@@ -355,27 +354,6 @@ def run(
         if pid is not None:
             instances.release(pid)
         log.info("stopped")
-
-
-def _claim_pid_file(prefix: str, runtime: Runtime) -> Path | None:
-    """This instance's pid file, for `anima animations reload` (None: reload by pid only)."""
-    try:
-        from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor  # built already: no cost
-
-        mqtt = [str(d.address) for d in runtime.frontdoors if isinstance(d, MqttFrontDoor)]
-        path = instances.claim(prefix, broker=mqtt[0] if mqtt else None)  # for anima fleet
-    except OSError as exc:
-        log.warning(
-            "cannot write %s (reload by pid file unavailable): %s", instances.pid_file(prefix), exc
-        )
-        return None
-    if path is None:
-        log.warning(
-            "another anima serve already serves the prefix %r (%s): reload this one by pid",
-            prefix,
-            instances.pid_file(prefix),
-        )
-    return path
 
 
 def _install_signals(runtime: Runtime) -> tuple[Reloads, Signals]:
@@ -405,80 +383,3 @@ def _start_console(runtime: Runtime, signals: Signals) -> None:
 
     # A daemon: a blocking read of the terminal cannot be interrupted; the process exit ends it.
     threading.Thread(target=run_console, name="anima-console", daemon=True).start()
-
-
-def _wait(runtime: Runtime, signals: Signals, seconds: float | None, every: float) -> None:
-    end = None if seconds is None else time.monotonic() + seconds
-    last = runtime.engine.stats()
-    due = time.monotonic() + every  # the next status line's time: a SIGHUP does not put it off
-    while True:
-        until = due if end is None else min(due, end)
-        wait = until - time.monotonic()
-        if end is not None and wait <= 0 and until == end:
-            return
-        if signals.wait(wait):
-            return
-        if time.monotonic() >= until:  # the interval is over (not a SIGHUP read early)
-            now = runtime.engine.stats()
-            log.info(status_line(runtime, since=last, stats=now))
-            last = now
-            due = time.monotonic() + every
-
-
-def recent_rate(stats: LoopStats, since: LoopStats | None) -> float:
-    """The loop's rate over the ticks since ``since`` (the previous status line's stats),
-    not since the start: a start-up stall weighed on that average for minutes (82 Hz shown
-    for 25 s). No tick since then: 0. Without ``since``: the whole run's."""
-    if since is None:
-        return stats.rate_hz
-    ticks = stats.ticks - since.ticks
-    span = stats.elapsed_s - since.elapsed_s
-    if ticks <= 0 or span <= 0:
-        return 0.0
-    return ticks / span
-
-
-def status_line(
-    runtime: Runtime, since: LoopStats | None = None, stats: LoopStats | None = None
-) -> str:
-    """One line on the loop, the robot and the doors; the rate since ``since`` when given."""
-    s = runtime.engine.stats() if stats is None else stats
-    st = runtime.engine.state()
-    move = st.move or "idle"
-    driver = "connected" if st.driver_connected else "DISCONNECTED"
-    flag = " | ESTOP" if st.estopped else ""
-    return (
-        f"rate {recent_rate(s, since):.2f} Hz | period error p99 {s.period_error_p99_ms:.3f} ms "
-        f"max {s.period_error_max_ms:.3f} ms | missed {s.missed} | tick p50 "
-        f"{s.tick_compute_p50_us:.0f} µs | move {move} | driver {driver}{_mqtt_status(runtime)}"
-        f"{_web_status(runtime)}{flag}"
-    )
-
-
-def _web_status(runtime: Runtime) -> str:
-    """`` | web refused 12, timed out 3`` when the web door turned clients away (else
-    nothing): what its limits logged once is counted here (docs/web.md, "Limits")."""
-    from anima.frontdoors.web import WebFrontDoor
-
-    parts: list[str] = []
-    for door in runtime.frontdoors:
-        if isinstance(door, WebFrontDoor):
-            c = door.counts()
-            counted = (
-                ("refused", c.refused),
-                ("evicted idle", c.evicted),
-                ("timed out", c.timed_out),
-                ("dropped slow", c.stalled),
-                ("ws refused", door.ws_refused),
-                ("accept failures", c.accept_failures),
-            )
-            parts += [f"{name} {n}" for name, n in counted if n]
-    return f" | web {', '.join(parts)}" if parts else ""
-
-
-def _mqtt_status(runtime: Runtime) -> str:
-    """`` | mqtt connected`` or `` | mqtt DISCONNECTED`` (deaf), when an MQTT door is attached."""
-    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-
-    doors = [d for d in runtime.frontdoors if isinstance(d, MqttFrontDoor)]
-    return "".join(f" | mqtt {'connected' if d.connected else 'DISCONNECTED'}" for d in doors)

@@ -186,7 +186,7 @@ def test_when_the_network_thread_dies_anyway_the_watchdog_restarts_it(
 def test_the_status_line_says_whether_mqtt_hears(
     broker: BrokerAddress, prefix: str, probe: MqttProbe
 ) -> None:
-    from anima.cli.serve import status_line
+    from anima.cli.status import status_line
 
     cfg = robot_config(prefix)
     runtime = Runtime(cfg, driver=SimDriver())

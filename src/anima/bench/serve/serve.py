@@ -11,7 +11,7 @@ from anima.bench.measure import rss_mb
 from anima.testing.serve import ServeProcess
 
 READY = "anima ready"
-# serve's status line (cli.serve.status_line), every 5 s; `missed` counts since the start
+# serve's status line (cli.status.status_line), every 5 s; `missed` counts since the start
 _STATUS = re.compile(r"period error p99 \S+ ms max (?P<max>[\d.]+) ms \| missed (?P<missed>\d+)")
 
 

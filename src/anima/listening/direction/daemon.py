@@ -127,7 +127,7 @@ class DaemonDirection:
                 if self.clock.wait(self._stop, self.period_s if answered else self.retry_s):
                     return
         finally:
-            self._close()
+            self.close()
 
     def poll(self) -> bool:
         """One request, and what its reading gives (the thread's step; a test may call it).
@@ -135,7 +135,7 @@ class DaemonDirection:
         try:
             status, body = self._get()
         except (OSError, http.client.HTTPException) as e:
-            self._close()
+            self.close()
             if not self._down:
                 self._down = True
                 logger.warning(
@@ -170,17 +170,18 @@ class DaemonDirection:
         reply = self._conn.getresponse()
         body = reply.read(MAX_BODY + 1)
         if len(body) > MAX_BODY:
-            self._close()  # the rest is unread: the connection cannot carry another request
+            self.close()  # the rest is unread: the connection cannot carry another request
             return reply.status, None
         if reply.will_close:
-            self._close()
+            self.close()
         return reply.status, body
 
     def _skip(self, why: str) -> None:
         self.skipped += 1
         logger.debug("daemon direction: a reply from %s skipped: %s", self.where, why)
 
-    def _close(self) -> None:
+    def close(self) -> None:
+        """Close the connection (the thread's own, at its end; a caller's of :meth:`poll`)."""
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()

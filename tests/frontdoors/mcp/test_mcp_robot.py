@@ -16,7 +16,8 @@ from anima.agent.plan import MAX_STEPS
 from anima.config import McpConfig
 from anima.errors import ConfigError
 from anima.events import CommandRejected, MoveStarted, PlanStarted
-from anima.frontdoors.mcp.robot import EVENTS_URI, STATE_URI, Cancel, McpRobot
+from anima.frontdoors.mcp.resources import EVENTS_URI, STATE_URI
+from anima.frontdoors.mcp.robot import Cancel, McpRobot
 from anima.frontdoors.mcp.tools import tools_size
 from anima.runtime import Runtime
 from anima.testing import EventRecorder, eventually

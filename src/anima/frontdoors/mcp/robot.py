@@ -1,4 +1,5 @@
-"""What the MCP server does with the robot, with no MCP in it: tool calls and resources.
+"""What the MCP server does with the robot, with no MCP in it: tool calls, and the resources
+(:mod:`~anima.frontdoors.mcp.resources`) it owns.
 
 Every tool call runs through the agent's :class:`~anima.agent.executor.Executor` (source
 ``mcp``), one plan at a time in arrival order: an action is a plan of one step, ``run_plan``
@@ -13,8 +14,6 @@ the other doors give.
 
 from __future__ import annotations
 
-import collections
-import json
 import logging
 import threading
 import time
@@ -28,11 +27,9 @@ from anima.agent.executor import Executor, PlanResult, StepResult
 from anima.agent.plan import MAX_STEPS, Plan, Step, step_from_values
 from anima.config.mcp import McpConfig
 from anima.errors import AnimaError, PlanError
-from anima.events import CommandRejected, Event, PlanOutcome
+from anima.events import CommandRejected, PlanOutcome
+from anima.frontdoors.mcp.resources import Resources
 from anima.frontdoors.mcp.tools import RUN_PLAN, Tool, build_tools
-from anima.frontdoors.state import animations_description, body_description
-from anima.wire import PAYLOAD_VERSION
-from anima.wire.events import event_fields
 from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import shown
 
@@ -43,11 +40,6 @@ log = logging.getLogger(__name__)
 
 SOURCE = "mcp"
 HEARTBEAT_S = 1.0  # progress while one step runs long (a wait, a walk): the client knows
-STATE_URI = "anima://state"
-EVENTS_URI = "anima://events"
-ANIMATIONS_URI = "anima://animations"
-BODY_URI = "anima://body"
-ATTENTION_URI = "anima://attention"
 Progress = Callable[[float, float, str], None]  # (done, total, message)
 
 
@@ -92,27 +84,6 @@ class Cancel:
         hook()
 
 
-@dataclass(frozen=True)
-class Resource:
-    uri: str
-    name: str
-    description: str
-
-
-RESOURCES = (
-    Resource(STATE_URI, "state", "The robot's state now: move, speech, gaze, estop, loop."),
-    Resource(EVENTS_URI, "events", "The recent events, oldest first (moves, speech, plans)."),
-    Resource(ANIMATIONS_URI, "animations", "The gestures and gaze postures the library has."),
-    Resource(BODY_URI, "body", "The body: channels with their limits and roles, postures."),
-    Resource(
-        ATTENTION_URI,
-        "attention",
-        "The people the robot sees and hears (direction in degrees, facing, speaking) and "
-        "whom it looks at, and why; null without a camera or a microphone array.",
-    ),
-)
-
-
 class Bucket:
     """A token bucket: ``burst`` calls at once, then ``rate`` a second."""
 
@@ -144,30 +115,26 @@ class McpRobot:
         self._executor = Executor.from_config(runtime, runtime.config.agent, source=SOURCE)
         self._turn = threading.Lock()  # one plan at a time, in arrival order
         self._bucket = Bucket(config.rate_per_s, config.burst)
-        self._events: collections.deque[Event] = collections.deque(maxlen=config.events_kept)
-        self._events_lock = threading.Lock()
-        self._unsubscribe: Callable[[], None] | None = None
-        self._watchers: list[Callable[[str], None]] = []
-        self._stopping = threading.Event()  # set by stop(): wakes the watcher at once
-        self._watch_thread: threading.Thread | None = None
+        self.resources = Resources(runtime, config)
         self.calls = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        self._unsubscribe = self.runtime.subscribe(self._record)
-        self._stopping.clear()
-        self._watch_thread = threading.Thread(target=self._watch, name="anima-mcp", daemon=True)
-        self._watch_thread.start()
+        self.resources.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stopping.set()
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        self.resources.stop_watching()
         self._executor.close(timeout)
-        if self._watch_thread is not None:
-            self._watch_thread.join(timeout)
-            self._watch_thread = None
+        self.resources.stop(timeout)
+
+    # ------------------------------------------------------------------ resources
+    def read(self, uri: str) -> str:
+        """A resource's JSON text; KeyError for a URI that is none of :data:`RESOURCES`."""
+        return self.resources.read(uri)
+
+    def watch(self, changed: Callable[[str], None]) -> Callable[[], None]:
+        """``changed(uri)`` when the state or the event log changes (at most mcp.state_hz)."""
+        return self.resources.watch(changed)
 
     # ------------------------------------------------------------------ tools
     def call(
@@ -297,68 +264,6 @@ class McpRobot:
         )
         return Outcome(reason, error=True)
 
-    # ------------------------------------------------------------------ resources
-    def read(self, uri: str) -> str:
-        """A resource's JSON text; KeyError for a URI that is none of :data:`RESOURCES`."""
-        if uri == STATE_URI:
-            data: JsonObject = self.runtime.state().to_json()
-        elif uri == EVENTS_URI:
-            with self._events_lock:
-                events = list(self._events)
-            data = {"events": [_event_json(e) for e in events]}
-        elif uri == ANIMATIONS_URI:
-            data = animations_description(self.runtime)
-        elif uri == BODY_URI:
-            data = body_description(self.runtime)
-        elif uri == ATTENTION_URI:
-            seen = self.runtime.attention
-            data = {"attention": None if seen is None else seen.snapshot().to_json()}
-        else:
-            raise KeyError(uri)
-        return json.dumps({"v": PAYLOAD_VERSION, **data})
-
-    def watch(self, changed: Callable[[str], None]) -> Callable[[], None]:
-        """``changed(uri)`` when the state or the event log changes (at most mcp.state_hz)."""
-        self._watchers.append(changed)
-        return lambda: self._watchers.remove(changed) if changed in self._watchers else None
-
-    def _record(self, event: Event) -> None:
-        with self._events_lock:
-            self._events.append(event)
-
-    def _watch(self) -> None:
-        period = 1.0 / self.config.state_hz
-        last_state: object = None
-        last_event: Event | None = None
-        while not self._stopping.wait(period):  # a sleep made every stop wait up to a period
-            if not self._watchers:
-                continue
-            state = self.runtime.state().to_json()
-            key = {k: v for k, v in state.items() if k not in ("t", "loop")}
-            seen = key.get("attention")
-            if isinstance(seen, dict):  # its own time moves as the state's does
-                key["attention"] = {k: v for k, v in seen.items() if k != "t"}
-            with self._events_lock:
-                newest = self._events[-1] if self._events else None
-            changed = []
-            if key != last_state:
-                if isinstance(key.get("attention"), dict) and (
-                    not isinstance(last_state, dict)
-                    or last_state.get("attention") != key["attention"]
-                ):
-                    changed.append(ATTENTION_URI)
-                last_state = key
-                changed.append(STATE_URI)
-            if newest is not last_event:
-                last_event = newest
-                changed.append(EVENTS_URI)
-            for uri in changed:
-                for fn in list(self._watchers):
-                    try:
-                        fn(uri)
-                    except Exception:  # a watcher's failure is its own
-                        log.exception("mcp: telling a watcher %s changed failed", uri)
-
     # ------------------------------------------------------------------ prompt
     def prompt(self) -> str:
         """How to drive this robot, from its tools: for a model that has not seen it."""
@@ -397,9 +302,3 @@ def _outcome(result: PlanResult) -> Outcome:
         PlanOutcome.FINISHED: "finished",
     }[result.outcome]
     return Outcome(f"{head}: " + "; ".join(lines), error=failed, data=data)
-
-
-def _event_json(event: Event) -> JsonObject:
-    fields = event_fields(event)
-    data: JsonObject = json.loads(json.dumps(fields, default=str))  # tuples → lists
-    return data

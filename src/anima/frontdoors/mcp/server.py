@@ -35,7 +35,8 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
-from anima.frontdoors.mcp.robot import RESOURCES, Cancel, McpRobot
+from anima.frontdoors.mcp.resources import RESOURCES
+from anima.frontdoors.mcp.robot import Cancel, McpRobot
 from anima.version import __version__
 
 log = logging.getLogger(__name__)

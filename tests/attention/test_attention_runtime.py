@@ -10,7 +10,7 @@ import math
 import pytest
 
 from anima.build import build
-from anima.config import AnimaConfig, AttentionConfig, ListenConfig, VisionConfig
+from anima.config import AnimaConfig, AttentionConfig, BodyConfig, ListenConfig, VisionConfig
 from anima.drivers.sim import SimDriver
 from anima.events import AttentionChanged, WakeDetected
 from anima.testing import EventRecorder, FakeClock
@@ -126,3 +126,17 @@ def test_a_barge_in_lifts_the_arrays_own_voice_gate() -> None:
         assert gate.own(12.0)  # the next time it speaks, its voice is its own again
     finally:
         runtime.stop(ease=False)
+
+
+@pytest.mark.parametrize(("body", "wide"), [(None, "65°"), ("reachy_mini", "81.4°")])
+def test_the_start_up_line_names_the_lens_the_body_declares(body: str | None, wide: str) -> None:
+    """With no ``vision.hfov_deg`` set, the camera's figures are the body's (Reachy Mini's head
+    camera), else the built-in ones — in what serve says and in what the camera films with."""
+    lines: list[str] = []
+    config = AnimaConfig(vision=VisionConfig(source="sim"), body=BodyConfig(checker_ini=body))
+    runtime = build(
+        config, doors=False, audio_in="none", driver=SimDriver(history=10), report=lines.append
+    )
+    assert runtime.attention is not None
+    assert any(f"sim camera (auto faces, {wide} wide)" in line for line in lines), lines
+    assert f"{runtime.attention.attention.vision.hfov_deg:g}°" == wide

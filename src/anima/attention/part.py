@@ -101,7 +101,7 @@ class AttentionPart:
         """What it attends with, for ``anima serve``'s start-up lines."""
         with_what = []
         if self.config.vision.enabled:
-            v = self.config.vision
+            v = self.attention.vision  # with the body's camera where the config sets nothing
             with_what.append(f"{v.source} camera ({v.faces} faces, {v.hfov_deg:g}° wide)")
         if self.voice_sink is not None:
             with_what.append(f"a {len(self.config.listen.mics)}-microphone array")
@@ -110,7 +110,7 @@ class AttentionPart:
         return " and ".join(with_what) or "nothing (idle glances only)"
 
     def prepare(self) -> None:
-        vision = self.config.vision
+        vision = self.attention.vision  # the camera's figures as attention projects with them
         if not vision.enabled:
             return
         from anima.vision.pipeline import VisionPipeline

@@ -59,6 +59,18 @@ def test_config_shows_environment_overrides() -> None:
     assert "rate_hz: 50.0" in result.output
 
 
+def test_config_shows_the_camera_the_body_declares_unless_set() -> None:
+    result = runner.invoke(app, ["config"], env={"ANIMA_DRIVER__TYPE": "reachy_mini"})
+    assert result.exit_code == 0, result.output
+    assert "hfov_deg: 81.4" in result.output  # Reachy Mini's head camera
+    assert "mount: head" in result.output
+    given = {"ANIMA_DRIVER__TYPE": "reachy_mini", "ANIMA_VISION__HFOV_DEG": "70"}
+    result = runner.invoke(app, ["config"], env=given)
+    assert "hfov_deg: 70.0" in result.output  # the user's wins
+    result = runner.invoke(app, ["config"])
+    assert "hfov_deg: 65.0" in result.output  # Nadine declares none: the built-in default
+
+
 def test_config_rejects_a_bad_key_by_name() -> None:
     result = runner.invoke(app, ["config"], env={"ANIMA_MOTION__RATE": "50"})
     assert result.exit_code == 2

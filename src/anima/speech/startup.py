@@ -74,3 +74,14 @@ def start_speech(
         out.name + (f" ({config.audio_out})" if out.name == "wav" else ""),
     )
     return service
+
+
+def load_voices(engines: Sequence[TTSEngine]) -> None:
+    """Load the TTS voices before the motion loop starts (Piper's onnxruntime session holds the
+    interpreter in stretches while it loads). The speech thread loads them again — a no-op once
+    loaded — and drops and reports an engine that fails, so a failure here is only noted."""
+    for engine in engines:
+        try:
+            engine.load()
+        except Exception as exc:  # the speech thread says it, as a warning and a notice
+            log.debug("speech engine %s did not load before the loop: %s", engine.name, exc)

@@ -1,5 +1,5 @@
-"""The core of one robot: body, driver, motion, behaviour, speech; ``execute``, the one way in;
-a typed state snapshot; the start/stop order of its parts.
+"""The core of one robot: body, driver, motion, behaviour, speech; ``execute``, the one way in
+(:mod:`.commands`); a typed state snapshot (:mod:`.state`); the start/stop order of its parts.
 
 Start: every part's ``prepare`` (model loads, imports) and the TTS voices → event hub →
 animation library → driver.connect() → motion loop → timers → idle life → speech → humanoid
@@ -27,7 +27,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, overload
 
 from anima import commands as cmd
-from anima import estop
 from anima.animation.library import AnimationLibrary, configured_folders
 from anima.behaviour.body_language import BodyLanguage
 from anima.behaviour.controller import Behaviour
@@ -39,12 +38,10 @@ from anima.clock import Clock
 from anima.commands import LookAtResult
 from anima.config import AnimaConfig
 from anima.drivers import Driver, create_driver
-from anima.drivers.feedback import measured_state
-from anima.errors import CommandRefusedError, EngineStateError
-from anima.events import Event, EventHub, Notice, Transcript
+from anima.errors import EngineStateError
+from anima.events import Event, EventHub, Notice
 from anima.health import HealthMonitor
 from anima.humanoid.spec import RobotState
-from anima.logtext import quoted
 
 if TYPE_CHECKING:
     from anima.attention.part import AttentionPart
@@ -55,25 +52,15 @@ if TYPE_CHECKING:
 from anima.motion.engine import MotionEngine
 from anima.motion.priority import SwitchInterval
 from anima.parts import Agent, Part, Parts
-from anima.speech.startup import speech_engines, start_speech
+from anima.runtime.commands import carry_out
+from anima.runtime.state import loop_state, runtime_state
+from anima.speech.startup import load_voices, speech_engines, start_speech
 from anima.timers import Timers
 from anima.wire.state import LoopState, RuntimeState
 
 log = logging.getLogger(__name__)
 
 
-def _load_voices(engines: Sequence[TTSEngine]) -> None:
-    """Load the TTS voices before the motion loop starts (Piper's onnxruntime session holds the
-    interpreter in stretches while it loads). The speech thread loads them again — a no-op once
-    loaded — and drops and reports an engine that fails, so a failure here is only noted."""
-    for engine in engines:
-        try:
-            engine.load()
-        except Exception as exc:  # the speech thread says it, as a warning and a notice
-            log.debug("speech engine %s did not load before the loop: %s", engine.name, exc)
-
-
-NO_HUMANOID = "no humanoid is linked (anima serve --humanoid sim|adam)"
 MAX_SKIPPED_SHOWN = 5  # skipped animation files named in a reload's summary (the rest counted)
 
 
@@ -162,7 +149,7 @@ class Runtime:
             try:
                 undo.append(self.parts.stop)
                 self.parts.prepare()  # model loads and imports, before the loop starts
-                _load_voices(engines)  # Piper's voice: 0.5-1.8 s of stalls once the loop ran
+                load_voices(engines)  # Piper's voice: 0.5-1.8 s of stalls once the loop ran
                 if not stepped:
                     self.events.start()
                 undo.append(self.events.stop)
@@ -220,11 +207,6 @@ class Runtime:
                 sink=self._audio_sink,
                 playback=self.playback,
             )
-
-    def _agent_or_refuse(self) -> Agent:
-        if self.agent is None:
-            raise CommandRefusedError("the agent is not running (anima serve --agent)")
-        return self.agent
 
     @property
     def frontdoors(self) -> list[Part]:
@@ -329,59 +311,8 @@ class Runtime:
         :class:`~anima.commands.Speak` its utterance's id, a
         :class:`~anima.commands.LookAt` what the gaze did, a humanoid command the robot's
         answer (a gRPC round trip: call it off a network thread), :class:`~anima.commands.
-        ReadHumanoidState` the robot's state; the rest give None."""
-        b = self.behaviour
-        match command:
-            case cmd.PlayAnimation(name=name):
-                return cmd.Played(idle_layer=b.play_animation(name))
-            case cmd.LookAt(x=x, y=y, z=z):
-                return b.look_at_position(x, y, z)
-            case cmd.LookAtTarget(name=name):
-                b.look_at_target(name)
-            case cmd.EndLookAt():
-                b.end_look_at()
-            case cmd.Shutdown():
-                b.shutdown()
-            case cmd.Wake():
-                b.wake()
-            case cmd.SetChannelDefault(channel=channel, value=value):
-                b.set_channel_default(channel, value)
-            case cmd.Speak():
-                if self.speech is None:
-                    raise CommandRefusedError(f"speech is not available: {self.speech_problem}")
-                return cmd.Spoken(utterance=self.speech.say(command))
-            case cmd.StopSpeaking(reason=reason):
-                if self.speech is not None:
-                    self.speech.stop_speaking(reason)
-            case cmd.EmergencyStop():
-                estop.engage(self.engine, self.speech, self.events)
-            case cmd.ResetEmergencyStop():
-                estop.release(self.engine, self.events)
-            case cmd.StopAnimation():
-                self.engine.clear()
-            case cmd.CancelAnimation(name=name):
-                b.cancel_animation(name)
-            case cmd.Listen():
-                self._agent_or_refuse().wake("command")
-            case cmd.Ask(text=text):
-                agent = self._agent_or_refuse()
-                log.info("asked: %s", quoted(text))  # typed, as a heard one is logged 'heard:'
-                agent.hear(Transcript(t=self.engine.clock.now(), text=text, final=True))
-            case (
-                cmd.HumanoidMode()
-                | cmd.HumanoidMotion()
-                | cmd.HumanoidPosture()
-                | cmd.HumanoidSpeed()
-            ):
-                return cmd.HumanoidAnswer(answer=self._humanoid_or_refuse().request(command))
-            case cmd.ReadHumanoidState():
-                return self._humanoid_or_refuse().read()
-        return None
-
-    def _humanoid_or_refuse(self) -> HumanoidLink:
-        if self.humanoid is None:
-            raise CommandRefusedError(NO_HUMANOID)
-        return self.humanoid
+        ReadHumanoidState` the robot's state; the rest give None (:mod:`.commands`)."""
+        return carry_out(self, command)
 
     def wait_first_tick(self, timeout: float = 2.0) -> bool:
         """Block until the motion loop has sent its first frame (True) or timeout (False)."""
@@ -414,32 +345,12 @@ class Runtime:
     def loop_state(self) -> LoopState:
         """The motion loop's statistics: percentiles over thousands of ticks, so a reader that
         asks many times a second keeps them a while (``frontdoors.state.StateReader``)."""
-        s = self.engine.stats()
-        return LoopState(
-            rate_hz=s.rate_hz, period_error_p99_ms=s.period_error_p99_ms, missed=s.missed
-        )
+        return loop_state(self)
 
     def state(self, loop: LoopState | None = None) -> RuntimeState:
         """The runtime's state now, as every front door and the SDK report it; ``loop``: the
         loop's statistics when the caller has recent ones (else computed now)."""
-        st = self.engine.state()
-        b = self.behaviour
-        return RuntimeState(
-            t=self.engine.clock.now(),
-            move=st.move,
-            queued=st.queued,
-            gaze_target=b.latched_target,
-            looking=b.gaze.active,
-            speaking=self.speaking,
-            conversation=None if self.agent is None else self.agent.phase,
-            shutdown=b.shutting_down,
-            estop=st.estopped,
-            driver_connected=st.driver_connected,
-            humanoid=None if self.humanoid is None else self.humanoid.summary(),
-            loop=self.loop_state() if loop is None else loop,
-            measured=measured_state(self.driver),
-            attention=None if self.attention is None else self.attention.snapshot(),
-        )
+        return runtime_state(self, loop)
 
     def stop(self, *, ease: bool = True) -> None:
         with self._lock:

@@ -1,4 +1,5 @@
-"""Loading the configuration: defaults, then a YAML file, then ``ANIMA_*`` variables.
+"""Loading the configuration: defaults, then a YAML file, then ``ANIMA_*`` variables
+(:mod:`anima.config.env`).
 
 Every failure is one :class:`~anima.errors.ConfigError` line that says where the value came
 from (``anima.yaml:12`` or ``environment ANIMA_WEB__PORT``), which key, and a short excerpt of
@@ -16,11 +17,10 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
-from anima.config.bounds import ENV_PREFIX
+from anima.config.env import EnvValue, from_env, merge_env, origin_of
 from anima.config.files import FileRefusedError, excerpt, read_text
 from anima.config.planner import MOVED_KEYS, PLANNER_CONFIGS
 from anima.config.sections import AnimaConfig
@@ -33,19 +33,6 @@ MAX_FILE_BYTES = 1024 * 1024  # a config file is a few KB; this is far past any 
 # YAML 1.1 (PyYAML) reads 1e3 and 1e-50 as strings: its float needs a dot. For a float field,
 # a string that is a number in YAML 1.2's sense is that number.
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?")
-_NULLS = ("", "~", "null", "Null", "NULL")
-
-
-@dataclass(frozen=True, repr=False)
-class _EnvValue:
-    """An environment variable's text, parsed only once the field's type is known: a string
-    field takes it as it is (``ANIMA_WEB__HOST=::`` is the host ``::``, not a YAML mapping)."""
-
-    name: str
-    raw: str
-
-    def __repr__(self) -> str:  # as it appears inside an error's excerpt of a mapping
-        return repr(self.raw)
 
 
 def load_config(
@@ -77,7 +64,7 @@ def load_config(
         data = loaded or {}
         source = str(p)
         origins = {key: f"{p}:{line}" for key, line in lines.items()}
-    _merge_env(data, os.environ if env is None else env, origins)
+    merge_env(data, os.environ if env is None else env, origins)
     _move_planner_keys(data, origins)
     for section, tag in (types or {}).items():
         if tag is not None:
@@ -89,7 +76,7 @@ def _choose_type(
     data: dict[str, Any], section: str, tag: str, origins: dict[str, str], source: str
 ) -> None:
     raw = data.get(section)
-    if isinstance(raw, _EnvValue):  # ANIMA_HUMANOID=sim, or the whole section as YAML
+    if isinstance(raw, EnvValue):  # ANIMA_HUMANOID=sim, or the whole section as YAML
         raw = load_scalar_or_yaml(raw.raw, f"environment {raw.name}")
     if isinstance(raw, str) or raw is None:
         data[section] = {"type": tag}  # a type's name alone (or nothing): now this one's
@@ -100,11 +87,11 @@ def _choose_type(
     by_tag = _types_of(section)
     if tag in by_tag:  # a tagged section (driver): another type's settings may be there
         before = raw.get("type", next(iter(by_tag)))
-        if (before.raw if isinstance(before, _EnvValue) else before) != tag:
+        if (before.raw if isinstance(before, EnvValue) else before) != tag:
             # the file's settings were another type's: those the command line's takes stay
 
             def where(key: str) -> str:
-                return _origin(origins, key, source)
+                return origin_of(origins, key, source)
 
             fitting = _fitting(by_tag[tag], section, tag, raw, where)
             raw = {name: value for name, value in raw.items() if name in fitting}
@@ -161,14 +148,14 @@ def _move_planner_keys(data: dict[str, Any], origins: dict[str, str]) -> None:
     if not moved:
         return
     planner = agent.get("planner", "rules")
-    if isinstance(planner, _EnvValue):
+    if isinstance(planner, EnvValue):
         planner = load_scalar_or_yaml(planner.raw, f"environment {planner.name}")
     if isinstance(planner, str):
         planner = {"type": planner}
     if not isinstance(planner, dict):
         return  # not a section: from_dict says so
     tag = planner.get("type", "rules")
-    tag = tag.raw if isinstance(tag, _EnvValue) else tag
+    tag = tag.raw if isinstance(tag, EnvValue) else tag
     own = PLANNER_CONFIGS.get(tag) if isinstance(tag, str) else None
     names = {f.name for f in dataclasses.fields(own)} if own is not None else set()
     for old in moved:
@@ -217,50 +204,6 @@ def _config(_key: str) -> str:
     return "config"
 
 
-def _merge_env(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str]) -> None:
-    """Merge ``ANIMA_*`` variables into ``data``; ``origins`` learns dotted key → variable.
-
-    Config is ``ANIMA_<SECTION>__<KEY>`` (a section's typo is refused by name), or a top-level
-    key's own name (``ANIMA_LOG_LEVEL``, ``ANIMA_MOTION`` as YAML); any other ``ANIMA_*`` name
-    is another tool's (``ANIMA_CONFIG``, ``ANIMA_FLEET_TOKEN``, ``ANIMA_REACHY_DAEMON``)."""
-    top = {f.name for f in dataclasses.fields(AnimaConfig)}
-    for name, raw in sorted(env.items()):  # sorted: ANIMA_MOTION before ANIMA_MOTION__RATE_HZ
-        if not name.startswith(ENV_PREFIX):
-            continue
-        rest = name[len(ENV_PREFIX) :]
-        if "__" not in rest and rest.lower() not in top:
-            log.debug("%s: not a config key (those are ANIMA_<SECTION>__<KEY>): ignored", name)
-            continue
-        keys = [k.lower() for k in rest.split("__")]
-        node = data
-        for key in keys[:-1]:
-            child = node.setdefault(key, {})
-            if isinstance(child, _EnvValue):  # ANIMA_MOTION='{...}' and ANIMA_MOTION__X both
-                child = node[key] = load_scalar_or_yaml(child.raw, f"environment {child.name}")
-            if not isinstance(child, dict):
-                raise ConfigError(f"environment {name}: {key} is not a section")
-            node = child
-        node[keys[-1]] = _EnvValue(name, raw)
-        dotted = ".".join(keys)
-        for key in [k for k in origins if k.startswith(f"{dotted}.")]:
-            del origins[key]  # the variable replaced what the file had under it
-        origins[dotted] = f"environment {name}"
-
-
-def _origin(origins: Mapping[str, str], key: str, source: str) -> str:
-    """Where ``key``'s value came from: its own origin, a variable that set something under it
-    (``ANIMA_MOTION__RATE_HZ__X`` made ``motion.rate_hz`` a mapping), or the nearest enclosing
-    key's."""
-    below = sorted(o for k, o in origins.items() if k.startswith(f"{key}."))
-    if key not in origins and below:
-        return below[0]
-    while key:
-        if key in origins:
-            return origins[key]
-        key = re.sub(r"(\[[0-9]+\]|\.?[^.\[]*)$", "", key, count=1)
-    return source
-
-
 def from_dict(
     cls: type[T],
     data: Mapping[str, Any],
@@ -275,7 +218,7 @@ def from_dict(
     """
     origins = origins or {}
     if not isinstance(data, Mapping):
-        where = _origin(origins, prefix.rstrip("."), source)
+        where = origin_of(origins, prefix.rstrip("."), source)
         raise ConfigError(
             f"{where}: {prefix.rstrip('.') or 'config'} must be a mapping, got {excerpt(data)}"
         )
@@ -287,14 +230,14 @@ def from_dict(
         key = f"{prefix}{unknown[0]}"
         shown = key if len(key) <= 60 else key[:59] + "…"
         raise ConfigError(
-            f"{_origin(origins, key, source)}: unknown key {shown} "
+            f"{origin_of(origins, key, source)}: unknown key {shown} "
             f"(known: {', '.join(sorted(fields))})"
         )
     kwargs = {
         name: _coerce(
             hints[name],
             value,
-            _origin(origins, f"{prefix}{name}", source),
+            origin_of(origins, f"{prefix}{name}", source),
             f"{prefix}{name}",
             origins,
         )
@@ -321,12 +264,12 @@ def _blame(exc: ConfigError, prefix: str, origins: Mapping[str, str], source: st
     variables = sorted({o for o in inside.values() if o.startswith("environment ")})
     if variables:
         return ", ".join(variables[:3])
-    return _origin(origins, prefix.rstrip("."), source)
+    return origin_of(origins, prefix.rstrip("."), source)
 
 
 def _coerce(tp: Any, value: Any, source: str, key: str, origins: Mapping[str, str]) -> Any:
-    if isinstance(value, _EnvValue):
-        value = _from_env(tp, value)
+    if isinstance(value, EnvValue):
+        value = from_env(tp, value)
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
         args = typing.get_args(tp)
@@ -399,10 +342,10 @@ def _tagged(
         raise ConfigError(f"{source}: {key} must be a mapping, got {excerpt(value)}", key=key)
     by_tag = {_tag(m): m for m in members}
     tag_value = value.get("type", _tag(members[0]))
-    if isinstance(tag_value, _EnvValue):
+    if isinstance(tag_value, EnvValue):
         tag_value = tag_value.raw
     tag_key = f"{key}.type"
-    tag = _choice(tuple(by_tag), tag_value, _origin(origins, tag_key, source), tag_key)
+    tag = _choice(tuple(by_tag), tag_value, origin_of(origins, tag_key, source), tag_key)
     cls = by_tag[tag]
     own = {f.name for f in dataclasses.fields(cls)}
     for name in value:
@@ -410,7 +353,7 @@ def _tagged(
             continue
         others = [t for t, m in by_tag.items() if name in {f.name for f in dataclasses.fields(m)}]
         if others:
-            where = _origin(origins, f"{key}.{name}", source)
+            where = origin_of(origins, f"{key}.{name}", source)
             raise ConfigError(
                 f"{where}: {key}.{name} is a setting of {key}.type {' or '.join(others)}, "
                 f"not of {tag}",
@@ -425,24 +368,6 @@ def _choice(choices: tuple[Any, ...], value: Any, source: str, key: str, make: A
         shown = ", ".join(str(c) for c in choices)
         raise ConfigError(f"{source}: {key} must be one of {shown}, got {excerpt(value)}", key=key)
     return make(value) if make is not None else value
-
-
-def _from_env(tp: Any, value: _EnvValue) -> Any:
-    """An environment value as the field's type wants it: text for a string field, YAML for
-    the rest (numbers, booleans, lists, whole sections); a null for an optional field."""
-    args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else (tp,)
-    if type(None) in args and value.raw.strip() in _NULLS:
-        return None
-    if str in args or any(_is_choice(a) for a in args):
-        return value.raw
-    return load_scalar_or_yaml(value.raw, f"environment {value.name}")
-
-
-def _is_choice(tp: Any) -> bool:
-    """A field whose value is one of a few names: a StrEnum or a Literal of strings."""
-    return (isinstance(tp, type) and issubclass(tp, enum.StrEnum)) or (
-        typing.get_origin(tp) is Literal
-    )
 
 
 def _float(value: Any, source: str, key: str) -> float:

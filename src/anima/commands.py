@@ -174,6 +174,60 @@ class Spoken:
 
 
 @dataclass(frozen=True, kw_only=True)
+class OpenVoiceStream(_Ordered):
+    """Speak audio that arrives as it is made (a realtime model's voice, docs/realtime.md):
+    one utterance, with ``start_speak`` when its first sample plays and ``end_speak`` when its
+    last has (or it is stopped), lips and sway on the playback clock. Refused, as
+    :class:`Speak` is, while the emergency stop is on or speech is not available."""
+
+    locale: str = "en-US"
+    source: str = "realtime"  # who speaks through it (logs and the utterance's events)
+
+
+class VoiceStream(Protocol):
+    """An open voice stream (what :class:`OpenVoiceStream` gives back), fed from one thread
+    while the speech service plays it. Every method returns at once."""
+
+    @property
+    def utterance(self) -> str:
+        """The utterance's id, as its ``start_speak`` and ``end_speak`` carry it."""
+
+    def feed(self, pcm16: bytes, sample_rate: int) -> None:
+        """The next audio: mono 16-bit little-endian PCM at ``sample_rate`` Hz (resampled to
+        the sink's rate). Ignored once the stream is stopped."""
+
+    def visemes(self, marks: list[tuple[int, str]]) -> None:
+        """Mouth shapes the server timed: (milliseconds from the stream's first sample,
+        viseme name in :mod:`anima.speech.visemes`' set). Without any, the lips follow the
+        audio itself."""
+
+    def words(self, text: str) -> None:
+        """The next words of what the audio says (a transcript delta); ``^start(name)``
+        markers in it time gestures to those words."""
+
+    def finish(self) -> None:
+        """No more audio: ``end_speak`` (reason ``done``) once the last sample has played."""
+
+    def stop(self, reason: SpeechEndReason = "interrupted") -> int:
+        """Stop playing now (``end_speak`` with ``reason``); the milliseconds of this stream's
+        audio the sink had played, exactly (for ``conversation.item.truncate``)."""
+
+    def played_ms(self) -> int:
+        """The milliseconds of this stream's audio played so far (the sink's clock)."""
+
+    @property
+    def done(self) -> bool:
+        """Finished and played out, or stopped."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VoiceStreamOpened:
+    """What :class:`OpenVoiceStream` gives back."""
+
+    stream: VoiceStream
+
+
+@dataclass(frozen=True, kw_only=True)
 class Played:
     """What :class:`PlayAnimation` gives back: whether the animation became an idle layer
     (a blink, a looping idle animation: no move, so no ``MoveFinished`` to wait for)."""
@@ -310,6 +364,7 @@ Command = (
     | Wake
     | SetChannelDefault
     | Speak
+    | OpenVoiceStream
     | StopSpeaking
     | Listen
     | Ask
@@ -321,7 +376,9 @@ Command = (
     | ReadHumanoidState
 )
 
-Result: TypeAlias = "Played | Spoken | LookAtResult | HumanoidAnswer | RobotState | None"
+Result: TypeAlias = (
+    "Played | Spoken | VoiceStreamOpened | LookAtResult | HumanoidAnswer | RobotState | None"
+)
 """What executing a command gives back, by command (see :class:`Execute`)."""
 
 
@@ -332,6 +389,8 @@ class Execute(Protocol):
     def __call__(self, command: PlayAnimation, /) -> Played: ...
     @overload
     def __call__(self, command: Speak, /) -> Spoken: ...
+    @overload
+    def __call__(self, command: OpenVoiceStream, /) -> VoiceStreamOpened: ...
     @overload
     def __call__(self, command: LookAt, /) -> LookAtResult: ...
     @overload

@@ -46,6 +46,10 @@ def carry_out(rt: Runtime, command: cmd.Command) -> cmd.Result:
             if rt.speech is None:
                 raise CommandRefusedError(f"speech is not available: {rt.speech_problem}")
             return cmd.Spoken(utterance=rt.speech.say(command))
+        case cmd.OpenVoiceStream():
+            if rt.speech is None:
+                raise CommandRefusedError(f"speech is not available: {rt.speech_problem}")
+            raise CommandRefusedError("voice streams are not built yet (issue 33)")
         case cmd.StopSpeaking(reason=reason):
             if rt.speech is not None:
                 rt.speech.stop_speaking(reason)

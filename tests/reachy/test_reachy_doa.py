@@ -23,6 +23,7 @@ from anima.clock import MonotonicClock
 from anima.config import (
     AnimaConfig,
     AttentionConfig,
+    ListenConfig,
     MqttConfig,
     ReachyMiniDriverConfig,
     SpeechConfig,
@@ -186,3 +187,31 @@ def test_a_daemon_lost_mid_run_is_logged_once_and_read_again_after_its_restart(
         lines = [r for r in caplog.records if r.name == LOG]
         assert len(lines) == 2, lines
         assert "answers again" in lines[1].getMessage()
+
+
+def test_attention_daemon_voice_false_turns_it_off_and_listen_mics_takes_its_place() -> None:
+    """Built only (nothing connects before start): no daemon needed."""
+
+    def built(attention: AttentionConfig, listen: ListenConfig) -> Runtime:
+        return build(
+            AnimaConfig(
+                driver=ReachyMiniDriverConfig(host="127.0.0.1", port=9),
+                attention=attention,
+                listen=listen,
+                mqtt=MqttConfig(enabled=False),
+                web=WebConfig(enabled=False),
+            ),
+            report=lambda _line: None,
+        )
+
+    on = built(AttentionConfig(), ListenConfig())
+    assert on.attention is not None
+    assert on.attention.daemon_voice is not None
+    assert on.playback is not None  # for its own-voice gate
+    off = built(AttentionConfig(daemon_voice=False), ListenConfig())
+    assert off.attention is None  # nothing else to attend with
+    assert off.playback is None
+    array = built(AttentionConfig(), ListenConfig(mics=((0.0, 0.048, 0.0), (0.0, -0.048, 0.0))))
+    assert array.attention is not None
+    assert array.attention.daemon_voice is None
+    assert array.attention.voice_sink is not None

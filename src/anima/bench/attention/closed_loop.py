@@ -12,9 +12,10 @@ the vision thread's wait) plus what the detector really cost on this machine, me
 frame and added on the fake clock.
 
 A person stands straight ahead at 0.8 m; once the gaze has settled on them they jump
-``jump_deg`` to the robot's left. The camera has an 80° field of view: with ``vision.hfov_deg``'s
-default 65°, a face 30° off the axis is half out of the frame and BlazeFace loses it (found to
-28°, not at 30°); the last condition shows that. From the jump:
+``jump_deg`` to the robot's left. The camera has an 80° field of view (about Reachy Mini's head
+camera: 81.4°, as its body declares it): with ``vision.hfov_deg``'s default 65°, a face 30° off
+the axis is half out of the frame and BlazeFace loses it (found to 28°, not at 30°); the last
+condition shows that. From the jump:
 
 - **settle**: the time until the gaze stays within ``BAND_DEG`` of the face for the rest of the
   run (None: it never does);

@@ -2,15 +2,15 @@
 "turn toward a new speaker ≤ 600 ms after they start talking").
 
 A simulated room (:mod:`anima.testing.array_room`: RT60 0.3 s, SNR 10 dB, Reachy Mini's
-4-microphone line, or a 6 cm square of four: ``array``) hears one person at ``first_deg`` say a sentence, then, after a pause, a
-second at ``second_deg``. The array's frames go through the voice-direction estimator (its own
-VAD: Silero when installed, as ``anima serve`` has it) into attention on the runtime's engine,
-stepped tick by tick on fake time (:class:`~anima.testing.FakeTimeRobot`), the policy ticked
-20 times a second as its thread does. From the second voice's first sound: when attention
-aimed within :data:`TOLERANCE_DEG` of them (the decision), and when the gaze itself (head and
-eyes, from the frames the engine sent) got there. Near a line's ends (70° and more) its
-estimates fall toward the broadside (measured: ~40° for a talker at 70°), so the turn there is
-slow; a planar array (the square) has no such end.
+4-microphone line, or a 6 cm square of four: ``array``) hears one person at ``first_deg`` say a
+sentence, then, after a pause, a second at ``second_deg``. The array's frames go through the
+voice-direction estimator (its own VAD: Silero when installed, as ``anima serve`` has it) into
+attention on the runtime's engine, stepped tick by tick on fake time
+(:class:`~anima.testing.FakeTimeRobot`), the policy ticked 20 times a second as its thread does.
+From the second voice's first sound: when attention aimed within :data:`TOLERANCE_DEG` of them
+(the decision), and when the gaze itself (head and eyes, from the frames the engine sent) got
+there. Near a line's ends (70° and more) its estimates fall toward the broadside (measured: ~40°
+for a talker at 70°), so the turn there is slow; a planar array (the square) has no such end.
 """
 
 from __future__ import annotations

@@ -162,6 +162,9 @@ class AttentionPart:
         return bytes(jpeg) if ok else None
 
     def _ended(self, reason: str) -> None:
+        if reason == "stopped":  # stopped by its owner (a stop, a start that failed): no news
+            log.debug("vision: the camera was stopped")
+            return
         log.info("vision: the camera's frames ended (%s); attention follows voices only", reason)
 
     def _heard(self, event: Event) -> None:

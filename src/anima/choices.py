@@ -43,6 +43,9 @@ class PlannerType(StrEnum):
     RULES = "rules"  # offline, from the actions' phrases
     OPENAI = "openai"  # an OpenAI-compatible server (Ollama, llama.cpp, vLLM, …)
     DIFY = "dify"  # a Dify app
+    # a speech-to-speech model over the OpenAI Realtime protocol: not a text planner, it
+    # replaces the conversation (ears, planner, voice) with anima.agent.realtime's agent
+    OPENAI_REALTIME = "openai_realtime"
 
 
 class PlannerMode(StrEnum):

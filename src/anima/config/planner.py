@@ -102,11 +102,74 @@ class DifyPlannerConfig:
             )
 
 
-PlannerConfig = RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig
+DEFAULT_PERSONA = (
+    "You are a small, friendly social robot with a head, eyes and a voice. Keep replies short "
+    "and spoken: one or two sentences. Use your tools to move, gesture and look; never describe "
+    "an action you did not call."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RealtimePlannerConfig:
+    """``agent.planner: openai_realtime``: a speech-to-speech model over the OpenAI Realtime GA
+    protocol (OpenAI, Azure, a local speech-to-speech server; docs/realtime.md). Not a text
+    planner: it hears the microphone and speaks itself."""
+
+    type: Literal["openai_realtime"] = "openai_realtime"
+    url: str = "wss://api.openai.com/v1/realtime"  # the session's WebSocket (?model= is added)
+    model: str = "gpt-realtime"  # sent as ?model= and in session.update
+    api_key_env: str | None = None  # variable holding the key; None: OPENAI_API_KEY
+    # how the key is sent: "bearer" (Authorization: Bearer, OpenAI) | "api-key" (Azure's header)
+    auth: Literal["bearer", "api-key"] = "bearer"
+    voice: str = "marin"  # the model's voice (OpenAI: marin, cedar, alloy, …)
+    instructions: str = DEFAULT_PERSONA  # the persona (agent.instructions is added after it)
+    stall_s: float = 15.0  # no event this long while a response is active: it is ended
+    # reconnect after a lost socket: the first wait, doubled each time up to the last (jittered)
+    reconnect_s: float = 0.5
+    reconnect_max_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("ws://", "wss://")):
+            raise ConfigError(
+                f"{SECTION}.url must be a ws(s) URL, got {self.url[:80]!r}", key=f"{SECTION}.url"
+            )
+        _key_env(self.api_key_env)
+        if self.auth not in ("bearer", "api-key"):
+            raise ConfigError(
+                f"{SECTION}.auth must be bearer or api-key, got {str(self.auth)[:40]!r}",
+                key=f"{SECTION}.auth",
+            )
+        for key, value in (("model", self.model), ("voice", self.voice)):
+            if not value.strip() or len(value) > 100:
+                raise ConfigError(
+                    f"{SECTION}.{key} must be 1 to 100 characters, got {value[:100]!r}",
+                    key=f"{SECTION}.{key}",
+                )
+        if len(self.instructions) > 100_000:  # sent with every session
+            raise ConfigError(
+                f"{SECTION}.instructions: at most 100000 characters, got {len(self.instructions)}",
+                key=f"{SECTION}.instructions",
+            )
+        seconds(SECTION, 3600, stall_s=self.stall_s)
+        seconds(SECTION, 3600, reconnect_s=self.reconnect_s, reconnect_max_s=self.reconnect_max_s)
+        if self.reconnect_max_s < self.reconnect_s:
+            raise ConfigError(
+                f"{SECTION}.reconnect_max_s must be at least reconnect_s ({self.reconnect_s:g})",
+                key=f"{SECTION}.reconnect_max_s",
+            )
+
+    @property
+    def key_env(self) -> str:
+        """The variable the key is read from."""
+        return self.api_key_env or "OPENAI_API_KEY"
+
+
+PlannerConfig = RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig | RealtimePlannerConfig
 PLANNER_CONFIGS: dict[str, type[PlannerConfig]] = {
     PlannerType.RULES: RulesPlannerConfig,
     PlannerType.OPENAI: OpenAIPlannerConfig,
     PlannerType.DIFY: DifyPlannerConfig,
+    PlannerType.OPENAI_REALTIME: RealtimePlannerConfig,
 }
 
 # the flat agent keys of before → their key in agent.planner (moved when a file is loaded)
@@ -126,6 +189,8 @@ MOVED_KEYS: dict[str, str] = {
 
 def planner_config(value: object) -> PlannerConfig:
     """``value`` when it is a planner section; a planner's name (``"openai"``) → its defaults."""
-    if isinstance(value, RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig):
+    if isinstance(
+        value, RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig | RealtimePlannerConfig
+    ):
         return value
     return PLANNER_CONFIGS[checked(PlannerType, value, f"{SECTION}.type")]()

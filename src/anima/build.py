@@ -92,7 +92,14 @@ def build(
             audio_in = attention.ears(cfg.agent.audio_in if audio_in is None else audio_in) or (
                 audio_in
             )
-    if cfg.agent.enabled:
+    if cfg.agent.enabled and cfg.agent.planner.type == "openai_realtime" and planner is None:
+        from anima.agent.realtime import build_realtime_agent  # replaces the conversation
+
+        brain = build_realtime_agent(runtime, cfg, playback=runtime.playback, audio_in=audio_in)
+        runtime.attach_agent(brain)
+        ears = brain.source.name if brain.source is not None else "no audio"
+        say(f"anima agent: realtime brain at {brain.connection.url}, streaming {ears}")
+    elif cfg.agent.enabled:
         conversation = attach_agent(runtime, audio_in=audio_in, on_round=on_round, planner=planner)
         ears = "no audio (wake and ask over MQTT or the console)"
         if conversation.listener is not None:

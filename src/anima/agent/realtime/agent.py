@@ -1,0 +1,192 @@
+"""The realtime brain as the runtime's agent: :class:`RealtimeAgent`, a part that replaces the
+conversation (ears, planner and voice) with a speech-to-speech model's session.
+
+It owns the session's :class:`~anima.agent.realtime.connection.Connection` (its reader and
+writer threads), the tool calls' worker and executor, and the microphone: the agent's audio
+source (through the echo canceller in full duplex) resampled from 16 kHz to the session's 24 kHz
+and appended while a socket is open; the server's VAD decides the turns. A typed
+:class:`~anima.commands.Ask` becomes a user message and a response; a
+:class:`~anima.commands.Listen` (a wake) interrupts what the robot says.
+
+When the socket is lost the robot says so, once until it is back (:data:`LOST_LINE`, through
+the port like any speech; refused speech is only logged), and the connection comes back with
+backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from anima import commands as cmd
+from anima.agent.executor import Executor
+from anima.agent.presence import Presence
+from anima.agent.realtime import protocol as wire
+from anima.agent.realtime.connection import Connection, require_websockets
+from anima.agent.realtime.session import Session, SessionClosedError
+from anima.audio import SAMPLE_RATE, Frame, StreamResampler
+from anima.errors import AnimaError
+from anima.events import ConversationPhase, Transcript
+from anima.parts import PART_STOP_S
+
+if TYPE_CHECKING:
+    from anima.agent.actions import ActionRegistry
+    from anima.agent.port import RobotPort
+    from anima.config import AgentConfig
+    from anima.config.planner import RealtimePlannerConfig
+    from anima.listening.sources import AudioSource
+
+log = logging.getLogger(__name__)
+
+LOST_LINE = "I lost my connection. Give me a moment."
+
+
+class Microphone:
+    """The source's frames, 16 kHz → 24 kHz, appended to the session (the source's
+    :class:`~anima.listening.sources.FrameSink`: it only queues)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._resampler = StreamResampler(SAMPLE_RATE, wire.RATE)
+        self.sent = 0  # frames appended
+        self.dropped = 0  # frames with no open socket (or a full queue)
+
+    def frame(self, samples: Frame) -> None:
+        pcm = self._resampler.feed(samples).astype("<i2").tobytes()
+        if pcm and self._connection.send(wire.audio_append(pcm), droppable=True):
+            self.sent += 1
+        else:
+            self.dropped += 1
+
+    def end(self, reason: str) -> None:
+        log.info("realtime: the microphone ended (%s)", reason)
+
+
+class RealtimeAgent:
+    """A speech-to-speech model as the robot's agent (satisfies :class:`anima.parts.Agent`)."""
+
+    def __init__(
+        self,
+        robot: RobotPort,
+        registry: ActionRegistry,
+        settings: RealtimePlannerConfig,
+        agent: AgentConfig,
+        *,
+        key: str,
+        source: AudioSource | None = None,
+    ) -> None:
+        """``key``: the API key (sent as ``settings.auth`` says); ``source``: the microphone
+        (16 kHz frames), None for none (typed requests only). Touches no network."""
+        self.robot, self.registry, self.settings = robot, registry, settings
+        self.source = source
+        self.executor = Executor.from_config(robot, agent, source="realtime")
+        self.presence = Presence(
+            robot.publish,
+            robot.clock,
+            robot.call_later,
+            engaged_s=agent.engaged_s,
+            sleep_after_s=agent.sleep_after_s,
+        )
+        headers = (
+            {"Authorization": f"Bearer {key}"} if settings.auth == "bearer" else {"api-key": key}
+        )
+        self.connection = Connection(
+            session_url(settings.url, settings.model),
+            headers,
+            on_event=self._event,
+            on_open=self._opened,
+            on_lost=self._lost,
+            on_idle=self._idle,
+            reconnect_s=settings.reconnect_s,
+            reconnect_max_s=settings.reconnect_max_s,
+        )
+        instructions = settings.instructions
+        if agent.instructions:
+            instructions = f"{instructions}\n\n{agent.instructions}"
+        self.session = Session(
+            robot,
+            registry,
+            self.executor,
+            self.presence,
+            self.connection.send,
+            model=settings.model,
+            voice=settings.voice,
+            instructions=instructions,
+            locale=agent.locale,
+            stall_s=settings.stall_s,
+        )
+        self.microphone = Microphone(self.connection)
+        self._said_lost = threading.Event()  # the lost line was said for this outage
+        self.listener = None  # no text listener: the model hears (build's report reads it)
+
+    # ------------------------------------------------------------------ the Part
+    def prepare(self) -> None:
+        require_websockets()
+
+    def start(self) -> None:
+        self.session.calls.start()
+        self.connection.start()
+        if self.source is not None:
+            self.source.start(self.microphone)
+
+    def stop(self, timeout: float = PART_STOP_S) -> None:
+        share = timeout / 4
+        if self.source is not None:
+            self.source.stop(share)
+        self.connection.stop(share)
+        self.executor.close(share)
+        self.session.calls.stop(share)
+        self.presence.close()
+
+    # ------------------------------------------------------------------ the Agent
+    def wake(self, source: str = "manual") -> None:
+        """A wake (a door's Listen): whatever the robot says is cut, the model listens."""
+        self.session.interrupt(f"wake ({source})")
+
+    def hear(self, transcript: Transcript) -> None:
+        """A typed request (a door's Ask): a user message and a response."""
+        if transcript.final and transcript.text.strip():
+            self.session.ask(transcript.text)
+
+    @property
+    def phase(self) -> ConversationPhase:
+        return self.presence.state
+
+    @property
+    def connected(self) -> bool:
+        return self.connection.open
+
+    # ------------------------------------------------------------------ the connection's
+    def _opened(self) -> None:
+        self._said_lost.clear()
+        self.session.opened()
+
+    def _idle(self, seconds: float) -> None:
+        self.session.idle(seconds)
+
+    def _event(self, event: dict[str, Any]) -> None:
+        try:
+            self.session.handle(event)
+        except SessionClosedError as exc:
+            self.connection.drop(f"session.closed {exc}")
+
+    def _lost(self, reason: str) -> None:
+        log.warning("realtime: the session was lost: %s", reason)
+        self.session.lost()
+        if self._said_lost.is_set():
+            return
+        self._said_lost.set()
+        try:
+            self.robot.execute(cmd.Speak(text=LOST_LINE, locale=self.session.locale))
+        except AnimaError as exc:
+            log.warning("realtime: cannot say the connection was lost: %s", exc)
+
+
+def session_url(url: str, model: str) -> str:
+    """``url`` with ``?model=`` added when it names none (OpenAI's form)."""
+    if "model=" in url.split("?", 1)[-1] and "?" in url:
+        return url
+    from urllib.parse import quote
+
+    return f"{url}{'&' if '?' in url else '?'}model={quote(model, safe='')}"

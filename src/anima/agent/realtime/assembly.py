@@ -1,0 +1,53 @@
+""":func:`build_realtime_agent`: the realtime brain the config describes, for a robot."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from anima.agent.realtime.agent import RealtimeAgent
+from anima.config.planner import SECTION, RealtimePlannerConfig
+from anima.errors import ConfigError
+
+if TYPE_CHECKING:
+    from anima.agent.port import RobotPort
+    from anima.config import AnimaConfig
+    from anima.listening.sources import AudioSource
+    from anima.speech.reference import PlaybackReference
+
+
+def build_realtime_agent(
+    robot: RobotPort,
+    config: AnimaConfig,
+    *,
+    playback: PlaybackReference | None = None,
+    audio_in: str | AudioSource | None = None,
+    environ: dict[str, str] | None = None,
+) -> RealtimeAgent:
+    """The agent for ``agent.planner.type: openai_realtime``: the robot's registry as tools,
+    the microphone (``audio_in``, default ``agent.audio_in``; through the echo canceller when
+    ``listen.duplex``, fed what the sink plays: ``playback``). A missing key is a ConfigError
+    naming its variable (``anima serve`` says it in one line and exits 2): without a key the
+    session could only fail, over and over."""
+    from anima.agent.vocabulary import robot_registry
+    from anima.listening.makers import make_source
+
+    settings = config.agent.planner
+    if not isinstance(settings, RealtimePlannerConfig):
+        raise ConfigError(f"{SECTION}.type must be openai_realtime for the realtime brain")
+    env = os.environ if environ is None else environ
+    key = env.get(settings.key_env, "").strip()
+    if not key:
+        raise ConfigError(
+            f"{SECTION}.type openai_realtime needs an API key: set {settings.key_env} "
+            f"(or name another variable in {SECTION}.api_key_env)",
+            key=f"{SECTION}.api_key_env",
+        )
+    registry = robot_registry(robot, user_actions=config.agent.user_actions)
+    wanted = config.agent.audio_in if audio_in is None else audio_in
+    source = make_source(wanted) if isinstance(wanted, str) else wanted
+    if source is not None and config.listen.duplex:
+        from anima.listening.echo.source import echo_cancelled
+
+        source = echo_cancelled(source, config.listen, playback)
+    return RealtimeAgent(robot, registry, settings, config.agent, key=key, source=source)

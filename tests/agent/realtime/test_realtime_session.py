@@ -6,11 +6,14 @@ after which the runtime still runs and the client has reconnected."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from anima import commands as cmd
@@ -34,6 +37,15 @@ from anima.testing.realtime_server import (
 )
 
 pytestmark = pytest.mark.integration
+
+
+def quiet_config() -> AnimaConfig:
+    from anima.config import BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
+
+    motion = MotionConfig(
+        breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False)
+    )
+    return AnimaConfig(mqtt=MqttConfig(enabled=False), motion=motion)
 
 
 def settings(server: ScriptedRealtimeServer, **kw: float) -> RealtimePlannerConfig:
@@ -288,3 +300,71 @@ def test_audio_deltas_reach_the_voice_stream_and_barge_in_truncates_at_what_was_
     """Once OpenVoiceStream is carried out by the speech service: the model's audio plays, and
     speech_started stops it, sends response.cancel and conversation.item.truncate with
     audio_end_ms equal to what stop() returned."""
+
+
+def test_the_microphone_is_resampled_to_24khz_and_appended(runtime: Runtime) -> None:
+    from anima.listening.sources import PushSource
+
+    source = PushSource()
+    agent = RealtimeAgent(
+        runtime,
+        robot_registry(runtime),
+        RealtimePlannerConfig(url="ws://127.0.0.1:1/unused"),
+        runtime.config.agent,
+        key="k",
+        source=source,
+    )
+    with ScriptedRealtimeServer() as server:
+        agent.connection.url = server.url
+        runtime.attach_agent(agent)
+        try:
+            server.wait_for("session.update")
+            t = np.arange(16_000) / 16_000
+            tone = (8000 * np.sin(2 * np.pi * 440 * t)).astype(np.int16)
+            source.push(tone)  # 1 s at 16 kHz: 31 whole frames of 512
+            appends = server.wait_for("input_audio_buffer.append", 31)
+        finally:
+            runtime.detach_agent()
+    pcm = b"".join(base64.b64decode(r.event["audio"]) for r in appends)
+    got = np.frombuffer(pcm, dtype="<i2")
+    sent = 31 * 512
+    # 24 kHz: 1.5 × the samples, less the resampler's lag (16 input samples: 24 out, +1 rounding)
+    assert 0 <= sent * 3 // 2 - len(got) <= 25
+    spectrum = np.abs(np.fft.rfft(got.astype(np.float64)))
+    assert abs(np.argmax(spectrum) * 24_000 / len(got) - 440) < 3  # the same tone
+    assert agent.microphone.sent == 31
+
+
+def test_build_attaches_the_realtime_brain_instead_of_the_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from anima.build import build
+    from anima.drivers.sim import SimDriver
+    from anima.speech.sinks import NullSink
+    from anima.testing.tts import ScriptedEngine
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-build")
+    lines: list[str] = []
+    with ScriptedRealtimeServer() as server:
+        planner = RealtimePlannerConfig(url=server.url, model="gpt-realtime-mini")
+        cfg = quiet_config()
+        cfg = dataclasses.replace(cfg, agent=AgentConfig(enabled=True, planner=planner))
+        runtime = build(
+            cfg,
+            doors=False,
+            audio_in="none",
+            driver=SimDriver(),
+            tts=[ScriptedEngine()],
+            audio_sink=NullSink(),
+            report=lines.append,
+        )
+        assert isinstance(runtime.agent, RealtimeAgent)
+        runtime.start()
+        try:
+            update = server.wait_for("session.update")[0].event["session"]
+            assert runtime.state().conversation == "idle"
+        finally:
+            runtime.stop(ease=False)
+    assert update["model"] == "gpt-realtime-mini"
+    assert server.headers[0]["authorization"] == "Bearer sk-build"
+    assert any("realtime brain at" in line for line in lines)

@@ -235,8 +235,14 @@ class Connection:
             log.exception("realtime: on_idle failed")
 
     def _backoff(self, attempt: int) -> None:
-        delay = min(self.reconnect_max_s, self.reconnect_s * 2 ** min(attempt - 1, 30))
-        self._stopping.wait(delay * self._rng.uniform(0.5, 1.0))
+        self._stopping.wait(backoff_s(attempt, self.reconnect_s, self.reconnect_max_s, self._rng))
+
+
+def backoff_s(attempt: int, first: float, most: float, rng: random.Random) -> float:
+    """The wait before connection ``attempt`` (1, 2, …): ``first`` × 2^(attempt-1), at most
+    ``most``, jittered to between half and all of it (clients that lost one server together
+    do not come back together)."""
+    return min(most, first * 2 ** min(attempt - 1, 30)) * rng.uniform(0.5, 1.0)
 
 
 def _closed(exc: Exception) -> str:

@@ -242,7 +242,8 @@ def backoff_s(attempt: int, first: float, most: float, rng: random.Random) -> fl
     """The wait before connection ``attempt`` (1, 2, …): ``first`` × 2^(attempt-1), at most
     ``most``, jittered to between half and all of it (clients that lost one server together
     do not come back together)."""
-    return min(most, first * 2 ** min(attempt - 1, 30)) * rng.uniform(0.5, 1.0)
+    ceiling: float = min(most, first * 2.0 ** min(attempt - 1, 30))
+    return ceiling * rng.uniform(0.5, 1.0)
 
 
 def _closed(exc: Exception) -> str:

@@ -49,7 +49,7 @@ def carry_out(rt: Runtime, command: cmd.Command) -> cmd.Result:
         case cmd.OpenVoiceStream():
             if rt.speech is None:
                 raise CommandRefusedError(f"speech is not available: {rt.speech_problem}")
-            raise CommandRefusedError("voice streams are not built yet (issue 33)")
+            return cmd.VoiceStreamOpened(stream=rt.speech.open_stream(command))
         case cmd.StopSpeaking(reason=reason):
             if rt.speech is not None:
                 rt.speech.stop_speaking(reason)

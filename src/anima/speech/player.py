@@ -108,7 +108,7 @@ class Player:
         pb = self.playback
         if pb is None:
             return None  # releases the override
-        o, w, n = pb.lips.at(self._sink.played())
+        o, w, n = self._shape(pb)
         values: FloatArray = self._lip_lo + self._lip_span * np.array((o, w, n))[self._lip_cols]
         return values
 
@@ -117,9 +117,18 @@ class Player:
         pb = self.playback
         if pb is None:
             return None  # releases the override
-        opening = pb.lips.at(self._sink.played())[0]
+        opening = self._shape(pb)[0]
         values: FloatArray = self._antenna_lo + self._antenna_span * opening
         return values
+
+    def _shape(self, pb: Playback) -> tuple[float, float, float]:
+        """The mouth at the playback position: at rest while the sink has nothing to play (a
+        voice stream's underrun, a synthesis slower than playback), whatever the last shape
+        was."""
+        played = self._sink.played()
+        if played >= self._sink.written():
+            return (0.0, 0.0, 0.0)
+        return pb.lips.at(played)
 
     def cue_tick(self, t: float) -> None:
         """First in every motion tick: the cues whose word the sink has reached."""

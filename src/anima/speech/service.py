@@ -21,6 +21,9 @@ The silence an engine puts before an utterance's first sound is dropped (all but
 :data:`~anima.speech.utterance.LEAD_KEEP_S`; every mark moves with it), so the voice starts as
 soon as it can.
 
+:meth:`SpeechService.open_stream` queues a voice stream (a realtime model's voice): an utterance
+whose audio is fed as it comes, played by the worker as it arrives (:mod:`anima.speech.stream`).
+
 ``say()`` (and ``speak()``, which makes the :class:`~anima.commands.Speak` it says) is the one
 way text reaches an engine: every text comes as a command that checked itself as it was made (at
 most :data:`~anima.commands.MAX_SPEECH_TEXT` characters, no control character, its markup read
@@ -37,20 +40,21 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from anima.clock import Clock
-from anima.commands import MAX_SPEECH_TEXT, Speak
+from anima.commands import MAX_SPEECH_TEXT, OpenVoiceStream, Speak, VoiceStream
 from anima.errors import (
     CommandRefusedError,
     EStopActiveError,
     SpeechError,
 )
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
-from anima.language.markup import Mode, Script
+from anima.language.markup import Mode, Script, Segment
 from anima.logtext import quoted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioSink, TTSEngine
 from anima.speech.cues import CuePlayer
 from anima.speech.gestures import Gestures
 from anima.speech.player import LIPS, SWAY, Player
+from anima.speech.stream import Stream
 from anima.speech.synthesis import Synthesis, engine_for, load_engines, prepare
 from anima.speech.utterance import Utterance
 
@@ -167,23 +171,38 @@ class SpeechService:
         """
         script = self.cues.named(command.script)  # read once, by the command: not parsed again
         with self._cond:
-            # checked under the lock stop_speaking() takes: a speak racing an estop is either
-            # refused here or queued before the estop's stop_speaking() ends it
-            if self._motion.estopped:
-                raise EStopActiveError("speak")
-            if not self._running:
-                raise CommandRefusedError("the speech service is not running")
-            if len(self._queue) >= self._max_queue:
-                raise CommandRefusedError(f"{self._max_queue} utterances already waiting")
-            u = Utterance(
-                id=f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}",
-                text=script.text,
-                locale=command.locale,
-                script=script,
-            )
+            u = Utterance(id=self._accept("speak"), text=script.text, locale=command.locale,
+                          script=script)  # fmt: skip
             self._queue.append(u)
             self._cond.notify_all()
         return u.id
+
+    def open_stream(self, command: OpenVoiceStream) -> VoiceStream:
+        """Accept a voice stream (:mod:`anima.speech.stream`): an utterance whose audio the
+        caller feeds as it comes, queued as :meth:`say` queues one and refused as it refuses
+        one (the emergency stop, a full queue)."""
+        with self._cond:
+            u = Utterance(id=self._accept("voice stream"), text="", locale=command.locale,
+                          script=Script("", (Segment(""),)))  # fmt: skip
+            stream = Stream(
+                u, cond=self._cond, clock=self._clock, sink=self.sink, player=self._player,
+                cues=self.cues, events=self._events, made=self._made, stop=self.end_utterance,
+            )  # fmt: skip
+            self._queue.append(u)
+            self._cond.notify_all()
+        log.info("voice stream %s opened for %s", u.id, command.source)
+        return stream
+
+    def _accept(self, what: str) -> str:
+        """A new utterance's id, or the refusal of ``what`` (the lock held: a request racing
+        an estop is either refused here or queued before the estop's stop_speaking() ends it)."""
+        if self._motion.estopped:
+            raise EStopActiveError(what)
+        if not self._running:
+            raise CommandRefusedError("the speech service is not running")
+        if len(self._queue) >= self._max_queue:
+            raise CommandRefusedError(f"{self._max_queue} utterances already waiting")
+        return f"u{next(self._ids)}-{uuid.uuid4().hex[:6]}"
 
     def script(self, text: str) -> Script:
         """``text``'s script (what ``speak`` would refuse raises; nothing is said)."""
@@ -225,6 +244,27 @@ class SpeechService:
         with self._cond:  # held: no other utterance's start_speak between these ends
             for u in ending:
                 self._end(u, reason)
+
+    def end_utterance(self, u: Utterance, reason: SpeechEndReason) -> None:
+        """End ``u`` alone, now (a voice stream's stop): dropped from the queue, or, playing,
+        silenced as :meth:`stop_speaking` silences it; those queued behind it play on. All
+        under the lock, so the worker starts the next one only after this."""
+        with self._cond:
+            if u.ended:
+                return
+            u.reason = reason
+            u.cancel.set()
+            if u is self._current:
+                u.finished.set()
+                self.sink.stop()
+                self._player.clear(u)
+                self._motion.release_override(LIPS)
+                self._motion.clear_offset(SWAY, immediate=True)
+                self.cues.release()
+            elif u in self._queue:
+                self._queue.remove(u)
+            self._cond.notify_all()
+            self._end(u, reason)
 
     # ------------------------------------------------------------------ worker: synthesis
     def _next(self) -> Utterance | None:
@@ -272,6 +312,11 @@ class SpeechService:
 
     def _synthesize(self, u: Utterance) -> None:
         try:
+            if u.pump is not None:  # a voice stream: its audio comes as it is fed
+                if self._before is not None:
+                    self._before()
+                u.pump()
+                return
             engine = engine_for(self.engines, u, self._events, self._clock)
             if self._before is not None:
                 self._before()
@@ -306,4 +351,6 @@ class SpeechService:
                 return
             self._start(u)
             u.ended = True
+            if u.on_end is not None:
+                u.on_end()
             self._events.publish(SpeechEnded(t=self._clock.now(), utterance=u.id, reason=reason))

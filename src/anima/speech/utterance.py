@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +38,10 @@ class Utterance:
     finished: threading.Event = field(default_factory=threading.Event)
     started: bool = False  # its start_speak was published (guarded by the service's lock)
     ended: bool = False  # its end_speak was published (guarded by the service's lock)
+    # a voice stream's (anima.speech.stream): its audio comes from pump() on the worker instead
+    # of a TTS engine, and on_end() is told, under the service's lock, as its end_speak goes out
+    pump: Callable[[], None] | None = None
+    on_end: Callable[[], None] | None = None
 
 
 @dataclass

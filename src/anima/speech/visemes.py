@@ -93,18 +93,34 @@ class LipTrack:
         for m in marks:
             self._add(m.offset, AZURE.get(m.viseme, "E"))
 
+    def add_classes(self, marks: Iterable[tuple[int, str]]) -> None:
+        """Viseme classes by name (a key of :data:`LIPS`; an unknown one is a neutral open
+        mouth, as an unknown letter is), each at its sample offset."""
+        for offset, cls in marks:
+            self._add(offset, cls if cls in LIPS else "E")
+
+    def add_opening(self, offset: int, opening: float) -> None:
+        """A mouth opening in [0, 1] with neutral width from ``offset`` on (lips that follow
+        the loudness of audio that comes without marks: a voice stream's)."""
+        self._put(offset, (min(1.0, max(0.0, opening)), 0.0))
+
     def end(self, offset: int) -> None:
         """The audio ends at ``offset``: close the mouth there."""
         self._add(offset, "sil")
 
     def _add(self, offset: int, cls: str) -> None:
         o, w, n = LIPS[cls]
+        self._put(offset, (o, w - n))
+
+    def _put(self, offset: int, shape: tuple[float, float]) -> None:
         offset = max(offset, self._offsets[-1])  # marks never go back in time
         if offset == self._offsets[-1] and len(self._offsets) > 1:
-            self._shapes[-1] = (o, w - n)
+            self._shapes[-1] = shape
             return
+        # the shape first: the motion thread reads at() while the speech thread appends, and an
+        # offset without its shape would send it past the end of _shapes
+        self._shapes.append(shape)
         self._offsets.append(offset)
-        self._shapes.append((o, w - n))
 
     def at(self, sample: int) -> tuple[float, float, float]:
         """(open, wide, narrow) in [0, 1] at playback position ``sample``.

@@ -1,0 +1,390 @@
+"""Voice streams: audio that arrives as it is made (a realtime model's voice), played as one
+utterance of the speech service.
+
+:meth:`~anima.speech.service.SpeechService.open_stream` queues a :class:`Stream` like any
+utterance: it waits behind the one playing, gets its ``start_speak`` when its first sample goes
+to the sink and one ``end_speak`` (``done`` once :meth:`Stream.finish` was called and the last
+sample played; ``interrupted``/``stopped``/``estop``/``shutdown`` when stopped). A client thread
+feeds it (:meth:`Stream.feed`, :meth:`Stream.visemes`, :meth:`Stream.words`), each call
+returning at once; the service's worker thread runs :meth:`Stream.pump`, which resamples what
+came to the sink's rate (:data:`STREAM_RATE`) a piece at a time and writes it to the sink.
+
+* **Jitter buffer.** A network delivers audio in bursts. While the sink has nothing left to
+  play (at the start, and after an underrun), the pump waits until :data:`JITTER_S` of audio
+  has come, or that long after the first of it came, before it writes: a 10 ms delta followed by
+  a late one then plays as one sound rather than a click and a gap. Once playing, everything
+  that comes is written at once (the sink's queue is the buffer). An underrun (the model slower
+  than real time) is silence, never the end: the utterance ends on :meth:`Stream.finish`, a stop,
+  or :data:`IDLE_S` without audio once all has played (an error: a client that forgot finish()).
+* **Lips.** From the server's visemes when it sends any (:meth:`Stream.visemes`, from then on
+  only those), else from the audio itself: each :data:`LIP_HOP_S` of audio written gives a mouth
+  opening from its loudness, on the playback clock like any utterance's lips.
+* **Markers.** ``^start(name)``/``^run(name)`` (played as a start: a stream cannot hold its
+  audio) and ``^stop(name)`` in the transcript fire when playback reaches the audio fed so far
+  when their words arrived (best effort: a transcript runs a little ahead of or behind its
+  audio); ``^wait`` and ``^mode`` are ignored.
+* **Played.** :meth:`Stream.played_ms` and :meth:`Stream.stop` count the sink's played samples
+  of this stream, in milliseconds of the stream's own audio (resampling keeps durations; no lead
+  silence is dropped from a stream).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import re
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from anima.audio import MAX_INPUT_RATE, MIN_INPUT_RATE, StreamResampler
+from anima.clock import Clock
+from anima.commands import MAX_SPEECH_TEXT
+from anima.errors import InvalidCommandError, SpeechError
+from anima.events import EventHub, Notice, SpeechEndReason
+from anima.language.markup import Cue
+from anima.speech.base import AudioSink, Samples
+from anima.speech.cues import CuePlayer
+from anima.speech.player import Player
+from anima.speech.sway import SwayGenerator
+from anima.speech.utterance import Playback, Utterance
+from anima.speech.visemes import LipTrack
+
+log = logging.getLogger(__name__)
+
+# the sink plays streams at the TTS voices' rate (Piper's, eSpeak's), so a sound card's stream
+# is not reopened between an utterance and a stream (a reopen costs tens of milliseconds)
+STREAM_RATE = 22050
+JITTER_S = 0.04  # audio held back while the sink is dry: a network's bursts, not the latency
+PIECE_S = 0.1  # input resampled and written this much at a time (a stop waits at most one)
+MAX_AHEAD_S = 120.0  # a stream's audio not yet played: more in a feed is refused
+IDLE_S = 10.0  # no audio for this long after all has played, and no finish(): an error
+LIP_HOP_S = 0.01  # the audio-driven lips' hop: one mouth opening per 10 ms
+LIP_FLOOR_DB, LIP_FULL_DB = -45.0, -18.0  # loudness (dBFS) of a closed and a fully open mouth
+_MARKER = re.compile(r"\^([A-Za-z_]\w*)\(\s*([\w.\-]*)\s*\)")
+_SPACES = re.compile(r"\s{2,}")
+_HOLD_CHARS = 80  # an unclosed marker ending a delta waits for its rest this long at most
+_KINDS = {"start": "start", "run": "start", "stop": "stop"}  # marker → the cue it becomes
+
+
+class Stream:
+    """An open voice stream (:class:`anima.commands.VoiceStream`): see the module docstring.
+
+    Its state is guarded by the speech service's lock (``cond``), shared with the player."""
+
+    def __init__(
+        self,
+        u: Utterance,
+        *,
+        cond: threading.Condition,
+        clock: Clock,
+        sink: AudioSink,
+        player: Player,
+        cues: CuePlayer,
+        events: EventHub,
+        made: Callable[[bool], None],
+        stop: Callable[[Utterance, SpeechEndReason], None],
+        rate: int = STREAM_RATE,
+    ) -> None:
+        self.rate = rate  # the sink's, for this stream
+        self._u = u
+        self._cond = cond
+        self._clock = clock
+        self._sink = sink
+        self._player = player
+        self._cues = cues
+        self._events = events
+        self._made = made  # the service's "the worker is making audio" flag
+        self._stop = stop  # the service's end of one utterance
+        self.playback = Playback(u, rate, LipTrack(rate))
+        self._energy = self.playback.lips  # the lips from loudness, until visemes come
+        self._marked: LipTrack | None = None  # the lips from the server's visemes
+        self._input: collections.deque[tuple[Samples, int]] = collections.deque()
+        self._input_s = 0.0  # seconds of audio in _input
+        self._oldest_at: float | None = None  # when the oldest audio in _input came
+        self._last_at: float | None = None  # when audio last came
+        self._fed_s = 0.0  # seconds of audio fed so far (where a marker is placed)
+        self._finished = False  # finish() was called
+        self._pumping = False  # the worker runs pump()
+        self._since = 0.0  # when the worker took the stream up (the idle bound's start)
+        self._dry_at = 0.0  # when the sink runs out of what was written (the idle bound's too)
+        self._sounding = False  # the sink was started for this stream
+        self._written = 0  # samples written to the sink (at self.rate)
+        self._final_ms: int | None = None  # played_ms() once ended
+        self._resampler: StreamResampler | None = None
+        self._sway = SwayGenerator(rate)
+        self._sway_pending = np.zeros(0, dtype=np.int16)
+        self._tail = ""  # an unclosed marker at the end of the last words
+        self._said = ""  # the words so far, markers taken out (start_speak shows them)
+        u.pump = self.pump
+        u.on_end = self._ended
+
+    # ------------------------------------------------------------------ the client's side
+    @property
+    def utterance(self) -> str:
+        return self._u.id
+
+    @property
+    def done(self) -> bool:
+        return self._u.ended
+
+    def feed(self, pcm16: bytes, sample_rate: int) -> None:
+        """Queue mono little-endian PCM16 at ``sample_rate`` Hz; ignored once stopped or
+        finished. Refused (:class:`~anima.errors.InvalidCommandError`, nothing queued): a rate
+        outside 8–192 kHz, an odd number of bytes, or audio that would put more than
+        :data:`MAX_AHEAD_S` of this stream ahead of playback."""
+        if not MIN_INPUT_RATE <= sample_rate <= MAX_INPUT_RATE:
+            raise InvalidCommandError(
+                f"voice stream {self._u.id}: sample rate {sample_rate} Hz is outside "
+                f"{MIN_INPUT_RATE}–{MAX_INPUT_RATE} Hz"
+            )
+        if len(pcm16) % 2:
+            raise InvalidCommandError(
+                f"voice stream {self._u.id}: {len(pcm16)} bytes is not whole 16-bit samples"
+            )
+        seconds = len(pcm16) / 2 / sample_rate
+        with self._cond:
+            if self._u.cancel.is_set or self._u.ended or self._finished:
+                return
+            ahead = self._fed_s - self._played_ms_locked() / 1000
+            if ahead + seconds > MAX_AHEAD_S:
+                raise InvalidCommandError(
+                    f"voice stream {self._u.id}: {seconds:.1f} s of audio in one feed, with "
+                    f"{ahead:.1f} s not yet played: at most {MAX_AHEAD_S:g} s may wait"
+                )
+            if not pcm16:
+                return
+            samples = np.frombuffer(pcm16, dtype="<i2").astype(np.int16)  # a copy, native order
+            now = self._clock.now()
+            self._input.append((samples, sample_rate))
+            self._input_s += seconds
+            self._fed_s += seconds
+            if self._oldest_at is None:
+                self._oldest_at = now
+            self._last_at = now
+            if self._pumping:
+                self._made(True)  # until the worker has written it (a fake-time test waits)
+            self._cond.notify_all()
+
+    def visemes(self, marks: list[tuple[int, str]]) -> None:
+        """Mouth shapes timed by the server (ms from the stream's first sample, a viseme class
+        of :data:`anima.speech.visemes.LIPS`; an unknown one is a neutral open mouth). From the
+        first, the lips follow these marks only."""
+        with self._cond:
+            if self._u.cancel.is_set or self._u.ended:
+                return
+            track = self._marked
+            if track is None:
+                track = self._marked = LipTrack(self.rate)
+                self.playback.lips = track  # the player reads it at its next tick
+            track.add_classes((max(0, ms) * self.rate // 1000, name) for ms, name in sorted(marks))
+
+    def words(self, text: str) -> None:
+        """The next words of the transcript: ``start_speak`` shows those that came before the
+        first sample (markers taken out); markers fire as the module docstring says."""
+        with self._cond:
+            if self._u.cancel.is_set or self._u.ended:
+                return
+            text = self._tail + text
+            cut = text.rfind("^")
+            if cut >= 0 and ")" not in text[cut:] and len(text) - cut < _HOLD_CHARS:
+                text, self._tail = text[:cut], text[cut:]  # a marker cut by the delta's end
+            else:
+                self._tail = ""
+            self._say_locked(text)
+
+    def finish(self) -> None:
+        """No more audio: ``end_speak`` (``done``) once the last sample has played."""
+        with self._cond:
+            if self._u.cancel.is_set or self._u.ended or self._finished:
+                return
+            self._finished = True
+            if self._tail:
+                self._say_locked(self._tail)
+                self._tail = ""
+            if self._pumping:
+                self._made(True)
+            self._cond.notify_all()
+
+    def stop(self, reason: SpeechEndReason = "interrupted") -> int:
+        """Stop now (the sink cleared, ``end_speak`` with ``reason``; the utterances queued
+        behind the stream play on); the milliseconds of this stream the sink had played."""
+        self._stop(self._u, reason)
+        return self.played_ms()
+
+    def played_ms(self) -> int:
+        """The milliseconds of this stream's audio the sink has played (floored), frozen once
+        the stream has ended; 0 before its first sample."""
+        with self._cond:
+            if self._final_ms is not None:
+                return self._final_ms
+            return self._played_ms_locked()
+
+    # ------------------------------------------------------------------ the service's side
+    def _ended(self) -> None:
+        """Its end_speak goes out (the service's lock held, the sink still this stream's:
+        stopped, or played out)."""
+        if self._final_ms is None:
+            self._final_ms = self._played_ms_locked()
+        self._tail = ""
+
+    def _played_ms_locked(self) -> int:
+        return self._sink.played() * 1000 // self.rate if self._sounding else 0
+
+    def _queued_s_locked(self) -> float:
+        """Seconds written to the sink and not yet played."""
+        return max(0, self._written - self._sink.played()) / self.rate if self._sounding else 0.0
+
+    def _say_locked(self, text: str) -> None:
+        at = round(self._fed_s * self.rate)
+        clean, pos = [], 0
+        for m in _MARKER.finditer(text):
+            clean.append(text[pos : m.start()])
+            pos = m.end()
+            self._marker_locked(m.group(1), m.group(2), at)
+        clean.append(text[pos:])
+        if len(self._said) < MAX_SPEECH_TEXT:  # a marker taken out leaves one space, not two
+            self._said = _SPACES.sub(" ", self._said + "".join(clean))[:MAX_SPEECH_TEXT]
+            self._u.text = self._said.strip()
+
+    def _marker_locked(self, kind: str, name: str, at: int) -> None:
+        cue_kind = _KINDS.get(kind)
+        if cue_kind is None:
+            log.info(
+                "voice stream %s: ^%s(%s) ignored: a stream cannot hold", self._u.id, kind, name
+            )
+            return
+        try:  # resolved as every door resolves a gesture's name
+            script = self._cues.script(f"^start({name}) .")
+        except InvalidCommandError as exc:
+            message = f"voice stream {self._u.id}: ^{kind}({name}) ignored: {exc}"
+            log.warning("%s", message)
+            self._events.publish(Notice(t=self._clock.now(), source="speech", message=message))
+            return
+        resolved = next(iter(script.gestures), name)
+        self.playback.cues.append(
+            (at, Cue("start" if cue_kind == "start" else "stop", 0, resolved))
+        )
+
+    # ------------------------------------------------------------------ the worker's side
+    def pump(self) -> None:
+        """The service's worker: write the audio as it comes until finish() (then let the
+        worker wait for the last sample) or a stop; raises :class:`SpeechError` after
+        :data:`IDLE_S` without audio and without finish()."""
+        with self._cond:
+            self._pumping = True
+            self._since = self._clock.now()
+        try:
+            while (blocks := self._next()) is not None:
+                for samples, sample_rate in blocks:
+                    self._play(samples, sample_rate)
+            if not self._u.cancel.is_set:
+                self._close()
+        finally:
+            with self._cond:
+                self._pumping = False
+
+    def _next(self) -> list[tuple[Samples, int]] | None:
+        """The audio to write now (after the jitter buffer's wait), or None: finished and all
+        written, or stopped."""
+        with self._cond:
+            while True:
+                if self._u.cancel.is_set:
+                    return None
+                now = self._clock.now()
+                if self._input:
+                    wait = self._jitter_wait_locked(now)
+                    if wait <= 0:
+                        blocks = list(self._input)
+                        self._input.clear()
+                        self._input_s, self._oldest_at = 0.0, None
+                        self._made(True)
+                        return blocks
+                elif self._finished:
+                    return None
+                else:
+                    wait = self._idle_deadline_locked() - now
+                    if wait <= 0:
+                        raise SpeechError(
+                            f"voice stream {self._u.id}: no audio for {IDLE_S:g} s and no "
+                            "finish(); ended"
+                        )
+                self._made(False)  # waiting for the client, or for time to pass
+                self._clock.wait_notified(self._cond, wait)
+
+    def _jitter_wait_locked(self, now: float) -> float:
+        """Seconds to hold the waiting audio back (≤ 0: write it now)."""
+        dry = not self._sounding or self._sink.played() >= self._written
+        if not dry or self._finished or self._input_s >= JITTER_S or self._oldest_at is None:
+            return 0.0
+        return self._oldest_at + JITTER_S - now
+
+    def _idle_deadline_locked(self) -> float:
+        return max(self._since, self._last_at or 0.0, self._dry_at) + IDLE_S
+
+    def _play(self, samples: Samples, sample_rate: int) -> None:
+        """Resample ``samples`` to the sink's rate and write them, a piece at a time."""
+        resampler = self._resampler
+        if resampler is None or resampler.from_rate != sample_rate:
+            if resampler is not None:
+                self._write(resampler.flush())  # the rate changed: the old one's last samples
+            resampler = self._resampler = StreamResampler(sample_rate, self.rate)
+        piece = max(1, int(PIECE_S * sample_rate))
+        for i in range(0, len(samples), piece):
+            if self._u.cancel.is_set:
+                return
+            self._write(resampler.feed(samples[i : i + piece]))
+
+    def _close(self) -> None:
+        """finish() and all written: the last samples, the mouth closed, then the player ends
+        the utterance once the sink has played it all."""
+        if self._resampler is not None:
+            self._write(self._resampler.flush())
+        if not self._sounding:
+            self._u.finished.set()  # nothing was ever played
+            return
+        with self._cond:
+            self._energy.end(self._written)
+            if self._marked is not None:
+                self._marked.end(self._written)
+        self._player.synthesized(self.playback)
+
+    def _write(self, out: Samples) -> None:
+        if not len(out):
+            return
+        if not self._sounding:
+            with self._cond:
+                if self._u.cancel.is_set:
+                    return
+                self._sink.start(self.rate)
+                self._sounding = True
+            if not self._player.show(self.playback):  # its start_speak: the audio starts now
+                return
+        base = self._written
+        self._lips(out, base)
+        self._sway_pending = np.concatenate((self._sway_pending, out))
+        hop = self._sway.hop
+        while len(self._sway_pending) >= hop:
+            self.playback.sway.append(self._sway.feed(self._sway_pending[:hop]))
+            self._sway_pending = self._sway_pending[hop:]
+        self._sink.write(out)
+        self._written = base + len(out)
+        with self._cond:  # when the sink will have played all it has (the idle bound's start)
+            self._dry_at = self._clock.now() + self._queued_s_locked()
+
+    def _lips(self, out: Samples, base: int) -> None:
+        """The mouth's opening per hop of ``out``, written ``base`` samples into the stream.
+
+        Each hop's opening is placed at the hop's end: with the lip track's anticipation
+        (half a 40 ms blend) the mouth shows the loudness of the audio ~5 ms ahead of what
+        plays. In an underrun the player closes the mouth (the sink has nothing to play)."""
+        hop = max(1, round(LIP_HOP_S * self.rate))
+        x = out.astype(np.float64)
+        span = LIP_FULL_DB - LIP_FLOOR_DB
+        for s in range(0, len(x), hop):
+            seg = x[s : s + hop]
+            power = float(np.dot(seg, seg)) / len(seg)
+            db = 10.0 * math.log10(power / (32768.0 * 32768.0) + 1e-12)
+            self._energy.add_opening(base + s + len(seg), (db - LIP_FLOOR_DB) / span)

@@ -42,6 +42,12 @@ def test_decode_refuses_what_is_not_an_event() -> None:
             wire.decode(bad)
 
 
+def test_a_message_past_the_socket_limit_is_refused_unread() -> None:
+    big = '{"type": "x", "pad": "' + "a" * wire.MAX_MESSAGE_BYTES + '"}'
+    with pytest.raises(wire.WireError, match="at most 4194304"):
+        wire.decode(big)
+
+
 def test_audio_deltas_are_checked_and_bounded() -> None:
     pcm = bytes(range(10))
     delta = {"type": "response.output_audio.delta", "delta": base64.b64encode(pcm).decode()}

@@ -199,7 +199,7 @@ class Connection:
         try:
             while not self._stopping.is_set():
                 try:
-                    message = ws.recv(timeout=READ_POLL_S)
+                    message = ws.recv(timeout=READ_POLL_S, decode=False)  # json reads bytes
                 except TimeoutError:
                     self._idle(time.monotonic() - last)
                     continue

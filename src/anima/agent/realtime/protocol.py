@@ -15,12 +15,15 @@ What it reads (:data:`HANDLED`): the session's and responses' life, the audio an
 deltas, the finished tool calls, the server VAD's ``speech_started`` and ``error``. Anything
 else is logged once per type and skipped.
 
-Limits (:func:`decode`): a message over :data:`MAX_MESSAGE_BYTES` never reaches the parser
-(websockets closes the socket with 1009, and the client reconnects); one that is not a JSON
-object with a string ``type`` is skipped with a log line. An audio delta over
-:data:`MAX_AUDIO_DELTA_CHARS` (~33 s of audio; OpenAI sends ~20-100 ms a delta) is refused with
-a log line and the response goes on: a server that sends that much in one event is broken, and
-playing it would hold the speaker for half a minute.
+Limits (:func:`decode`): a message over :data:`MAX_MESSAGE_BYTES` (4 MiB) is never read:
+websockets sees its length in the frame's header, closes the socket with 1009, and the client
+reconnects. Reading and parsing 10 MB of JSON holds the GIL for tens of milliseconds (five
+10 MB deltas read whole cost the motion loop 21 missed ticks on a 2-core machine), and no event
+of the protocol comes near it: audio arrives in deltas of tens of milliseconds. Under it, one
+that is not a JSON object with a string ``type`` is skipped with a log line.
+An audio delta over :data:`MAX_AUDIO_DELTA_CHARS` (~31 s of audio; OpenAI sends ~20-100 ms a
+delta) is refused with a log line and the response goes on: a server that sends that much in
+one event is broken, and playing it would hold the speaker for half a minute.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from anima.wire.jsontypes import JsonObject
 
 RATE = 24_000  # Hz: PCM16 mono both ways (audio.input.format / audio.output.format)
 PCM_FORMAT: JsonObject = {"type": "audio/pcm", "rate": RATE}
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one WebSocket message (websockets' max_size)
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one WebSocket message (websockets' max_size)
 MAX_AUDIO_DELTA_CHARS = 2_000_000  # base64 characters of one audio delta (~1.5 MB, ~31 s)
 
 HANDLED = frozenset(
@@ -59,6 +62,8 @@ class WireError(ValueError):
 
 def decode(message: str | bytes) -> dict[str, Any]:
     """A server message as an event object; WireError saying why it is skipped."""
+    if len(message) > MAX_MESSAGE_BYTES:  # the socket's own limit: a message given by hand
+        raise WireError(f"a message of {len(message)} bytes (at most {MAX_MESSAGE_BYTES})")
     try:
         event = json.loads(message)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -23,7 +23,7 @@ from anima.agent.vocabulary import robot_registry
 from anima.config import AgentConfig, AnimaConfig
 from anima.config.planner import RealtimePlannerConfig
 from anima.errors import ConfigError
-from anima.events import MoveStarted, SpeechStarted
+from anima.events import ConversationChanged, MoveStarted, SpeechEnded, SpeechStarted
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
 from anima.testing.realtime_server import (
@@ -293,11 +293,65 @@ def test_anima_serve_agent_without_the_key_says_so_in_one_line_and_exits_2(
     assert "openai_realtime needs an API key: set OPENAI_API_KEY" in lines[0]
 
 
-@pytest.mark.skip(reason="voice streams are not built yet (issue 33)")
-def test_audio_deltas_reach_the_voice_stream_and_barge_in_truncates_at_what_was_played() -> None:
-    """Once OpenVoiceStream is carried out by the speech service: the model's audio plays, and
-    speech_started stops it, sends response.cancel and conversation.item.truncate with
-    audio_end_ms equal to what stop() returned."""
+def tone(seconds: float, hz: float = 220.0) -> bytes:
+    """24 kHz PCM16 of a tone (the model's voice)."""
+    t = np.arange(int(24_000 * seconds)) / 24_000
+    return (6000 * np.sin(2 * np.pi * hz * t)).astype("<i2").tobytes()
+
+
+def test_the_models_audio_plays_as_one_utterance_of_the_speech_service(
+    real_time_runtime: Runtime,
+) -> None:
+    rt = real_time_runtime
+    rec = EventRecorder().attach(rt.events)
+    reply = answer(audio=tone(0.3), transcript="Hello there.", item_id="item_hi")
+    with ScriptedRealtimeServer({"response.create": [reply]}) as server, brain(rt, server):
+        rt.execute(cmd.Ask(text="say hi"))
+        started = rec.wait_for(SpeechStarted)
+        ended = rec.wait_for(SpeechEnded)
+        assert not server.of("conversation.item.truncate")  # nobody talked over it
+    assert ended.utterance == started.utterance
+    assert ended.reason == "done"
+    assert 0.25 <= ended.t - started.t <= 1.0  # the 0.3 s it lasts, played on the real clock
+    phases = [e.state for e in rec.of(ConversationChanged)]
+    assert "speaking" in phases
+
+
+def test_barge_in_cancels_the_response_and_truncates_at_exactly_what_was_played(
+    real_time_runtime: Runtime,
+) -> None:
+    rt = real_time_runtime
+    rec = EventRecorder().attach(rt.events)
+    reply = answer(audio=tone(3.0), item_id="item_long")
+    open_response = reply[:-1]  # no response.done: the model is still answering
+    with (
+        ScriptedRealtimeServer({"response.create": [open_response]}) as server,
+        brain(rt, server) as agent,
+    ):
+        rt.execute(cmd.Ask(text="tell me a story"))
+        started = rec.wait_for(SpeechStarted)
+        time.sleep(0.4)
+        server.push({"type": "input_audio_buffer.speech_started", "audio_start_ms": 1000})
+        (truncate,) = server.wait_for("conversation.item.truncate")
+        (cancel,) = server.wait_for("response.cancel")
+        ended = rec.wait_for(SpeechEnded)
+        # a delta of the cut item already on its way stays silent
+        server.push(answer(audio=tone(0.2), item_id="item_long")[1])
+        rec.none_for(SpeechStarted, 0.2, since=rec.mark())
+        assert rt.state().conversation in ("interrupted", "listening")
+    (item, played) = agent.session.truncations[0]
+    assert truncate.event == {
+        "type": "conversation.item.truncate",
+        "item_id": "item_long",
+        "content_index": 0,
+        "audio_end_ms": played,  # exactly what the stream's stop() returned
+    }
+    assert item == "item_long"
+    assert cancel.t <= truncate.t
+    assert ended.reason == "interrupted"
+    heard_s = ended.t - started.t
+    assert 0.3 <= played / 1000 <= 1.5
+    assert abs(played / 1000 - heard_s) <= 0.1  # the sink's count against the clock's
 
 
 def test_the_microphone_is_resampled_to_24khz_and_appended(runtime: Runtime) -> None:

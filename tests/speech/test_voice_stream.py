@@ -14,19 +14,23 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from anima import commands as cmd
 from anima import estop
 from anima.animation.library import AnimationLibrary, shipped_folder
 from anima.behaviour.controller import Behaviour
 from anima.behaviour.speech_gestures import BehaviourGestures
 from anima.commands import OpenVoiceStream
+from anima.config import AnimaConfig, MqttConfig
+from anima.drivers.sim import SimDriver
 from anima.errors import EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, MoveStarted, Notice, SpeechEnded, SpeechStarted
-from anima.speech.player import LIPS
+from anima.runtime import Runtime
+from anima.speech.player import LIPS, SWAY
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
 from anima.speech.stream import JITTER_S, MAX_AHEAD_S, STREAM_RATE, Stream
 from anima.speech.visemes import LIPS as SHAPES
-from anima.testing import EventRecorder, eventually
+from anima.testing import EventRecorder, FakeClock, eventually
 from anima.testing.harness import make_engine
 from anima.testing.tts import ScriptedEngine
 
@@ -195,13 +199,17 @@ def test_audio_lips_open_with_the_voice_and_close_in_its_pauses(rig: Rig) -> Non
     stream = rig.open()
     stream.feed(tone(0.3) + silence(0.3) + tone(0.3), IN_RATE)
     stream.finish()
-    mouth = []
+    mouth, sway = [], []
     for _ in range(95):
         rig.tick()
-        mouth.append((ms_of_sink(rig), rig.mouth(), LIPS in rig.engine.state().overrides))
+        state = rig.engine.state()
+        mouth.append((ms_of_sink(rig), rig.mouth(), LIPS in state.overrides))
+        if 100 <= ms_of_sink(rig) <= 250 and SWAY in state.offsets:
+            sway.append(ms_of_sink(rig))
     voiced = [m for ms, m, _ in mouth if 60 <= ms <= 260 or 660 <= ms <= 860]
     quiet = [m for ms, m, _ in mouth if 360 <= ms <= 560]
     assert min(voiced) > 5.0
+    assert sway, "no speech sway while the stream's voice played"
     assert max(abs(m) for m in quiet) < 0.5
     # the mouth opens at the voice's onset within a tick or two (lips vs audio)
     onset = next(ms for ms, m, _ in mouth if ms >= 600 and m > 2.0)
@@ -355,3 +363,27 @@ def test_markers_in_the_transcript_start_gestures_where_the_audio_was() -> None:
         assert any("^start(moonwalk) ignored" in m for m in notices)
     finally:
         rig.close()
+
+
+def test_the_runtime_opens_a_stream_and_its_estop_refuses_one() -> None:
+    with FakeClock(autojump=True) as clock:
+        rt = Runtime(
+            AnimaConfig(mqtt=MqttConfig(enabled=False)), driver=SimDriver(), clock=clock,
+            audio_sink=NullSink(clock), tts=[ScriptedEngine()],
+        )  # fmt: skip
+        recorder = EventRecorder().attach(rt.events)
+        rt.start()
+        try:
+            opened = rt.execute(cmd.OpenVoiceStream(locale="en-US", source="test"))
+            assert isinstance(opened, cmd.VoiceStreamOpened)
+            opened.stream.feed(tone(0.5), IN_RATE)
+            opened.stream.finish()
+            end = recorder.wait_for(SpeechEnded, 10.0)
+            assert isinstance(end, SpeechEnded)
+            assert (end.utterance, end.reason) == (opened.stream.utterance, "done")
+            assert opened.stream.played_ms() == 500
+            rt.execute(cmd.EmergencyStop())
+            with pytest.raises(EStopActiveError):
+                rt.execute(cmd.OpenVoiceStream())
+        finally:
+            rt.stop(ease=False)

@@ -420,3 +420,69 @@ def test_build_attaches_the_realtime_brain_instead_of_the_conversation(
     assert update["model"] == "gpt-realtime-mini"
     assert server.headers[0]["authorization"] == "Bearer sk-build"
     assert any("realtime brain at" in line for line in lines)
+
+
+def test_the_emergency_stop_cancels_the_response_and_truncates_where_the_voice_was_cut(
+    real_time_runtime: Runtime,
+) -> None:
+    rt = real_time_runtime
+    rec = EventRecorder().attach(rt.events)
+    open_response = answer(audio=tone(3.0), item_id="item_e")[:-1]
+    with (
+        ScriptedRealtimeServer({"response.create": [open_response]}) as server,
+        brain(rt, server) as agent,
+    ):
+        rt.execute(cmd.Ask(text="talk"))
+        rec.wait_for(SpeechStarted)
+        time.sleep(0.3)
+        rt.execute(cmd.EmergencyStop())
+        (truncate,) = server.wait_for("conversation.item.truncate")
+        server.wait_for("response.cancel")
+        ended = rec.wait_for(SpeechEnded)
+        rt.execute(cmd.ResetEmergencyStop())
+    assert ended.reason == "estop"
+    played = truncate.event["audio_end_ms"]
+    assert agent.session.truncations == [("item_e", played)]
+    assert 0.2 <= played / 1000 <= 1.5
+
+
+def test_without_an_echo_canceller_the_microphone_is_not_sent_while_the_robot_speaks(
+    real_time_runtime: Runtime,
+) -> None:
+    from anima.listening.sources import PushSource
+
+    rt = real_time_runtime
+    source = PushSource()
+    frame = np.zeros(512, dtype=np.int16)
+    agent = RealtimeAgent(
+        rt,
+        robot_registry(rt),
+        RealtimePlannerConfig(url="ws://127.0.0.1:1/unused"),
+        rt.config.agent,
+        key="k",
+        source=source,
+    )
+    with ScriptedRealtimeServer() as server:
+        agent.connection.url = server.url
+        rt.attach_agent(agent)
+        try:
+            server.wait_for("session.update")
+            rt.execute(cmd.Speak(text="I am saying something rather long for this test."))
+            deadline = time.monotonic() + 5.0
+            while not rt.speaking:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            for _ in range(10):
+                source.push(frame)
+            assert agent.microphone.gated == 10
+            rt.execute(cmd.StopSpeaking())
+            while rt.speaking:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            for _ in range(3):
+                source.push(frame)
+            server.wait_for("input_audio_buffer.append", 3)
+        finally:
+            rt.detach_agent()
+    assert agent.microphone.gated == 10
+    assert agent.microphone.sent == 3

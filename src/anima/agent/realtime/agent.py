@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from anima import commands as cmd
@@ -27,7 +28,7 @@ from anima.agent.realtime.connection import Connection, require_websockets
 from anima.agent.realtime.session import Session, SessionClosedError
 from anima.audio import SAMPLE_RATE, Frame, StreamResampler
 from anima.errors import AnimaError
-from anima.events import ConversationPhase, Transcript
+from anima.events import ConversationPhase, EStopChanged, Event, Transcript
 from anima.parts import PART_STOP_S
 
 if TYPE_CHECKING:
@@ -46,13 +47,20 @@ class Microphone:
     """The source's frames, 16 kHz → 24 kHz, appended to the session (the source's
     :class:`~anima.listening.sources.FrameSink`: it only queues)."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, gated: Callable[[], bool] | None = None) -> None:
+        """``gated``: True while the microphone must not be heard (the robot speaks, and no echo
+        canceller takes its voice out: the server's VAD would take it for the person)."""
         self._connection = connection
+        self._gated = gated
         self._resampler = StreamResampler(SAMPLE_RATE, wire.RATE)
         self.sent = 0  # frames appended
         self.dropped = 0  # frames with no open socket (or a full queue)
+        self.gated = 0  # frames not sent while the robot spoke
 
     def frame(self, samples: Frame) -> None:
+        if self._gated is not None and self._gated():
+            self.gated += 1
+            return
         pcm = self._resampler.feed(samples).astype("<i2").tobytes()
         if pcm and self._connection.send(wire.audio_append(pcm), droppable=True):
             self.sent += 1
@@ -75,9 +83,12 @@ class RealtimeAgent:
         *,
         key: str,
         source: AudioSource | None = None,
+        echo_cancelled: bool = False,
     ) -> None:
         """``key``: the API key (sent as ``settings.auth`` says); ``source``: the microphone
-        (16 kHz frames), None for none (typed requests only). Touches no network."""
+        (16 kHz frames), None for none (typed requests only); ``echo_cancelled``: the source
+        has the robot's voice taken out (full duplex), else it is not sent while the robot
+        speaks. Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
         self.source = source
         self.executor = Executor.from_config(robot, agent, source="realtime")
@@ -116,7 +127,9 @@ class RealtimeAgent:
             locale=agent.locale,
             stall_s=settings.stall_s,
         )
-        self.microphone = Microphone(self.connection)
+        gate = None if echo_cancelled else (lambda: robot.speaking)
+        self.microphone = Microphone(self.connection, gate)
+        self._unsubscribe: Callable[[], None] | None = None
         self._said_lost = threading.Event()  # the lost line was said for this outage
         self.listener = None  # no text listener: the model hears (build's report reads it)
 
@@ -125,6 +138,7 @@ class RealtimeAgent:
         require_websockets()
 
     def start(self) -> None:
+        self._unsubscribe = self.robot.subscribe(self._estop, EStopChanged.kind)
         self.session.calls.start()
         self.connection.start()
         if self.source is not None:
@@ -132,6 +146,9 @@ class RealtimeAgent:
 
     def stop(self, timeout: float = PART_STOP_S) -> None:
         share = timeout / 4
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         if self.source is not None:
             self.source.stop(share)
         self.connection.stop(share)
@@ -161,6 +178,13 @@ class RealtimeAgent:
     def _opened(self) -> None:
         self._said_lost.clear()
         self.session.opened()
+
+    def _estop(self, event: Event) -> None:
+        """The emergency stop: the plan is canceled, the response too, the voice cut where
+        it was (the runtime has stopped it)."""
+        if isinstance(event, EStopChanged) and event.active:
+            self.executor.cancel("emergency stop")
+            self.session.interrupt("emergency stop")
 
     def _idle(self, seconds: float) -> None:
         self.session.idle(seconds)

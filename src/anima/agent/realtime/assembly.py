@@ -46,8 +46,11 @@ def build_realtime_agent(
     registry = robot_registry(robot, user_actions=config.agent.user_actions)
     wanted = config.agent.audio_in if audio_in is None else audio_in
     source = make_source(wanted) if isinstance(wanted, str) else wanted
-    if source is not None and config.listen.duplex:
+    duplex = source is not None and config.listen.duplex
+    if source is not None and duplex:
         from anima.listening.echo.source import echo_cancelled
 
         source = echo_cancelled(source, config.listen, playback)
-    return RealtimeAgent(robot, registry, settings, config.agent, key=key, source=source)
+    return RealtimeAgent(
+        robot, registry, settings, config.agent, key=key, source=source, echo_cancelled=duplex
+    )

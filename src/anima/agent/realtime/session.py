@@ -108,6 +108,7 @@ class Session:
         self._stream_item: str | None = None  # the audio item the stream plays
         self._mute_item: str | None = None  # an item whose audio could not be played
         self._finished = False  # the stream was told finish()
+        self._fed_ms = 0.0  # milliseconds of audio fed to the stream
         self._unknown: set[str] = set()  # event types logged once
         self.truncations: list[tuple[str, int]] = []  # (item_id, audio_end_ms), newest last
 
@@ -171,6 +172,8 @@ class Session:
             played: int | None = None
             if stream is not None and not stream.done:
                 played = stream.stop("interrupted")
+            elif stream is not None and stream.played_ms() < self._fed_ms - 1:
+                played = stream.played_ms()  # cut by someone else (an estop, a door's stop)
             self._stream = None
             self._mute_item = item  # its later deltas (sent before the cancel) stay silent
             if self.response_active:
@@ -242,10 +245,12 @@ class Session:
                     self._mute_item = item
                     return
                 self._stream, self._stream_item, self._finished = opened.stream, item, False
+                self._fed_ms = 0.0
                 started = True
             else:
                 started = False
             self._stream.feed(pcm, wire.RATE)
+            self._fed_ms += len(pcm) / (2 * wire.RATE / 1000)
         if started:
             self.presence.to("speaking", "the model speaks")
 

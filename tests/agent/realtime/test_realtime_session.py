@@ -24,6 +24,7 @@ from anima.config import AgentConfig, AnimaConfig
 from anima.config.planner import RealtimePlannerConfig
 from anima.errors import ConfigError
 from anima.events import ConversationChanged, MoveStarted, SpeechEnded, SpeechStarted
+from anima.listening.sources import AudioSource, PushSource
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
 from anima.testing.realtime_server import (
@@ -55,10 +56,21 @@ def settings(server: ScriptedRealtimeServer, **kw: float) -> RealtimePlannerConf
 
 
 @contextlib.contextmanager
-def brain(runtime: Runtime, server: ScriptedRealtimeServer, **kw: float) -> Iterator[RealtimeAgent]:
-    """The realtime agent on ``runtime`` (attached, so started), connected to ``server``."""
+def brain(
+    runtime: Runtime,
+    server: ScriptedRealtimeServer,
+    source: AudioSource | None = None,
+    **kw: float,
+) -> Iterator[RealtimeAgent]:
+    """The realtime agent on ``runtime`` (attached, so started), connected to ``server``,
+    hearing ``source`` (none by default)."""
     agent = RealtimeAgent(
-        runtime, robot_registry(runtime), settings(server, **kw), runtime.config.agent, key="sk-t"
+        runtime,
+        robot_registry(runtime),
+        settings(server, **kw),
+        runtime.config.agent,
+        key="sk-t",
+        source=source,
     )
     runtime.attach_agent(agent)
     try:
@@ -355,28 +367,12 @@ def test_barge_in_cancels_the_response_and_truncates_at_exactly_what_was_played(
 
 
 def test_the_microphone_is_resampled_to_24khz_and_appended(runtime: Runtime) -> None:
-    from anima.listening.sources import PushSource
-
     source = PushSource()
-    agent = RealtimeAgent(
-        runtime,
-        robot_registry(runtime),
-        RealtimePlannerConfig(url="ws://127.0.0.1:1/unused"),
-        runtime.config.agent,
-        key="k",
-        source=source,
-    )
-    with ScriptedRealtimeServer() as server:
-        agent.connection.url = server.url
-        runtime.attach_agent(agent)
-        try:
-            server.wait_for("session.update")
-            t = np.arange(16_000) / 16_000
-            tone = (8000 * np.sin(2 * np.pi * 440 * t)).astype(np.int16)
-            source.push(tone)  # 1 s at 16 kHz: 31 whole frames of 512
-            appends = server.wait_for("input_audio_buffer.append", 31)
-        finally:
-            runtime.detach_agent()
+    with ScriptedRealtimeServer() as server, brain(runtime, server, source) as agent:
+        t = np.arange(16_000) / 16_000
+        tone = (8000 * np.sin(2 * np.pi * 440 * t)).astype(np.int16)
+        source.push(tone)  # 1 s at 16 kHz: 31 whole frames of 512
+        appends = server.wait_for("input_audio_buffer.append", 31)
     pcm = b"".join(base64.b64decode(r.event["audio"]) for r in appends)
     got = np.frombuffer(pcm, dtype="<i2")
     sent = 31 * 512
@@ -449,40 +445,24 @@ def test_the_emergency_stop_cancels_the_response_and_truncates_where_the_voice_w
 def test_without_an_echo_canceller_the_microphone_is_not_sent_while_the_robot_speaks(
     real_time_runtime: Runtime,
 ) -> None:
-    from anima.listening.sources import PushSource
-
     rt = real_time_runtime
     source = PushSource()
     frame = np.zeros(512, dtype=np.int16)
-    agent = RealtimeAgent(
-        rt,
-        robot_registry(rt),
-        RealtimePlannerConfig(url="ws://127.0.0.1:1/unused"),
-        rt.config.agent,
-        key="k",
-        source=source,
-    )
-    with ScriptedRealtimeServer() as server:
-        agent.connection.url = server.url
-        rt.attach_agent(agent)
-        try:
-            server.wait_for("session.update")
-            rt.execute(cmd.Speak(text="I am saying something rather long for this test."))
-            deadline = time.monotonic() + 5.0
-            while not rt.speaking:
-                assert time.monotonic() < deadline
-                time.sleep(0.01)
-            for _ in range(10):
-                source.push(frame)
-            assert agent.microphone.gated == 10
-            rt.execute(cmd.StopSpeaking())
-            while rt.speaking:
-                assert time.monotonic() < deadline
-                time.sleep(0.01)
-            for _ in range(3):
-                source.push(frame)
-            server.wait_for("input_audio_buffer.append", 3)
-        finally:
-            rt.detach_agent()
+    with ScriptedRealtimeServer() as server, brain(rt, server, source) as agent:
+        rt.execute(cmd.Speak(text="I am saying something rather long for this test."))
+        deadline = time.monotonic() + 5.0
+        while not rt.speaking:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        for _ in range(10):
+            source.push(frame)
+        assert agent.microphone.gated == 10
+        rt.execute(cmd.StopSpeaking())
+        while rt.speaking:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        for _ in range(3):
+            source.push(frame)
+        server.wait_for("input_audio_buffer.append", 3)
     assert agent.microphone.gated == 10
     assert agent.microphone.sent == 3

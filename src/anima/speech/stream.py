@@ -370,6 +370,11 @@ class Stream:
             self.playback.sway.append(self._sway.feed(self._sway_pending[:hop]))
             self._sway_pending = self._sway_pending[hop:]
         self._sink.write(out)
+        if self._u.cancel.is_set:
+            # stopped while write() blocked (a sound card's full buffer lets it return only
+            # after the stop): the piece it queued then must not play either
+            self._sink.stop()
+            return
         self._written = base + len(out)
         with self._cond:  # when the sink will have played all it has (the idle bound's start)
             self._dry_at = self._clock.now() + self._queued_s_locked()

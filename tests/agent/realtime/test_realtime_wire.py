@@ -83,3 +83,12 @@ def test_the_config_refuses_bad_settings() -> None:
     ):
         with pytest.raises(ConfigError, match=key):
             RealtimePlannerConfig(**kw)  # type: ignore[arg-type]
+
+
+def test_the_realtime_brain_is_no_text_planner() -> None:
+    from anima.agent.planners import create_planner
+    from anima.agent.vocabulary import builtin_registry
+    from anima.config import AgentConfig
+
+    with pytest.raises(ConfigError, match="realtime brain, not a text planner"):
+        create_planner(AgentConfig(planner="openai_realtime"), builtin_registry())  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anima.agent.planners.base import APOLOGY, Planner, PlannerReply
+from anima.errors import ConfigError
 from anima.registry import Registry
 
 if TYPE_CHECKING:
@@ -38,6 +39,13 @@ def create_planner(
     """The planner ``config.planner`` names; ``events`` receives its error events.
     ``wake_phrase`` is the listener's (``listen.wake_phrase``): the rule planner ignores it in
     front of a command ("hey robot, wave")."""
+    if config.planner.type == "openai_realtime":
+        # a speech-to-speech session, not a planner of text: it replaces the whole conversation
+        raise ConfigError(
+            "agent.planner.type openai_realtime is a realtime brain, not a text planner: "
+            "anima.build attaches it in the conversation's place (docs/realtime.md)",
+            key="agent.planner.type",
+        )
     factory = PLANNERS.load(config.planner.type)
     planner: Planner = factory(config, registry, events, wake_phrase)
     return planner

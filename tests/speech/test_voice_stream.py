@@ -19,7 +19,7 @@ from anima import estop
 from anima.animation.library import AnimationLibrary, shipped_folder
 from anima.behaviour.controller import Behaviour
 from anima.behaviour.speech_gestures import BehaviourGestures
-from anima.commands import OpenVoiceStream
+from anima.commands import MAX_SPEECH_TEXT, OpenVoiceStream
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import EStopActiveError, InvalidCommandError
@@ -387,3 +387,17 @@ def test_the_runtime_opens_a_stream_and_its_estop_refuses_one() -> None:
                 rt.execute(cmd.OpenVoiceStream())
         finally:
             rt.stop(ease=False)
+
+
+def test_a_flood_of_markers_plays_at_most_32_and_bounds_the_words() -> None:
+    rig = Rig(gestures=True)
+    try:
+        stream = rig.open()
+        stream.words("go ^start(nod) " * 40 + "x" * 5000)
+        assert len(stream.playback.cues) == 32
+        text = stream._u.text  # start_speak's, bounded as any text to say
+        assert 1900 < len(text) <= MAX_SPEECH_TEXT
+        assert text.endswith("xxx")
+        stream.stop()
+    finally:
+        rig.close()

@@ -9,23 +9,11 @@ feeds it (:meth:`Stream.feed`, :meth:`Stream.visemes`, :meth:`Stream.words`), ea
 returning at once; the service's worker thread runs :meth:`Stream.pump`, which resamples what
 came to the sink's rate (:data:`STREAM_RATE`) a piece at a time and writes it to the sink.
 
-* **Jitter buffer.** A network delivers audio in bursts. While the sink has nothing left to
-  play (at the start, and after an underrun), the pump waits until :data:`JITTER_S` of audio
-  has come, or that long after the first of it came, before it writes: a 10 ms delta followed by
-  a late one then plays as one sound rather than a click and a gap. Once playing, everything
-  that comes is written at once (the sink's queue is the buffer). An underrun (the model slower
-  than real time) is silence, never the end: the utterance ends on :meth:`Stream.finish`, a stop,
-  or :data:`IDLE_S` without audio once all has played (an error: a client that forgot finish()).
-* **Lips.** From the server's visemes when it sends any (:meth:`Stream.visemes`, from then on
-  only those), else from the audio itself: each :data:`LIP_HOP_S` of audio written gives a mouth
-  opening from its loudness, on the playback clock like any utterance's lips.
-* **Markers.** ``^start(name)``/``^run(name)`` (played as a start: a stream cannot hold its
-  audio) and ``^stop(name)`` in the transcript fire when playback reaches the audio fed so far
-  when their words arrived (best effort: a transcript runs a little ahead of or behind its
-  audio); ``^wait`` and ``^mode`` are ignored.
-* **Played.** :meth:`Stream.played_ms` and :meth:`Stream.stop` count the sink's played samples
-  of this stream, in milliseconds of the stream's own audio (resampling keeps durations; no lead
-  silence is dropped from a stream).
+In short (docs/speech.md's *Voice streams* has the why): 40 ms of jitter buffer while the sink
+is dry; an underrun is silence, not the end; lips from the server's visemes, else from the
+loudness of each 10 ms; ``^start``/``^run``/``^stop`` in the words fire where the audio fed so
+far ends when they come; ``played_ms``/``stop`` are the sink's played samples of the stream in
+milliseconds (floored); at most 120 s ahead of playback.
 """
 
 from __future__ import annotations
@@ -44,7 +32,7 @@ from anima.clock import Clock
 from anima.commands import MAX_SPEECH_TEXT
 from anima.errors import InvalidCommandError, SpeechError
 from anima.events import EventHub, Notice, SpeechEndReason
-from anima.language.markup import Cue
+from anima.language.markup import MAX_MARKERS, Cue
 from anima.speech.base import AudioSink, Samples
 from anima.speech.cues import CuePlayer
 from anima.speech.player import Player
@@ -118,6 +106,7 @@ class Stream:
         self._sway_pending = np.zeros(0, dtype=np.int16)
         self._tail = ""  # an unclosed marker at the end of the last words
         self._said = ""  # the words so far, markers taken out (start_speak shows them)
+        self._markers = 0  # markers met so far (at most MAX_MARKERS are played)
         u.pump = self.pump
         u.on_end = self._ended
 
@@ -243,10 +232,16 @@ class Stream:
         for m in _MARKER.finditer(text):
             clean.append(text[pos : m.start()])
             pos = m.end()
-            self._marker_locked(m.group(1), m.group(2), at)
+            self._markers += 1
+            if self._markers <= MAX_MARKERS:  # as in one text: gestures, not a flood of moves
+                self._marker_locked(m.group(1), m.group(2), at)
+            elif self._markers == MAX_MARKERS + 1:
+                log.warning("voice stream %s: over %d markers; the rest ignored", self._u.id,
+                            MAX_MARKERS)  # fmt: skip
         clean.append(text[pos:])
         if len(self._said) < MAX_SPEECH_TEXT:  # a marker taken out leaves one space, not two
-            self._said = _SPACES.sub(" ", self._said + "".join(clean))[:MAX_SPEECH_TEXT]
+            words = "".join(clean)[:MAX_SPEECH_TEXT]
+            self._said = _SPACES.sub(" ", self._said + words)[:MAX_SPEECH_TEXT]
             self._u.text = self._said.strip()
 
     def _marker_locked(self, kind: str, name: str, at: int) -> None:

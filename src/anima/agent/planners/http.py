@@ -217,7 +217,7 @@ def post_json(
 
     asked = {**headers, "Accept-Encoding": "identity"}  # the byte cap counts what is parsed
     with (
-        _transport_errors(url, link),
+        _transport_errors(url, link, client.timeout.read),
         client.stream(
             "POST", url, json=body, headers=asked, extensions={"trace": link.trace}
         ) as answer,
@@ -227,14 +227,17 @@ def post_json(
 
 
 @contextlib.contextmanager
-def _transport_errors(url: str, link: Link) -> Iterator[None]:
-    """httpx's failures as PlannerErrors that say what happened to the request."""
+def _transport_errors(url: str, link: Link, timeout_s: float | None) -> Iterator[None]:
+    """httpx's failures as PlannerErrors that say what happened to the request (``timeout_s``:
+    the client's read timeout, named when it ran out — as the caller's own deadline is, which
+    the same figure and a loaded machine make either of the two to come first)."""
     import httpx
 
     try:
         yield
     except httpx.TimeoutException:
-        raise PlannerError(f"no answer from {url} within the timeout") from None
+        within = "" if timeout_s is None else f" ({timeout_s:g} s)"
+        raise PlannerError(f"no answer from {url} within the timeout{within}") from None
     except httpx.HTTPError as exc:
         if link.is_cut:
             raise PlannerError(f"request to {url} abandoned (deadline or interrupt)") from None
@@ -302,7 +305,7 @@ def post_stream(
     """
     asked = {**headers, "Accept-Encoding": "identity", "Accept": "text/event-stream"}
     with (
-        _transport_errors(url, link),
+        _transport_errors(url, link, client.timeout.read),
         client.stream(
             "POST", url, json=body, headers=asked, extensions={"trace": link.trace}
         ) as answer,

@@ -33,6 +33,7 @@ from anima.testing.realtime_server import (
     Received,
     ScriptedRealtimeServer,
     answer,
+    audio_delta,
     function_call,
     huge_delta,
 )
@@ -466,3 +467,20 @@ def test_without_an_echo_canceller_the_microphone_is_not_sent_while_the_robot_sp
         server.wait_for("input_audio_buffer.append", 3)
     assert agent.microphone.gated == 10
     assert agent.microphone.sent == 3
+
+
+def test_audio_far_ahead_of_playback_is_refused_once_and_the_session_goes_on(
+    real_time_runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    rt = real_time_runtime
+    caplog.set_level(logging.WARNING, logger="anima.agent.realtime")
+    block = bytes(2 * 24_000 * 25)  # 25 s of silence a delta: six are past the 120 s that wait
+    flood = [audio_delta(block, item_id="item_flood") for _ in range(6)]
+    after = function_call("look_at", {"x": 1.0, "y": 0.0, "z": 0.0}, call_id="after")
+    with ScriptedRealtimeServer({"session.update": [[*flood, after]]}) as server, brain(rt, server):
+        server.wait_for("response.create")  # the call after the flood was answered
+        assert outputs(server)[0].event["item"]["call_id"] == "after"
+        still_running(rt)
+    refused = [r for r in caplog.records if "audio refused" in r.getMessage()]
+    assert len(refused) == 1
+    assert "at most 120 s may wait" in refused[0].getMessage()

@@ -39,6 +39,7 @@ RATE = 24_000  # Hz: PCM16 mono both ways (audio.input.format / audio.output.for
 PCM_FORMAT: JsonObject = {"type": "audio/pcm", "rate": RATE}
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one WebSocket message (websockets' max_size)
 MAX_AUDIO_DELTA_CHARS = 2_000_000  # base64 characters of one audio delta (~1.5 MB, ~31 s)
+MAX_TRANSCRIPT_DELTA_CHARS = 2_000  # characters of one transcript delta kept (a few words come)
 
 HANDLED = frozenset(
     {

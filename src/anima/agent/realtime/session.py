@@ -109,6 +109,7 @@ class Session:
         self._mute_item: str | None = None  # an item whose audio could not be played
         self._finished = False  # the stream was told finish()
         self._fed_ms = 0.0  # milliseconds of audio fed to the stream
+        self._refused_item: str | None = None  # an item whose audio the stream refused
         self._unknown: set[str] = set()  # event types logged once
         self.truncations: list[tuple[str, int]] = []  # (item_id, audio_end_ms), newest last
 
@@ -196,7 +197,7 @@ class Session:
             delta = event.get("delta")
             with self._lock:
                 if isinstance(delta, str) and self._stream is not None:
-                    self._stream.words(delta)
+                    self._stream.words(delta[: wire.MAX_TRANSCRIPT_DELTA_CHARS])
         elif kind == "response.output_audio.done":
             with self._lock:
                 if event.get("item_id") == self._stream_item:
@@ -249,7 +250,13 @@ class Session:
                 started = True
             else:
                 started = False
-            self._stream.feed(pcm, wire.RATE)
+            try:
+                self._stream.feed(pcm, wire.RATE)
+            except AnimaError as exc:  # past what may wait unplayed: a server far too fast
+                if self._refused_item != item:
+                    self._refused_item = item
+                    log.warning("realtime: audio refused (logged once per item): %s", exc)
+                return
             self._fed_ms += len(pcm) / (2 * wire.RATE / 1000)
         if started:
             self.presence.to("speaking", "the model speaks")

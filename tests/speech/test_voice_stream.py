@@ -28,7 +28,7 @@ from anima.runtime import Runtime
 from anima.speech.player import LIPS, SWAY
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
-from anima.speech.stream import JITTER_S, MAX_AHEAD_S, STREAM_RATE, Stream
+from anima.speech.stream import BURST_S, JITTER_S, MAX_AHEAD_S, STREAM_RATE, Stream
 from anima.speech.visemes import LIPS as SHAPES
 from anima.testing import EventRecorder, FakeClock, eventually
 from anima.testing.harness import make_engine
@@ -250,18 +250,32 @@ def test_resampling_to_the_sinks_rate_keeps_the_duration(rig: Rig, rate: int) ->
     assert stream.played_ms() == 1000
 
 
-def test_the_jitter_buffer_holds_a_short_first_delta_back_at_most_its_time(rig: Rig) -> None:
+def test_the_jitter_buffer_plays_audio_its_time_after_it_came_or_a_burst_at_once(
+    rig: Rig,
+) -> None:
     stream = rig.open()
-    stream.feed(tone(0.01), IN_RATE)  # 10 ms, and the next delta is late
+    stream.feed(tone(0.05), IN_RATE)  # 50 ms: were it played now, a late next delta is a gap
     rig.tick(3)
-    assert rig.sink.written() == 0  # held back: 10 ms alone would be a click and a gap
+    assert rig.sink.written() == 0  # held back
     rig.tick(1)  # JITTER_S after it came
     rig.settle()
     assert JITTER_S == 0.04
     assert rig.sink.written() > 0
+    t_first = rig.clock.now()
+    rig.tick(4)
+    # 80 ms after the first: played at once, it would have come 30 ms after that one ended
+    stream.feed(tone(0.05), IN_RATE)
+    rig.tick(2)
+    assert 0 < rig.sink.played() < rig.sink.written()  # no underrun
+    rig.tick(40)  # the model stalls: an underrun, then a burst that plays at once
+    assert rig.sink.played() == rig.sink.written()
+    stream.feed(tone(BURST_S), IN_RATE)
+    rig.settle()
+    assert rig.sink.played() < rig.sink.written()
     stream.finish()
-    rig.tick(5)
+    rig.tick(20)
     assert [e.reason for e in rig.ends()] == ["done"]
+    assert t_first == pytest.approx(1000.04)
 
 
 def test_an_estop_ends_a_stream_and_refuses_a_new_one(rig: Rig) -> None:

@@ -9,11 +9,11 @@ feeds it (:meth:`Stream.feed`, :meth:`Stream.visemes`, :meth:`Stream.words`), ea
 returning at once; the service's worker thread runs :meth:`Stream.pump`, which resamples what
 came to the sink's rate (:data:`STREAM_RATE`) a piece at a time and writes it to the sink.
 
-In short (docs/speech.md's *Voice streams* has the why): 40 ms of jitter buffer while the sink
-is dry; an underrun is silence, not the end; lips from the server's visemes, else from the
-loudness of each 10 ms; ``^start``/``^run``/``^stop`` in the words fire where the audio fed so
-far ends when they come; ``played_ms``/``stop`` are the sink's played samples of the stream in
-milliseconds (floored); at most 120 s ahead of playback.
+In short (docs/speech.md's *Voice streams* has the why): while the sink is dry, audio plays
+40 ms after it came (at once when 160 ms is there); an underrun is silence, not the end; lips
+from the server's visemes, else from the loudness of each 10 ms; ``^start``/``^run``/``^stop``
+in the words fire where the audio fed so far ends when they come; ``played_ms``/``stop`` are
+the sink's played samples of the stream in milliseconds (floored); at most 120 s ahead.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ log = logging.getLogger(__name__)
 # the sink plays streams at the TTS voices' rate (Piper's, eSpeak's), so a sound card's stream
 # is not reopened between an utterance and a stream (a reopen costs tens of milliseconds)
 STREAM_RATE = 22050
-JITTER_S = 0.04  # audio held back while the sink is dry: a network's bursts, not the latency
+JITTER_S = 0.04  # while the sink is dry, audio plays this long after it came: a network's jitter
+BURST_S = 0.16  # ...or at once when this much is already there (a source ahead of real time)
 PIECE_S = 0.1  # input resampled and written this much at a time (a stop waits at most one)
 MAX_AHEAD_S = 120.0  # a stream's audio not yet played: more in a feed is refused
 IDLE_S = 10.0  # no audio for this long after all has played, and no finish(): an error
@@ -312,7 +313,7 @@ class Stream:
     def _jitter_wait_locked(self, now: float) -> float:
         """Seconds to hold the waiting audio back (≤ 0: write it now)."""
         dry = not self._sounding or self._sink.played() >= self._written
-        if not dry or self._finished or self._input_s >= JITTER_S or self._oldest_at is None:
+        if not dry or self._finished or self._input_s >= BURST_S or self._oldest_at is None:
             return 0.0
         return self._oldest_at + JITTER_S - now
 

@@ -19,13 +19,14 @@ from anima import estop
 from anima.animation.library import AnimationLibrary, shipped_folder
 from anima.behaviour.controller import Behaviour
 from anima.behaviour.speech_gestures import BehaviourGestures
+from anima.body import Role, load_body
 from anima.commands import MAX_SPEECH_TEXT, OpenVoiceStream
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, MoveStarted, Notice, SpeechEnded, SpeechStarted
 from anima.runtime import Runtime
-from anima.speech.player import LIPS, SWAY
+from anima.speech.player import ANTENNAS, LIPS, SWAY
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
 from anima.speech.stream import BURST_S, JITTER_S, MAX_AHEAD_S, STREAM_RATE, Stream
@@ -51,10 +52,12 @@ def silence(seconds: float, rate: int = IN_RATE) -> bytes:
 
 
 class Rig:
-    def __init__(self, *, gestures: bool = False) -> None:
+    def __init__(self, *, gestures: bool = False, body: str | None = None) -> None:
         self.hub = EventHub()
         self.recorder = EventRecorder().attach(self.hub)
-        self.engine, self.driver, self.clock = make_engine(events=self.hub)
+        self.engine, self.driver, self.clock = make_engine(
+            body=load_body(body) if body else None, events=self.hub
+        )
         self.sink = NullSink(self.clock)
         self.behaviour: Behaviour | None = None
         said = None
@@ -67,7 +70,7 @@ class Rig:
             [ScriptedEngine()], self.sink, self.engine, self.hub, self.clock,
             gestures=said, gesture_mode="disabled",
         )  # fmt: skip
-        self.lip = self.engine.body.index("lip_open")
+        self.lip = self.engine.body.role_index(Role.LIPS_OPEN) or 0
         self.rest = self.engine.body.channels[self.lip].default
         self.t = self.clock.now()
         self.hub.start()
@@ -413,5 +416,25 @@ def test_a_flood_of_markers_plays_at_most_32_and_bounds_the_words() -> None:
         assert 1900 < len(text) <= MAX_SPEECH_TEXT
         assert text.endswith("xxx")
         stream.stop()
+    finally:
+        rig.close()
+
+
+def test_a_body_without_lips_lifts_its_antennas_with_the_streamed_voice() -> None:
+    rig = Rig(body="reachy_mini")
+    try:
+        body = rig.engine.body
+        assert body.role_index(Role.LIPS_OPEN) is None
+        right = body.role_index(Role.ANTENNA_RIGHT)
+        assert right is not None
+        rest = body.channels[right].default
+        stream = rig.open()
+        stream.feed(tone(0.3) + silence(0.3), IN_RATE)
+        stream.finish()
+        rig.tick(15)
+        assert ANTENNAS in rig.engine.state().overrides
+        assert rig.engine.last_frame[right] < rest - 5.0  # the right one down, by the opening
+        rig.tick(30)
+        assert abs(rig.engine.last_frame[right] - rest) < 0.5  # at rest in the pause
     finally:
         rig.close()

@@ -177,14 +177,16 @@ class BargeIn:
             held = self._held and words == "other" and not self._passed
             return (words == "stop" or held) and self._stop_locked()
 
-    def on_sustained(self, voice_now: bool) -> bool:
+    def on_sustained(self, voice_now: bool, *, words_needed: bool = True) -> bool:
         """``sustain_s`` after the barge-in: True (once) when the voice still goes on and the
         latest partial has words that are not a backchannel (with no partial yet, the first
-        one with words decides: :meth:`on_partial`)."""
+        one with words decides: :meth:`on_partial`). ``words_needed=False``: a held voice with
+        no words yet stops the robot too (a realtime server transcribes only after the turn,
+        so no partial comes while the person talks)."""
         with self._lock:
             if not voice_now or self._passed or self._words == "backchannel":
                 return False
-            if self._words == "nothing":
+            if self._words == "nothing" and words_needed:
                 self._held = True
                 return False
             return self._stop_locked()

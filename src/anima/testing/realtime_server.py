@@ -30,7 +30,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -140,7 +140,15 @@ class Received:
 class ScriptedRealtimeServer:
     """A Realtime server on 127.0.0.1 (a free port) playing a script; see the module doc."""
 
-    def __init__(self, script: Mapping[str, Iterable[Reply]] | None = None) -> None:
+    def __init__(
+        self,
+        script: Mapping[str, Iterable[Reply]] | None = None,
+        *,
+        hear: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """``hear``: the server's own replies to each client event before the script's (its
+        ears: :class:`~anima.testing.realtime_ears.ServerEars` hears the microphone)."""
+        self._hear = hear
         self._script: dict[str, deque[Reply]] = {
             kind: deque(replies) for kind, replies in (script or {}).items()
         }
@@ -260,6 +268,8 @@ class ScriptedRealtimeServer:
                     self._cond.notify_all()
                     replies = self._script.get(kind)
                     reply = replies.popleft() if replies else _default(kind)
+                if self._hear is not None:
+                    reply = [*self._hear(event), *reply]
                 if not self._play(ws, reply):
                     return
         except (ConnectionClosed, OSError):

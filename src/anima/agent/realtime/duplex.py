@@ -1,0 +1,160 @@
+"""The person's turns in a realtime session, decided by anima's duplex rules rather than the
+server's VAD alone (docs/realtime.md, *Barge-in*).
+
+The session is asked for server VAD that neither cancels a response nor starts one by itself
+(``interrupt_response`` and ``create_response`` false): the server reports the voice
+(``input_audio_buffer.speech_started`` / ``speech_stopped``) and what it heard
+(``conversation.item.input_audio_transcription.delta`` / ``completed``), and :class:`Duplex`
+decides with the conversation's :class:`~anima.agent.barge_in.BargeIn`:
+
+- a voice while the robot is silent is the person's turn: a response still being made is
+  canceled, and at ``speech_stopped`` anima asks for the answer (``response.create``);
+- a voice over the robot opens a candidate. A **stop word** in the transcript so far stops the
+  robot at once; a voice still going after ``listen.barge_in_s`` (server VAD: no
+  ``speech_stopped`` yet) whose words are not a backchannel stops it then — with no words yet
+  too, since a server transcribes only after the turn; a **backchannel** ("mm-hm", "yeah") as
+  the first words lets it go on, and the turn's final transcript decides a short voice: a
+  backchannel or nothing lets the robot go on (no answer is asked for), other words stop it
+  and are answered.
+
+Stopping is :meth:`Session.interrupt <anima.agent.realtime.session.Session.interrupt>`: the
+voice cut, ``response.cancel``, ``conversation.item.truncate`` at exactly what was played.
+
+Threads: :meth:`handle` on the connection's reader, the sustain and final checks on the
+robot's timer thread; one lock guards the round.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from anima.agent.barge_in import BargeIn
+from anima.agent.port import RobotPort
+
+log = logging.getLogger(__name__)
+
+SPEECH_STARTED = "input_audio_buffer.speech_started"
+SPEECH_STOPPED = "input_audio_buffer.speech_stopped"
+HEARD_DELTA = "conversation.item.input_audio_transcription.delta"
+HEARD = "conversation.item.input_audio_transcription.completed"
+EVENTS = frozenset({SPEECH_STARTED, SPEECH_STOPPED, HEARD_DELTA, HEARD})
+FINAL_WAIT_S = 3.0  # a short voice over the robot with no final transcript by then: no words
+MAX_HEARD_CHARS = 400  # of one turn's transcript, kept for the rule
+
+
+class Duplex:
+    """One person's voice at a time, from ``speech_started`` to the decision (module doc).
+    ``interrupt(reason)`` stops the robot (cut, cancel, truncate); ``respond()`` asks for the
+    model's answer."""
+
+    def __init__(
+        self,
+        robot: RobotPort,
+        *,
+        interrupt: Callable[[str], object],
+        respond: Callable[[], None],
+        barge_in_s: float = 0.8,
+        final_wait_s: float = FINAL_WAIT_S,
+    ) -> None:
+        self.robot = robot
+        self.barge = BargeIn(sustain_s=barge_in_s)
+        self._interrupt, self._respond = interrupt, respond
+        self.final_wait_s = final_wait_s
+        self._lock = threading.Lock()
+        self._round = 0  # voices so far: a timer of an earlier one does nothing
+        self._over = False  # this voice came over the robot (a candidate)
+        self._voice = False  # the server hears it still (no speech_stopped yet)
+        self._awaiting = False  # the voice ended undecided: its final decides
+        self._heard = ""  # the transcript of this voice so far
+        self._passed = False  # this voice was let pass (a backchannel): no answer
+        self.stops: list[str] = []  # why the robot was stopped, each time (newest last)
+
+    def handle(self, kind: str, event: dict[str, Any]) -> None:
+        if kind == SPEECH_STARTED:
+            self._started()
+        elif kind == SPEECH_STOPPED:
+            self._stopped()
+        elif kind == HEARD_DELTA:
+            delta = event.get("delta")
+            if isinstance(delta, str):
+                self._partial(delta)
+        elif kind == HEARD:
+            text = event.get("transcript")
+            self._final(text if isinstance(text, str) else "")
+
+    # ------------------------------------------------------------------ the server's VAD
+    def _started(self) -> None:
+        over = self.robot.speaking
+        with self._lock:
+            self._round += 1
+            self._voice, self._awaiting, self._heard = True, False, ""
+            self._passed = False
+            self._over = over
+            round_ = self._round
+        if not over:  # the person's turn: a response still being made gives way
+            self._interrupt("the person spoke")
+            return
+        self.barge.open()
+        self.robot.call_later(self.barge.sustain_s, lambda: self._sustained(round_))
+
+    def _stopped(self) -> None:
+        with self._lock:
+            self._voice = False
+            round_ = self._round
+            undecided = self._over and self.barge.pending
+            self._awaiting = undecided
+            passed = self._over and self._passed
+        if passed:
+            return  # a backchannel already let pass: the robot goes on, nothing to answer
+        if not undecided:
+            self._respond()  # the turn ended (or it stopped the robot): the model answers
+            return
+        self.robot.call_later(self.final_wait_s, lambda: self._no_final(round_))
+
+    def _sustained(self, round_: int) -> None:
+        with self._lock:
+            if round_ != self._round:
+                return
+            voice = self._voice
+        if self.barge.on_sustained(voice, words_needed=False):
+            self._stop(f"a voice over the robot for {self.barge.sustain_s:g} s")
+
+    # ------------------------------------------------------------------ the transcript
+    def _partial(self, delta: str) -> None:
+        with self._lock:
+            self._heard = (self._heard + delta)[:MAX_HEARD_CHARS]
+            heard, over = self._heard, self._over
+        if over and self.barge.on_partial(heard):
+            self._stop(f"heard {heard.strip()[:40]!r} over the robot")
+
+    def _final(self, text: str) -> None:
+        with self._lock:
+            awaiting, self._awaiting = self._awaiting, False
+            over = self._over
+        if not over:
+            return
+        decision = self.barge.on_final(text[:MAX_HEARD_CHARS])
+        heard = text.strip()[:40]
+        if decision == "go_on":
+            with self._lock:
+                self._passed = True
+            log.info("realtime barge-in: %r: the robot goes on", heard)
+        elif decision == "stop":
+            self._stop(f"heard {heard!r} over the robot")
+            if awaiting:
+                self._respond()
+
+    def _no_final(self, round_: int) -> None:
+        with self._lock:
+            if round_ != self._round or not self._awaiting:
+                return
+        log.info("realtime barge-in: no transcript within %g s: no words", self.final_wait_s)
+        self._final("")
+
+    def _stop(self, why: str) -> None:
+        log.info("realtime barge-in: %s: stopping", why)
+        self.stops.append(why)
+        self._interrupt(why)

@@ -45,7 +45,14 @@ def test_the_session_asks_for_audio_at_24khz_server_vad_the_voice_and_the_tools(
     assert update["model"] == "gpt-realtime"
     assert update["instructions"].startswith("You are a small, friendly social robot")
     pcm = {"type": "audio/pcm", "rate": 24000}
-    assert update["audio"]["input"] == {"format": pcm, "turn_detection": {"type": "server_vad"}}
+    vad = {"type": "server_vad", "silence_duration_ms": 500}
+    # the server reports the voice; anima's duplex rules cancel and ask for responses
+    vad |= {"interrupt_response": False, "create_response": False}
+    assert update["audio"]["input"] == {
+        "format": pcm,
+        "turn_detection": vad,
+        "transcription": {"model": "gpt-4o-mini-transcribe"},
+    }
     assert update["audio"]["output"] == {"format": pcm, "voice": "marin"}
     tools = {t["name"]: t for t in update["tools"]}
     registry = robot_registry(runtime)

@@ -60,7 +60,10 @@ def test_barge_in_cancels_the_response_and_truncates_at_exactly_what_was_played(
         rt.execute(cmd.Ask(text="tell me a story"))
         started = rec.wait_for(SpeechStarted)
         time.sleep(0.4)
-        server.push({"type": "input_audio_buffer.speech_started", "audio_start_ms": 1000})
+        server.push(
+            {"type": "input_audio_buffer.speech_started", "audio_start_ms": 1000},
+            {"type": "conversation.item.input_audio_transcription.delta", "delta": "Stop"},
+        )  # a stop word over the robot: at once (test_realtime_duplex.py has the rules)
         (truncate,) = server.wait_for("conversation.item.truncate")
         (cancel,) = server.wait_for("response.cancel")
         ended = rec.wait_for(SpeechEnded)

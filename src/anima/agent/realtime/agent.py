@@ -84,11 +84,13 @@ class RealtimeAgent:
         key: str,
         source: AudioSource | None = None,
         echo_cancelled: bool = False,
+        barge_in_s: float = 0.8,
     ) -> None:
         """``key``: the API key (sent as ``settings.auth`` says); ``source``: the microphone
         (16 kHz frames), None for none (typed requests only); ``echo_cancelled``: the source
         has the robot's voice taken out (full duplex), else it is not sent while the robot
-        speaks. Touches no network."""
+        speaks; ``barge_in_s``: a voice over the robot this long stops it
+        (``listen.barge_in_s``). Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
         self.source = source
         self.executor = Executor.from_config(robot, agent, source="realtime")
@@ -126,6 +128,7 @@ class RealtimeAgent:
             instructions=instructions,
             locale=agent.locale,
             stall_s=settings.stall_s,
+            barge_in_s=barge_in_s,
         )
         gate = None if echo_cancelled else (lambda: robot.speaking)
         self.microphone = Microphone(self.connection, gate)

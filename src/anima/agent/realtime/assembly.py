@@ -52,5 +52,12 @@ def build_realtime_agent(
 
         source = echo_cancelled(source, config.listen, playback)
     return RealtimeAgent(
-        robot, registry, settings, config.agent, key=key, source=source, echo_cancelled=duplex
+        robot,
+        registry,
+        settings,
+        config.agent,
+        key=key,
+        source=source,
+        echo_cancelled=duplex,
+        barge_in_s=config.listen.barge_in_s,
     )

@@ -12,7 +12,8 @@ returning the object to send)::
     conversation.item.truncate   the audio item being played, cut at audio_end_ms: what was heard
 
 What it reads (:data:`HANDLED`): the session's and responses' life, the audio and transcript
-deltas, the finished tool calls, the server VAD's ``speech_started`` and ``error``. Anything
+deltas, the finished tool calls, the server VAD's ``speech_started``/``speech_stopped``, the
+input's transcription (for the duplex rules) and ``error``. Anything
 else is logged once per type and skipped.
 
 Limits (:func:`decode`): a message over :data:`MAX_MESSAGE_BYTES` (4 MiB) is never read:
@@ -40,6 +41,16 @@ PCM_FORMAT: JsonObject = {"type": "audio/pcm", "rate": RATE}
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one WebSocket message (websockets' max_size)
 MAX_AUDIO_DELTA_CHARS = 2_000_000  # base64 characters of one audio delta (~1.5 MB, ~31 s)
 MAX_TRANSCRIPT_DELTA_CHARS = 2_000  # characters of one transcript delta kept (a few words come)
+# server VAD reports the person's voice but neither cancels nor starts a response: anima's
+# duplex rules decide (agent/realtime/duplex.py); silence_duration_ms is OpenAI's default
+TURN_DETECTION: JsonObject = {
+    "type": "server_vad",
+    "silence_duration_ms": 500,
+    "interrupt_response": False,
+    "create_response": False,
+}
+# the person's words as the server hears them, for the stop-word and backchannel rules
+TRANSCRIBE_MODEL = "gpt-4o-mini-transcribe"
 
 HANDLED = frozenset(
     {
@@ -52,6 +63,9 @@ HANDLED = frozenset(
         "response.output_audio_transcript.delta",
         "response.function_call_arguments.done",
         "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped",
+        "conversation.item.input_audio_transcription.delta",
+        "conversation.item.input_audio_transcription.completed",
         "error",
     }
 )
@@ -98,7 +112,8 @@ def audio(event: dict[str, Any]) -> bytes:
 def session_update(
     *, model: str, instructions: str, voice: str, tools: list[JsonObject]
 ) -> JsonObject:
-    """The session anima asks for: audio both ways at 24 kHz, the server's VAD, the tools."""
+    """The session anima asks for: audio both ways at 24 kHz, the server's VAD (reporting, not
+    deciding), the input transcribed, the tools."""
     return {
         "type": "session.update",
         "session": {
@@ -107,7 +122,11 @@ def session_update(
             "instructions": instructions,
             "output_modalities": ["audio"],
             "audio": {
-                "input": {"format": PCM_FORMAT, "turn_detection": {"type": "server_vad"}},
+                "input": {
+                    "format": PCM_FORMAT,
+                    "turn_detection": TURN_DETECTION,
+                    "transcription": {"model": TRANSCRIBE_MODEL},
+                },
                 "output": {"format": PCM_FORMAT, "voice": voice},
             },
             "tools": tools,

@@ -35,6 +35,8 @@ from anima.agent.executor import Executor
 from anima.agent.port import RobotPort
 from anima.agent.presence import Presence
 from anima.agent.realtime import protocol as wire
+from anima.agent.realtime.duplex import EVENTS as PERSON_EVENTS
+from anima.agent.realtime.duplex import Duplex
 from anima.agent.realtime.tools import realtime_tools, run_call
 from anima.errors import AnimaError
 from anima.wire.jsontypes import JsonObject
@@ -92,7 +94,9 @@ class Session:
         instructions: str,
         locale: str = "en-US",
         stall_s: float = 15.0,
+        barge_in_s: float = 0.8,
     ) -> None:
+        """``barge_in_s``: a voice over the robot this long stops it (``listen.barge_in_s``)."""
         self.robot, self.registry, self.executor = robot, registry, executor
         self.presence = presence
         self._send = send
@@ -112,6 +116,13 @@ class Session:
         self._refused_item: str | None = None  # an item whose audio the stream refused
         self._unknown: set[str] = set()  # event types logged once
         self.truncations: list[tuple[str, int]] = []  # (item_id, audio_end_ms), newest last
+        # the person's voice and words by the duplex rules: barge-in, backchannels, turns
+        self.duplex = Duplex(
+            robot,
+            interrupt=self.interrupt,
+            respond=self.request_response,
+            barge_in_s=barge_in_s,
+        )
 
     # ------------------------------------------------------------------ session life
     def opened(self) -> None:
@@ -210,8 +221,8 @@ class Session:
             self._response_done(event)
         elif kind == "response.function_call_arguments.done":
             self._function_call(event)
-        elif kind == "input_audio_buffer.speech_started":
-            self.interrupt("the person spoke")
+        elif kind in PERSON_EVENTS:
+            self.duplex.handle(kind, event)
         elif kind == "error":
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else error

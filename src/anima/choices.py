@@ -46,6 +46,7 @@ class PlannerType(StrEnum):
     # a speech-to-speech model over the OpenAI Realtime protocol: not a text planner, it
     # replaces the conversation (ears, planner, voice) with anima.agent.realtime's agent
     OPENAI_REALTIME = "openai_realtime"
+    GEMINI_LIVE = "gemini_live"  # the same, over Google's Live API
 
 
 class PlannerMode(StrEnum):

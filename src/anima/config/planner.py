@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from anima.choices import PlannerMode, PlannerType, checked
 from anima.config.bounds import ENV_PREFIX, count, seconds
@@ -110,20 +110,18 @@ DEFAULT_PERSONA = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class RealtimePlannerConfig:
-    """``agent.planner: openai_realtime``: a speech-to-speech model over the OpenAI Realtime GA
-    protocol (OpenAI, Azure, a local speech-to-speech server; docs/realtime.md). Not a text
-    planner: it hears the microphone and speaks itself."""
+class RealtimeSessionConfig:
+    """What every realtime brain (a speech-to-speech model over a WebSocket) is set with; each
+    brain's section adds its own defaults (:class:`RealtimePlannerConfig`,
+    :class:`GeminiLivePlannerConfig`). Not a planner: it hears the microphone and speaks."""
 
-    type: Literal["openai_realtime"] = "openai_realtime"
-    url: str = "wss://api.openai.com/v1/realtime"  # the session's WebSocket (?model= is added)
-    model: str = "gpt-realtime"  # sent as ?model= and in session.update
-    api_key_env: str | None = None  # variable holding the key; None: OPENAI_API_KEY
-    # how the key is sent: "bearer" (Authorization: Bearer, OpenAI) | "api-key" (Azure's header)
-    auth: Literal["bearer", "api-key"] = "bearer"
-    voice: str = "marin"  # the model's voice (OpenAI: marin, cedar, alloy, …)
+    DEFAULT_KEY_ENV: ClassVar[str] = ""
+    url: str  # the session's WebSocket
+    model: str  # the model the session asks for
+    api_key_env: str | None = None  # variable holding the key; None: the brain's default
+    voice: str  # the model's voice (a name the server knows)
     instructions: str = DEFAULT_PERSONA  # the persona (agent.instructions is added after it)
-    stall_s: float = 15.0  # no event this long while a response is active: it is ended
+    stall_s: float = 15.0  # no event this long while the model answers: its answer is ended
     # reconnect after a lost socket: the first wait, doubled each time up to the last (jittered)
     reconnect_s: float = 0.5
     reconnect_max_s: float = 30.0
@@ -134,11 +132,6 @@ class RealtimePlannerConfig:
                 f"{SECTION}.url must be a ws(s) URL, got {self.url[:80]!r}", key=f"{SECTION}.url"
             )
         _key_env(self.api_key_env)
-        if self.auth not in ("bearer", "api-key"):
-            raise ConfigError(
-                f"{SECTION}.auth must be bearer or api-key, got {str(self.auth)[:40]!r}",
-                key=f"{SECTION}.auth",
-            )
         for key, value in (("model", self.model), ("voice", self.voice)):
             if not value.strip() or len(value) > 100:
                 raise ConfigError(
@@ -157,19 +150,67 @@ class RealtimePlannerConfig:
                 f"{SECTION}.reconnect_max_s must be at least reconnect_s ({self.reconnect_s:g})",
                 key=f"{SECTION}.reconnect_max_s",
             )
+        self._check_own()
+
+    def _check_own(self) -> None:
+        """A brain's own fields' checks (none by default)."""
 
     @property
     def key_env(self) -> str:
         """The variable the key is read from."""
-        return self.api_key_env or "OPENAI_API_KEY"
+        return self.api_key_env or self.DEFAULT_KEY_ENV
 
 
-PlannerConfig = RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig | RealtimePlannerConfig
+@dataclass(frozen=True, kw_only=True)
+class RealtimePlannerConfig(RealtimeSessionConfig):
+    """``agent.planner: openai_realtime``: a speech-to-speech model over the OpenAI Realtime GA
+    protocol (OpenAI, Azure, a local speech-to-speech server; docs/realtime.md)."""
+
+    DEFAULT_KEY_ENV: ClassVar[str] = "OPENAI_API_KEY"
+    type: Literal["openai_realtime"] = "openai_realtime"
+    url: str = "wss://api.openai.com/v1/realtime"  # the session's WebSocket (?model= is added)
+    model: str = "gpt-realtime"  # sent as ?model= and in session.update
+    # how the key is sent: "bearer" (Authorization: Bearer, OpenAI) | "api-key" (Azure's header)
+    auth: Literal["bearer", "api-key"] = "bearer"
+    voice: str = "marin"  # the model's voice (OpenAI: marin, cedar, alloy, …)
+
+    def _check_own(self) -> None:
+        if self.auth not in ("bearer", "api-key"):
+            raise ConfigError(
+                f"{SECTION}.auth must be bearer or api-key, got {str(self.auth)[:40]!r}",
+                key=f"{SECTION}.auth",
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeminiLivePlannerConfig(RealtimeSessionConfig):
+    """``agent.planner: gemini_live``: a speech-to-speech model over Google's Live API
+    (BidiGenerateContent over a WebSocket; docs/realtime.md)."""
+
+    DEFAULT_KEY_ENV: ClassVar[str] = "GEMINI_API_KEY"
+    type: Literal["gemini_live"] = "gemini_live"
+    # the Live API's WebSocket (?key= is added: Google takes the key in the query)
+    url: str = (
+        "wss://generativelanguage.googleapis.com/ws/"
+        "google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+    )
+    model: str = "gemini-3.1-flash-live-preview"  # a Live model (models/ is added in setup)
+    voice: str = "Puck"  # a prebuilt voice (Puck, Charon, Kore, Fenrir, Aoede, …)
+
+
+PlannerConfig = (
+    RulesPlannerConfig
+    | OpenAIPlannerConfig
+    | DifyPlannerConfig
+    | RealtimePlannerConfig
+    | GeminiLivePlannerConfig
+)
 PLANNER_CONFIGS: dict[str, type[PlannerConfig]] = {
     PlannerType.RULES: RulesPlannerConfig,
     PlannerType.OPENAI: OpenAIPlannerConfig,
     PlannerType.DIFY: DifyPlannerConfig,
     PlannerType.OPENAI_REALTIME: RealtimePlannerConfig,
+    PlannerType.GEMINI_LIVE: GeminiLivePlannerConfig,
 }
 
 # the flat agent keys of before → their key in agent.planner (moved when a file is loaded)
@@ -190,7 +231,12 @@ MOVED_KEYS: dict[str, str] = {
 def planner_config(value: object) -> PlannerConfig:
     """``value`` when it is a planner section; a planner's name (``"openai"``) → its defaults."""
     if isinstance(
-        value, RulesPlannerConfig | OpenAIPlannerConfig | DifyPlannerConfig | RealtimePlannerConfig
+        value,
+        RulesPlannerConfig
+        | OpenAIPlannerConfig
+        | DifyPlannerConfig
+        | RealtimePlannerConfig
+        | GeminiLivePlannerConfig,
     ):
         return value
     return PLANNER_CONFIGS[checked(PlannerType, value, f"{SECTION}.type")]()

@@ -128,6 +128,20 @@ def answer(
 
 
 @dataclass(frozen=True)
+class Flavour:
+    """What differs between the protocols a scripted server speaks."""
+
+    path: str  # the URL's path
+    greeting: tuple[dict[str, Any], ...]  # sent when a client connects
+    kind: Callable[[dict[str, Any]], str]  # a message's kind (the script's keys)
+    default: Callable[[str], Reply]  # the reply to a client message with none scripted
+
+
+def _type(event: dict[str, Any]) -> str:
+    return str(event.get("type", "?"))
+
+
+@dataclass(frozen=True)
 class Received:
     """One client event the server received, on which connection (1 = the first)."""
 
@@ -145,9 +159,13 @@ class ScriptedRealtimeServer:
         script: Mapping[str, Iterable[Reply]] | None = None,
         *,
         hear: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+        flavour: Flavour | None = None,
     ) -> None:
         """``hear``: the server's own replies to each client event before the script's (its
-        ears: :class:`~anima.testing.realtime_ears.ServerEars` hears the microphone)."""
+        ears: :class:`~anima.testing.realtime_ears.ServerEars` hears the microphone);
+        ``flavour``: the protocol (OpenAI Realtime's by default; Gemini Live's:
+        :func:`anima.testing.gemini_server.ScriptedGeminiServer`)."""
+        self.flavour = flavour or OPENAI
         self._hear = hear
         self._script: dict[str, deque[Reply]] = {
             kind: deque(replies) for kind, replies in (script or {}).items()
@@ -165,7 +183,7 @@ class ScriptedRealtimeServer:
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+        return f"ws://127.0.0.1:{self.port}{self.flavour.path}"
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> ScriptedRealtimeServer:
@@ -256,18 +274,18 @@ class ScriptedRealtimeServer:
             self._current = ws
             self._cond.notify_all()
         try:
-            self._play(ws, [{"type": "session.created", "session": {"type": "realtime"}}])
+            self._play(ws, list(self.flavour.greeting))
             for message in ws:
                 try:
                     event = json.loads(message)
-                    kind = str(event["type"])
-                except (ValueError, KeyError, TypeError):
+                    kind = self.flavour.kind(event)
+                except (ValueError, KeyError, TypeError, AttributeError, StopIteration):
                     event, kind = {"raw": str(message)[:200]}, "?"
                 with self._cond:
                     self.received.append(Received(index, kind, event, time.monotonic()))
                     self._cond.notify_all()
                     replies = self._script.get(kind)
-                    reply = replies.popleft() if replies else _default(kind)
+                    reply = replies.popleft() if replies else self.flavour.default(kind)
                 if self._hear is not None:
                     reply = [*self._hear(event), *reply]
                 if not self._play(ws, reply):
@@ -292,7 +310,7 @@ class ScriptedRealtimeServer:
                 self._note("raw")
                 ws.send(action.data)
             else:
-                self._note(str(action.get("type")))  # before: the client may answer at once
+                self._note(self.flavour.kind(action))  # before: the client may answer at once
                 ws.send(json.dumps(action))
         return True
 
@@ -315,3 +333,11 @@ def _abort(ws: ServerConnection) -> None:
     with contextlib.suppress(OSError):
         ws.socket.shutdown(socket.SHUT_RDWR)
     ws.socket.close()
+
+
+OPENAI = Flavour(
+    path="/v1/realtime",
+    greeting=({"type": "session.created", "session": {"type": "realtime"}},),
+    kind=_type,
+    default=_default,
+)

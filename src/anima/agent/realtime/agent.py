@@ -23,10 +23,13 @@ from typing import TYPE_CHECKING, Any
 from anima import commands as cmd
 from anima.agent.executor import Executor
 from anima.agent.presence import Presence
+from anima.agent.realtime import gemini_wire
 from anima.agent.realtime import protocol as wire
 from anima.agent.realtime.connection import Connection, require_websockets
-from anima.agent.realtime.session import Session, SessionClosedError
+from anima.agent.realtime.gemini import GeminiSession
+from anima.agent.realtime.session import Brief, Session, SessionClosedError
 from anima.audio import SAMPLE_RATE, Frame, StreamResampler
+from anima.config.planner import GeminiLivePlannerConfig
 from anima.errors import AnimaError
 from anima.events import ConversationPhase, EStopChanged, Event, Transcript
 from anima.parts import PART_STOP_S
@@ -44,16 +47,22 @@ LOST_LINE = "I lost my connection. Give me a moment."
 
 
 class Microphone:
-    """The source's frames, 16 kHz → 24 kHz, appended to the session (the source's
+    """The source's frames at the session's rate, sent (the source's
     :class:`~anima.listening.sources.FrameSink`: it only queues)."""
 
-    def __init__(self, connection: Connection, gated: Callable[[], bool] | None = None) -> None:
-        """``gated``: True while the microphone must not be heard (the robot speaks, and no echo
-        canceller takes its voice out: the server's VAD would take it for the person)."""
-        self._connection = connection
+    def __init__(
+        self,
+        send: Callable[[bytes], bool],
+        rate: int = wire.RATE,
+        gated: Callable[[], bool] | None = None,
+    ) -> None:
+        """``send``: PCM16 at ``rate`` to the session (False: dropped); ``gated``: True while
+        the microphone must not be heard (the robot speaks, and no echo canceller takes its
+        voice out: the server's VAD would take it for the person)."""
+        self._send = send
         self._gated = gated
-        self._resampler = StreamResampler(SAMPLE_RATE, wire.RATE)
-        self.sent = 0  # frames appended
+        self._resampler = StreamResampler(SAMPLE_RATE, rate)  # none when rate is 16 kHz
+        self.sent = 0  # frames sent
         self.dropped = 0  # frames with no open socket (or a full queue)
         self.gated = 0  # frames not sent while the robot spoke
 
@@ -62,7 +71,7 @@ class Microphone:
             self.gated += 1
             return
         pcm = self._resampler.feed(samples).astype("<i2").tobytes()
-        if pcm and self._connection.send(wire.audio_append(pcm), droppable=True):
+        if pcm and self._send(pcm):
             self.sent += 1
         else:
             self.dropped += 1
@@ -78,7 +87,7 @@ class RealtimeAgent:
         self,
         robot: RobotPort,
         registry: ActionRegistry,
-        settings: RealtimePlannerConfig,
+        settings: RealtimePlannerConfig | GeminiLivePlannerConfig,
         agent: AgentConfig,
         *,
         key: str,
@@ -101,28 +110,10 @@ class RealtimeAgent:
             engaged_s=agent.engaged_s,
             sleep_after_s=agent.sleep_after_s,
         )
-        headers = (
-            {"Authorization": f"Bearer {key}"} if settings.auth == "bearer" else {"api-key": key}
-        )
-        self.connection = Connection(
-            session_url(settings.url, settings.model),
-            headers,
-            on_event=self._event,
-            on_open=self._opened,
-            on_lost=self._lost,
-            on_idle=self._idle,
-            reconnect_s=settings.reconnect_s,
-            reconnect_max_s=settings.reconnect_max_s,
-        )
         instructions = settings.instructions
         if agent.instructions:
             instructions = f"{instructions}\n\n{agent.instructions}"
-        self.session = Session(
-            robot,
-            registry,
-            self.executor,
-            self.presence,
-            self.connection.send,
+        brief = Brief(
             model=settings.model,
             voice=settings.voice,
             instructions=instructions,
@@ -130,11 +121,43 @@ class RealtimeAgent:
             stall_s=settings.stall_s,
             barge_in_s=barge_in_s,
         )
+        parts = (robot, registry, self.executor, self.presence)
+        self.session: Session | GeminiSession
+        if isinstance(settings, GeminiLivePlannerConfig):
+            self.connection = self._connection(gemini_wire.session_url(settings.url, key), {})
+            self.session = GeminiSession(*parts, self.connection, brief=brief)
+            send_audio, rate = self.session.send_audio, gemini_wire.INPUT_RATE
+        else:
+            auth = {"Authorization": f"Bearer {key}"} if settings.auth == "bearer" else None
+            self.connection = self._connection(
+                session_url(settings.url, settings.model), auth or {"api-key": key}
+            )
+            self.session = Session(*parts, self.connection.send, brief=brief)
+            send_audio, rate = self._append, wire.RATE
         gate = None if echo_cancelled else (lambda: robot.speaking)
-        self.microphone = Microphone(self.connection, gate)
+        self.microphone = Microphone(send_audio, rate, gate)
         self._unsubscribe: Callable[[], None] | None = None
         self._said_lost = threading.Event()  # the lost line was said for this outage
         self.listener = None  # no text listener: the model hears (build's report reads it)
+
+    def _connection(self, url: str, headers: dict[str, str]) -> Connection:
+        settings = self.settings
+        gemini = isinstance(settings, GeminiLivePlannerConfig)
+        return Connection(
+            url,
+            headers,
+            on_event=self._event,
+            on_open=self._opened,
+            on_lost=self._lost,
+            on_idle=self._idle,
+            reconnect_s=settings.reconnect_s,
+            reconnect_max_s=settings.reconnect_max_s,
+            decode=gemini_wire.decode if gemini else wire.decode,
+        )
+
+    def _append(self, pcm: bytes) -> bool:
+        """OpenAI's microphone: appended to the input buffer (dropped when the queue is full)."""
+        return self.connection.send(wire.audio_append(pcm), droppable=True)
 
     # ------------------------------------------------------------------ the Part
     def prepare(self) -> None:

@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from anima.agent.realtime.agent import RealtimeAgent
-from anima.config.planner import SECTION, RealtimePlannerConfig
+from anima.config.planner import SECTION, GeminiLivePlannerConfig, RealtimePlannerConfig
 from anima.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -24,22 +24,24 @@ def build_realtime_agent(
     audio_in: str | AudioSource | None = None,
     environ: dict[str, str] | None = None,
 ) -> RealtimeAgent:
-    """The agent for ``agent.planner.type: openai_realtime``: the robot's registry as tools,
-    the microphone (``audio_in``, default ``agent.audio_in``; through the echo canceller when
-    ``listen.duplex``, fed what the sink plays: ``playback``). A missing key is a ConfigError
-    naming its variable (``anima serve`` says it in one line and exits 2): without a key the
-    session could only fail, over and over."""
+    """The agent for ``agent.planner.type: openai_realtime`` or ``gemini_live``: the robot's
+    registry as tools, the microphone (``audio_in``, default ``agent.audio_in``; through the
+    echo canceller when ``listen.duplex``, fed what the sink plays: ``playback``). A missing
+    key is a ConfigError naming its variable (``anima serve`` says it in one line and exits
+    2): without a key the session could only fail, over and over."""
     from anima.agent.vocabulary import robot_registry
     from anima.listening.makers import make_source
 
     settings = config.agent.planner
-    if not isinstance(settings, RealtimePlannerConfig):
-        raise ConfigError(f"{SECTION}.type must be openai_realtime for the realtime brain")
+    if not isinstance(settings, RealtimePlannerConfig | GeminiLivePlannerConfig):
+        raise ConfigError(
+            f"{SECTION}.type must be openai_realtime or gemini_live for the realtime brain"
+        )
     env = os.environ if environ is None else environ
     key = env.get(settings.key_env, "").strip()
     if not key:
         raise ConfigError(
-            f"{SECTION}.type openai_realtime needs an API key: set {settings.key_env} "
+            f"{SECTION}.type {settings.type} needs an API key: set {settings.key_env} "
             f"(or name another variable in {SECTION}.api_key_env)",
             key=f"{SECTION}.api_key_env",
         )

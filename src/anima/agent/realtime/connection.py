@@ -20,6 +20,7 @@ import json
 import logging
 import queue
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -62,8 +63,12 @@ class Connection:
         reconnect_s: float = 0.5,
         reconnect_max_s: float = 30.0,
         rng: random.Random | None = None,
+        decode: Callable[[str | bytes], dict[str, Any]] = decode,
     ) -> None:
-        self.url = url
+        """``decode``: a server message as an event, WireError when unreadable (the protocol's:
+        OpenAI's by default)."""
+        self._url = url
+        self.url = redacted(url)  # what logs show: a key in the query (Google's) is hidden
         self._headers = dict(headers)
         self._on_event, self._on_open, self._on_lost, self._on_idle = (
             on_event,
@@ -73,6 +78,8 @@ class Connection:
         )
         self.reconnect_s, self.reconnect_max_s = reconnect_s, reconnect_max_s
         self._rng = rng or random.Random()
+        self._decode = decode
+        self._renewing: str | None = None  # why the open socket is being replaced (reconnect)
         self._ws: ClientConnection | None = None
         self._out: queue.Queue[str | None] = queue.Queue()
         self._stopping = threading.Event()
@@ -116,6 +123,15 @@ class Connection:
             log.warning("realtime: closing the session: %s", reason)
             ws.close()
 
+    def reconnect(self, reason: str) -> None:
+        """Replace the socket now (the server said it will close it: Gemini's ``goAway``): no
+        ``on_lost``, no backoff; a new session opens at once."""
+        ws = self._ws
+        if ws is not None:
+            log.info("realtime: opening a new session: %s", reason)
+            self._renewing = reason
+            ws.close()
+
     # ------------------------------------------------------------------ sending
     def send(self, event: JsonObject, *, droppable: bool = False) -> bool:
         """Queue ``event`` for the open socket; False (dropped) when none is open, or when it
@@ -155,6 +171,9 @@ class Connection:
             reason = self._session(ws)
             if self._stopping.is_set():
                 return
+            if self._renewing is not None:
+                self._renewing = None
+                continue
             try:
                 self._on_lost(reason)
             except Exception:
@@ -167,7 +186,7 @@ class Connection:
 
         try:
             ws = connect(
-                self.url,
+                self._url,
                 additional_headers=self._headers,
                 max_size=MAX_MESSAGE_BYTES,
                 open_timeout=OPEN_TIMEOUT_S,
@@ -218,7 +237,7 @@ class Connection:
 
     def _message(self, message: str | bytes) -> None:
         try:
-            event = decode(message)
+            event = self._decode(message)
         except WireError as exc:
             self.skipped += 1
             log.warning("realtime: skipped a server message (%d bytes): %s", len(message), exc)
@@ -244,6 +263,11 @@ def backoff_s(attempt: int, first: float, most: float, rng: random.Random) -> fl
     do not come back together)."""
     ceiling: float = min(most, first * 2.0 ** min(attempt - 1, 30))
     return ceiling * rng.uniform(0.5, 1.0)
+
+
+def redacted(url: str) -> str:
+    """``url`` with a secret in its query (``key=``, ``access_token=``) replaced by ``***``."""
+    return re.sub(r"([?&](?:key|access_token)=)[^&#]*", r"\1***", url)
 
 
 def _closed(exc: Exception) -> str:

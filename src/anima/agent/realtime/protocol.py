@@ -77,6 +77,15 @@ class WireError(ValueError):
 
 def decode(message: str | bytes) -> dict[str, Any]:
     """A server message as an event object; WireError saying why it is skipped."""
+    event = parse_object(message)
+    kind = event.get("type")
+    if not isinstance(kind, str) or not kind or len(kind) > 200:
+        raise WireError("no event type")
+    return event
+
+
+def parse_object(message: str | bytes) -> dict[str, Any]:
+    """A server message as a JSON object (any protocol's); WireError saying why not."""
     if len(message) > MAX_MESSAGE_BYTES:  # the socket's own limit: a message given by hand
         raise WireError(f"a message of {len(message)} bytes (at most {MAX_MESSAGE_BYTES})")
     try:
@@ -87,15 +96,16 @@ def decode(message: str | bytes) -> dict[str, Any]:
         raise WireError("JSON nested too deep") from None
     if not isinstance(event, dict):
         raise WireError(f"not a JSON object but {type(event).__name__}")
-    kind = event.get("type")
-    if not isinstance(kind, str) or not kind or len(kind) > 200:
-        raise WireError("no event type")
     return event
 
 
 def audio(event: dict[str, Any]) -> bytes:
     """The PCM16 of an audio delta; WireError when missing, too large or not base64."""
-    delta = event.get("delta")
+    return pcm16(event.get("delta"))
+
+
+def pcm16(delta: object) -> bytes:
+    """Base64 audio as whole PCM16 samples; WireError when missing, too large or not base64."""
     if not isinstance(delta, str):
         raise WireError("audio delta without a base64 delta")
     if len(delta) > MAX_AUDIO_DELTA_CHARS:

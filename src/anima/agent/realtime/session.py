@@ -25,8 +25,8 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from anima import commands as cmd
@@ -37,7 +37,7 @@ from anima.agent.presence import Presence
 from anima.agent.realtime import protocol as wire
 from anima.agent.realtime.duplex import EVENTS as PERSON_EVENTS
 from anima.agent.realtime.duplex import Duplex
-from anima.agent.realtime.tools import realtime_tools, run_call
+from anima.agent.realtime.tools import call_output, realtime_tools
 from anima.errors import AnimaError
 from anima.wire.jsontypes import JsonObject
 
@@ -47,20 +47,40 @@ Send = Callable[[JsonObject], bool]
 
 
 class Calls:
-    """The tool calls' worker: one call at a time, in arrival order, on a thread it owns."""
+    """The tool calls' worker: one call at a time, in arrival order, on a thread it owns.
+    A call canceled before it starts is skipped (:meth:`cancel`)."""
 
-    def __init__(self, run: Callable[[str, str, str], None]) -> None:
+    def __init__(self, run: Callable[[str, str, object], None]) -> None:
         self._run = run
-        self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, str, object] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._waiting: set[str] = set()  # call ids queued
+        self._canceled: set[str] = set()  # call ids queued or running, not to go on
+        self.running: str | None = None  # the call id running now
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="anima-realtime-calls")
         self._thread.daemon = True
         self._thread.start()
 
-    def put(self, call_id: str, name: str, arguments: str) -> None:
+    def put(self, call_id: str, name: str, arguments: object) -> None:
+        with self._lock:
+            self._waiting.add(call_id)
         self._queue.put((call_id, name, arguments))
+
+    def cancel(self, ids: Iterable[str]) -> bool:
+        """Calls ``ids`` are not run if still waiting; True when one of them is running now
+        (its plan is the caller's to cancel)."""
+        with self._lock:
+            known = self._waiting | ({self.running} if self.running is not None else set())
+            self._canceled.update(known.intersection(ids))  # ids long done are no concern
+            return self.running is not None and self.running in self._canceled
+
+    def canceled(self, call_id: str) -> bool:
+        """The running call ``call_id`` was canceled (its outcome is not to be told)."""
+        with self._lock:
+            return call_id in self._canceled
 
     def stop(self, timeout: float) -> None:
         self._queue.put(None)
@@ -72,10 +92,110 @@ class Calls:
 
     def _loop(self) -> None:
         while (call := self._queue.get()) is not None:
+            with self._lock:
+                self._waiting.discard(call[0])
+                if call[0] in self._canceled:
+                    self._canceled.discard(call[0])
+                    log.info("realtime: tool call %s canceled before it ran", call[1][:60])
+                    continue
+                self.running = call[0]
             try:
                 self._run(*call)
             except Exception:  # one call must not end the worker
                 log.exception("realtime: tool call %s failed", call[1][:60])
+            finally:
+                with self._lock:
+                    self.running = None
+                    self._canceled.discard(call[0])
+
+
+class Voice:
+    """The model's voice: one :class:`~anima.commands.VoiceStream` per audio item (OpenAI's
+    ``item_id``, a Gemini turn), opened on its first audio, finished at its end, cut on a
+    barge-in. Not thread-safe: the session calls it under its lock."""
+
+    def __init__(self, robot: RobotPort, locale: str) -> None:
+        self.robot, self.locale = robot, locale
+        self.stream: cmd.VoiceStream | None = None
+        self.item: str | None = None  # the audio item the stream plays
+        self._mute_item: str | None = None  # an item whose audio must not (or cannot) play
+        self._finished = False  # the stream was told finish()
+        self._fed_ms = 0.0  # milliseconds of audio fed to the stream
+        self._refused_item: str | None = None  # an item whose audio the stream refused
+
+    def play(self, item: str, pcm: bytes, rate: int) -> bool:
+        """Feed ``pcm`` (PCM16 at ``rate``) of ``item``; True when it opened a new stream
+        (the robot starts speaking)."""
+        if item == self._mute_item:
+            return False
+        started = False
+        if self.stream is None or item != self.item:
+            self.finish()
+            try:
+                opened = self.robot.execute(
+                    cmd.OpenVoiceStream(locale=self.locale, source="realtime")
+                )
+            except AnimaError as exc:
+                log.warning("realtime: the model's voice cannot play: %s", exc)
+                self._mute_item = item
+                return False
+            self.stream, self.item, self._finished = opened.stream, item, False
+            self._fed_ms = 0.0
+            started = True
+        assert self.stream is not None
+        try:
+            self.stream.feed(pcm, rate)
+        except AnimaError as exc:  # past what may wait unplayed: a server far too fast
+            if self._refused_item != item:
+                self._refused_item = item
+                log.warning("realtime: audio refused (logged once per item): %s", exc)
+            return started
+        self._fed_ms += len(pcm) / (2 * rate / 1000)
+        return started
+
+    def words(self, text: str) -> None:
+        if self.stream is not None:
+            self.stream.words(text[: wire.MAX_TRANSCRIPT_DELTA_CHARS])
+
+    def finish(self) -> None:
+        """No more audio for the stream: it plays out."""
+        if self.stream is not None and not self._finished:
+            self.stream.finish()
+            self._finished = True
+
+    def cut(self) -> tuple[str | None, int | None]:
+        """Stop the voice now: the item cut and the milliseconds of it played (None when
+        nothing was playing). Its later audio stays silent."""
+        stream, item = self.stream, self.item
+        played: int | None = None
+        if stream is not None and not stream.done:
+            played = stream.stop("interrupted")
+        elif stream is not None and stream.played_ms() < self._fed_ms - 1:
+            played = stream.played_ms()  # cut by someone else (an estop, a door's stop)
+        self.stream = None
+        self._mute_item = item  # its later deltas (sent before the cancel) stay silent
+        return item, played
+
+
+def after_cut(presence: Presence, reason: str, item: str | None, played: int | None) -> None:
+    """A barge-in told: logged with what was played of ``item``; the conversation's phase
+    interrupted (when the robot was speaking), then listening."""
+    if played is not None:
+        log.info("realtime: %s: stopped after %d ms of %s", reason, played, item)
+        presence.to("interrupted", reason)
+    presence.to("listening", reason)
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What a session asks for, whatever its protocol."""
+
+    model: str  # the model's name
+    voice: str  # the model's voice
+    instructions: str  # the persona
+    locale: str = "en-US"  # what the robot speaks (its voice streams')
+    stall_s: float = 15.0  # no event this long while the model answers: the answer is ended
+    barge_in_s: float = 0.8  # a voice over the robot this long stops it (listen.barge_in_s)
 
 
 class Session:
@@ -89,31 +209,18 @@ class Session:
         presence: Presence,
         send: Send,
         *,
-        model: str,
-        voice: str,
-        instructions: str,
-        locale: str = "en-US",
-        stall_s: float = 15.0,
-        barge_in_s: float = 0.8,
+        brief: Brief,
     ) -> None:
-        """``barge_in_s``: a voice over the robot this long stops it (``listen.barge_in_s``)."""
         self.robot, self.registry, self.executor = robot, registry, executor
         self.presence = presence
         self._send = send
-        self.model, self.voice, self.instructions = model, voice, instructions
-        self.locale = locale
-        self.stall_s = stall_s
+        self.brief, self.locale, self.stall_s = brief, brief.locale, brief.stall_s
         self.calls = Calls(self._run_call)
         self._lock = threading.Lock()
         self.response_active = False
         self._create_waiting = False  # a response.create waits for the active one's end
         self._outstanding = 0  # tool calls not yet answered
-        self._stream: cmd.VoiceStream | None = None
-        self._stream_item: str | None = None  # the audio item the stream plays
-        self._mute_item: str | None = None  # an item whose audio could not be played
-        self._finished = False  # the stream was told finish()
-        self._fed_ms = 0.0  # milliseconds of audio fed to the stream
-        self._refused_item: str | None = None  # an item whose audio the stream refused
+        self.voice_out = Voice(robot, brief.locale)
         self._unknown: set[str] = set()  # event types logged once
         self.truncations: list[tuple[str, int]] = []  # (item_id, audio_end_ms), newest last
         # the person's voice and words by the duplex rules: barge-in, backchannels, turns
@@ -121,7 +228,7 @@ class Session:
             robot,
             interrupt=self.interrupt,
             respond=self.request_response,
-            barge_in_s=barge_in_s,
+            barge_in_s=brief.barge_in_s,
         )
 
     # ------------------------------------------------------------------ session life
@@ -132,9 +239,9 @@ class Session:
             self._create_waiting = False
         self._send(
             wire.session_update(
-                model=self.model,
-                instructions=self.instructions,
-                voice=self.voice,
+                model=self.brief.model,
+                instructions=self.brief.instructions,
+                voice=self.brief.voice,
                 tools=realtime_tools(self.registry),
             )
         )
@@ -180,23 +287,13 @@ class Session:
         """Barge-in: stop the voice, cancel the response, truncate what was not heard; the
         milliseconds played of the item cut (None when nothing was playing)."""
         with self._lock:
-            stream, item = self._stream, self._stream_item
-            played: int | None = None
-            if stream is not None and not stream.done:
-                played = stream.stop("interrupted")
-            elif stream is not None and stream.played_ms() < self._fed_ms - 1:
-                played = stream.played_ms()  # cut by someone else (an estop, a door's stop)
-            self._stream = None
-            self._mute_item = item  # its later deltas (sent before the cancel) stay silent
+            item, played = self.voice_out.cut()
             if self.response_active:
                 self._send(wire.response_cancel())
             if played is not None and item is not None:
                 self._send(wire.truncate(item, played))
                 self.truncations.append((item, played))
-        if played is not None:
-            log.info("realtime: %s: stopped after %d ms of %s", reason, played, item)
-            self.presence.to("interrupted", reason)
-        self.presence.to("listening", reason)
+        after_cut(self.presence, reason, item, played)
         return played
 
     # ------------------------------------------------------------------ server events
@@ -207,12 +304,12 @@ class Session:
         elif kind == "response.output_audio_transcript.delta":
             delta = event.get("delta")
             with self._lock:
-                if isinstance(delta, str) and self._stream is not None:
-                    self._stream.words(delta[: wire.MAX_TRANSCRIPT_DELTA_CHARS])
+                if isinstance(delta, str):
+                    self.voice_out.words(delta)
         elif kind == "response.output_audio.done":
             with self._lock:
-                if event.get("item_id") == self._stream_item:
-                    self._finish_stream_locked()
+                if event.get("item_id") == self.voice_out.item:
+                    self.voice_out.finish()
         elif kind == "response.created":
             with self._lock:
                 self.response_active = True
@@ -242,33 +339,8 @@ class Session:
             log.warning("realtime: %s", exc)
             return
         item = event.get("item_id")
-        item = item if isinstance(item, str) else ""
         with self._lock:
-            if item == self._mute_item:
-                return
-            if self._stream is None or item != self._stream_item:
-                self._finish_stream_locked()
-                try:
-                    opened = self.robot.execute(
-                        cmd.OpenVoiceStream(locale=self.locale, source="realtime")
-                    )
-                except AnimaError as exc:
-                    log.warning("realtime: the model's voice cannot play: %s", exc)
-                    self._mute_item = item
-                    return
-                self._stream, self._stream_item, self._finished = opened.stream, item, False
-                self._fed_ms = 0.0
-                started = True
-            else:
-                started = False
-            try:
-                self._stream.feed(pcm, wire.RATE)
-            except AnimaError as exc:  # past what may wait unplayed: a server far too fast
-                if self._refused_item != item:
-                    self._refused_item = item
-                    log.warning("realtime: audio refused (logged once per item): %s", exc)
-                return
-            self._fed_ms += len(pcm) / (2 * wire.RATE / 1000)
+            started = self.voice_out.play(item if isinstance(item, str) else "", pcm, wire.RATE)
         if started:
             self.presence.to("speaking", "the model speaks")
 
@@ -294,15 +366,8 @@ class Session:
             self._outstanding += 1
         self.calls.put(call_id, name, arguments if isinstance(arguments, str) else "")
 
-    def _run_call(self, call_id: str, name: str, arguments: str) -> None:
-        t0 = time.monotonic()
-        try:
-            output = run_call(self.registry, self.executor, name, arguments)
-        except Exception as exc:  # a bug of ours: the model is told, the session goes on
-            log.exception("realtime: tool call %s raised", name[:60])
-            output = f"failed: {type(exc).__name__}"
-        ms = 1e3 * (time.monotonic() - t0)
-        log.info("realtime: %s → %s (%.0f ms)", name[:60], output[:200], ms)
+    def _run_call(self, call_id: str, name: str, arguments: object) -> None:
+        output = call_output(self.registry, self.executor, name, arguments)
         self._send(wire.function_output(call_id, output))  # before its response.create
         with self._lock:
             self._outstanding -= 1
@@ -311,9 +376,7 @@ class Session:
                 self._create_next_locked()
 
     def _finish_stream_locked(self) -> None:
-        if self._stream is not None and not self._finished:
-            self._stream.finish()
-            self._finished = True
+        self.voice_out.finish()
 
 
 class SessionClosedError(Exception):

@@ -205,6 +205,9 @@ class GeminiSession:
         self.go_aways += 1
         when = f"in {left:g} s" if left is not None else "soon"
         log.warning("gemini: goAway: the server closes this session %s: reconnecting now", when)
+        with self._lock:
+            self.ready = False  # nothing more into the closing socket
+            self._end_turn_locked()  # what was received plays out
         self.connection.reconnect("goAway")
 
     def _resumption(self, body: object) -> None:

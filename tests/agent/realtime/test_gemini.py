@@ -172,6 +172,29 @@ def test_interrupted_drops_the_queued_voice(real_time_runtime: Runtime) -> None:
     assert again.utterance != started.utterance
 
 
+def test_the_emergency_stop_cuts_the_voice_and_the_rest_of_that_turn_stays_silent(
+    real_time_runtime: Runtime,
+) -> None:
+    rt = real_time_runtime
+    rec = EventRecorder().attach(rt.events)
+    turn = model_turn(audio=tone(3.0), complete=False)
+    with ScriptedGeminiServer({"clientContent": [turn]}) as server, gemini(rt, server) as agent:
+        rt.execute(cmd.Ask(text="talk"))
+        started = rec.wait_for(SpeechStarted)
+        time.sleep(0.2)
+        rt.execute(cmd.EmergencyStop())
+        ended = rec.wait_for(SpeechEnded, timeout=2.0)
+        rt.execute(cmd.ResetEmergencyStop())
+        mark = rec.mark()
+        server.push(model_audio(tone(0.2)))  # more of the turn that was cut: silent
+        rec.none_for(SpeechStarted, 0.2, since=mark)
+        server.push({"serverContent": {"turnComplete": True}}, model_audio(tone(0.2)))
+        rec.wait_for(SpeechStarted, since=mark)  # the next turn plays
+        assert agent.session.turn == 1
+    assert ended.reason == "estop"
+    assert ended.t - started.t <= 1.0
+
+
 def test_a_cancellation_stops_the_running_plan_and_it_is_not_answered(
     real_time_runtime: Runtime,
 ) -> None:

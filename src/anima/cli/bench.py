@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from anima.cli import bench_attention, bench_links, bench_listening
+from anima.cli import bench_attention, bench_links, bench_listening, bench_realtime
 
 app = typer.Typer(help="Measure anima: each benchmark prints its figures.", no_args_is_help=True)
 
@@ -335,3 +335,4 @@ bench_listening.register(app)
 # the links to a robot or a client (serial, grpc, mcp, reachy)
 bench_links.register(app)
 bench_attention.register(app)
+bench_realtime.register(app)

@@ -1,0 +1,96 @@
+"""``anima bench realtime``: the session's figures (:mod:`anima.bench.realtime.session`) and the
+voice's (:mod:`anima.bench.realtime.voice`), as lines and as JSON, each with the issue's target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+from anima.bench.measure import percentile
+from anima.bench.realtime.session import SessionFigures, run_session_bench
+from anima.bench.realtime.voice import VoiceFigures, run_voice_bench
+
+
+@dataclass(kw_only=True)
+class RealtimeReport:
+    session: SessionFigures
+    voice: VoiceFigures
+    load: tuple[float, float, float]  # the machine's load averages when it ran
+
+    def figures(self) -> dict[str, float | None]:
+        """Every figure the lines print, by name (None: not measured)."""
+        s, v = self.session, self.voice
+        out: dict[str, float | None] = {
+            "tool_to_frame_p50_ms": _p(s.tool_to_frame_ms, 50),
+            "tool_to_frame_p95_ms": _p(s.tool_to_frame_ms, 95),
+            "direct_to_frame_p50_ms": _p(s.direct_to_frame_ms, 50),
+            "first_sample_p50_ms": _p(v.first_sample_ms, 50),
+            "first_sample_p95_ms": _p(v.first_sample_ms, 95),
+            "lips_worst_ms": max((abs(x) for x in v.av_offset_ms), default=None),
+            "missed_ticks": float(s.missed_ticks),
+        }
+        for b in s.barge:
+            key = b.condition.replace(" ", "_")
+            if b.condition == "backchannel":
+                out[f"{key}_stops"] = float(b.stopped)
+                continue
+            out[f"{key}_onset_to_stop_p95_ms"] = _p(b.onset_to_stop_ms, 95)
+            out[f"{key}_rule_to_stop_p95_ms"] = _p(b.rule_to_stop_ms, 95)
+            out[f"{key}_end_error_worst_ms"] = max((abs(x) for x in b.end_error_ms), default=None)
+        return out
+
+
+def run_realtime_bench(*, quick: bool = False) -> RealtimeReport:
+    session = run_session_bench(1 if quick else 20)
+    voice = run_voice_bench(1 if quick else 8, seconds=0.6 if quick else 2.0)
+    return RealtimeReport(session=session, voice=voice, load=os.getloadavg())
+
+
+def report_lines(r: RealtimeReport) -> list[str]:
+    s, v = r.session, r.voice
+    lines = [
+        f"machine: {os.cpu_count()} cores, load average {r.load[0]:.1f} / {r.load[1]:.1f}",
+        f"tool call → first moving frame : {_ms(s.tool_to_frame_ms)} (target p95 ≤ 50 ms)",
+        f"  nod executed directly → frame  : {_ms(s.direct_to_frame_ms)} (its own still "
+        "first frames)",
+        f"first audio delta → first sample: {_ms(v.first_sample_ms)} (target ≤ 60 ms; "
+        f"{v.delta_ms} ms deltas)",
+        f"lips against the audio          : {_ms(v.av_offset_ms)} (> 0: the mouth lags; "
+        "target within 40 ms)",
+    ]
+    for b in s.barge:
+        if b.condition == "backchannel":
+            lines.append(
+                f"barge-in, backchannel           : stopped the robot {b.stopped} of {b.trials}"
+                " (target 0)"
+            )
+            continue
+        lines += [
+            f"barge-in, {b.condition:<21}: stopped {b.stopped} of {b.trials}; voice onset → "
+            f"playback stopped {_ms(b.onset_to_stop_ms)}",
+            f"  the rule's evidence → stopped  : {_ms(b.rule_to_stop_ms)} (target p95 ≤ 100 ms)",
+            f"  audio_end_ms − sink's played   : {_ms(b.end_error_ms)} (target within ±20 ms)",
+        ]
+    lines.append(
+        f"the loop while streaming both ways: {s.missed_ticks} missed of {s.ticks} ticks (target 0)"
+    )
+    return lines
+
+
+def report_json(r: RealtimeReport) -> dict[str, object]:
+    return {"figures": r.figures(), "load": r.load, **dataclasses.asdict(r)}
+
+
+def _p(values: list[float], q: float) -> float | None:
+    return round(percentile(values, q), 1) if values else None
+
+
+def _ms(values: list[float]) -> str:
+    if not values:
+        return "not measured"
+    return (
+        f"p50 {percentile(values, 50):.1f} ms, p95 {percentile(values, 95):.1f} ms, "
+        f"{min(values):.1f}–{max(values):.1f} ms over {len(values)}"
+    )

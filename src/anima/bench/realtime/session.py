@@ -1,0 +1,371 @@
+"""The session side of ``anima bench realtime``: the realtime brain on a runtime (the sim driver,
+the real clock, the null sink) talking to the scripted server on 127.0.0.1, with a scripted
+person speaking into its microphone.
+
+* **tool call → first moving frame**: from the server sending
+  ``response.function_call_arguments.done`` (``play_animation nod``) to the first frame the
+  driver is sent that differs from the rest before it (target ≤ 50 ms p95);
+* **barge-in**: the server plays a 4 s answer (a burst, as OpenAI sends it); 0.5 s into its
+  playback a person speaks into the microphone (a :class:`~anima.listening.sources.PushSource`
+  fed the scripted TTS voice in 32 ms frames at real-time pace, as an echo-cancelled microphone
+  would give it: the robot's voice is not in it). The server's ears
+  (:class:`~anima.testing.realtime_ears.ServerEars`, an energy VAD, each word transcribed as it
+  ends) report the voice; anima's duplex rules decide. Per condition: voice onset (the first
+  loud sample, at the wall time its frame was pushed) → playback stopped (the sink's stop), and
+  the rule's evidence (the stop word's transcript delta sent; for a held voice
+  ``speech_started`` + ``barge_in_s``) → stopped (target ≤ 100 ms p95); ``audio_end_ms`` of the
+  truncate against what the sink had played when stopped (±20 ms); backchannels that stopped it;
+* **the loop**: the engine's missed ticks over all of it (microphone up, voice down; target 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from anima import commands as cmd
+from anima.agent.realtime import RealtimeAgent
+from anima.agent.realtime.duplex import HEARD, HEARD_DELTA, SPEECH_STARTED
+from anima.agent.vocabulary import robot_registry
+from anima.bench.realtime.voice import voice
+from anima.bench.timed_driver import TimedDriver
+from anima.clock import Clock, MonotonicClock
+from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
+from anima.config.planner import RealtimePlannerConfig
+from anima.listening.sources import PushSource
+from anima.runtime import Runtime
+from anima.speech.base import Samples
+from anima.speech.sinks import NullSink
+from anima.testing.realtime_ears import ServerEars
+from anima.testing.realtime_server import ScriptedRealtimeServer, answer, function_call
+from anima.testing.tts import ScriptedEngine
+
+TRUNCATE = "conversation.item.truncate"
+BARGE_IN_S = 0.8  # listen.barge_in_s's default
+WAIT_S = 5.0  # a trial not decided by then is a miss, not a figure
+FRAME = 512  # 16 kHz samples per microphone frame (32 ms)
+# what the person says over the robot, per condition (the scripted TTS voice)
+SAYS = {
+    "stop word": "stop",
+    "held voice": "tell me more about the garden please",
+    "backchannel": "mm-hmm",
+}
+
+
+@dataclass(kw_only=True)
+class BargeFigures:
+    condition: str
+    trials: int = 0
+    onset_to_stop_ms: list[float] = field(default_factory=list)  # voice onset → sink stopped
+    rule_to_stop_ms: list[float] = field(default_factory=list)  # the rule's evidence → stopped
+    end_error_ms: list[float] = field(default_factory=list)  # audio_end_ms − sink's played
+    stopped: int = 0  # trials that stopped the robot
+
+
+@dataclass(kw_only=True)
+class SessionFigures:
+    tool_to_frame_ms: list[float] = field(default_factory=list)
+    # the same nod executed directly (its first ~30 ms of frames are still, by design)
+    direct_to_frame_ms: list[float] = field(default_factory=list)
+    barge: list[BargeFigures] = field(default_factory=list)
+    ticks: int = 0  # the loop's ticks over the session's trials
+    missed_ticks: int = 0
+
+
+class _StopSink:
+    """The null sink, noting when each utterance was stopped and how much of it had played."""
+
+    name = "null"
+
+    def __init__(self, clock: Clock) -> None:
+        self.sink = NullSink(clock)
+        self._rate = 22050
+        self.stops: list[tuple[float, float]] = []  # (time.monotonic(), played ms)
+
+    def start(self, sample_rate: int) -> None:
+        self._rate = sample_rate
+        self.sink.start(sample_rate)
+
+    def write(self, samples: Samples) -> None:
+        self.sink.write(samples)
+
+    def played(self) -> int:
+        return self.sink.played()
+
+    def written(self) -> int:
+        return self.sink.written()
+
+    def stop(self) -> None:
+        played = self.sink.played() * 1000 / self._rate
+        self.sink.stop()
+        self.stops.append((time.monotonic(), played))
+
+    def close(self) -> None:
+        self.sink.close()
+
+
+def _config() -> AnimaConfig:
+    # no breathing or blinks: the frames rest until something moves the robot
+    motion = MotionConfig(
+        breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False)
+    )
+    return AnimaConfig(mqtt=MqttConfig(enabled=False), motion=motion)
+
+
+def run_session_bench(trials: int = 5) -> SessionFigures:
+    """``trials`` tool calls, then ``trials`` barge-ins of each condition."""
+    clock = MonotonicClock()
+    driver = TimedDriver(capacity=20_000)
+    sink = _StopSink(clock)
+    runtime = Runtime(_config(), driver=driver, audio_sink=sink, tts=[ScriptedEngine()])
+    ears = ServerEars()
+    figures = SessionFigures()
+    with ScriptedRealtimeServer(hear=ears) as server:
+        runtime.start()
+        try:
+            mic = PushSource()
+            agent = RealtimeAgent(
+                runtime,
+                robot_registry(runtime),
+                RealtimePlannerConfig(url=server.url),
+                runtime.config.agent,
+                key="bench",
+                source=mic,
+                echo_cancelled=True,
+                barge_in_s=BARGE_IN_S,
+            )
+            runtime.attach_agent(agent)
+            server.wait_for("session.update")
+            person = _Person(mic)
+            person.start()
+            rig = _Rig(runtime, server, ears, person, sink)
+            before = runtime.engine.stats()
+            try:
+                for k in range(trials):
+                    _tool_trial(runtime, driver, server, k, figures)
+                    _direct_trial(runtime, driver, figures)
+                for condition, text in SAYS.items():
+                    barge = BargeFigures(condition=condition)
+                    for k in range(trials):
+                        _barge_trial(rig, text, k, barge)
+                    figures.barge.append(barge)
+            finally:
+                after = runtime.engine.stats()
+                figures.ticks = after.ticks - before.ticks
+                figures.missed_ticks = after.missed - before.missed
+                person.stop()
+                runtime.detach_agent()
+        finally:
+            runtime.stop(ease=False)
+    return figures
+
+
+# ---------------------------------------------------------------------- tool call → frame
+def _tool_trial(
+    runtime: Runtime, driver: TimedDriver, server: ScriptedRealtimeServer, k: int, f: SessionFigures
+) -> None:
+    _wait_rest(driver, runtime)
+    rest = _last_frame(driver, runtime)
+    server.push(function_call("play_animation", {"name": "nod"}, call_id=f"bench_call{k}"))
+    sent = _sent_at(server, "response.function_call_arguments.done", k + 1)
+    _first_move(driver, runtime, rest, sent, f.tool_to_frame_ms)
+
+
+def _direct_trial(runtime: Runtime, driver: TimedDriver, f: SessionFigures) -> None:
+    _wait_rest(driver, runtime)
+    rest = _last_frame(driver, runtime)
+    sent = time.monotonic()
+    runtime.execute(cmd.PlayAnimation(name="nod"))
+    _first_move(driver, runtime, rest, sent, f.direct_to_frame_ms)
+
+
+def _first_move(
+    driver: TimedDriver, runtime: Runtime, rest: np.ndarray, sent: float, into: list[float]
+) -> None:
+    """Note the ms from ``sent`` to the first frame that left ``rest`` (none: not noted)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        moved = _first_change(driver, runtime, rest, sent)
+        if moved is not None:
+            into.append((moved - sent) * 1e3)
+            return
+        time.sleep(0.005)
+
+
+def _channels(runtime: Runtime) -> int:
+    return len(runtime.body.channels)
+
+
+def _last_frame(driver: TimedDriver, runtime: Runtime) -> np.ndarray:
+    since = time.monotonic() - 0.1
+    return np.array([driver.since(since, c)[1][-1] for c in range(_channels(runtime))])
+
+
+def _first_change(
+    driver: TimedDriver, runtime: Runtime, rest: np.ndarray, after: float
+) -> float | None:
+    first: float | None = None
+    for c in range(_channels(runtime)):
+        times, values = driver.since(after, c)
+        moved = np.flatnonzero(np.abs(values - rest[c]) > 1e-6)
+        if len(moved) and (first is None or times[moved[0]] < first):
+            first = float(times[moved[0]])
+    return first
+
+
+def _wait_rest(driver: TimedDriver, runtime: Runtime) -> None:
+    """Until the last 0.2 s of frames are all the same (the nod before is over)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline and (runtime.moving or runtime.speaking):
+        time.sleep(0.02)
+    while time.monotonic() < deadline:
+        since = time.monotonic() - 0.2
+        if all(np.ptp(driver.since(since, c)[1]) < 1e-6 for c in range(_channels(runtime))):
+            return
+        time.sleep(0.05)
+
+
+def _sent_at(server: ScriptedRealtimeServer, kind: str, count: int) -> float:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        sent = [t for t, k in list(server.sent) if k == kind]
+        if len(sent) >= count:
+            return sent[count - 1]
+        time.sleep(0.002)
+    raise RuntimeError(f"the server never sent {kind} #{count}")
+
+
+# ---------------------------------------------------------------------- barge-in
+class _Person:
+    """The microphone, pushed a 32 ms frame every 32 ms (silence, or what the person says) on
+    a thread of its own; notes when each frame of speech was pushed."""
+
+    def __init__(self, mic: PushSource) -> None:
+        self.mic = mic
+        self._lock = threading.Lock()
+        self._speech: np.ndarray = np.zeros(0, np.int16)
+        self.pushed: list[float] = []  # time.monotonic() each frame of the speech was pushed
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="bench-person", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(2.0)
+
+    def say(self, samples: np.ndarray) -> None:
+        with self._lock:
+            pad = (-len(samples)) % FRAME
+            self._speech = np.concatenate([samples, np.zeros(pad, np.int16)])
+            self.pushed = []
+
+    def _loop(self) -> None:
+        silence = np.zeros(FRAME, np.int16)
+        t = time.monotonic()
+        while not self._stopping.is_set():
+            with self._lock:
+                frame, self._speech = self._speech[:FRAME], self._speech[FRAME:]
+                speaking = len(frame) > 0
+            self.mic.push(frame if speaking else silence)
+            if speaking:
+                self.pushed.append(time.monotonic())
+            t += FRAME / 16_000
+            if t < time.monotonic() - FRAME / 16_000:
+                # late (a busy machine): no burst to catch up, so each frame's push time
+                # stays when its audio ended, which the onset's time is read from
+                t = time.monotonic()
+            time.sleep(max(0.0, t - time.monotonic()))
+
+
+@dataclass(frozen=True)
+class _Rig:
+    runtime: Runtime
+    server: ScriptedRealtimeServer
+    ears: ServerEars
+    person: _Person
+    sink: _StopSink
+
+
+def _barge_trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
+    runtime, server, ears, person, sink = rig.runtime, rig.server, rig.ears, rig.person, rig.sink
+    f.trials += 1
+    engine = ScriptedEngine()
+    speech, _ = engine.render(text)
+    onset_sample = int(np.flatnonzero(np.abs(speech) > 300)[0])
+    item = f"item_bench_{f.condition.replace(' ', '_')}{k}"
+    truncates = len(server.of(TRUNCATE))
+    started = len([1 for _, kind in list(server.sent) if kind == SPEECH_STARTED])
+    deltas = len([1 for _, kind in list(server.sent) if kind == HEARD_DELTA])
+    stops = len(sink.stops)
+    ears.say(text)
+    _wait_quiet(runtime)
+    server.push(*answer(audio=voice(4.0), item_id=item)[:-1])
+    deadline = time.monotonic() + WAIT_S
+    while not runtime.speaking and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.3)
+    heard = _count(server, HEARD)
+    person.say(speech)
+    cut = _decided(server, item, truncates, heard)
+    pushed = list(person.pushed)
+    person.say(np.zeros(0, np.int16))  # cut short by the robot's stop, as a person would be
+    mine = sink.stops[stops:]
+    if cut and mine:
+        f.stopped += 1
+        stopped_at, played_ms = mine[0]
+        frame = onset_sample // FRAME
+        onset = pushed[frame] - ((frame + 1) * FRAME - onset_sample) / 16_000
+        f.onset_to_stop_ms.append((stopped_at - onset) * 1e3)
+        f.end_error_ms.append(cut[0].event["audio_end_ms"] - played_ms)
+        rule = _rule_time(server, f.condition, started, deltas)
+        if rule is not None:
+            f.rule_to_stop_ms.append((stopped_at - rule) * 1e3)
+    server.push({"type": "response.done", "response": {"status": "completed"}})
+    runtime.execute(cmd.StopSpeaking())
+
+
+def _decided(server: ScriptedRealtimeServer, item: str, truncates: int, heard: int) -> list[Any]:
+    """Wait until the robot was cut (the truncates of ``item``) or the turn's transcript came
+    and 0.2 s more passed without a cut (the robot went on)."""
+    deadline = time.monotonic() + WAIT_S
+    settled: float | None = None
+    while time.monotonic() < deadline:
+        cut = [r for r in server.of(TRUNCATE)[truncates:] if r.event["item_id"] == item]
+        if cut or (settled is not None and time.monotonic() > settled):
+            return cut
+        if settled is None and _count(server, HEARD) > heard:
+            settled = time.monotonic() + 0.2
+        time.sleep(0.005)
+    return []
+
+
+def _count(server: ScriptedRealtimeServer, kind: str) -> int:
+    return sum(1 for _, k in list(server.sent) if k == kind)
+
+
+def _rule_time(
+    server: ScriptedRealtimeServer, condition: str, started: int, deltas: int
+) -> float | None:
+    sent = list(server.sent)
+    if condition == "held voice":
+        times = [t for t, kind in sent if kind == SPEECH_STARTED][started:]
+        return times[0] + BARGE_IN_S if times else None
+    times = [t for t, kind in sent if kind == HEARD_DELTA][deltas:]
+    return times[0] if times else None
+
+
+def _wait_quiet(runtime: Runtime) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while (runtime.speaking or runtime.moving) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def figures_dict(f: SessionFigures) -> dict[str, object]:
+    return dataclasses.asdict(f)

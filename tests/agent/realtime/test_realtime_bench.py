@@ -1,0 +1,42 @@
+"""Tier: integration (a runtime on the real clock, the scripted server on 127.0.0.1).
+
+`anima bench realtime --quick` runs one trial of each figure and prints every line with a
+figure measured (the figures against their targets are the benchmark's business, not this
+test's)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from anima.cli import app
+
+pytestmark = pytest.mark.integration
+
+LINES = (
+    "tool call → first moving frame",
+    "nod executed directly → frame",
+    "first audio delta → first sample",
+    "lips against the audio",
+    "barge-in, stop word",
+    "barge-in, held voice",
+    "the rule's evidence → stopped",
+    "audio_end_ms − sink's played",
+    "barge-in, backchannel",
+    "the loop while streaming both ways",
+)
+
+
+def test_bench_realtime_quick_prints_every_figure_measured() -> None:
+    result = CliRunner().invoke(app, ["bench", "realtime", "--quick"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for line in LINES:
+        assert line in out, out
+    assert "not measured" not in out, out
+    assert len(re.findall(r"p95 -?\d+\.\d ms", out)) == 10, out  # every timed figure
+    assert re.search(r"stopped 1 of 1; voice onset → playback stopped", out), out
+    assert re.search(r"backchannel\s+: stopped the robot \d of 1", out), out
+    assert re.search(r"\d+ missed of \d+ ticks", out), out

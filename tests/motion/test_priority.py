@@ -14,7 +14,7 @@ from anima.config import AnimaConfig, MotionConfig, SpeechConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError
 from anima.motion.engine import MotionEngine
-from anima.motion.priority import SwitchInterval, lower_this_thread, make_realtime
+from anima.motion.priority import SwitchInterval, make_realtime
 from anima.runtime import Runtime
 from anima.testing import FakeClock, eventually
 
@@ -119,22 +119,3 @@ def test_switch_interval_applies_once_and_restores_once() -> None:
 def test_absurd_settings_are_refused(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match=f"motion.{field}"):
         MotionConfig(**{field: value})  # type: ignore[arg-type]
-
-
-def test_a_thread_lowers_its_own_priority_and_only_its_own() -> None:
-    """The vision thread's niceness (motion.priority.lower_this_thread): Linux schedules
-    threads, so the thread that asks is the only one made nicer."""
-    if not hasattr(os, "getpriority"):
-        pytest.skip("no per-thread priority on this OS")
-    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    seen: list[int] = []
-
-    def lowered() -> None:
-        lower_this_thread(5)
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-
-    t = threading.Thread(target=lowered)
-    t.start()
-    t.join(5)
-    assert seen == [min(19, mine + 5)]
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # not this one

@@ -140,8 +140,9 @@ class AttentionPart:
         latest = self._latest
         if latest is None:
             return None
-        import cv2
+        from anima.vision.sources.opencv import load_cv2
 
+        cv2 = load_cv2()
         frame, faces = latest
         image = cv2.cvtColor(frame.image, cv2.COLOR_RGB2BGR)
         h, w = image.shape[:2]

@@ -61,13 +61,16 @@ def bench_attention(
     if part in (Part.all, Part.lateness):
         from anima.bench.attention import lateness
 
-        ab = (
-            lateness.run_lateness_ab(blocks=2, block_s=2.0)
-            if quick
-            else lateness.run_lateness_ab(progress=lambda s: typer.echo(s, err=True))
-        )
-        out["lateness"] = dataclasses.asdict(ab)
-        lines += lateness.report_lines(ab)
+        for source in ("playback", "sim"):
+            ab = (
+                lateness.run_lateness_ab(blocks=2, block_s=2.0, source=source)
+                if quick
+                else lateness.run_lateness_ab(
+                    source=source, progress=lambda s: typer.echo(s, err=True)
+                )
+            )
+            out[f"lateness_{source}"] = dataclasses.asdict(ab)
+            lines += lateness.report_lines(ab)
     if part in (Part.all, Part.loop):
         from anima.bench.attention import closed_loop
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 
 from anima.clock import Clock, MonotonicClock
 
@@ -70,16 +69,3 @@ class SwitchInterval:
         if self._previous is not None:
             sys.setswitchinterval(self._previous)
             self._previous = None
-
-
-def lower_this_thread(nice: int) -> None:
-    """Give the calling thread ``nice`` more niceness (Linux schedules threads: this one only),
-    so that on a busy machine the kernel hands a core to the motion thread before it. A thread
-    may always lower its own priority; where the OS cannot, nothing changes."""
-    if nice <= 0 or not hasattr(os, "setpriority"):
-        return
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-    except OSError as exc:
-        log.debug("could not lower this thread's priority: %s", exc)

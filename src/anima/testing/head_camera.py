@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import ConfigError, MissingDependencyError
+from anima.errors import ConfigError
 from anima.testing.sim_scene import (
     CROP_FACE_WIDTHS,
     FACE_WIDTH_M,
@@ -44,6 +44,7 @@ from anima.testing.sim_scene import (
     Scene,
     panorama,
 )
+from anima.vision.sources.opencv import load_cv2
 from anima.vision.types import Box, FrameSink, Image, VideoFrame
 
 if TYPE_CHECKING:
@@ -62,11 +63,7 @@ FloatArray = NDArray[np.float64]
 
 
 def _cv2() -> Any:
-    try:
-        import cv2
-    except ImportError as exc:
-        raise MissingDependencyError("opencv-python-headless", "vision") from exc
-    return cv2
+    return load_cv2()
 
 
 # ---------------------------------------------------------------------------------- the lens

@@ -27,15 +27,11 @@ import numpy as np
 
 from anima.clock import Clock
 from anima.errors import EngineStateError
-from anima.motion.priority import lower_this_thread
 from anima.vision.types import Camera, Face, FaceDetector, VideoFrame
 
 log = logging.getLogger(__name__)
 
 FacesCallback = Callable[[VideoFrame, list[Face]], None]
-# the vision thread's niceness above the process's: on a busy 2-core machine its detections
-# wait for a core, the motion loop does not (the loop's lateness: anima bench attention)
-VISION_NICE = 10
 WINDOW = 150  # detections the p50 and p95 are over (10 s at 15 fps)
 
 
@@ -164,7 +160,6 @@ class VisionPipeline:
 
     # ------------------------------------------------------------------ the worker
     def _run(self) -> None:
-        lower_this_thread(VISION_NICE)
         try:
             while True:
                 self._clock.wait(self._ready)  # on the clock: see the module's docstring

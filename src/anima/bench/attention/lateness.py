@@ -7,8 +7,10 @@ blocks of ``block_s`` seconds: vision paused (the camera delivers nothing, the v
 attention threads idle) and vision running (BlazeFace + mesh at ``fps``, tracker, policy and
 gaze), in the order A B B A A B B A … so that a slow drift of the machine falls on both alike.
 The loop runs as in ``anima serve``: real-time priority where permitted, the interpreter's
-switch interval at ``motion.switch_interval_ms``; the vision thread runs at a lower priority
-(:data:`anima.vision.pipeline.VISION_NICE`).
+switch interval at ``motion.switch_interval_ms``; OpenCV's own threads off, as vision loads it
+(:func:`anima.vision.sources.opencv.load_cv2`). (A lower priority for the vision thread was
+tried and made it worse: the thread holding the interpreter lock waited for a core while the
+loop waited for the lock.)
 Every tick's lateness is kept per block (``MotionEngine.period_errors_since``); the figures
 are the p99 over all ticks of each condition, the per-pair ratios, and the missed ticks.
 """
@@ -31,7 +33,7 @@ from anima.drivers.sim import SimDriver
 from anima.motion.engine import MotionEngine
 from anima.motion.priority import SwitchInterval
 from anima.vision.pipeline import VisionPipeline
-from anima.vision.types import FrameSink, VideoFrame
+from anima.vision.types import Camera, FrameSink, VideoFrame
 
 WITHIN = 0.10  # issue 32: lateness p99 with vision within 10 % of the loop alone
 
@@ -40,6 +42,7 @@ WITHIN = 0.10  # issue 32: lateness p99 with vision within 10 % of the loop alon
 class LatenessAB:
     """One interleaved run (milliseconds of lateness)."""
 
+    source: str  # the camera: playback (the astronaut's frames) or sim (the head camera)
     blocks: int  # per condition
     block_s: float
     fps: float
@@ -83,7 +86,7 @@ class _GatedCamera:
 
     name = "playback (gated)"
 
-    def __init__(self, camera: Playback) -> None:
+    def __init__(self, camera: Camera) -> None:
         self._camera = camera
         self.gate: _Gate | None = None
 
@@ -105,9 +108,13 @@ def run_lateness_ab(
     *,
     fps: float = 15.0,
     detector: str = "auto",
+    source: str = "playback",
     progress: Callable[[str], None] | None = None,
 ) -> LatenessAB:
-    """``blocks`` blocks of each condition, ``block_s`` seconds each, in A B B A order."""
+    """``blocks`` blocks of each condition, ``block_s`` seconds each, in A B B A order.
+    ``source``: ``playback`` (the astronaut's frames, as the gaze bench plays them) or ``sim``
+    (the simulated head camera rendering its scene for the head's pose, as ``vision.source:
+    sim`` runs in ``anima serve``)."""
     if blocks < 1 or not 0.5 <= block_s <= 60.0:
         raise ValueError("blocks must be ≥ 1 and block_s in [0.5, 60] s")
     vision = VisionConfig(fps=fps, faces=detector)
@@ -119,7 +126,15 @@ def run_lateness_ab(
     switch.apply()
     engine = MotionEngine(load_body(), driver, config=motion)
     attention = Attention(engine, None, engine.clock, vision, AttentionConfig(idle_glances=False))
-    camera = _GatedCamera(Playback(frames(), fps, engine.clock))
+    if source == "sim":
+        from anima.testing.head_camera import make_sim_camera
+
+        inner: Camera = make_sim_camera(
+            attention.vision, engine.clock, pose_at=attention.poses.head_at
+        )
+    else:
+        inner = Playback(frames(), fps, engine.clock)
+    camera = _GatedCamera(inner)
     pipeline = VisionPipeline(camera, made, attention.on_faces, clock=engine.clock)
     engine.start()
     attention.start()
@@ -145,6 +160,7 @@ def run_lateness_ab(
         by = {v: _p(e, 99) for v, e, _, _ in blocks_run[k : k + 2]}
         ratios.append(by[True] / by[False] if by[False] > 0 else float("inf"))
     return LatenessAB(
+        source=source,
         blocks=blocks,
         block_s=block_s,
         fps=fps,
@@ -193,7 +209,8 @@ def report_lines(r: LatenessAB) -> list[str]:
     verdict = "ok" if r.passed else "OVER"
     ratios = ", ".join(f"{x:.2f}" for x in r.pair_ratios)
     return [
-        f"loop lateness, vision interleaved ({r.blocks} × {r.block_s:g} s blocks each, "
+        f"loop lateness, vision interleaved ({r.source} camera, {r.blocks} × {r.block_s:g} s "
+        "blocks each, "
         f"{r.fps:g} fps, {r.frames_detected} frames detected): p99 {r.vision_p99_ms:.3f} ms "
         f"with vision vs {r.alone_p99_ms:.3f} ms alone = {r.ratio:.2f}× "
         f"[target ≤ {1 + WITHIN:.2f}× and 0 missed: {verdict}]",

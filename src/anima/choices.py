@@ -49,6 +49,10 @@ class PlannerType(StrEnum):
     GEMINI_LIVE = "gemini_live"  # the same, over Google's Live API
 
 
+# the planner types that are realtime brains (speech to speech), not planners of text
+REALTIME_BRAINS = frozenset({PlannerType.OPENAI_REALTIME, PlannerType.GEMINI_LIVE})
+
+
 class PlannerMode(StrEnum):
     TOOLS = "tools"  # tool calls → actions
     JSON = "json"  # the seed's JSON reply

@@ -10,6 +10,7 @@ from anima.agent.plan import parse_plan
 from anima.agent.planners import PLANNERS, PlannerReply, create_planner
 from anima.agent.planners.rules import UNKNOWN, RulePlanner
 from anima.agent.vocabulary import builtin_registry
+from anima.choices import REALTIME_BRAINS
 from anima.config import PLANNER_TYPES, AgentConfig
 from anima.errors import ConfigError
 from anima.runtime import Runtime
@@ -179,7 +180,7 @@ def test_the_planner_registry_builds_from_config() -> None:
     assert sorted(PLANNERS.names) == ["dify", "openai", "rules"]
     # the config's names, made by the registry; but the realtime brain, which is no text
     # planner: it replaces the conversation (anima.agent.realtime, made by anima.build)
-    assert set(PLANNERS.names) == set(PLANNER_TYPES) - {"openai_realtime"}
+    assert set(PLANNERS.names) == set(PLANNER_TYPES) - REALTIME_BRAINS
     planner = create_planner(AgentConfig(), reg)
     assert planner.name == "rules"
     with pytest.raises(ConfigError, match=r"agent\.planner\.type must be one of"):

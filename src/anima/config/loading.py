@@ -354,9 +354,9 @@ def _tagged(
         others = [t for t, m in by_tag.items() if name in {f.name for f in dataclasses.fields(m)}]
         if others:
             where = origin_of(origins, f"{key}.{name}", source)
+            which = " or ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
             raise ConfigError(
-                f"{where}: {key}.{name} is a setting of {key}.type {' or '.join(others)}, "
-                f"not of {tag}",
+                f"{where}: {key}.{name} is a setting of {key}.type {which}, not of {tag}",
                 key=f"{key}.{name}",
             )
     return from_dict(cls, {**value, "type": tag}, source, prefix=f"{key}.", origins=origins)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anima.agent.planners.base import APOLOGY, Planner, PlannerReply
+from anima.choices import REALTIME_BRAINS
 from anima.errors import ConfigError
 from anima.registry import Registry
 
@@ -39,10 +40,10 @@ def create_planner(
     """The planner ``config.planner`` names; ``events`` receives its error events.
     ``wake_phrase`` is the listener's (``listen.wake_phrase``): the rule planner ignores it in
     front of a command ("hey robot, wave")."""
-    if config.planner.type == "openai_realtime":
+    if config.planner.type in REALTIME_BRAINS:
         # a speech-to-speech session, not a planner of text: it replaces the whole conversation
         raise ConfigError(
-            "agent.planner.type openai_realtime is a realtime brain, not a text planner: "
+            f"agent.planner.type {config.planner.type} is a realtime brain, not a text planner: "
             "anima.build attaches it in the conversation's place (docs/realtime.md)",
             key="agent.planner.type",
         )

@@ -56,6 +56,12 @@ class ServerEars:
         self._said = ""  # the current turn's whole text
         self.started_ms: list[int] = []  # audio_start_ms of each voice
 
+    @property
+    def voiced(self) -> bool:
+        """A voice is going on (``speech_started`` sent, ``speech_stopped`` not yet)."""
+        with self._lock:
+            return self._voiced
+
     def say(self, *turns: str) -> None:
         """More turns of words, in order."""
         with self._lock:

@@ -21,6 +21,7 @@ LINES = (
     "first audio delta → first sample",
     "lips against the audio",
     "barge-in, stop word",
+    "barge-in, stop word, turn",
     "barge-in, held voice",
     "the rule's evidence → stopped",
     "audio_end_ms − sink's played",
@@ -36,7 +37,7 @@ def test_bench_realtime_quick_prints_every_figure_measured() -> None:
     for line in LINES:
         assert line in out, out
     assert "not measured" not in out, out
-    assert len(re.findall(r"p95 -?\d+\.\d ms", out)) == 10, out  # every timed figure
+    assert len(re.findall(r"p95 -?\d+\.\d ms", out)) == 13, out  # every timed figure
     assert re.search(r"stopped 1 of 1; voice onset → playback stopped", out), out
     assert re.search(r"backchannel\s+: stopped the robot \d of 1", out), out
     assert re.search(r"\d+ missed of \d+ ticks", out), out

@@ -52,9 +52,13 @@ FRAME = 512  # 16 kHz samples per microphone frame (32 ms)
 # what the person says over the robot, per condition (the scripted TTS voice)
 SAYS = {
     "stop word": "stop",
+    "stop word, turn": "stop",  # transcribed after the turn, as OpenAI does (below)
     "held voice": "tell me more about the garden please",
     "backchannel": "mm-hmm",
 }
+# OpenAI transcribes the input when server VAD commits it (speech_stopped after 500 ms of
+# silence), so its words come after the turn: the "turn" conditions' ears do the same
+AFTER_TURN_SILENCE_MS = 500
 
 
 @dataclass(kw_only=True)
@@ -300,20 +304,25 @@ def _barge_trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     speech, _ = engine.render(text)
     onset_sample = int(np.flatnonzero(np.abs(speech) > 300)[0])
     item = f"item_bench_{f.condition.replace(' ', '_')}{k}"
-    truncates = len(server.of(TRUNCATE))
-    started = len([1 for _, kind in list(server.sent) if kind == SPEECH_STARTED])
-    deltas = len([1 for _, kind in list(server.sent) if kind == HEARD_DELTA])
+    # where this trial's events start (the lists only grow): no scan of the whole session's
+    # thousands of appends while the loop runs
+    got, sent = len(server.received), len(server.sent)
     stops = len(sink.stops)
-    ears.say(text)
     _wait_quiet(runtime)
+    deadline = time.monotonic() + WAIT_S
+    while ears.voiced and time.monotonic() < deadline:
+        time.sleep(0.01)  # the last trial's voice has ended (its words sent as they were set)
+    after_turn = f.condition.endswith(", turn")
+    ears.stream_words = not after_turn
+    ears.silence_ms = AFTER_TURN_SILENCE_MS if after_turn else 200
+    ears.say(text)
     server.push(*answer(audio=voice(4.0), item_id=item)[:-1])
     deadline = time.monotonic() + WAIT_S
     while not runtime.speaking and time.monotonic() < deadline:
         time.sleep(0.005)
     time.sleep(0.3)
-    heard = _count(server, HEARD)
     person.say(speech)
-    cut = _decided(server, item, truncates, heard)
+    cut = _decided(server, item, got, len(server.sent))
     pushed = list(person.pushed)
     person.say(np.zeros(0, np.int16))  # cut short by the robot's stop, as a person would be
     mine = sink.stops[stops:]
@@ -324,41 +333,39 @@ def _barge_trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
         onset = pushed[frame] - ((frame + 1) * FRAME - onset_sample) / 16_000
         f.onset_to_stop_ms.append((stopped_at - onset) * 1e3)
         f.end_error_ms.append(cut[0].event["audio_end_ms"] - played_ms)
-        rule = _rule_time(server, f.condition, started, deltas)
+        rule = _rule_time(server, f.condition, sent)
         if rule is not None:
             f.rule_to_stop_ms.append((stopped_at - rule) * 1e3)
     server.push({"type": "response.done", "response": {"status": "completed"}})
     runtime.execute(cmd.StopSpeaking())
 
 
-def _decided(server: ScriptedRealtimeServer, item: str, truncates: int, heard: int) -> list[Any]:
-    """Wait until the robot was cut (the truncates of ``item``) or the turn's transcript came
-    and 0.2 s more passed without a cut (the robot went on)."""
+def _decided(server: ScriptedRealtimeServer, item: str, got: int, sent: int) -> list[Any]:
+    """Wait until the robot was cut (truncates of ``item`` received since index ``got``) or
+    the turn's transcript was sent (since index ``sent``) and 0.2 s more passed without a cut
+    (the robot went on)."""
     deadline = time.monotonic() + WAIT_S
     settled: float | None = None
     while time.monotonic() < deadline:
-        cut = [r for r in server.of(TRUNCATE)[truncates:] if r.event["item_id"] == item]
+        cut = [
+            r for r in server.received[got:] if r.type == TRUNCATE and r.event["item_id"] == item
+        ]
         if cut or (settled is not None and time.monotonic() > settled):
             return cut
-        if settled is None and _count(server, HEARD) > heard:
+        if settled is None and any(kind == HEARD for _, kind in server.sent[sent:]):
             settled = time.monotonic() + 0.2
-        time.sleep(0.005)
+        time.sleep(0.01)
     return []
 
 
-def _count(server: ScriptedRealtimeServer, kind: str) -> int:
-    return sum(1 for _, k in list(server.sent) if k == kind)
-
-
-def _rule_time(
-    server: ScriptedRealtimeServer, condition: str, started: int, deltas: int
-) -> float | None:
-    sent = list(server.sent)
-    if condition == "held voice":
-        times = [t for t, kind in sent if kind == SPEECH_STARTED][started:]
-        return times[0] + BARGE_IN_S if times else None
-    times = [t for t, kind in sent if kind == HEARD_DELTA][deltas:]
-    return times[0] if times else None
+def _rule_time(server: ScriptedRealtimeServer, condition: str, sent: int) -> float | None:
+    """When the rule had its evidence: the first transcript delta sent since index ``sent``,
+    or for a held voice ``speech_started`` + ``barge_in_s``."""
+    wanted = SPEECH_STARTED if condition == "held voice" else HEARD_DELTA
+    times = [t for t, kind in server.sent[sent:] if kind == wanted]
+    if not times:
+        return None
+    return times[0] + (BARGE_IN_S if wanted == SPEECH_STARTED else 0.0)
 
 
 def _wait_quiet(runtime: Runtime) -> None:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from anima.config import AgentConfig
     from anima.config.planner import RealtimePlannerConfig
     from anima.listening.sources import AudioSource
+    from anima.listening.vad import Vad
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +56,23 @@ class Microphone:
         send: Callable[[bytes], bool],
         rate: int = wire.RATE,
         gated: Callable[[], bool] | None = None,
+        hear: Callable[[Frame], None] | None = None,
     ) -> None:
         """``send``: PCM16 at ``rate`` to the session (False: dropped); ``gated``: True while
         the microphone must not be heard (the robot speaks, and no echo canceller takes its
-        voice out: the server's VAD would take it for the person)."""
+        voice out: the server's VAD would take it for the person); ``hear``: every frame,
+        for anima's own VAD (the duplex rules' held voice)."""
         self._send = send
         self._gated = gated
+        self._hear = hear
         self._resampler = StreamResampler(SAMPLE_RATE, rate)  # none when rate is 16 kHz
         self.sent = 0  # frames sent
         self.dropped = 0  # frames with no open socket (or a full queue)
         self.gated = 0  # frames not sent while the robot spoke
 
     def frame(self, samples: Frame) -> None:
+        if self._hear is not None:
+            self._hear(samples)
         if self._gated is not None and self._gated():
             self.gated += 1
             return
@@ -94,12 +100,14 @@ class RealtimeAgent:
         source: AudioSource | None = None,
         echo_cancelled: bool = False,
         barge_in_s: float = 0.8,
+        vad: Vad | None = None,
     ) -> None:
         """``key``: the API key (sent as ``settings.auth`` says); ``source``: the microphone
         (16 kHz frames), None for none (typed requests only); ``echo_cancelled``: the source
         has the robot's voice taken out (full duplex), else it is not sent while the robot
         speaks; ``barge_in_s``: a voice over the robot this long stops it
-        (``listen.barge_in_s``). Touches no network."""
+        (``listen.barge_in_s``), judged by ``vad`` (loaded; None: by the server's VAD alone).
+        Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
         self.source = source
         self.executor = Executor.from_config(robot, agent, source="realtime")
@@ -135,7 +143,11 @@ class RealtimeAgent:
             self.session = Session(*parts, self.connection.send, brief=brief)
             send_audio, rate = self._append, wire.RATE
         gate = None if echo_cancelled else (lambda: robot.speaking)
-        self.microphone = Microphone(send_audio, rate, gate)
+        hear = None
+        if vad is not None and isinstance(self.session, Session):
+            self.session.duplex.listen_with(vad)
+            hear = self.session.duplex.hear
+        self.microphone = Microphone(send_audio, rate, gate, hear)
         self._unsubscribe: Callable[[], None] | None = None
         self._said_lost = threading.Event()  # the lost line was said for this outage
         self.listener = None  # no text listener: the model hears (build's report reads it)

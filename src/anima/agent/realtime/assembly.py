@@ -49,10 +49,13 @@ def build_realtime_agent(
     wanted = config.agent.audio_in if audio_in is None else audio_in
     source = make_source(wanted) if isinstance(wanted, str) else wanted
     duplex = source is not None and config.listen.duplex
+    vad = None
     if source is not None and duplex:
         from anima.listening.echo.source import echo_cancelled
+        from anima.listening.vad import load_vad
 
         source = echo_cancelled(source, config.listen, playback)
+        vad = load_vad(config.listen.vad)  # the held voice over the robot, as offline
     return RealtimeAgent(
         robot,
         registry,
@@ -62,4 +65,5 @@ def build_realtime_agent(
         source=source,
         echo_cancelled=duplex,
         barge_in_s=config.listen.barge_in_s,
+        vad=vad,
     )

@@ -17,6 +17,13 @@ decides with the conversation's :class:`~anima.agent.barge_in.BargeIn`:
   backchannel or nothing lets the robot go on (no answer is asked for), other words stop it
   and are answered.
 
+Whether the voice still goes on at ``barge_in_s`` is anima's own VAD's answer when the agent
+hears the microphone (:meth:`Duplex.listen_with`: the offline rule, ``HELD_SHARE`` of the last
+``barge_in_s`` of frames voiced, the last too; checked again every 0.1 s while the server hears
+the voice, so a pause between words is not the voice's end), else the server's (no
+``speech_stopped`` yet — which comes ``silence_duration_ms`` after the voice ends, so a
+backchannel of 0.3 s or more could pass for a held voice).
+
 Stopping is :meth:`Session.interrupt <anima.agent.realtime.session.Session.interrupt>`: the
 voice cut, ``response.cancel``, ``conversation.item.truncate`` at exactly what was played.
 
@@ -26,13 +33,19 @@ robot's timer thread; one lock guards the round.
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anima.agent.barge_in import BargeIn
 from anima.agent.port import RobotPort
+from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
+from anima.listening.recorder import HELD_SHARE
+
+if TYPE_CHECKING:
+    from anima.listening.vad import Vad
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +56,8 @@ HEARD = "conversation.item.input_audio_transcription.completed"
 EVENTS = frozenset({SPEECH_STARTED, SPEECH_STOPPED, HEARD_DELTA, HEARD})
 FINAL_WAIT_S = 3.0  # a short voice over the robot with no final transcript by then: no words
 MAX_HEARD_CHARS = 400  # of one turn's transcript, kept for the rule
+RECHECK_S = 0.1  # a held voice checked again this often while the server hears it
+VOICED = 0.5  # the local VAD's speech probability of a voiced frame (listen's start threshold)
 
 
 class Duplex:
@@ -71,6 +86,31 @@ class Duplex:
         self._heard = ""  # the transcript of this voice so far
         self._passed = False  # this voice was let pass (a backchannel): no answer
         self.stops: list[str] = []  # why the robot was stopped, each time (newest last)
+        self._vad: Vad | None = None  # anima's own VAD on the microphone (listen_with)
+        frames = max(1, round(barge_in_s * SAMPLE_RATE / FRAME_SAMPLES))
+        self._voiced: collections.deque[bool] = collections.deque(maxlen=frames)
+
+    def listen_with(self, vad: Vad) -> None:
+        """Hear the microphone (:meth:`hear`) with ``vad`` (loaded) for the held-voice rule."""
+        self._vad = vad
+
+    def hear(self, frame: Frame) -> None:
+        """One 16 kHz frame of the microphone (the source's thread)."""
+        if self._vad is None or len(frame) != FRAME_SAMPLES:
+            return
+        voiced = self._vad.probability(frame) >= VOICED
+        with self._lock:
+            self._voiced.append(voiced)
+
+    def _held(self) -> bool:
+        """The voice goes on now: the local VAD's window (the offline rule) when there is one,
+        else the server's (no speech_stopped yet)."""
+        with self._lock:
+            if self._vad is None or not self._voice:
+                return self._voice
+            frames = list(self._voiced)
+        full = len(frames) == self._voiced.maxlen
+        return full and frames[-1] and sum(frames) >= HELD_SHARE * len(frames)
 
     def handle(self, kind: str, event: dict[str, Any]) -> None:
         if kind == SPEECH_STARTED:
@@ -116,11 +156,12 @@ class Duplex:
 
     def _sustained(self, round_: int) -> None:
         with self._lock:
-            if round_ != self._round:
+            if round_ != self._round or not self._voice:
                 return
-            voice = self._voice
-        if self.barge.on_sustained(voice, words_needed=False):
+        if self.barge.on_sustained(self._held(), words_needed=False):
             self._stop(f"a voice over the robot for {self.barge.sustain_s:g} s")
+        elif self.barge.pending:  # a pause between words, maybe: look again
+            self.robot.call_later(RECHECK_S, lambda: self._sustained(round_))
 
     # ------------------------------------------------------------------ the transcript
     def _partial(self, delta: str) -> None:

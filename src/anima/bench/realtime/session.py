@@ -38,6 +38,7 @@ from anima.clock import Clock, MonotonicClock
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
 from anima.config.planner import RealtimePlannerConfig
 from anima.listening.sources import PushSource
+from anima.listening.vad import EnergyVad
 from anima.runtime import Runtime
 from anima.speech.base import Samples
 from anima.speech.sinks import NullSink
@@ -142,6 +143,7 @@ def run_session_bench(trials: int = 5) -> SessionFigures:
                 source=mic,
                 echo_cancelled=True,
                 barge_in_s=BARGE_IN_S,
+                vad=EnergyVad(),  # Silero hears the synthetic voice late and with gaps
             )
             runtime.attach_agent(agent)
             server.wait_for("session.update")

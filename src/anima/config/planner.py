@@ -170,14 +170,15 @@ class RealtimePlannerConfig(RealtimeSessionConfig):
     type: Literal["openai_realtime"] = "openai_realtime"
     url: str = "wss://api.openai.com/v1/realtime"  # the session's WebSocket (?model= is added)
     model: str = "gpt-realtime"  # sent as ?model= and in session.update
-    # how the key is sent: "bearer" (Authorization: Bearer, OpenAI) | "api-key" (Azure's header)
-    auth: Literal["bearer", "api-key"] = "bearer"
+    # how the key is sent: "bearer" (Authorization: Bearer, OpenAI) | "api-key" (Azure's
+    # header) | "none" (no key: a local speech-to-speech server on this network)
+    auth: Literal["bearer", "api-key", "none"] = "bearer"
     voice: str = "marin"  # the model's voice (OpenAI: marin, cedar, alloy, …)
 
     def _check_own(self) -> None:
-        if self.auth not in ("bearer", "api-key"):
+        if self.auth not in ("bearer", "api-key", "none"):
             raise ConfigError(
-                f"{SECTION}.auth must be bearer or api-key, got {str(self.auth)[:40]!r}",
+                f"{SECTION}.auth must be bearer, api-key or none, got {str(self.auth)[:40]!r}",
                 key=f"{SECTION}.auth",
             )
 

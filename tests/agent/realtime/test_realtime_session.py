@@ -131,18 +131,28 @@ def test_refused_calls_are_told_to_the_model_and_nothing_moves(
     assert not recorder.of(MoveStarted, since=mark)
 
 
+@pytest.mark.parametrize("auth", ["bearer", "none"])
 def test_build_attaches_the_realtime_brain_instead_of_the_conversation(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, auth: str
 ) -> None:
+    """With a key from the environment, sent as a bearer token; or ``auth: none`` (a local
+    speech-to-speech server that asks for no key): no key needed and no header sent."""
     from anima.build import build
     from anima.drivers.sim import SimDriver
     from anima.speech.sinks import NullSink
     from anima.testing.tts import ScriptedEngine
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-build")
+    if auth == "bearer":
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-build")
+    else:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     lines: list[str] = []
     with ScriptedRealtimeServer() as server:
-        planner = RealtimePlannerConfig(url=server.url, model="gpt-realtime-mini")
+        planner = RealtimePlannerConfig(
+            url=server.url,
+            model="gpt-realtime-mini",
+            auth=auth,  # type: ignore[arg-type]
+        )
         cfg = quiet_config()
         cfg = dataclasses.replace(cfg, agent=AgentConfig(enabled=True, planner=planner))
         runtime = build(
@@ -162,7 +172,11 @@ def test_build_attaches_the_realtime_brain_instead_of_the_conversation(
         finally:
             runtime.stop(ease=False)
     assert update["model"] == "gpt-realtime-mini"
-    assert server.headers[0]["authorization"] == "Bearer sk-build"
+    if auth == "bearer":
+        assert server.headers[0]["authorization"] == "Bearer sk-build"
+    else:
+        assert "authorization" not in server.headers[0]
+        assert "api-key" not in server.headers[0]
     assert any("realtime brain at" in line for line in lines)
 
 

@@ -136,10 +136,12 @@ class RealtimeAgent:
             self.session = GeminiSession(*parts, self.connection, brief=brief)
             send_audio, rate = self.session.send_audio, gemini_wire.INPUT_RATE
         else:
-            auth = {"Authorization": f"Bearer {key}"} if settings.auth == "bearer" else None
-            self.connection = self._connection(
-                session_url(settings.url, settings.model), auth or {"api-key": key}
-            )
+            headers = {
+                "bearer": {"Authorization": f"Bearer {key}"},
+                "api-key": {"api-key": key},
+                "none": {},  # a local server that asks for no key
+            }[settings.auth]
+            self.connection = self._connection(session_url(settings.url, settings.model), headers)
             self.session = Session(*parts, self.connection.send, brief=brief)
             send_audio, rate = self._append, wire.RATE
         gate = None if echo_cancelled else (lambda: robot.speaking)

@@ -39,10 +39,12 @@ def build_realtime_agent(
         )
     env = os.environ if environ is None else environ
     key = env.get(settings.key_env, "").strip()
-    if not key:
+    keyless = isinstance(settings, RealtimePlannerConfig) and settings.auth == "none"
+    if not key and not keyless:
         raise ConfigError(
             f"{SECTION}.type {settings.type} needs an API key: set {settings.key_env} "
-            f"(or name another variable in {SECTION}.api_key_env)",
+            f"(or name another variable in {SECTION}.api_key_env; a local server that asks "
+            f"for none: {SECTION}.auth none)",
             key=f"{SECTION}.api_key_env",
         )
     registry = robot_registry(robot, user_actions=config.agent.user_actions)

@@ -38,6 +38,8 @@ from anima.agent.realtime import protocol as wire
 from anima.agent.realtime.duplex import EVENTS as PERSON_EVENTS
 from anima.agent.realtime.duplex import Duplex
 from anima.agent.realtime.tools import call_output, realtime_tools
+from anima.agent.realtime.visemes import EVENTS as VISEME_EVENTS
+from anima.agent.realtime.visemes import ServerVisemes
 from anima.errors import AnimaError
 from anima.wire.jsontypes import JsonObject
 
@@ -221,6 +223,7 @@ class Session:
         self._create_waiting = False  # a response.create waits for the active one's end
         self._outstanding = 0  # tool calls not yet answered
         self.voice_out = Voice(robot, brief.locale)
+        self.visemes = ServerVisemes()  # the server's mouth shapes (Azure's, HF's), if sent
         self._unknown: set[str] = set()  # event types logged once
         self.truncations: list[tuple[str, int]] = []  # (item_id, audio_end_ms), newest last
         # the person's voice and words by the duplex rules: barge-in, backchannels, turns
@@ -318,6 +321,9 @@ class Session:
             self._response_done(event)
         elif kind == "response.function_call_arguments.done":
             self._function_call(event)
+        elif kind in VISEME_EVENTS:
+            with self._lock:
+                self.visemes.event(event, self.voice_out.item, self.voice_out.stream)
         elif kind in PERSON_EVENTS:
             self.duplex.handle(kind, event)
         elif kind == "error":
@@ -340,7 +346,10 @@ class Session:
             return
         item = event.get("item_id")
         with self._lock:
-            started = self.voice_out.play(item if isinstance(item, str) else "", pcm, wire.RATE)
+            item = item if isinstance(item, str) else ""
+            started = self.voice_out.play(item, pcm, wire.RATE)
+            stream = self.voice_out.stream if self.voice_out.item == item else None
+            self.visemes.audio(event, len(pcm) / (2 * wire.RATE / 1000), item, stream)
         if started:
             self.presence.to("speaking", "the model speaks")
 

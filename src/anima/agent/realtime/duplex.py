@@ -19,7 +19,7 @@ decides with the conversation's :class:`~anima.agent.barge_in.BargeIn`:
 
 Whether the voice still goes on at ``barge_in_s`` is anima's own VAD's answer when the agent
 hears the microphone (:meth:`Duplex.listen_with`: the offline rule, ``HELD_SHARE`` of the last
-``barge_in_s`` of frames voiced, the last too; checked again every 0.1 s while the server hears
+``barge_in_s`` of frames voiced, and its last 0.1 s; checked again every 0.1 s while the server hears
 the voice, so a pause between words is not the voice's end), else the server's (no
 ``speech_stopped`` yet — which comes ``silence_duration_ms`` after the voice ends, so a
 backchannel of 0.3 s or more could pass for a held voice).
@@ -58,6 +58,7 @@ FINAL_WAIT_S = 3.0  # a short voice over the robot with no final transcript by t
 MAX_HEARD_CHARS = 400  # of one turn's transcript, kept for the rule
 RECHECK_S = 0.1  # a held voice checked again this often while the server hears it
 VOICED = 0.5  # the local VAD's speech probability of a voiced frame (listen's start threshold)
+LAST_FRAMES = 3  # a held voice is voiced in its last 3 frames (96 ms: longer than a word gap)
 
 
 class Duplex:
@@ -110,7 +111,9 @@ class Duplex:
                 return self._voice
             frames = list(self._voiced)
         full = len(frames) == self._voiced.maxlen
-        return full and frames[-1] and sum(frames) >= HELD_SHARE * len(frames)
+        # voiced in its last 0.1 s: a pause between two words is not the voice's end
+        recent = any(frames[-LAST_FRAMES:])
+        return full and recent and sum(frames) >= HELD_SHARE * len(frames)
 
     def handle(self, kind: str, event: dict[str, Any]) -> None:
         if kind == SPEECH_STARTED:

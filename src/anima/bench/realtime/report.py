@@ -64,12 +64,13 @@ def report_lines(r: RealtimeReport) -> list[str]:
         if b.condition == "backchannel":
             lines.append(
                 f"barge-in, backchannel           : stopped the robot {b.stopped} of {b.trials}"
-                " (target 0)"
+                " (target 0)" + (f"; {b.early} cut before the voice began" if b.early else "")
             )
             continue
         lines += [
-            f"barge-in, {b.condition:<21}: stopped {b.stopped} of {b.trials}; voice onset → "
-            f"playback stopped {_ms(b.onset_to_stop_ms)}",
+            f"barge-in, {b.condition:<21}: stopped {b.stopped} of {b.trials}"
+            + (f" ({b.early} cut before the voice began)" if b.early else "")
+            + f"; voice onset → playback stopped {_ms(b.onset_to_stop_ms)}",
             f"  the rule's evidence → stopped  : {_ms(b.rule_to_stop_ms)} (target p95 ≤ 100 ms)",
             f"  audio_end_ms − sink's played   : {_ms(b.end_error_ms)} (target within ±20 ms)",
         ]

@@ -70,6 +70,7 @@ class BargeFigures:
     rule_to_stop_ms: list[float] = field(default_factory=list)  # the rule's evidence → stopped
     end_error_ms: list[float] = field(default_factory=list)  # audio_end_ms − sink's played
     stopped: int = 0  # trials that stopped the robot
+    early: int = 0  # trials whose robot was cut before the person's voice began (a fault)
 
 
 @dataclass(kw_only=True)
@@ -327,17 +328,22 @@ def _barge_trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     cut = _decided(server, item, got, len(server.sent))
     pushed = list(person.pushed)
     person.say(np.zeros(0, np.int16))  # cut short by the robot's stop, as a person would be
-    mine = sink.stops[stops:]
-    if cut and mine:
-        f.stopped += 1
-        stopped_at, played_ms = mine[0]
-        frame = onset_sample // FRAME
+    frame = onset_sample // FRAME
+    if cut and len(pushed) <= frame:
+        f.early += 1  # cut before the person's voice began: not this trial's barge-in
+    elif cut:
         onset = pushed[frame] - ((frame + 1) * FRAME - onset_sample) / 16_000
-        f.onset_to_stop_ms.append((stopped_at - onset) * 1e3)
-        f.end_error_ms.append(cut[0].event["audio_end_ms"] - played_ms)
-        rule = _rule_time(server, f.condition, sent)
-        if rule is not None:
-            f.rule_to_stop_ms.append((stopped_at - rule) * 1e3)
+        mine = [stop for stop in sink.stops[stops:] if stop[0] >= onset]
+        if mine:
+            f.stopped += 1
+            stopped_at, played_ms = mine[0]
+            f.onset_to_stop_ms.append((stopped_at - onset) * 1e3)
+            f.end_error_ms.append(cut[0].event["audio_end_ms"] - played_ms)
+            rule = _rule_time(server, f.condition, sent)
+            if rule is not None:
+                f.rule_to_stop_ms.append((stopped_at - rule) * 1e3)
+        else:
+            f.early += 1
     server.push({"type": "response.done", "response": {"status": "completed"}})
     runtime.execute(cmd.StopSpeaking())
 

@@ -209,7 +209,7 @@ def _channels(runtime: Runtime) -> int:
 
 
 def _last_frame(driver: TimedDriver, runtime: Runtime) -> np.ndarray:
-    since = time.monotonic() - 0.1
+    since = time.monotonic() - 1.0  # _wait_rest saw frames in the last 0.2 s
     return np.array([driver.since(since, c)[1][-1] for c in range(_channels(runtime))])
 
 
@@ -232,7 +232,8 @@ def _wait_rest(driver: TimedDriver, runtime: Runtime) -> None:
         time.sleep(0.02)
     while time.monotonic() < deadline:
         since = time.monotonic() - 0.2
-        if all(np.ptp(driver.since(since, c)[1]) < 1e-6 for c in range(_channels(runtime))):
+        windows = [driver.since(since, c)[1] for c in range(_channels(runtime))]
+        if all(len(w) > 1 and np.ptp(w) < 1e-6 for w in windows):  # none: the loop starved
             return
         time.sleep(0.05)
 

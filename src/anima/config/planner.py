@@ -125,6 +125,9 @@ class RealtimeSessionConfig:
     # reconnect after a lost socket: the first wait, doubled each time up to the last (jittered)
     reconnect_s: float = 0.5
     reconnect_max_s: float = 30.0
+    # privacy: no session and no microphone sent until the wake phrase (listen.wake's spotter,
+    # listen.wake_phrase) or a door's wake; closed after agent.engaged_s without a voice
+    listen_after_wake: bool = False
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("ws://", "wss://")):

@@ -251,6 +251,12 @@ class ScriptedRealtimeServer:
                     raise AssertionError(f"{count} × {kind} never came; last seen: {seen}")
                 self._cond.wait(left)
 
+    @property
+    def connected(self) -> int:
+        """Connections open now (a client's close ends its handler)."""
+        with self._cond:
+            return len(self._connections)
+
     def wait_connections(self, count: int, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
         with self._cond:

@@ -27,6 +27,7 @@ from anima.agent.realtime import gemini_wire
 from anima.agent.realtime import protocol as wire
 from anima.agent.realtime.connection import Connection, require_websockets
 from anima.agent.realtime.gemini import GeminiSession
+from anima.agent.realtime.privacy import WakeGate
 from anima.agent.realtime.session import Brief, Session, SessionClosedError
 from anima.audio import SAMPLE_RATE, Frame, StreamResampler
 from anima.config.planner import GeminiLivePlannerConfig
@@ -41,10 +42,21 @@ if TYPE_CHECKING:
     from anima.config.planner import RealtimePlannerConfig
     from anima.listening.sources import AudioSource
     from anima.listening.vad import Vad
+    from anima.listening.wake.spotter import Spotter
 
 log = logging.getLogger(__name__)
 
 LOST_LINE = "I lost my connection. Give me a moment."
+# events that are a voice (the person's, by the server's VAD and transcription, or the model's):
+# with privacy on, each one keeps the session open another agent.engaged_s
+VOICES = frozenset(
+    {
+        "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped",
+        "conversation.item.input_audio_transcription.delta",
+        "response.output_audio.delta",
+    }
+)
 
 
 class Microphone:
@@ -57,12 +69,15 @@ class Microphone:
         rate: int = wire.RATE,
         gated: Callable[[], bool] | None = None,
         hear: Callable[[Frame], None] | None = None,
+        admit: Callable[[Frame], bool] | None = None,
     ) -> None:
         """``send``: PCM16 at ``rate`` to the session (False: dropped); ``gated``: True while
         the microphone must not be heard (the robot speaks, and no echo canceller takes its
         voice out: the server's VAD would take it for the person); ``hear``: every frame,
-        for anima's own VAD (the duplex rules' held voice)."""
+        for anima's own VAD (the duplex rules' held voice); ``admit``: False for a frame that
+        must not leave the robot (privacy: before the wake, :class:`WakeGate`)."""
         self._send = send
+        self._admit = admit
         self._gated = gated
         self._hear = hear
         self._resampler = StreamResampler(SAMPLE_RATE, rate)  # none when rate is 16 kHz
@@ -71,6 +86,8 @@ class Microphone:
         self.gated = 0  # frames not sent while the robot spoke
 
     def frame(self, samples: Frame) -> None:
+        if self._admit is not None and not self._admit(samples):
+            return
         if self._hear is not None:
             self._hear(samples)
         if self._gated is not None and self._gated():
@@ -101,13 +118,15 @@ class RealtimeAgent:
         echo_cancelled: bool = False,
         barge_in_s: float = 0.8,
         vad: Vad | None = None,
+        spotter: Spotter | None = None,
     ) -> None:
         """``key``: the API key (sent as ``settings.auth`` says); ``source``: the microphone
         (16 kHz frames), None for none (typed requests only); ``echo_cancelled``: the source
         has the robot's voice taken out (full duplex), else it is not sent while the robot
         speaks; ``barge_in_s``: a voice over the robot this long stops it
-        (``listen.barge_in_s``), judged by ``vad`` (loaded; None: by the server's VAD alone).
-        Touches no network."""
+        (``listen.barge_in_s``), judged by ``vad`` (loaded; None: by the server's VAD alone);
+        ``spotter``: the wake phrase's, when ``settings.listen_after_wake`` (privacy: no
+        session until the wake, :mod:`~anima.agent.realtime.privacy`). Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
         self.source = source
         self.executor = Executor.from_config(robot, agent, source="realtime")
@@ -149,7 +168,11 @@ class RealtimeAgent:
         if vad is not None and isinstance(self.session, Session):
             self.session.duplex.listen_with(vad)
             hear = self.session.duplex.hear
-        self.microphone = Microphone(send_audio, rate, gate, hear)
+        self.gate: WakeGate | None = None
+        if settings.listen_after_wake:
+            self.gate = WakeGate(robot, spotter, agent.engaged_s, self._open, self._close)
+        admit = None if self.gate is None else self.gate.admit
+        self.microphone = Microphone(send_audio, rate, gate, hear, admit)
         self._unsubscribe: Callable[[], None] | None = None
         self._said_lost = threading.Event()  # the lost line was said for this outage
         self.listener = None  # no text listener: the model hears (build's report reads it)
@@ -176,11 +199,16 @@ class RealtimeAgent:
     # ------------------------------------------------------------------ the Part
     def prepare(self) -> None:
         require_websockets()
+        if self.gate is not None and self.gate.spotter is not None:
+            self.gate.spotter.load()  # the wake phrase's model, before the loop runs
 
     def start(self) -> None:
         self._unsubscribe = self.robot.subscribe(self._estop, EStopChanged.kind)
         self.session.calls.start()
-        self.connection.start()
+        if self.gate is None:
+            self.connection.start()
+        else:
+            self.gate.start()  # the session opens on the wake
         if self.source is not None:
             self.source.start(self.microphone)
 
@@ -191,6 +219,10 @@ class RealtimeAgent:
             self._unsubscribe = None
         if self.source is not None:
             self.source.stop(share)
+        if self.gate is not None:
+            self.gate.stop(share)
+            if self.gate.spotter is not None:
+                self.gate.spotter.close()
         self.connection.stop(share)
         self.executor.close(share)
         self.session.calls.stop(share)
@@ -198,7 +230,11 @@ class RealtimeAgent:
 
     # ------------------------------------------------------------------ the Agent
     def wake(self, source: str = "manual") -> None:
-        """A wake (a door's Listen): whatever the robot says is cut, the model listens."""
+        """A wake (a door's Listen): whatever the robot says is cut, the model listens; with
+        privacy on and no session open, the session opens."""
+        if self.gate is not None and not self.gate.awake:
+            self.gate.wake(source)
+            return
         self.session.interrupt(f"wake ({source})")
 
     def hear(self, transcript: Transcript) -> None:
@@ -230,10 +266,23 @@ class RealtimeAgent:
         self.session.idle(seconds)
 
     def _event(self, event: dict[str, Any]) -> None:
+        if self.gate is not None and (event.get("type") in VOICES or "serverContent" in event):
+            self.gate.voice()  # the person's or the model's voice: the session stays
         try:
             self.session.handle(event)
         except SessionClosedError as exc:
             self.connection.drop(f"session.closed {exc}")
+
+    def _open(self) -> None:
+        """Privacy: the wake opens the session (the gate's thread)."""
+        self.connection.start()
+        self.presence.to("listening", "woken: the session opens")
+
+    def _close(self) -> None:
+        """Privacy: the session closed after the quiet time (the gate's thread)."""
+        self.connection.stop(PART_STOP_S / 4)
+        self.session.lost()
+        self.presence.to("idle", "no voice for agent.engaged_s: the session is closed")
 
     def _lost(self, reason: str) -> None:
         log.warning("realtime: the session was lost: %s", reason)

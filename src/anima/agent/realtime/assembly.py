@@ -26,9 +26,10 @@ def build_realtime_agent(
 ) -> RealtimeAgent:
     """The agent for ``agent.planner.type: openai_realtime`` or ``gemini_live``: the robot's
     registry as tools, the microphone (``audio_in``, default ``agent.audio_in``; through the
-    echo canceller when ``listen.duplex``, fed what the sink plays: ``playback``). A missing
-    key is a ConfigError naming its variable (``anima serve`` says it in one line and exits
-    2): without a key the session could only fail, over and over."""
+    echo canceller when ``listen.duplex``, fed what the sink plays: ``playback``). With
+    ``listen_after_wake`` the wake phrase's spotter is ``listen.wake``'s, as the offline
+    listener's. A missing key is a ConfigError naming its variable (``anima serve`` says it in
+    one line and exits 2): without a key the session could only fail, over and over."""
     from anima.agent.vocabulary import robot_registry
     from anima.listening.makers import make_source
 
@@ -58,6 +59,11 @@ def build_realtime_agent(
 
         source = echo_cancelled(source, config.listen, playback)
         vad = load_vad(config.listen.vad)  # the held voice over the robot, as offline
+    spotter = None
+    if source is not None and settings.listen_after_wake:
+        from anima.listening.makers import make_spotter
+
+        spotter = make_spotter(config.listen)  # the listener's (listen.wake), made, not loaded
     return RealtimeAgent(
         robot,
         registry,
@@ -68,4 +74,5 @@ def build_realtime_agent(
         echo_cancelled=duplex,
         barge_in_s=config.listen.barge_in_s,
         vad=vad,
+        spotter=spotter,
     )

@@ -19,8 +19,8 @@ decides with the conversation's :class:`~anima.agent.barge_in.BargeIn`:
 
 Whether the voice still goes on at ``barge_in_s`` is anima's own VAD's answer when the agent
 hears the microphone (:meth:`Duplex.listen_with`: the offline rule, ``HELD_SHARE`` of the last
-``barge_in_s`` of frames voiced, and its last 0.1 s; checked again every 0.1 s while the server hears
-the voice, so a pause between words is not the voice's end), else the server's (no
+``barge_in_s`` of frames voiced, and its last 0.1 s; checked again every 0.1 s while the server
+hears the voice, so a pause between words is not the voice's end), else the server's (no
 ``speech_stopped`` yet — which comes ``silence_duration_ms`` after the voice ends, so a
 backchannel of 0.3 s or more could pass for a held voice).
 

@@ -9,6 +9,7 @@ the speech service, its tool calls run as validated plans, exact barge-in. ::
     tools.py       the action registry as tools; a call as a plan of one step
     connection.py  the socket's reader and writer threads, reconnect with backoff
     session.py     what each server event does: responses, the voice, tool calls, barge-in
+    duplex.py      the person's turns by the duplex rules: stop words, held voice, backchannels
     agent.py       RealtimeAgent (the Part), the microphone
     assembly.py    build_realtime_agent: from the config (the key, the source)
 

@@ -4,8 +4,9 @@ conversation (ears, planner and voice) with a speech-to-speech model's session.
 It owns the session's :class:`~anima.agent.realtime.connection.Connection` (its reader and
 writer threads), the tool calls' worker and executor, and the microphone: the agent's audio
 source (through the echo canceller in full duplex) resampled from 16 kHz to the session's 24 kHz
-and appended while a socket is open; the server's VAD decides the turns. A typed
-:class:`~anima.commands.Ask` becomes a user message and a response; a
+and appended while a socket is open; the server's VAD reports the turns and anima's duplex
+rules decide them (:mod:`anima.agent.realtime.duplex`, with anima's own VAD in full duplex).
+A typed :class:`~anima.commands.Ask` becomes a user message and a response; a
 :class:`~anima.commands.Listen` (a wake) interrupts what the robot says.
 
 When the socket is lost the robot says so, once until it is back (:data:`LOST_LINE`, through

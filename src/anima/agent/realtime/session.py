@@ -13,11 +13,11 @@ waits until its ``response.done`` (the server refuses a second active response).
 a response are answered each with its ``function_call_output`` as it ends, and the next
 ``response.create`` is asked for once the last outstanding call has answered.
 
-Barge-in (the server's VAD heard the person start, ``input_audio_buffer.speech_started``, or a
-wake): the playing stream is stopped — its ``stop()`` says exactly how many milliseconds of the
-item were played —, ``response.cancel`` is sent if a response is active, and
-``conversation.item.truncate`` cuts that audio item at those milliseconds, so the model
-remembers only what the person heard.
+Barge-in (a voice over the robot that the duplex rules say stops it — :mod:`.duplex`, fed the
+server's VAD and input transcription —, or a wake): the playing stream is stopped — its
+``stop()`` says exactly how many milliseconds of the item were played —, ``response.cancel`` is
+sent if a response is active, and ``conversation.item.truncate`` cuts that audio item at those
+milliseconds, so the model remembers only what the person heard.
 """
 
 from __future__ import annotations

@@ -157,6 +157,10 @@ class FakeClock:
         wake_at = deadline + late
         with self._lock:
             self.waits.append(deadline)
+            # a thread that asks is one of the clock's from now on, though this sleep is over
+            # already: busy from here to its next wait (a camera rendering its first frame),
+            # it holds the clock as every waiter does (before, the clock jumped ahead of it)
+            self._threads.add(threading.get_ident())
             if self._now >= wake_at:
                 return True
         if interrupt is not None:  # woken by the event's own condition, or when due

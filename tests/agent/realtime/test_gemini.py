@@ -277,7 +277,10 @@ def test_a_10_mb_message_and_a_dropped_socket_each_bring_a_new_session(
         assert server.wait_for("clientContent")[0].connection == 3
         still_running(runtime)
     assert said.text == LOST_LINE
-    assert len(rec.of(lambda e: isinstance(e, SpeechStarted) and e.text == LOST_LINE)) == 1
+    # said once until it is back: the second socket's setupComplete may come before its drop
+    # (then it was back between the two outages: twice) or not (once) — a loaded machine decides
+    lost = rec.of(lambda e: isinstance(e, SpeechStarted) and e.text == LOST_LINE)
+    assert 1 <= len(lost) <= 2  # never more than once an outage
     assert any("1009" in r.getMessage() for r in caplog.records)  # message too big
 
 

@@ -3,16 +3,21 @@
 Issue 32 asks for tick-lateness p99 within 10 % of the same run without vision. Measured one
 after the other, the loop alone varies up to 4× between runs on a shared 2-core VM (other
 processes, the host's scheduling), more than any effect of vision. So one run here alternates
-blocks of ``block_s`` seconds: vision paused (the camera delivers nothing, the vision and
-attention threads idle) and vision running (BlazeFace + mesh at ``fps``, tracker, policy and
-gaze), in the order A B B A A B B A … so that a slow drift of the machine falls on both alike.
-The loop runs as in ``anima serve``: real-time priority where permitted, the interpreter's
-switch interval at ``motion.switch_interval_ms``; OpenCV's own threads off, as vision loads it
-(:func:`anima.vision.sources.opencv.load_cv2`). (A lower priority for the vision thread was
-tried and made it worse: the thread holding the interpreter lock waited for a core while the
-loop waited for the lock.)
+blocks: without vision (no camera, vision or attention thread at all: the runtime as
+``vision.source: none`` runs it) and with vision (camera, BlazeFace + mesh at ``fps``, tracker,
+policy and gaze, started for the block and stopped after it), in the order A B B A A B B A …
+so that a slow drift of the machine falls on both alike. Each block is measured ``block_s``
+after a settling second (the threads' start and the detector's first runs are not the steady
+state). The loop runs as in ``anima serve``: real-time priority where permitted, the
+interpreter's switch interval at ``motion.switch_interval_ms``; OpenCV's own threads off, as
+vision loads it (:func:`anima.vision.sources.opencv.load_cv2`). (A lower priority for the
+vision thread was tried and made it worse: the thread holding the interpreter lock waited for a
+core while the loop waited for the lock.)
+
 Every tick's lateness is kept per block (``MotionEngine.period_errors_since``); the figures
-are the p99 over all ticks of each condition, the per-pair ratios, and the missed ticks.
+are the p99 over all ticks of each condition, their ratio with a 95 % interval from resampling
+the pairs of blocks (the VM's bursts fall on a few blocks: the interval says how much of the
+ratio is them), the ticks later than 0.5 ms, and the missed ticks.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from anima.attention.service import Attention
 from anima.bench.attention.gaze import Playback, frames
@@ -33,9 +39,12 @@ from anima.drivers.sim import SimDriver
 from anima.motion.engine import MotionEngine
 from anima.motion.priority import SwitchInterval
 from anima.vision.pipeline import VisionPipeline
-from anima.vision.types import Camera, FrameSink, VideoFrame
+from anima.vision.types import Camera, Image
 
 WITHIN = 0.10  # issue 32: lateness p99 with vision within 10 % of the loop alone
+SETTLE_S = 1.0  # after each block's start, before it is measured
+LATE_S = 0.0005  # a tick this late is counted (a twentieth of the period)
+RESAMPLES = 1000  # of the pairs, for the ratio's interval
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,15 +55,23 @@ class LatenessAB:
     blocks: int  # per condition
     block_s: float
     fps: float
+    switch_interval_ms: float | None  # the interpreter's, as the runtime set it
     alone_p99_ms: float  # over every tick of the blocks without vision
     vision_p99_ms: float  # over every tick of the blocks with vision
     alone_p50_ms: float
     vision_p50_ms: float
+    ratio_low: float  # the 95 % interval of the p99 ratio, resampling the pairs of blocks
+    ratio_high: float
     pair_ratios: tuple[float, ...]  # each adjacent pair's p99 with vision / alone
+    late_alone: int  # ticks later than LATE_S without vision
+    late_vision: int
+    ticks_alone: int
+    ticks_vision: int
     missed_alone: int
     missed_vision: int
     frames_detected: int  # frames the detector ran on during the vision blocks
-    frames_detected_alone: int  # and during the blocks without (0: vision was really paused)
+    threads_alone: int  # the process's threads while the blocks without vision were measured
+    threads_vision: int  # …and with (camera, vision and attention threads running)
 
     @property
     def ratio(self) -> float:
@@ -65,40 +82,49 @@ class LatenessAB:
         return self.ratio <= 1.0 + WITHIN and self.missed_vision == 0
 
 
-class _Gate:
-    """A frame sink that lets frames through only while ``open``: vision paused or running
-    without stopping a thread (starting them again would itself disturb the loop)."""
+class _Vision:
+    """Camera, detector, vision pipeline and attention, made and started for one block, stopped
+    after (a pipeline's stop closes its detector)."""
 
-    def __init__(self, sink: FrameSink) -> None:
-        self._sink = sink
-        self.open = threading.Event()
+    def __init__(
+        self, engine: MotionEngine, detector: str, config: VisionConfig, source: str
+    ) -> None:
+        self.attention = Attention(
+            engine, None, engine.clock, config, AttentionConfig(idle_glances=False)
+        )
+        camera: Camera
+        if source == "sim":
+            from anima.testing.head_camera import make_sim_camera
 
-    def frame(self, frame: VideoFrame) -> None:
-        if self.open.is_set():
-            self._sink.frame(frame)
+            camera = make_sim_camera(
+                self.attention.vision, engine.clock, pose_at=self.attention.poses.head_at
+            )
+        else:
+            camera = Playback(_frames(), config.fps, engine.clock)
+        faces = DETECTORS.load(detector)(config)
+        self.pipeline = VisionPipeline(camera, faces, self.attention.on_faces, clock=engine.clock)
 
-    def end(self, reason: str) -> None:
-        self._sink.end(reason)
+    def __enter__(self) -> _Vision:
+        self.attention.start()
+        self.pipeline.start()
+        return self
 
-
-class _GatedCamera:
-    """The bench's playback camera behind a :class:`_Gate`."""
-
-    name = "playback (gated)"
-
-    def __init__(self, camera: Camera) -> None:
-        self._camera = camera
-        self.gate: _Gate | None = None
-
-    def start(self, sink: FrameSink) -> None:
-        self.gate = _Gate(sink)
-        self._camera.start(self.gate)
-
-    def stop(self, timeout: float = 1.0) -> None:
-        self._camera.stop(timeout)
+    def __exit__(self, *exc: object) -> None:
+        self.pipeline.stop(2.0)
+        self.attention.stop(2.0)
 
 
-def _p(values: np.ndarray, q: float) -> float:
+_FRAMES: list[Image] = []
+
+
+def _frames() -> list[Image]:
+    """The playback camera's frames, made once for every block."""
+    if not _FRAMES:
+        _FRAMES.extend(frames())
+    return _FRAMES
+
+
+def _p(values: NDArray[np.float64], q: float) -> float:
     return float(np.percentile(values, q)) * 1000.0 if len(values) else float("nan")
 
 
@@ -118,102 +144,140 @@ def run_lateness_ab(
     if blocks < 1 or not 0.5 <= block_s <= 60.0:
         raise ValueError("blocks must be ≥ 1 and block_s in [0.5, 60] s")
     vision = VisionConfig(fps=fps, faces=detector)
-    made = DETECTORS.load(detector)(vision)
+    DETECTORS.load(detector)  # a missing engine is said before the loop starts
     driver = SimDriver(history=256)
     driver.connect()
     motion = MotionConfig()
     switch = SwitchInterval(motion.switch_interval_ms)  # as the runtime sets it
     switch.apply()
     engine = MotionEngine(load_body(), driver, config=motion)
-    attention = Attention(engine, None, engine.clock, vision, AttentionConfig(idle_glances=False))
-    if source == "sim":
-        from anima.testing.head_camera import make_sim_camera
-
-        inner: Camera = make_sim_camera(
-            attention.vision, engine.clock, pose_at=attention.poses.head_at
-        )
-    else:
-        inner = Playback(frames(), fps, engine.clock)
-    camera = _GatedCamera(inner)
-    pipeline = VisionPipeline(camera, made, attention.on_faces, clock=engine.clock)
     engine.start()
-    attention.start()
-    pipeline.start()
-    assert camera.gate is not None
     try:
-        time.sleep(1.0)  # the loop settles; the detector's first runs are slower
+        time.sleep(SETTLE_S)  # the loop settles
         order = [k % 4 in (1, 2) for k in range(2 * blocks)]  # A B B A …
-        blocks_run = _run_blocks(
-            engine, pipeline, camera.gate, order=order, block_s=block_s, progress=progress
-        )
+        run = [
+            _block(
+                engine,
+                detector=detector,
+                config=vision,
+                source=source,
+                with_vision=with_vision,
+                block_s=block_s,
+            )
+            for with_vision in order
+        ]
+        if progress is not None:
+            for k, b in enumerate(run):
+                label = "vision" if b.with_vision else "alone "
+                progress(f"  block {k + 1}/{len(run)} {label}: p99 {_p(b.lateness, 99):.3f} ms")
     finally:
-        camera.gate.open.clear()
-        pipeline.stop(2.0)
-        attention.stop(2.0)
         engine.stop()
         driver.disconnect()
         switch.restore()
-    alone = np.concatenate([e for v, e, _, _ in blocks_run if not v])
-    seen = np.concatenate([e for v, e, _, _ in blocks_run if v])
-    ratios = []
-    for k in range(0, len(blocks_run) - 1, 2):
-        by = {v: _p(e, 99) for v, e, _, _ in blocks_run[k : k + 2]}
-        ratios.append(by[True] / by[False] if by[False] > 0 else float("inf"))
+    alone = [b for b in run if not b.with_vision]
+    seen = [b for b in run if b.with_vision]
+    all_alone = np.concatenate([b.lateness for b in alone])
+    all_seen = np.concatenate([b.lateness for b in seen])
+    ratios = tuple(
+        _p(v.lateness, 99) / max(_p(a.lateness, 99), 1e-9) for a, v in zip(alone, seen, strict=True)
+    )
+    low, high = _ratio_interval([a.lateness for a in alone], [v.lateness for v in seen])
     return LatenessAB(
         source=source,
         blocks=blocks,
         block_s=block_s,
         fps=fps,
-        alone_p99_ms=_p(alone, 99),
-        vision_p99_ms=_p(seen, 99),
-        alone_p50_ms=_p(alone, 50),
-        vision_p50_ms=_p(seen, 50),
-        pair_ratios=tuple(ratios),
-        missed_alone=sum(m for v, _, m, _ in blocks_run if not v),
-        missed_vision=sum(m for v, _, m, _ in blocks_run if v),
-        frames_detected=sum(d for v, _, _, d in blocks_run if v),
-        frames_detected_alone=sum(d for v, _, _, d in blocks_run if not v),
+        switch_interval_ms=motion.switch_interval_ms,
+        alone_p99_ms=_p(all_alone, 99),
+        vision_p99_ms=_p(all_seen, 99),
+        alone_p50_ms=_p(all_alone, 50),
+        vision_p50_ms=_p(all_seen, 50),
+        ratio_low=low,
+        ratio_high=high,
+        pair_ratios=ratios,
+        late_alone=int((all_alone > LATE_S).sum()),
+        late_vision=int((all_seen > LATE_S).sum()),
+        ticks_alone=len(all_alone),
+        ticks_vision=len(all_seen),
+        missed_alone=sum(b.missed for b in alone),
+        missed_vision=sum(b.missed for b in seen),
+        frames_detected=sum(b.detected for b in seen),
+        threads_alone=max(b.threads for b in alone),
+        threads_vision=min(b.threads for b in seen),
     )
 
 
-def _run_blocks(
+@dataclass(frozen=True)
+class _Block:
+    with_vision: bool
+    lateness: NDArray[np.float64]  # every tick's, in s
+    missed: int
+    detected: int  # frames the detector ran on
+    threads: int  # the process's threads while it was measured
+
+
+def _block(
     engine: MotionEngine,
-    pipeline: VisionPipeline,
-    gate: _Gate,
     *,
-    order: list[bool],
+    detector: str,
+    config: VisionConfig,
+    source: str,
+    with_vision: bool,
     block_s: float,
-    progress: Callable[[str], None] | None,
-) -> list[tuple[bool, np.ndarray, int, int]]:
-    """Each block: (with vision, every tick's lateness in s, missed ticks, frames detected)."""
-    out = []
-    for k, with_vision in enumerate(order):
-        if with_vision:
-            gate.open.set()
-        else:
-            gate.open.clear()
-        time.sleep(0.2)  # a frame in flight when the gate closed finishes outside the block
-        before, seen = engine.stats(), pipeline.stats().processed
-        time.sleep(block_s)
-        after = engine.stats()
-        lateness = engine.period_errors_since(before.ticks)
-        detected = pipeline.stats().processed - seen
-        out.append((with_vision, lateness, after.missed - before.missed, detected))
-        if progress is not None:
-            label = "vision" if with_vision else "alone "
-            progress(f"  block {k + 1}/{len(order)} {label}: p99 {_p(lateness, 99):.3f} ms")
-    return out
+) -> _Block:
+    if not with_vision:
+        time.sleep(SETTLE_S)  # as long as a vision block's start, so the pairs stay in step
+        return _measure(engine, None, block_s)
+    with _Vision(engine, detector, config, source) as vision:
+        time.sleep(SETTLE_S)
+        return _measure(engine, vision.pipeline, block_s)
+
+
+def _measure(engine: MotionEngine, pipeline: VisionPipeline | None, block_s: float) -> _Block:
+    before = engine.stats()
+    seen = 0 if pipeline is None else pipeline.stats().processed
+    threads = threading.active_count()
+    time.sleep(block_s)
+    after = engine.stats()
+    detected = 0 if pipeline is None else pipeline.stats().processed - seen
+    return _Block(
+        pipeline is not None,
+        engine.period_errors_since(before.ticks),
+        after.missed - before.missed,
+        detected,
+        threads,
+    )
+
+
+def _ratio_interval(
+    alone: list[NDArray[np.float64]], seen: list[NDArray[np.float64]]
+) -> tuple[float, float]:
+    """The 95 % interval of the pooled p99 ratio (with vision / alone), the pairs of blocks
+    drawn with replacement (a fixed seed: the same run gives the same interval)."""
+    rng = np.random.default_rng(32)
+    n = len(alone)
+    ratios = []
+    for _ in range(RESAMPLES):
+        pick = rng.integers(0, n, n)
+        a = np.percentile(np.concatenate([alone[i] for i in pick]), 99)
+        v = np.percentile(np.concatenate([seen[i] for i in pick]), 99)
+        ratios.append(v / a if a > 0 else float("inf"))
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def report_lines(r: LatenessAB) -> list[str]:
     verdict = "ok" if r.passed else "OVER"
     ratios = ", ".join(f"{x:.2f}" for x in r.pair_ratios)
+    late = LATE_S * 1000
     return [
         f"loop lateness, vision interleaved ({r.source} camera, {r.blocks} × {r.block_s:g} s "
-        "blocks each, "
-        f"{r.fps:g} fps, {r.frames_detected} frames detected): p99 {r.vision_p99_ms:.3f} ms "
-        f"with vision vs {r.alone_p99_ms:.3f} ms alone = {r.ratio:.2f}× "
-        f"[target ≤ {1 + WITHIN:.2f}× and 0 missed: {verdict}]",
-        f"  p50 {r.vision_p50_ms:.3f} vs {r.alone_p50_ms:.3f} ms; missed ticks "
-        f"{r.missed_vision} with vision, {r.missed_alone} alone; pairs' p99 ratios {ratios}",
+        f"blocks each, {r.fps:g} fps, {r.frames_detected} frames detected, switch interval "
+        f"{r.switch_interval_ms} ms): p99 {r.vision_p99_ms:.3f} ms with vision vs "
+        f"{r.alone_p99_ms:.3f} ms alone = {r.ratio:.2f}× (95 % interval {r.ratio_low:.2f}–"
+        f"{r.ratio_high:.2f}) [target ≤ {1 + WITHIN:.2f}× and 0 missed: {verdict}]",
+        f"  p50 {r.vision_p50_ms:.3f} vs {r.alone_p50_ms:.3f} ms; later than {late:g} ms "
+        f"{r.late_vision} of {r.ticks_vision} ticks with vision, {r.late_alone} of "
+        f"{r.ticks_alone} alone; missed {r.missed_vision} with vision, {r.missed_alone} alone; "
+        f"pairs' p99 ratios {ratios}",
     ]

@@ -215,6 +215,16 @@ class VoiceStream(Protocol):
     def played_ms(self) -> int:
         """The milliseconds of this stream's audio played so far (the sink's clock)."""
 
+    def pause(self) -> bool:
+        """Hold playback at the sample reached, now: silence, the mouth shut, ``played_ms``
+        frozen, no ``end_speak``; audio fed meanwhile waits. False when it has ended or is
+        paused already (a person began to talk over it: the rules decide, then resume or
+        stop)."""
+
+    def resume(self) -> bool:
+        """Play on from the sample where :meth:`pause` held it (nothing lost or skipped);
+        False when it was not paused."""
+
     @property
     def done(self) -> bool:
         """Finished and played out, or stopped."""

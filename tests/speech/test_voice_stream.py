@@ -9,7 +9,7 @@ idle (:meth:`Rig.settle`), so what was fed is in the sink before time moves.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -52,13 +52,19 @@ def silence(seconds: float, rate: int = IN_RATE) -> bytes:
 
 
 class Rig:
-    def __init__(self, *, gestures: bool = False, body: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        gestures: bool = False,
+        body: str | None = None,
+        sink: Callable[[FakeClock], NullSink] = NullSink,
+    ) -> None:
         self.hub = EventHub()
         self.recorder = EventRecorder().attach(self.hub)
         self.engine, self.driver, self.clock = make_engine(
             body=load_body(body) if body else None, events=self.hub
         )
-        self.sink = NullSink(self.clock)
+        self.sink = sink(self.clock)
         self.behaviour: Behaviour | None = None
         said = None
         if gestures:

@@ -123,17 +123,21 @@ class Player:
 
     def _shape(self, pb: Playback) -> tuple[float, float, float]:
         """The mouth at the playback position: at rest while the sink has nothing to play (a
-        voice stream's underrun, a synthesis slower than playback), whatever the last shape
-        was."""
+        voice stream's underrun or pause, a synthesis slower than playback), whatever the last
+        shape was."""
         played = self._sink.played()
-        if played >= self._sink.written():
+        if pb.paused or played >= self._sink.written():
             return (0.0, 0.0, 0.0)
-        return pb.lips.at(played)
+        return pb.lips.at(pb.origin + played)
 
     def cue_tick(self, t: float) -> None:
         """First in every motion tick: the cues whose word the sink has reached."""
         pb = self.playback
-        self._cues.tick(t, pb.cues if pb is not None else None, self._sink.played)
+        if pb is None or pb.paused:
+            self._cues.tick(t, None, self._sink.played)
+            return
+        origin = pb.origin
+        self._cues.tick(t, pb.cues, lambda: origin + self._sink.played())
 
     # ------------------------------------------------------------------ player thread
     def run(self, running: Callable[[], bool], estop: Callable[[], None]) -> None:
@@ -150,12 +154,19 @@ class Player:
                     # engine itself (engine.estop()) within one hop
                     estop()
                     continue
+                if pb.paused:  # a voice stream's pause: the head rests until it resumes
+                    self._motion.set_offset(SWAY, head=(ZERO.roll, ZERO.pitch, ZERO.yaw))
+                    self._clock.wait_notified(self._cond, 0.05)  # an engine's estop: a hop
+                    continue
                 played, written = self._sink.played(), self._sink.written()
                 if pb.synthesized and played >= written:
                     pb.utterance.finished.set()
                     self.playback = None
+                    self._cond.notify_all()  # a voice stream's worker waits for its end
                     continue
                 hop = max(1, int(0.05 * pb.rate))
+                played += pb.origin  # the utterance's position (a resumed stream's sink restarted)
+                written += pb.origin
                 k = played // hop
                 s = pb.sway[k] if k < len(pb.sway) else ZERO
                 self._motion.set_offset(SWAY, head=(s.roll, s.pitch, s.yaw))

@@ -14,6 +14,12 @@ In short (docs/speech.md's *Voice streams* has the why): while the sink is dry, 
 from the server's visemes, else from the loudness of each 10 ms; ``^start``/``^run``/``^stop``
 in the words fire where the audio fed so far ends when they come; ``played_ms``/``stop`` are
 the sink's played samples of the stream in milliseconds (floored); at most 120 s ahead.
+
+:meth:`Stream.pause` holds playback at the sample the sink has reached (a person began to talk
+over the robot, and the duplex rules have not decided yet): the sink is stopped, what it had not
+played is kept, ``played_ms`` stays, the mouth shuts, no ``end_speak``, and audio still fed is
+queued. :meth:`Stream.resume` plays on from that very sample, with a :data:`FADE_S` fade-in so
+it does not click; :meth:`Stream.stop` after a pause returns the pause's count.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ _MARKER = re.compile(r"\^([A-Za-z_]\w*)\(\s*([\w.\-]*)\s*\)")
 _SPACES = re.compile(r"\s{2,}")
 _HOLD_CHARS = 80  # an unclosed marker ending a delta waits for its rest this long at most
 _KINDS = {"start": "start", "run": "start", "stop": "stop"}  # marker → the cue it becomes
+FADE_S = 0.005  # a resume's fade-in: the sound resumes mid-wave, and a step would click
 
 
 class Stream:
@@ -100,7 +107,16 @@ class Stream:
         self._since = 0.0  # when the worker took the stream up (the idle bound's start)
         self._dry_at = 0.0  # when the sink runs out of what was written (the idle bound's too)
         self._sounding = False  # the sink was started for this stream
-        self._written = 0  # samples written to the sink (at self.rate)
+        self._made_n = 0  # samples made for the sink (at self.rate): the lips' and sway's positions
+        self._sent = 0  # samples written to the sink since its last start
+        # what the sink was given since its last start: (its position, samples), the played
+        # ones dropped as more is written; a pause takes back what it had not played
+        self._given: collections.deque[tuple[int, Samples]] = collections.deque()
+        self._paused = False  # pause() was called and resume() not yet
+        self._pauses = 0  # pauses so far (a write that blocked across one is taken back)
+        self._paused_at: int | None = None  # the sink's played count at the pause (until restart)
+        self._held: collections.deque[Samples] = collections.deque()  # made, for the sink later
+        self._restart = False  # the sink was stopped by a pause: start it again before a write
         self._final_ms: int | None = None  # played_ms() once ended
         self._resampler: StreamResampler | None = None
         self._sway = SwayGenerator(rate)
@@ -204,9 +220,53 @@ class Stream:
         self._stop(self._u, reason)
         return self.played_ms()
 
+    def pause(self) -> bool:
+        """Hold playback at the sample the sink has reached (module docstring); False when the
+        stream has ended or is paused already."""
+        with self._cond:
+            if self._u.cancel.is_set or self._u.ended or self._paused:
+                return False
+            self._paused = True
+            self._pauses += 1
+            self.playback.paused = True
+            if self._sounding and not self._restart:
+                self._sink.stop()  # silence now; its clock freezes at what it played
+                at = self._paused_at = self._sink.played()
+                tail = [s[max(0, at - start) :] for start, s in self._given if start + len(s) > at]
+                self._held.extendleft(reversed(tail))  # before what waits to be written
+                self._given.clear()
+                self._restart = True
+            self._cond.notify_all()
+        return True
+
+    def resume(self) -> bool:
+        """Play on from the sample where :meth:`pause` held it, nothing lost or skipped; False
+        when the stream is not paused (or has ended)."""
+        with self._cond:
+            if not self._paused or self._u.cancel.is_set or self._u.ended:
+                return False
+            self._paused = False
+            self._since = self._clock.now()  # the idle bound counts from here
+            if self._restart and self._held:
+                first = np.concatenate(list(self._held))
+                n = min(len(first), max(1, round(FADE_S * self.rate)))
+                ramp = np.linspace(0.0, 1.0, n, endpoint=False)
+                first[:n] = (first[:n] * ramp).astype(np.int16)
+                self._held = collections.deque([first])
+            if not self._restart:
+                self.playback.paused = False  # nothing was stopped: nothing to start again
+            if self._pumping:
+                self._made(True)  # until the worker has written it (a fake-time test waits)
+            self._cond.notify_all()
+        return True
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
     def played_ms(self) -> int:
         """The milliseconds of this stream's audio the sink has played (floored), frozen once
-        the stream has ended; 0 before its first sample."""
+        the stream has ended or while it is paused; 0 before its first sample."""
         with self._cond:
             if self._final_ms is not None:
                 return self._final_ms
@@ -221,11 +281,16 @@ class Stream:
         self._tail = ""
 
     def _played_ms_locked(self) -> int:
-        return self._sink.played() * 1000 // self.rate if self._sounding else 0
+        if not self._sounding:
+            return 0
+        at = self._paused_at if self._paused_at is not None else self._sink.played()
+        return (self.playback.origin + at) * 1000 // self.rate
 
     def _queued_s_locked(self) -> float:
         """Seconds written to the sink and not yet played."""
-        return max(0, self._written - self._sink.played()) / self.rate if self._sounding else 0.0
+        if not self._sounding or self._restart:
+            return 0.0
+        return max(0, self._sent - self._sink.played()) / self.rate
 
     def _say_locked(self, text: str) -> None:
         at = round(self._fed_s * self.rate)
@@ -273,23 +338,36 @@ class Stream:
             self._pumping = True
             self._since = self._clock.now()
         try:
-            while (blocks := self._next()) is not None:
+            while (work := self._next()) is not None:
+                held, blocks = work
+                if held:
+                    self._give(held)
+                self._given_back()
                 for samples, sample_rate in blocks:
                     self._play(samples, sample_rate)
             if not self._u.cancel.is_set:
                 self._close()
+                self._drain()
         finally:
             with self._cond:
                 self._pumping = False
 
-    def _next(self) -> list[tuple[Samples, int]] | None:
-        """The audio to write now (after the jitter buffer's wait), or None: finished and all
-        written, or stopped."""
+    def _next(self) -> tuple[list[Samples], list[tuple[Samples, int]]] | None:
+        """What to write now: the samples a pause held back (after a resume), then the audio
+        that came (after the jitter buffer's wait); None: finished and all written, or
+        stopped. Nothing while paused."""
         with self._cond:
             while True:
                 if self._u.cancel.is_set:
                     return None
                 now = self._clock.now()
+                if self._paused:
+                    self._made(False)
+                    self._clock.wait_notified(self._cond)  # resume(), or a stop, notifies
+                    continue
+                if self._restart or self._held:
+                    self._made(True)
+                    return self._take_held_locked(), []
                 if self._input:
                     wait = self._jitter_wait_locked(now)
                     if wait <= 0:
@@ -297,7 +375,7 @@ class Stream:
                         self._input.clear()
                         self._input_s, self._oldest_at = 0.0, None
                         self._made(True)
-                        return blocks
+                        return [], blocks
                 elif self._finished:
                     return None
                 else:
@@ -312,10 +390,47 @@ class Stream:
 
     def _jitter_wait_locked(self, now: float) -> float:
         """Seconds to hold the waiting audio back (≤ 0: write it now)."""
-        dry = not self._sounding or self._sink.played() >= self._written
+        dry = not self._sounding or self._restart or self._sink.played() >= self._sent
         if not dry or self._finished or self._input_s >= BURST_S or self._oldest_at is None:
             return 0.0
         return self._oldest_at + JITTER_S - now
+
+    def _take_held_locked(self) -> list[Samples]:
+        """The held samples, to write before anything else; the sink started again when a
+        pause stopped it (its clock's 0 is then where the pause was in the stream)."""
+        held = list(self._held)
+        self._held.clear()
+        if self._restart:
+            self._restart = False
+            self.playback.origin += self._paused_at or 0
+            self._paused_at = None
+            self._sink.start(self.rate)
+            self._sent = 0
+        return held
+
+    def _given_back(self) -> None:
+        """What a pause held is in the sink again: the player follows it (not before: with
+        the sink restarted and still empty, it would take the utterance for played out)."""
+        with self._cond:
+            if self.playback.paused and not (self._paused or self._restart):
+                self.playback.paused = False
+                self._cond.notify_all()
+
+    def _drain(self) -> None:
+        """All was written and the player ends the utterance once the sink has played it; a
+        pause meanwhile takes back what was not played, and its resume writes it here."""
+        while True:
+            with self._cond:
+                while not (self._u.cancel.is_set or self._u.finished.is_set()) and (
+                    self._paused or not (self._restart or self._held)
+                ):
+                    self._made(False)
+                    self._clock.wait_notified(self._cond)
+                if self._u.cancel.is_set or self._u.finished.is_set():
+                    return
+                held = self._take_held_locked()
+            self._give(held)
+            self._given_back()
 
     def _idle_deadline_locked(self) -> float:
         return max(self._since, self._last_at or 0.0, self._dry_at) + IDLE_S
@@ -338,42 +453,70 @@ class Stream:
         the utterance once the sink has played it all."""
         if self._resampler is not None:
             self._write(self._resampler.flush())
-        if not self._sounding:
-            self._u.finished.set()  # nothing was ever played
-            return
         with self._cond:
-            self._energy.end(self._written)
+            if not self._sounding and not self._held:
+                self._u.finished.set()  # nothing was ever played
+                return
+            self._energy.end(self._made_n)
             if self._marked is not None:
-                self._marked.end(self._written)
+                self._marked.end(self._made_n)
         self._player.synthesized(self.playback)
 
     def _write(self, out: Samples) -> None:
+        """Make ``out`` the stream's next samples (its lips and sway placed) and give it to
+        the sink, or hold it while paused."""
         if not len(out):
             return
-        if not self._sounding:
-            with self._cond:
-                if self._u.cancel.is_set:
-                    return
-                self._sink.start(self.rate)
-                self._sounding = True
-            if not self._player.show(self.playback):  # its start_speak: the audio starts now
+        with self._cond:
+            if self._u.cancel.is_set:
                 return
-        base = self._written
+            base = self._made_n
+            self._made_n = base + len(out)
         self._lips(out, base)
         self._sway_pending = np.concatenate((self._sway_pending, out))
         hop = self._sway.hop
         while len(self._sway_pending) >= hop:
             self.playback.sway.append(self._sway.feed(self._sway_pending[:hop]))
             self._sway_pending = self._sway_pending[hop:]
-        self._sink.write(out)
-        if self._u.cancel.is_set:
-            # stopped while write() blocked (a sound card's full buffer lets it return only
-            # after the stop): the piece it queued then must not play either
-            self._sink.stop()
-            return
-        self._written = base + len(out)
-        with self._cond:  # when the sink will have played all it has (the idle bound's start)
-            self._dry_at = self._clock.now() + self._queued_s_locked()
+        self._give([out])
+
+    def _give(self, pieces: list[Samples]) -> None:
+        """Write made samples to the sink in order (the worker), or hold them while paused."""
+        for out in pieces:
+            with self._cond:
+                if self._u.cancel.is_set:
+                    return
+                if self._paused or self._held:  # after what waits (resume() hands it over)
+                    self._held.append(out)
+                    continue
+                first = not self._sounding
+                if first:
+                    self._sink.start(self.rate)
+                    self._sounding = True
+                pauses = self._pauses
+            if first and not self._player.show(self.playback):  # its start_speak: audio now
+                return
+            self._sink.write(out)
+            if self._u.cancel.is_set:
+                # stopped while write() blocked (a sound card's full buffer lets it return only
+                # after the stop): the piece it queued then must not play either
+                self._sink.stop()
+                return
+            with self._cond:
+                if self._pauses != pauses:
+                    # paused while write() blocked: the piece went in after the pause's stop;
+                    # stopped again, it waits for the resume (a sound card may have played a
+                    # few ms of it meanwhile: the pause's count stays the one it took)
+                    self._sink.stop()
+                    self._held.append(out)
+                    continue
+                self._given.append((self._sent, out))
+                self._sent += len(out)
+                played = self._sink.played()
+                while self._given and self._given[0][0] + len(self._given[0][1]) <= played:
+                    self._given.popleft()
+                # when the sink will have played all it has (the idle bound's start)
+                self._dry_at = self._clock.now() + self._queued_s_locked()
 
     def _lips(self, out: Samples, base: int) -> None:
         """The mouth's opening per hop of ``out``, written ``base`` samples into the stream.

@@ -64,6 +64,11 @@ class Playback:
     synthesized: bool = False
     # (sample, cue) in sample order: appended by the worker, taken by the motion tick
     cues: collections.deque[tuple[int, Cue]] = field(default_factory=collections.deque)
+    # a voice stream's pause (anima.speech.stream): the sink holds silence, the mouth is shut,
+    # and the utterance does not end however little the sink has; on resume the sink restarts
+    # its clock, and ``origin`` is where in the utterance that clock's 0 is
+    paused: bool = False
+    origin: int = 0
 
 
 def leading_silence(chunk: AudioChunk) -> int:

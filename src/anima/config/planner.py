@@ -177,8 +177,18 @@ class RealtimePlannerConfig(RealtimeSessionConfig):
     # header) | "none" (no key: a local speech-to-speech server on this network)
     auth: Literal["bearer", "api-key", "none"] = "bearer"
     voice: str = "marin"  # the model's voice (OpenAI: marin, cedar, alloy, …)
+    # full duplex with anima's VAD: a voice beginning over the robot pauses its voice at once,
+    # then the duplex rules stop it or let it resume (a rule's word or held voice comes too
+    # late to stop it within 100 ms of the onset; docs/realtime.md, Barge-in)
+    yield_at_onset: bool = True
 
     def _check_own(self) -> None:
+        if not isinstance(self.yield_at_onset, bool):
+            raise ConfigError(
+                f"{SECTION}.yield_at_onset must be true or false, "
+                f"got {str(self.yield_at_onset)[:40]!r}",
+                key=f"{SECTION}.yield_at_onset",
+            )
         if self.auth not in ("bearer", "api-key", "none"):
             raise ConfigError(
                 f"{SECTION}.auth must be bearer, api-key or none, got {str(self.auth)[:40]!r}",

@@ -31,7 +31,7 @@ from anima.agent.realtime.gemini import GeminiSession
 from anima.agent.realtime.privacy import WakeGate
 from anima.agent.realtime.session import Brief, Session, SessionClosedError
 from anima.audio import SAMPLE_RATE, Frame, StreamResampler
-from anima.config.planner import GeminiLivePlannerConfig
+from anima.config.planner import GeminiLivePlannerConfig, RealtimePlannerConfig
 from anima.errors import AnimaError
 from anima.events import ConversationPhase, EStopChanged, Event, Transcript
 from anima.parts import PART_STOP_S
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.agent.port import RobotPort
     from anima.config import AgentConfig
-    from anima.config.planner import RealtimePlannerConfig
     from anima.listening.sources import AudioSource
     from anima.listening.vad import Vad
     from anima.listening.wake.spotter import Spotter
@@ -125,7 +124,8 @@ class RealtimeAgent:
         (16 kHz frames), None for none (typed requests only); ``echo_cancelled``: the source
         has the robot's voice taken out (full duplex), else it is not sent while the robot
         speaks; ``barge_in_s``: a voice over the robot this long stops it
-        (``listen.barge_in_s``), judged by ``vad`` (loaded; None: by the server's VAD alone);
+        (``listen.barge_in_s``), judged by ``vad`` (loaded; None: by the server's VAD alone),
+        which also pauses the voice at a voice's onset (``settings.yield_at_onset``);
         ``spotter``: the wake phrase's, when ``settings.listen_after_wake`` (privacy: no
         session until the wake, :mod:`~anima.agent.realtime.privacy`). Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
@@ -167,7 +167,8 @@ class RealtimeAgent:
         gate = None if echo_cancelled else (lambda: robot.speaking)
         hear = None
         if vad is not None and isinstance(self.session, Session):
-            self.session.duplex.listen_with(vad)
+            assert isinstance(settings, RealtimePlannerConfig)
+            self.session.duplex.listen_with(vad, yield_at_onset=settings.yield_at_onset)
             hear = self.session.duplex.hear
         self.gate: WakeGate | None = None
         if settings.listen_after_wake:

@@ -13,6 +13,10 @@ waits until its ``response.done`` (the server refuses a second active response).
 a response are answered each with its ``function_call_output`` as it ends, and the next
 ``response.create`` is asked for once the last outstanding call has answered.
 
+A voice that begins over the robot may pause the playing stream at once
+(:meth:`Session.pause_voice`, the duplex rules' yield at onset) until the rules decide: resumed
+from the same sample, or cut as below at the pause's count.
+
 Barge-in (a voice over the robot that the duplex rules say stops it — :mod:`.duplex`, fed the
 server's VAD and input transcription —, or a wake): the playing stream is stopped — its
 ``stop()`` says exactly how many milliseconds of the item were played —, ``response.cancel`` is
@@ -124,6 +128,7 @@ class Voice:
         self._finished = False  # the stream was told finish()
         self._fed_ms = 0.0  # milliseconds of audio fed to the stream
         self._refused_item: str | None = None  # an item whose audio the stream refused
+        self._paused: tuple[cmd.VoiceStream, str | None] | None = None  # held by pause()
 
     def play(self, item: str, pcm: bytes, rate: int) -> bool:
         """Feed ``pcm`` (PCM16 at ``rate``) of ``item``; True when it opened a new stream
@@ -165,9 +170,31 @@ class Voice:
             self.stream.finish()
             self._finished = True
 
+    def pause(self) -> bool:
+        """Hold the voice at the sample it reached (a voice began over it); True when a stream
+        was paused."""
+        stream = self.stream
+        if stream is None or stream.done or not stream.pause():
+            return False
+        self._paused = (stream, self.item)
+        return True
+
+    def resume(self) -> bool:
+        """Play on from where :meth:`pause` held it; True when a stream resumed."""
+        paused, self._paused = self._paused, None
+        return paused is not None and paused[0].resume()
+
     def cut(self) -> tuple[str | None, int | None]:
         """Stop the voice now: the item cut and the milliseconds of it played (None when
         nothing was playing). Its later audio stays silent."""
+        paused, self._paused = self._paused, None
+        if paused is not None and paused[0] is not self.stream and not paused[0].done:
+            # paused, then the next item came (queued behind it): the paused one is what the
+            # person heard, the next never sounded
+            if self.stream is not None:
+                self.stream.stop("interrupted")
+            self.stream, self._mute_item = None, self.item
+            return paused[1], paused[0].stop("interrupted")
         stream, item = self.stream, self.item
         played: int | None = None
         if stream is not None and not stream.done:
@@ -231,6 +258,8 @@ class Session:
             robot,
             interrupt=self.interrupt,
             respond=self.request_response,
+            pause=self.pause_voice,
+            resume=self.resume_voice,
             barge_in_s=brief.barge_in_s,
         )
 
@@ -286,9 +315,21 @@ class Session:
             self._create_waiting = False
             self.response_active = self._send(wire.response_create())
 
+    def pause_voice(self) -> bool:
+        """A voice began over the robot: its voice holds where it is (the duplex rules then
+        stop it or let it go on); True when a stream was paused."""
+        with self._lock:
+            return self.voice_out.pause()
+
+    def resume_voice(self) -> bool:
+        """The voice over the robot let it go on: it plays on from where it was held."""
+        with self._lock:
+            return self.voice_out.resume()
+
     def interrupt(self, reason: str = "barge-in") -> int | None:
         """Barge-in: stop the voice, cancel the response, truncate what was not heard; the
         milliseconds played of the item cut (None when nothing was playing)."""
+        self.duplex.yield_over()  # a pause of the voice ends with it
         with self._lock:
             item, played = self.voice_out.cut()
             if self.response_active:

@@ -1,10 +1,10 @@
 """The Nadine MQTT contract on a real broker (paho-mqtt 2, callback API version 2).
 
 Subscribes ``<prefix>/agent/control/#``; each message is parsed and validated on paho's thread
-(quick, no I/O) and handed to the command dispatcher, so the callback returns at once. Refusals
-go to ``<prefix>/agent/feedback/error``. Runtime events become feedback topics; a retained state
-message is published a few times a second; ``<prefix>/agent/status`` is a retained ``online``
-with a last will of ``offline``.
+(quick, no I/O; ``control.py``) and handed to the command dispatcher, so the callback returns
+at once. Refusals go to ``<prefix>/agent/feedback/error``. Runtime events become feedback
+topics; a retained state message is published a few times a second; ``<prefix>/agent/status``
+is a retained ``online`` with a last will of ``offline``.
 
 Never deaf while saying ``online``: every paho callback runs inside a boundary that keeps its
 exceptions (``guard.py``), and a watchdog on the door's own thread notices if paho's network
@@ -36,7 +36,7 @@ from anima.frontdoors.dispatch import CommandDispatcher, Origin
 from anima.frontdoors.mqtt import link as mqtt_link
 from anima.frontdoors.mqtt.acks import AckWindow
 from anima.frontdoors.mqtt.conflict import PrefixConflict
-from anima.frontdoors.mqtt.costly import CostlyLimiter
+from anima.frontdoors.mqtt.control import ControlRoute
 from anima.frontdoors.mqtt.estop_lane import EstopLane
 from anima.frontdoors.mqtt.feedback import Feedback
 from anima.frontdoors.mqtt.guard import CallbackBoundary, describe
@@ -44,7 +44,6 @@ from anima.frontdoors.mqtt.humanoid_worker import HumanoidWorker
 from anima.frontdoors.mqtt.presence import Presence, check_claim
 from anima.frontdoors.mqtt.session import Backlog
 from anima.wire import encode as as_json
-from anima.wire.humanoid import COMMANDS as HUMANOID_COMMANDS
 from anima.wire.mqtt import BrokerAddress, client_id, connack_reason, door_client
 from anima.wire.payloads import Parser, control_parsers, excerpt, parse_estop
 from anima.wire.printable import printable
@@ -55,9 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-HUMANOID_LEAF = "humanoid/"  # control/humanoid/<command>
 WATCH_S = 0.1  # how often the watchdog looks at paho's network thread
-SHORT_LINK_S = 1.0  # connections cut sooner than this, 3 in a row: another client has our id
 
 
 class MqttFrontDoor:
@@ -78,9 +75,6 @@ class MqttFrontDoor:
         self.topics = Topics(config.prefix)
         self.client_id = client_id(config)
         self.dispatcher = CommandDispatcher(runtime.execute, runtime.events)
-        self._parsers: dict[str, Parser] = (
-            control_parsers(runtime.library) if parsers is None else dict(parsers)
-        )
         self._client: Any = None
         self._connected = threading.Event()
         self._stop = threading.Event()
@@ -95,12 +89,17 @@ class MqttFrontDoor:
         self._feedback = Feedback(self.topics, self._publish, runtime.library, self._count_rejected)
         self._boundary = CallbackBoundary(self._on_crash)
         self._backlog = Backlog(config.stale_after_s)
-        self._costly = CostlyLimiter()
         self._net_thread: threading.Thread | None = None  # paho's, seen from its callbacks
-        self._poison: tuple[str, bytes] | None = None  # the message that ended that thread
-        self._connected_at = 0.0
-        self._short_links = 0
+        self._short_links = mqtt_link.ShortLinks(config, self.client_id)
         self._humanoid = HumanoidWorker(runtime, self._humanoid_answer, self._error)
+        self._route = ControlRoute(  # control.py
+            self.topics.control,
+            control_parsers(runtime.library) if parsers is None else dict(parsers),
+            dispatcher=self.dispatcher,
+            backlog=self._backlog,
+            humanoid=self._humanoid,
+            refuse=self._error,
+        )
         self.acks = AckWindow()  # QoS 1 publishes awaiting their PUBACK (acks.py)
         self.presence = Presence(  # presence.py
             runtime, config, self.topics, self._publish, on_live_other=self._conflict_found
@@ -197,7 +196,7 @@ class MqttFrontDoor:
             log.warning("MQTT connection to %s refused: %s", self.address, connack_reason(reason))
             return
         self.connects += 1
-        self._connected_at = time.monotonic()
+        self._short_links.connected()
         present = bool(getattr(flags, "session_present", False))
         if not present:
             self.acks.clear()
@@ -245,18 +244,8 @@ class MqttFrontDoor:
         self._backlog.disconnected()
         if self._connected.is_set():
             log.warning("MQTT disconnected from %s (%s): reconnecting", self.address, reason)
-            lasted = time.monotonic() - self._connected_at
-            self._short_links = self._short_links + 1 if lasted < SHORT_LINK_S else 0
-            if self._short_links >= 3:
+            if self._short_links.cut():
                 self.presence.links_cut_short()  # another instance's identity: stand down
-            if self._short_links == 3:
-                log.warning(
-                    "MQTT: the broker cut 3 connections in a row within %g s: another client "
-                    "probably uses the client id %r (another anima with prefix %r?)",
-                    SHORT_LINK_S,
-                    self.client_id,
-                    self.config.prefix,
-                )
         self._connected.clear()
 
     def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
@@ -266,38 +255,7 @@ class MqttFrontDoor:
             self._on_own_topic(topic, payload, bool(msg.retain))
             return
         self.received += 1
-        if self._poison == (topic, bytes(payload)):  # redelivered: it is never handled again
-            self._poison = None
-            self._error(topic, payload, "refused: handling it stopped the MQTT network thread")
-            return
-        leaf = topic[len(self.topics.control) :]
-        stale = self._backlog.stale(leaf)
-        if stale is not None:
-            self._error(topic, payload, stale)
-            return
-        if leaf.startswith(HUMANOID_LEAF):
-            self._humanoid.handle(topic, leaf[len(HUMANOID_LEAF) :], payload)
-            return
-        parser = self._parsers.get(leaf)
-        if parser is None:
-            self._error(
-                topic,
-                payload,
-                f"unknown control topic {leaf!r} (topics: {', '.join(sorted(self._parsers))}, "
-                f"humanoid/{{{','.join(HUMANOID_COMMANDS)}}})",
-            )
-            return
-        try:
-            command = parser(payload)
-        except AnimaError as exc:
-            self._error(topic, payload, str(exc))
-            return
-        costly = self._costly.refusal(leaf)  # ask: an LLM request each (costly.py)
-        if costly is not None:
-            self._error(topic, payload, costly)
-            return
-        # any other exception: the boundary answers it (_message_failed), paho's thread lives
-        self.dispatcher.submit(command, Origin("mqtt", topic, excerpt(payload)))
+        self._route.route(topic, payload)
 
     def _lane_estop(self, payload: bytes) -> None:
         """An estop from the estop lane (``estop_lane.py``): at once, ahead of any backlog."""
@@ -336,7 +294,7 @@ class MqttFrontDoor:
         self._connected.clear()
         if name == "on_message":  # QoS 1: unacknowledged, the broker will deliver it again
             msg = args[2]
-            self._poison = (str(msg.topic), bytes(msg.payload))
+            self._route.poison = (str(msg.topic), bytes(msg.payload))
 
     def _conflict_found(self, payload: bytes, *, newer: bool, taking_session: bool) -> None:
         self.conflict.found(payload, newer=newer, taking_session=taking_session)
@@ -410,14 +368,7 @@ class MqttFrontDoor:
             self.restarts,
         )
         try:
-            client.loop_stop()  # joins the dead thread
-            # the dead thread left paho's wake-up socket pair open, and loop_start makes a new
-            # one over it without closing it: closed here, or each restart leaks two sockets
-            client._reset_sockets(sockpair_only=True)
-            # a fresh connection: the broker sees the old one end without a DISCONNECT and
-            # publishes the will ("offline") until the new subscription says "online"
-            client.connect_async(self.address.host, self.address.port, self.config.keepalive_s)
-            client.loop_start()
+            mqtt_link.restart_loop(client, self.address, self.config.keepalive_s)
         except Exception:  # the next watch retries
             log.exception("MQTT: restarting the network thread failed")
 

@@ -18,7 +18,8 @@ from anima.attention.pose_history import PoseHistory
 from anima.config.vision import SOURCES, VisionConfig
 from anima.errors import ConfigError
 from anima.testing import FakeClock, make_engine
-from anima.testing.head_camera import PoseAt, SimHeadCamera, make_sim_camera, pose_of
+from anima.testing.head_camera import SimHeadCamera, make_sim_camera, pose_of
+from anima.testing.pinhole import PoseAt
 from anima.testing.sim_scene import CROP_FACE_WIDTHS, FACE_WIDTH_M, Scene
 from anima.vision.types import Camera, Image, VideoFrame
 

@@ -43,7 +43,8 @@ from anima.body import Body, Role
 from anima.config import AnimaConfig
 from anima.config.vision import DETECTORS, AttentionConfig, VisionConfig
 from anima.testing.fake_time import FakeTimeRobot
-from anima.testing.head_camera import Pinhole, SimHeadCamera
+from anima.testing.head_camera import SimHeadCamera
+from anima.testing.pinhole import Pinhole
 from anima.testing.sim_scene import Scene
 from anima.vision.types import Face, FaceDetector, VideoFrame
 

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from anima.errors import (
-    AnimaError,
     CommandRejectedByRobotError,
     NotSupportedError,
     RobotNotConnectedError,
@@ -48,6 +47,7 @@ from anima.sdk.backend import (
 )
 from anima.sdk.handles import AnimationHandle, HandleBook, SpeechHandle
 from anima.sdk.humanoid import HumanoidActions
+from anima.sdk.mqtt_humanoid import MqttHumanoid, PendingCalls
 from anima.wire.feedback import decode_event
 from anima.wire.jsontypes import JsonObject
 from anima.wire.mqtt import Credentials, connack_reason, new_client, parse_url, url_credentials
@@ -90,7 +90,7 @@ class MqttBackend:
         self._status = ""  # the retained <prefix>/agent/status: online | offline
         self._state: RobotSnapshot | None = None
         self._humanoid_state: JsonObject | None = None  # <prefix>/agent/humanoid/state
-        self._humanoid_waiting: list[_HumanoidCall] = []  # sent, answer not yet here
+        self._humanoid_calls = PendingCalls()  # sent, answer not yet here
         self._timeout = 30.0  # the Robot's, from open()
         self._held = 0  # commands waiting for the robot to be online
         self._speaking: set[str] = set()  # utterances started and not yet ended
@@ -196,7 +196,7 @@ class MqttBackend:
     def _on_feedback(self, leaf: str, data: JsonObject) -> None:
         if leaf == "humanoid":
             command, request = str(data["command"]), str(data["request"])
-            self._humanoid_answered(command, request, str(data["answer"]), None)
+            self._humanoid_calls.answered(command, request, str(data["answer"]), None)
             return
         event = decode_event("feedback/" + leaf, data)  # the door's own table (anima.wire)
         if event is not None:
@@ -242,7 +242,7 @@ class MqttBackend:
             event.command[len(self._control) :] if event.command.startswith(self._control) else ""
         )
         if leaf.startswith("humanoid/"):
-            self._humanoid_answered(leaf[len("humanoid/") :], event.argument, None, error)
+            self._humanoid_calls.answered(leaf[len("humanoid/") :], event.argument, None, error)
         else:
             self._book.refused_command(leaf, event.argument, error)
 
@@ -347,8 +347,6 @@ class MqttBackend:
         return self._events.subscribe(fn, hub_kind(kind))
 
     def humanoid(self) -> HumanoidActions:
-        from anima.sdk.mqtt_humanoid import MqttHumanoid  # it calls back into this backend
-
         if self.state(self._timeout).humanoid is None:
             raise NotSupportedError(
                 f"no humanoid is linked to the runtime on {self.prefix} "
@@ -360,9 +358,7 @@ class MqttBackend:
     def humanoid_call(self, command: str, payload: str) -> str:
         """Publish on ``control/humanoid/<command>``; the robot's answer, or its refusal as
         CommandRejectedByRobotError (RobotTimeoutError when neither comes in time)."""
-        call = _HumanoidCall(command, _excerpt(payload))
-        with self._cond:
-            self._humanoid_waiting.append(call)
+        call = self._humanoid_calls.open(command, _excerpt(payload))
         try:
             self._send(f"humanoid/{command}", payload)
             if not call.done.wait(self._timeout):
@@ -370,26 +366,10 @@ class MqttBackend:
                     f"{self._control}humanoid/{command}: no answer within {self._timeout:g} s"
                 )
         finally:
-            with self._cond:
-                if call in self._humanoid_waiting:
-                    self._humanoid_waiting.remove(call)
+            self._humanoid_calls.forget(call)
         if call.error is not None:
             raise call.error
         return call.answer
-
-    def _humanoid_answered(
-        self, command: str, request: str, answer: str | None, error: AnimaError | None
-    ) -> None:
-        with self._cond:
-            call = next(
-                (c for c in self._humanoid_waiting if (c.command, c.request) == (command, request)),
-                None,
-            )
-            if call is None:
-                return  # another client's, or one that timed out
-            self._humanoid_waiting.remove(call)
-        call.answer, call.error = answer or "", error
-        call.done.set()
 
     def humanoid_state(self) -> JsonObject:
         with self._cond:
@@ -399,14 +379,3 @@ class MqttBackend:
                 )
             assert self._humanoid_state is not None
             return self._humanoid_state
-
-
-class _HumanoidCall:
-    """A humanoid command sent, waiting for its answer or refusal."""
-
-    def __init__(self, command: str, request: str) -> None:
-        self.command = command
-        self.request = request
-        self.done = threading.Event()
-        self.answer = ""
-        self.error: AnimaError | None = None

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import TYPE_CHECKING, Protocol
 
-from anima.errors import NotSupportedError
+from anima.errors import AnimaError, NotSupportedError
 from anima.humanoid.commanded import poll_for_mode
 from anima.sdk.humanoid import robot_state
 
@@ -51,3 +52,47 @@ class MqttHumanoid:
         if not continuous:
             raise NotSupportedError("over MQTT the humanoid walks continuously (continuous=True)")
         return self._backend.humanoid_call("speed", json.dumps({"x": x, "y": y, "yaw": yaw}))
+
+
+class Call:
+    """A humanoid command sent, waiting for its answer or refusal."""
+
+    def __init__(self, command: str, request: str) -> None:
+        self.command = command
+        self.request = request
+        self.done = threading.Event()
+        self.answer = ""
+        self.error: AnimaError | None = None
+
+
+class PendingCalls:
+    """The humanoid commands sent and not yet answered; an answer (or refusal) on the feedback
+    topics is matched to its call by command and request (another client's is ignored)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: list[Call] = []
+
+    def open(self, command: str, request: str) -> Call:
+        call = Call(command, request)
+        with self._lock:
+            self._waiting.append(call)
+        return call
+
+    def forget(self, call: Call) -> None:
+        with self._lock:
+            if call in self._waiting:
+                self._waiting.remove(call)
+
+    def answered(
+        self, command: str, request: str, answer: str | None, error: AnimaError | None
+    ) -> None:
+        with self._lock:
+            call = next(
+                (c for c in self._waiting if (c.command, c.request) == (command, request)), None
+            )
+            if call is None:
+                return  # another client's, or one that timed out
+            self._waiting.remove(call)
+        call.answer, call.error = answer or "", error
+        call.done.set()

@@ -312,3 +312,28 @@ def test_anima_serve_video_in_makes_the_video_source(monkeypatch: pytest.MonkeyP
         configure(video_fps=15)
     with pytest.raises(ConfigError, match=r"vision\.video_fps must be"):
         configure(video_in="people.mp4", video_fps=0)
+
+
+def test_every_maker_takes_the_heads_pose_the_sim_camera_films_with(clock: FakeClock) -> None:
+    """One call makes any camera (attention passes the head's pose to every maker): the
+    simulated head camera films with it, a real camera or a video ignores it."""
+    poses: list[float] = []
+
+    def pose_at(t: float) -> tuple[float, ...]:
+        poses.append(t)
+        return (0.0, 0.0)
+
+    made = {
+        "none": VisionConfig(),
+        "camera": VisionConfig(source="camera", device=3),
+        "video": VisionConfig(source="video", video_in="/nowhere/clip.mp4"),
+        "sim": VisionConfig(source="sim"),
+    }
+    assert set(made) == set(SOURCES.names)
+    for name, config in made.items():
+        camera = SOURCES.load(name)(config, clock, pose_at=pose_at)
+        if name == "sim":
+            camera.capture(0.25)  # one frame rendered for the head's pose at its capture
+        if camera is not None:
+            camera.stop()
+    assert poses == [0.25]  # asked by the simulated camera only, for its frame's time

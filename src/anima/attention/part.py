@@ -118,11 +118,9 @@ class AttentionPart:
         detector = DETECTORS.load(vision.faces)(vision)
         camera = self._camera
         if camera is None:
+            # the head's pose at a time: the simulated head camera films with the sent pose
             make = SOURCES.load(vision.source)
-            if vision.source == "sim":  # the simulated head camera films with the sent pose
-                camera = make(vision, self.clock, pose_at=self.attention.poses.head_at)
-            else:
-                camera = make(vision, self.clock)
+            camera = make(vision, self.clock, pose_at=self.attention.poses.head_at)
         if camera is None:
             detector.close()
             return

@@ -5,12 +5,15 @@ projection formula: :mod:`anima.testing.head_camera`."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
+
+from anima.vision.types import PoseAt
+
+__all__ = ["NEAR_M", "FloatArray", "HeadPose", "Pinhole", "PoseAt", "rotation"]
 
 if TYPE_CHECKING:
     from anima.config.vision import VisionConfig
@@ -18,7 +21,6 @@ if TYPE_CHECKING:
 NEAR_M = 0.05  # nothing nearer the lens than this is drawn (it would fill the frame)
 
 HeadPose = tuple[float, ...]  # (yaw, pitch) or (yaw, pitch, roll) of the head, radians
-PoseAt = Callable[[float], HeadPose]  # the head's pose at a time on the runtime clock
 FloatArray = NDArray[np.float64]
 
 

@@ -9,6 +9,7 @@ the head pose *now* overshot 12–15°).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -16,6 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 Image = NDArray[np.uint8]  # height × width × 3, RGB
+# the head's pose (yaw, pitch[, roll], radians) at a time on the runtime clock: a camera that
+# renders its scene for the head (the simulated one) films with it
+PoseAt = Callable[[float], tuple[float, ...]]
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -1,6 +1,7 @@
 """`anima bench realtime`: the realtime brain's figures against the scripted server on 127.0.0.1
 (issue 33's Numbers) — tool call → first moving frame, first audio delta → first sample, lips
-against the audio, barge-in by the duplex rules (stop word, held voice, backchannel) with
+against the audio, barge-in by the duplex rules (stop word, held voice, backchannel, an
+echo's false onset: voice onset → the voice paused, → cut, the pauses that resumed) with
 ``audio_end_ms`` against the sink, the loop's missed ticks (registered on ``anima bench``'s
 app, as :mod:`anima.cli.bench_links`'s are)."""
 

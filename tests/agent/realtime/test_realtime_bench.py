@@ -23,9 +23,12 @@ LINES = (
     "barge-in, stop word",
     "barge-in, stop word, turn",
     "barge-in, held voice",
-    "the rule's evidence → stopped",
+    "voice onset → cut (the rule)",
+    "the rule's evidence → cut",
     "audio_end_ms − sink's played",
     "barge-in, backchannel",
+    "paused until it resumed",
+    "barge-in, echo",
     "the loop while streaming both ways",
 )
 
@@ -37,7 +40,10 @@ def test_bench_realtime_quick_prints_every_figure_measured() -> None:
     for line in LINES:
         assert line in out, out
     assert "not measured" not in out, out
-    assert len(re.findall(r"p95 -?\d+\.\d ms", out)) == 13, out  # every timed figure
-    assert re.search(r"stopped 1 of 1; voice onset → playback stopped", out), out
-    assert re.search(r"backchannel\s+: stopped the robot \d of 1", out), out
+    assert len(re.findall(r"p95 -?\d+\.\d ms", out)) == 18, out  # every timed figure
+    # the robot's voice yields at the onset (anima's VAD hears the microphone)
+    assert re.search(r"stopped 1 of 1, paused at the onset 1.*; voice onset → playback", out), out
+    assert re.search(r"backchannel\s+: stopped the robot \d of 1 \(target 0\); paused 1", out)
+    # the echo's burst: a false onset, resumed
+    assert re.search(r"echo\s+: stopped the robot 0 of 1 \(target 0\); paused 1; 1 false", out)
     assert re.search(r"\d+ missed of \d+ ticks", out), out

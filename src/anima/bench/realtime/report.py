@@ -33,10 +33,14 @@ class RealtimeReport:
         }
         for b in s.barge:
             key = b.condition.replace(" ", "_")
-            if b.condition == "backchannel":
+            out[f"{key}_false_onsets"] = float(b.false_onsets)
+            if b.condition in ("backchannel", "echo"):
                 out[f"{key}_stops"] = float(b.stopped)
+                out[f"{key}_paused_p50_ms"] = _p(b.paused_ms, 50)
+                out[f"{key}_paused_p95_ms"] = _p(b.paused_ms, 95)
                 continue
             out[f"{key}_onset_to_stop_p95_ms"] = _p(b.onset_to_stop_ms, 95)
+            out[f"{key}_onset_to_cut_p95_ms"] = _p(b.onset_to_cut_ms, 95)
             out[f"{key}_rule_to_stop_p95_ms"] = _p(b.rule_to_stop_ms, 95)
             out[f"{key}_end_error_worst_ms"] = max((abs(x) for x in b.end_error_ms), default=None)
         return out
@@ -61,19 +65,24 @@ def report_lines(r: RealtimeReport) -> list[str]:
         "target within 40 ms)",
     ]
     for b in s.barge:
-        if b.condition == "backchannel":
-            lines.append(
-                f"barge-in, backchannel           : stopped the robot {b.stopped} of {b.trials}"
-                " (target 0)" + (f"; {b.early} cut before the voice began" if b.early else "")
-            )
+        false = f"; {b.false_onsets} false onsets resumed" if b.false_onsets else ""
+        if b.condition in ("backchannel", "echo"):
+            lines += [
+                f"barge-in, {b.condition:<22}: stopped the robot {b.stopped} of {b.trials}"
+                f" (target 0); paused {b.paused}" + false
+                + (f"; {b.early} cut before the voice began" if b.early else ""),
+                f"  paused until it resumed        : {_ms(b.paused_ms)}",
+            ]  # fmt: skip
             continue
         lines += [
-            f"barge-in, {b.condition:<21}: stopped {b.stopped} of {b.trials}"
+            f"barge-in, {b.condition:<21}: stopped {b.stopped} of {b.trials}, paused at the "
+            f"onset {b.paused}" + false
             + (f" ({b.early} cut before the voice began)" if b.early else "")
-            + f"; voice onset → playback stopped {_ms(b.onset_to_stop_ms)}",
-            f"  the rule's evidence → stopped  : {_ms(b.rule_to_stop_ms)} (target p95 ≤ 100 ms)",
+            + f"; voice onset → playback stopped {_ms(b.onset_to_stop_ms)} (target p95 ≤ 100 ms)",
+            f"  voice onset → cut (the rule)   : {_ms(b.onset_to_cut_ms)}",
+            f"  the rule's evidence → cut      : {_ms(b.rule_to_stop_ms)}",
             f"  audio_end_ms − sink's played   : {_ms(b.end_error_ms)} (target within ±20 ms)",
-        ]
+        ]  # fmt: skip
     lines.append(
         f"the loop while streaming both ways: {s.missed_ticks} missed of {s.ticks} ticks (target 0)"
     )

@@ -10,11 +10,18 @@ person speaking into its microphone.
   fed the scripted TTS voice in 32 ms frames at real-time pace, as an echo-cancelled microphone
   would give it: the robot's voice is not in it). The server's ears
   (:class:`~anima.testing.realtime_ears.ServerEars`, an energy VAD, each word transcribed as it
-  ends) report the voice; anima's duplex rules decide. Per condition: voice onset (the first
-  loud sample, at the wall time its frame was pushed) → playback stopped (the sink's stop), and
-  the rule's evidence (the stop word's transcript delta sent; for a held voice
-  ``speech_started`` + ``barge_in_s``) → stopped (target ≤ 100 ms p95); ``audio_end_ms`` of the
-  truncate against what the sink had played when stopped (±20 ms); backchannels that stopped it;
+  ends) report the voice; anima's own VAD hears the microphone too (``listen_with``: an energy
+  VAD), so the robot's voice yields at the onset and the duplex rules decide. Per condition:
+  voice onset (the first loud sample, at the wall time its frame was pushed) → playback stopped
+  (the sink's first stop after it: the pause; target ≤ 100 ms p95), onset → cut (the rule's
+  decision: the truncate sent), the rule's evidence (the stop word's transcript delta sent; for
+  a held voice ``speech_started`` + ``barge_in_s``) → cut; ``audio_end_ms`` of the truncate
+  against what the sink had played of the item at its last stop before it (±20 ms);
+  backchannels that stopped it (target 0) and how long their pause lasted until the sink
+  started again (the resume); the false onsets the duplex rules counted. One more condition,
+  **echo**: a 96 ms noise burst that anima's VAD hears and the server's does not (its ears
+  made deaf for the trial), as the echo canceller's remains of the robot's own voice: the
+  voice pauses and must resume as a false onset, never stop;
 * **the loop**: the engine's missed ticks over all of it (microphone up, voice down; target 0).
 """
 
@@ -31,6 +38,7 @@ import numpy as np
 from anima import commands as cmd
 from anima.agent.realtime import RealtimeAgent
 from anima.agent.realtime.duplex import HEARD, HEARD_DELTA, SPEECH_STARTED
+from anima.agent.realtime.session import Session
 from anima.agent.vocabulary import robot_registry
 from anima.bench.realtime.voice import voice
 from anima.bench.timed_driver import TimedDriver
@@ -56,7 +64,12 @@ SAYS = {
     "stop word, turn": "stop",  # transcribed after the turn, as OpenAI does (below)
     "held voice": "tell me more about the garden please",
     "backchannel": "mm-hmm",
+    # the robot's own voice left in the microphone by the echo canceller: a 96 ms burst that
+    # anima's VAD hears and the server's does not (its ears deaf for the trial)
+    "echo": "",
 }
+ECHO_S = 0.096
+ECHO_WAIT_S = 1.2  # an echo's trial: the pause and its resume (a false onset) are over by then
 # OpenAI transcribes the input when server VAD commits it (speech_stopped after 500 ms of
 # silence), so its words come after the turn: the "turn" conditions' ears do the same
 AFTER_TURN_SILENCE_MS = 500
@@ -66,11 +79,16 @@ AFTER_TURN_SILENCE_MS = 500
 class BargeFigures:
     condition: str
     trials: int = 0
-    onset_to_stop_ms: list[float] = field(default_factory=list)  # voice onset → sink stopped
-    rule_to_stop_ms: list[float] = field(default_factory=list)  # the rule's evidence → stopped
+    # voice onset → the sink's first stop after it (the pause at the onset, or the cut)
+    onset_to_stop_ms: list[float] = field(default_factory=list)
+    onset_to_cut_ms: list[float] = field(default_factory=list)  # voice onset → truncate sent
+    rule_to_stop_ms: list[float] = field(default_factory=list)  # the rule's evidence → cut
     end_error_ms: list[float] = field(default_factory=list)  # audio_end_ms − sink's played
+    paused_ms: list[float] = field(default_factory=list)  # a pause that resumed: its length
     stopped: int = 0  # trials that stopped the robot
+    paused: int = 0  # trials whose voice onset paused the robot
     early: int = 0  # trials whose robot was cut before the person's voice began (a fault)
+    false_onsets: int = 0  # pauses the duplex rules resumed as false onsets
 
 
 @dataclass(kw_only=True)
@@ -84,18 +102,30 @@ class SessionFigures:
 
 
 class _StopSink:
-    """The null sink, noting when each utterance was stopped and how much of it had played."""
+    """The null sink, noting when each utterance was stopped and how much of it had played
+    (across a pause's stop and its resume's start: the trial's item, from :meth:`new_item`),
+    and when it was started again."""
 
     name = "null"
 
     def __init__(self, clock: Clock) -> None:
         self.sink = NullSink(clock)
         self._rate = 22050
-        self.stops: list[tuple[float, float]] = []  # (time.monotonic(), played ms)
+        self.stops: list[tuple[float, float]] = []  # (time.monotonic(), the item's played ms)
+        self.starts: list[float] = []  # time.monotonic() of each start
+        self._before_ms = 0.0  # the item's ms played before the sink's last start
+        self._run_ms = 0.0  # ms played since the last start, at its stop
+
+    def new_item(self) -> None:
+        """The next start is a new item's (not a resume of the one before)."""
+        self._before_ms = self._run_ms = 0.0
 
     def start(self, sample_rate: int) -> None:
+        self._before_ms += self._run_ms
+        self._run_ms = 0.0
         self._rate = sample_rate
         self.sink.start(sample_rate)
+        self.starts.append(time.monotonic())
 
     def write(self, samples: Samples) -> None:
         self.sink.write(samples)
@@ -107,9 +137,9 @@ class _StopSink:
         return self.sink.written()
 
     def stop(self) -> None:
-        played = self.sink.played() * 1000 / self._rate
-        self.sink.stop()
-        self.stops.append((time.monotonic(), played))
+        self.sink.stop()  # the clock frozen: what it played, exactly
+        self._run_ms = self.sink.played() * 1000 / self._rate
+        self.stops.append((time.monotonic(), self._before_ms + self._run_ms))
 
     def close(self) -> None:
         self.sink.close()
@@ -150,7 +180,7 @@ def run_session_bench(trials: int = 5) -> SessionFigures:
             server.wait_for("session.update")
             person = _Person(mic)
             person.start()
-            rig = _Rig(runtime, server, ears, person, sink)
+            rig = _Rig(runtime, server, ears, person, sink, agent)
             before = runtime.engine.stats()
             try:
                 for k in range(trials):
@@ -299,60 +329,111 @@ class _Rig:
     ears: ServerEars
     person: _Person
     sink: _StopSink
+    agent: RealtimeAgent
 
 
 def _barge_trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     runtime, server, ears, person, sink = rig.runtime, rig.server, rig.ears, rig.person, rig.sink
     f.trials += 1
-    engine = ScriptedEngine()
-    speech, _ = engine.render(text)
+    speech = _utterance(f.condition, text, k)
     onset_sample = int(np.flatnonzero(np.abs(speech) > 300)[0])
     item = f"item_bench_{f.condition.replace(' ', '_')}{k}"
     # where this trial's events start (the lists only grow): no scan of the whole session's
     # thousands of appends while the loop runs
     got, sent = len(server.received), len(server.sent)
-    stops = len(sink.stops)
     _wait_quiet(runtime)
+    stops, starts = len(sink.stops), len(sink.starts)
+    session = rig.agent.session
+    assert isinstance(session, Session)
+    duplex = session.duplex
+    false_onsets = duplex.false_onsets
+    sink.new_item()
     deadline = time.monotonic() + WAIT_S
     while ears.voiced and time.monotonic() < deadline:
         time.sleep(0.01)  # the last trial's voice has ended (its words sent as they were set)
     after_turn = f.condition.endswith(", turn")
     ears.stream_words = not after_turn
     ears.silence_ms = AFTER_TURN_SILENCE_MS if after_turn else 200
-    ears.say(text)
+    threshold = ears.threshold
+    if f.condition == "echo":
+        ears.threshold = float("inf")  # the server's VAD does not take it for a voice
+    else:
+        ears.say(text)
     server.push(*answer(audio=voice(4.0), item_id=item)[:-1])
     deadline = time.monotonic() + WAIT_S
     while not runtime.speaking and time.monotonic() < deadline:
         time.sleep(0.005)
     time.sleep(0.3)
     person.say(speech)
-    cut = _decided(server, item, got, len(server.sent))
+    cut = _decided(server, item, got, len(server.sent), echo=f.condition == "echo")
+    ears.threshold = threshold
     pushed = list(person.pushed)
+    if not cut:
+        time.sleep(0.3)  # a pause resumed: its restart noted
     person.say(np.zeros(0, np.int16))  # cut short by the robot's stop, as a person would be
     frame = onset_sample // FRAME
-    if cut and len(pushed) <= frame:
-        f.early += 1  # cut before the person's voice began: not this trial's barge-in
-    elif cut:
+    onset = None
+    if len(pushed) > frame:
         onset = pushed[frame] - ((frame + 1) * FRAME - onset_sample) / 16_000
-        mine = [stop for stop in sink.stops[stops:] if stop[0] >= onset]
-        if mine:
-            f.stopped += 1
-            stopped_at, played_ms = mine[0]
-            f.onset_to_stop_ms.append((stopped_at - onset) * 1e3)
-            f.end_error_ms.append(cut[0].event["audio_end_ms"] - played_ms)
-            rule = _rule_time(server, f.condition, sent)
-            if rule is not None:
-                f.rule_to_stop_ms.append((stopped_at - rule) * 1e3)
-        else:
-            f.early += 1
+    rule = _rule_time(server, f, sent)
+    _tally(f, onset, cut, stops=sink.stops[stops:], starts=sink.starts[starts:], rule=rule)
+    f.false_onsets += duplex.false_onsets - false_onsets
     server.push({"type": "response.done", "response": {"status": "completed"}})
     runtime.execute(cmd.StopSpeaking())
 
 
-def _decided(server: ScriptedRealtimeServer, item: str, got: int, sent: int) -> list[Any]:
+def _tally(
+    f: BargeFigures,
+    onset: float | None,
+    cut: list[Any],
+    *,
+    stops: list[tuple[float, float]],
+    starts: list[float],
+    rule: float | None,
+) -> None:
+    """One trial's figures: ``onset`` of the voice (None: it never began), the truncates of
+    its item (``cut``), the sink's ``stops`` and ``starts`` since the trial began, when the
+    rule had its evidence."""
+    # the sink's stops since the voice began: the pause's (if it yielded), the cut's
+    mine = [stop for stop in stops if onset is not None and stop[0] >= onset]
+    if cut and (onset is None or not mine):
+        f.early += 1  # cut before the person's voice began: not this trial's barge-in
+    elif onset is not None and mine:
+        first = mine[0]
+        f.onset_to_stop_ms.append((first[0] - onset) * 1e3)
+        # the cut's own stop: the last before the truncate reached the server
+        cut_stop = ([s for s in mine if s[0] <= cut[0].t] or mine)[-1] if cut else None
+        if cut_stop is not first:
+            f.paused += 1
+        resumed = [t for t in starts if t > first[0]]
+        if cut_stop is None and resumed:
+            f.paused_ms.append((resumed[0] - first[0]) * 1e3)
+        if cut and cut_stop is not None:
+            f.stopped += 1
+            f.onset_to_cut_ms.append((cut_stop[0] - onset) * 1e3)
+            f.end_error_ms.append(cut[0].event["audio_end_ms"] - cut_stop[1])
+            if rule is not None:
+                f.rule_to_stop_ms.append((cut_stop[0] - rule) * 1e3)
+
+
+def _utterance(condition: str, text: str, k: int) -> np.ndarray:
+    """What the person says (16 kHz): the scripted TTS voice, or the echo's noise burst."""
+    if condition == "echo":
+        rng = np.random.default_rng(k)
+        return (3000 * rng.standard_normal(round(ECHO_S * 16_000))).astype(np.int16)
+    speech, _ = ScriptedEngine().render(text)
+    return speech
+
+
+def _decided(
+    server: ScriptedRealtimeServer, item: str, got: int, sent: int, *, echo: bool = False
+) -> list[Any]:
     """Wait until the robot was cut (truncates of ``item`` received since index ``got``) or
     the turn's transcript was sent (since index ``sent``) and 0.2 s more passed without a cut
-    (the robot went on)."""
+    (the robot went on); an echo's trial (no transcript comes): :data:`ECHO_WAIT_S`."""
+    if echo:
+        time.sleep(ECHO_WAIT_S)
+        return [r for r in server.received[got:] if r.type == TRUNCATE]
     deadline = time.monotonic() + WAIT_S
     settled: float | None = None
     while time.monotonic() < deadline:
@@ -367,10 +448,10 @@ def _decided(server: ScriptedRealtimeServer, item: str, got: int, sent: int) -> 
     return []
 
 
-def _rule_time(server: ScriptedRealtimeServer, condition: str, sent: int) -> float | None:
+def _rule_time(server: ScriptedRealtimeServer, f: BargeFigures, sent: int) -> float | None:
     """When the rule had its evidence: the first transcript delta sent since index ``sent``,
     or for a held voice ``speech_started`` + ``barge_in_s``."""
-    wanted = SPEECH_STARTED if condition == "held voice" else HEARD_DELTA
+    wanted = SPEECH_STARTED if f.condition == "held voice" else HEARD_DELTA
     times = [t for t, kind in server.sent[sent:] if kind == wanted]
     if not times:
         return None

@@ -27,7 +27,6 @@ from __future__ import annotations
 import collections
 import logging
 import math
-import re
 import threading
 from collections.abc import Callable
 
@@ -35,13 +34,12 @@ import numpy as np
 
 from anima.audio import MAX_INPUT_RATE, MIN_INPUT_RATE, StreamResampler
 from anima.clock import Clock
-from anima.commands import MAX_SPEECH_TEXT
 from anima.errors import InvalidCommandError, SpeechError
-from anima.events import EventHub, Notice, SpeechEndReason
-from anima.language.markup import MAX_MARKERS, Cue
+from anima.events import EventHub, SpeechEndReason
 from anima.speech.base import AudioSink, Samples
 from anima.speech.cues import CuePlayer
 from anima.speech.player import Player
+from anima.speech.stream_words import StreamWords
 from anima.speech.sway import SwayGenerator
 from anima.speech.utterance import Playback, Utterance
 from anima.speech.visemes import LipTrack
@@ -58,10 +56,6 @@ MAX_AHEAD_S = 120.0  # a stream's audio not yet played: more in a feed is refuse
 IDLE_S = 10.0  # no audio for this long after all has played, and no finish(): an error
 LIP_HOP_S = 0.01  # the audio-driven lips' hop: one mouth opening per 10 ms
 LIP_FLOOR_DB, LIP_FULL_DB = -45.0, -18.0  # loudness (dBFS) of a closed and a fully open mouth
-_MARKER = re.compile(r"\^([A-Za-z_]\w*)\(\s*([\w.\-]*)\s*\)")
-_SPACES = re.compile(r"\s{2,}")
-_HOLD_CHARS = 80  # an unclosed marker ending a delta waits for its rest this long at most
-_KINDS = {"start": "start", "run": "start", "stop": "stop"}  # marker → the cue it becomes
 FADE_S = 0.005  # a resume's fade-in: the sound resumes mid-wave, and a step would click
 
 
@@ -90,8 +84,6 @@ class Stream:
         self._clock = clock
         self._sink = sink
         self._player = player
-        self._cues = cues
-        self._events = events
         self._made = made  # the service's "the worker is making audio" flag
         self._stop = stop  # the service's end of one utterance
         self.playback = Playback(u, rate, LipTrack(rate))
@@ -121,9 +113,7 @@ class Stream:
         self._resampler: StreamResampler | None = None
         self._sway = SwayGenerator(rate)
         self._sway_pending = np.zeros(0, dtype=np.int16)
-        self._tail = ""  # an unclosed marker at the end of the last words
-        self._said = ""  # the words so far, markers taken out (start_speak shows them)
-        self._markers = 0  # markers met so far (at most MAX_MARKERS are played)
+        self._words = StreamWords(self.playback, cues, events, clock)  # the transcript
         u.pump = self.pump
         u.on_end = self._ended
 
@@ -193,13 +183,7 @@ class Stream:
         with self._cond:
             if self._u.cancel.is_set or self._u.ended:
                 return
-            text = self._tail + text
-            cut = text.rfind("^")
-            if cut >= 0 and ")" not in text[cut:] and len(text) - cut < _HOLD_CHARS:
-                text, self._tail = text[:cut], text[cut:]  # a marker cut by the delta's end
-            else:
-                self._tail = ""
-            self._say_locked(text)
+            self._words.add(text, round(self._fed_s * self.rate))
 
     def finish(self) -> None:
         """No more audio: ``end_speak`` (``done``) once the last sample has played."""
@@ -207,9 +191,7 @@ class Stream:
             if self._u.cancel.is_set or self._u.ended or self._finished:
                 return
             self._finished = True
-            if self._tail:
-                self._say_locked(self._tail)
-                self._tail = ""
+            self._words.flush(round(self._fed_s * self.rate))
             if self._pumping:
                 self._made(True)
             self._cond.notify_all()
@@ -278,7 +260,7 @@ class Stream:
         stopped, or played out)."""
         if self._final_ms is None:
             self._final_ms = self._played_ms_locked()
-        self._tail = ""
+        self._words.drop()
 
     def _played_ms_locked(self) -> int:
         if not self._sounding:
@@ -291,43 +273,6 @@ class Stream:
         if not self._sounding or self._restart:
             return 0.0
         return max(0, self._sent - self._sink.played()) / self.rate
-
-    def _say_locked(self, text: str) -> None:
-        at = round(self._fed_s * self.rate)
-        clean, pos = [], 0
-        for m in _MARKER.finditer(text):
-            clean.append(text[pos : m.start()])
-            pos = m.end()
-            self._markers += 1
-            if self._markers <= MAX_MARKERS:  # as in one text: gestures, not a flood of moves
-                self._marker_locked(m.group(1), m.group(2), at)
-            elif self._markers == MAX_MARKERS + 1:
-                log.warning("voice stream %s: over %d markers; the rest ignored", self._u.id,
-                            MAX_MARKERS)  # fmt: skip
-        clean.append(text[pos:])
-        if len(self._said) < MAX_SPEECH_TEXT:  # a marker taken out leaves one space, not two
-            words = "".join(clean)[:MAX_SPEECH_TEXT]
-            self._said = _SPACES.sub(" ", self._said + words)[:MAX_SPEECH_TEXT]
-            self._u.text = self._said.strip()
-
-    def _marker_locked(self, kind: str, name: str, at: int) -> None:
-        cue_kind = _KINDS.get(kind)
-        if cue_kind is None:
-            log.info(
-                "voice stream %s: ^%s(%s) ignored: a stream cannot hold", self._u.id, kind, name
-            )
-            return
-        try:  # resolved as every door resolves a gesture's name
-            script = self._cues.script(f"^start({name}) .")
-        except InvalidCommandError as exc:
-            message = f"voice stream {self._u.id}: ^{kind}({name}) ignored: {exc}"
-            log.warning("%s", message)
-            self._events.publish(Notice(t=self._clock.now(), source="speech", message=message))
-            return
-        resolved = next(iter(script.gestures), name)
-        self.playback.cues.append(
-            (at, Cue("start" if cue_kind == "start" else "stop", 0, resolved))
-        )
 
     # ------------------------------------------------------------------ the worker's side
     def pump(self) -> None:

@@ -1,24 +1,27 @@
 """The Reachy Mini daemon's direction of arrival as anima reads it (``DaemonDirection``), against
-a tiny HTTP server on 127.0.0.1 playing the daemon's ``GET /api/state/doa``: the angle
-convention, speech-only hand-on, the robot's own voice, one keep-alive connection, hostile
-replies skipped, a lost daemon logged once and found again. (Pollen's own daemon, with a
-scripted array: tests/reachy/test_reachy_doa.py.)"""
+a tiny WebSocket server on 127.0.0.1 playing the daemon's state stream (``/api/state/ws/full``
+with ``doa``): the angle convention, speech-only hand-on, the robot's own voice, one
+connection, hostile messages skipped, a lost daemon logged once and found again. (Pollen's own
+daemon, with a scripted array: tests/reachy/test_reachy_doa.py.)"""
 
 from __future__ import annotations
 
-import contextlib
+import json
 import logging
 import math
-import socket
+import queue
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+from websockets.sync.server import Server, ServerConnection, serve
 
 from anima.clock import MonotonicClock
 from anima.listening.direction.daemon import (
-    MAX_BODY,
+    MAX_MESSAGE,
     PATH,
     DaemonDirection,
     azimuth_of,
@@ -32,51 +35,62 @@ pytestmark = pytest.mark.integration
 LOG = "anima.listening.direction.daemon"
 
 
-class Server(ThreadingHTTPServer):
-    allow_reuse_address = True  # the same port again, for the daemon restarted
-    daemon_threads = True
-
-
 class Daemon:
-    """Answers ``GET /api/state/doa`` with ``reply`` (status, body); notes each connection."""
+    """Streams what a test puts in ``send`` (one message each), or, with ``every_s``, repeats
+    ``reply`` at that period as the daemon does; notes each connection's request path, and how
+    many are open (a connection anima closed leaves the queue to the next one)."""
 
-    def __init__(self, port: int = 0) -> None:
-        self.reply: tuple[int, bytes] = (200, b"null")
-        self.connections: set[int] = set()
-        self.sockets: list[socket.socket] = []  # closed with the daemon, as a process's are
-        self.requests = 0
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as uvicorn
-
-            def do_GET(self) -> None:
-                owner.requests += 1
-                if self.client_address[1] not in owner.connections:
-                    owner.connections.add(self.client_address[1])
-                    owner.sockets.append(self.connection)
-                status, body = owner.reply if self.path == PATH else (404, b'{"detail":"?"}')
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = Server(("127.0.0.1", port), Handler)
-        self.port = int(self.server.server_address[1])
+    def __init__(self, port: int = 0, every_s: float | None = None) -> None:
+        self.send: queue.Queue[str | bytes] = queue.Queue()
+        self.reply: str | bytes = state(None)
+        self.every_s = every_s
+        self.paths: list[str] = []
+        self.sent = 0
+        self.open = 0
+        self._stop = threading.Event()
+        self.server: Server = serve(self._serve, "127.0.0.1", port, max_size=2**22)
+        self.port = int(self.server.socket.getsockname()[1])
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
 
+    def _serve(self, ws: ServerConnection) -> None:
+        assert ws.request is not None
+        self.paths.append(ws.request.path)
+        self.open += 1
+        try:
+            while not self._stop.is_set() and ws.state is State.OPEN:
+                if self.every_s is not None:
+                    ws.send(self.reply)
+                    self.sent += 1
+                    self._stop.wait(self.every_s)
+                    continue
+                try:
+                    message = self.send.get(timeout=0.05)
+                except queue.Empty:
+                    continue
+                ws.send(message)
+                self.sent += 1
+        except ConnectionClosed:
+            pass
+        finally:
+            self.open -= 1
+
     def close(self) -> None:
+        self._stop.set()
         self.server.shutdown()
-        self.server.server_close()
-        for s in self.sockets:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
         self._thread.join(2)
+
+
+def state(doa: dict[str, Any] | None) -> str:
+    """One message of the stream as the daemon sends it (its other fields asked off)."""
+    return json.dumps(
+        {"control_mode": "enabled", "head_pose": None, "body_yaw": None,
+         "antennas_position": None, "timestamp": "2026-12-04T09:34:16.448604Z", "doa": doa}
+    )  # fmt: skip
+
+
+def reading(angle: float, speech: bool = True) -> str:
+    return state({"angle": angle, "speech_detected": speech})
 
 
 @pytest.fixture
@@ -84,10 +98,6 @@ def daemon() -> Iterator[Daemon]:
     d = Daemon()
     yield d
     d.close()
-
-
-def reading(angle: float, speech: bool = True) -> tuple[int, bytes]:
-    return 200, f'{{"angle": {angle!r}, "speech_detected": {str(speech).lower()}}}'.encode()
 
 
 Reader = Callable[[Daemon, FakeClock, list[VoiceDirection]], DaemonDirection]
@@ -120,23 +130,33 @@ def test_the_daemons_angle_becomes_anima_s_azimuth() -> None:
 
 
 @pytest.mark.parametrize(
-    "body",
+    "message",
     [
-        b"not json", b"\xff\xfe", b"[1, 2]", b'"front"', b"1.5", b"{}", b'{"angle": 1.0}',
-        b'{"speech_detected": true}', b'{"angle": NaN, "speech_detected": true}',
-        b'{"angle": Infinity, "speech_detected": true}', b'{"angle": "1", "speech_detected": true}',
-        b'{"angle": true, "speech_detected": true}', b'{"angle": 1.0, "speech_detected": 1}',
-        b'{"angle": null, "speech_detected": true}',
+        b"not json", b"\xff\xfe", b"[1, 2]", b'"front"', b"1.5", b"null", b'{"timestamp": 1}',
+        *(
+            b'{"doa": ' + doa + b"}"
+            for doa in (
+                b"[1, 2]", b'"front"', b"1.5", b"{}", b'{"angle": 1.0}',
+                b'{"speech_detected": true}', b'{"angle": NaN, "speech_detected": true}',
+                b'{"angle": Infinity, "speech_detected": true}',
+                b'{"angle": "1", "speech_detected": true}',
+                b'{"angle": true, "speech_detected": true}',
+                b'{"angle": 1.0, "speech_detected": 1}',
+                b'{"angle": null, "speech_detected": true}',
+            )
+        ),
     ],
 )  # fmt: skip
-def test_what_is_not_a_reading_is_refused(body: bytes) -> None:
-    with pytest.raises(ValueError, match=r"not JSON|not an object|not a number|not finite|boolean"):
-        parse_doa(body)
+def test_what_is_not_a_reading_is_refused(message: bytes) -> None:
+    with pytest.raises(
+        ValueError, match=r"not JSON|not an object|not a number|not finite|boolean|no doa"
+    ):
+        parse_doa(message)
 
 
 def test_a_reading_and_none() -> None:
-    assert parse_doa(b"null") is None
-    got = parse_doa(b'{"angle": 1, "speech_detected": false, "more": 2}')
+    assert parse_doa(state(None)) is None  # no array, or no reading yet
+    got = parse_doa(b'{"doa": {"angle": 1, "speech_detected": false, "more": 2}, "imu": null}')
     assert got is not None
     assert (got.angle, got.speech) == (1.0, False)
 
@@ -145,58 +165,67 @@ def test_only_speech_is_handed_on_toward_its_azimuth(daemon: Daemon, reader: Rea
     clock = FakeClock()
     heard: list[VoiceDirection] = []
     doa = reader(daemon, clock, heard)
-    assert doa.poll()  # null: no array, or no reading yet
+    daemon.send.put(state(None))
+    assert doa.read()  # null: no array, or no reading yet
     assert heard == []
-    daemon.reply = reading(math.pi / 2 - 0.5)
+    daemon.send.put(reading(math.pi / 2 - 0.5))
     clock.advance(0.1)
-    assert doa.poll()
+    assert doa.read()
     (voice,) = heard
     assert voice.azimuth == pytest.approx(0.5, abs=1e-9)
     assert voice.t == clock.now()
     assert (voice.elevation, voice.confidence, voice.speech, voice.own_voice) == (
         0.0, 1.0, True, False,
     )  # fmt: skip
-    daemon.reply = reading(math.pi / 2 - 0.5, speech=False)
     for _ in range(3):
-        assert doa.poll()
+        daemon.send.put(reading(math.pi / 2 - 0.5, speech=False))
+        assert doa.read()
     assert len(heard) == 1  # the array heard no speech: nothing to turn to
-    assert len(daemon.connections) == 1  # one keep-alive connection for every poll
-    assert daemon.requests == 5
+    assert doa.connections == 1  # one connection for every message
+    (path,) = daemon.paths
+    assert path.startswith(PATH + "?")
+    for asked in ("frequency=10", "with_doa=true", "with_head_pose=false"):
+        assert asked in path
 
 
 def test_the_robots_own_voice_is_marked_so(daemon: Daemon, reader: Reader) -> None:
     clock = FakeClock()
     heard: list[VoiceDirection] = []
     doa = reader(daemon, clock, heard)
-    daemon.reply = reading(1.0)
     doa.own_voice.note(clock.now(), playing=True)  # the robot speaks
-    doa.poll()
+    daemon.send.put(reading(1.0))
+    doa.read()
     clock.advance(doa.own_voice.hold_s + 0.01)  # it has been silent long enough
-    doa.poll()
+    daemon.send.put(reading(1.0))
+    doa.read()
     assert [v.own_voice for v in heard] == [True, False]
 
 
-def test_hostile_replies_are_skipped_and_the_next_reading_still_counts(
+def test_hostile_messages_are_skipped_and_the_next_reading_still_counts(
     daemon: Daemon, reader: Reader
 ) -> None:
     clock = FakeClock()
     heard: list[VoiceDirection] = []
     doa = reader(daemon, clock, heard)
-    hostile = [
-        (200, b"<html>nope</html>"), (200, b"[0.5, true]"),
-        (200, b'{"angle": NaN, "speech_detected": true}'), (200, b'{"angle": 0.5}'),
-        (500, b'{"angle": 0.5, "speech_detected": true}'),
-        (200, b'{"angle": 0.5, "speech_detected": true, "pad": "' + b"x" * 1_000_000 + b'"}'),
-        (200, b" " * (MAX_BODY + 1)),
+    hostile: list[str | bytes] = [
+        "<html>nope</html>", "[0.5, true]", b"\x00\xff binary",
+        '{"doa": {"angle": NaN, "speech_detected": true}}', '{"doa": {"angle": 0.5}}',
+        '{"timestamp": "no doa"}',
+        '{"doa": {"angle": 0.5, "speech_detected": true}, "pad": "' + "x" * 1_000_000 + '"}',
+        " " * (MAX_MESSAGE + 1),
     ]  # fmt: skip
-    for reply in hostile:
-        daemon.reply = reply
-        assert doa.poll()  # the daemon answered, with nothing to use
+    for message in hostile:
+        daemon.send.put(message)
+        assert doa.read()  # the daemon answered, with nothing to use
+        if len(message) > MAX_MESSAGE:  # refused: that connection is over before the next
+            assert eventually(lambda: daemon.open == 0, timeout=2.0)
     assert heard == []
     assert doa.skipped == len(hostile)
-    daemon.reply = reading(math.pi / 2)
-    assert doa.poll()  # a fresh connection after each body too long to read
+    assert doa.connections == 2  # the first too-long message ended the connection; made anew
+    daemon.send.put(reading(math.pi / 2))
+    assert doa.read()  # and again after the second
     assert [v.azimuth for v in heard] == [0.0]
+    assert doa.connections == 3
 
 
 def test_a_lost_daemon_is_logged_once_and_found_again(
@@ -206,21 +235,22 @@ def test_a_lost_daemon_is_logged_once_and_found_again(
     clock = FakeClock()
     heard: list[VoiceDirection] = []
     doa = reader(daemon, clock, heard)
-    daemon.reply = reading(math.pi / 2 - 0.5)
-    assert doa.poll()
+    daemon.send.put(reading(math.pi / 2 - 0.5))
+    assert doa.read()
     port = daemon.port
     daemon.close()
-    for _ in range(5):
-        assert not doa.poll()
+    for _ in range(3):
+        assert not doa.read()
     down = [r for r in caplog.records if r.name == LOG]
     assert len(down) == 1, down
     assert down[0].levelno == logging.WARNING
     assert f"127.0.0.1:{port}" in down[0].getMessage()
     back = Daemon(port)
     try:
-        back.reply = reading(math.pi / 2 + 0.25)
-        assert doa.poll()
-        assert doa.poll()
+        back.send.put(reading(math.pi / 2 + 0.25))
+        back.send.put(reading(math.pi / 2 + 0.25))
+        assert doa.read()
+        assert doa.read()
     finally:
         back.close()
     logged = [r for r in caplog.records if r.name == LOG]
@@ -229,36 +259,59 @@ def test_a_lost_daemon_is_logged_once_and_found_again(
     assert [round(v.azimuth, 9) for v in heard] == [0.5, -0.25, -0.25]
 
 
-def test_its_thread_polls_at_about_10_hz_and_stops(daemon: Daemon) -> None:
+def test_a_daemon_that_goes_quiet_is_lost_after_timeout_s(daemon: Daemon) -> None:
+    heard: list[VoiceDirection] = []
+    doa = DaemonDirection("127.0.0.1", daemon.port, heard.append, FakeClock(), timeout_s=0.2)
+    try:
+        daemon.send.put(reading(1.0))
+        assert doa.read()
+        assert not doa.read()  # connected, and nothing within 0.2 s
+        assert eventually(lambda: daemon.open == 0, timeout=2.0)  # it closed that connection
+        daemon.send.put(reading(1.0))
+        assert doa.read()  # a new connection
+        assert doa.connections == 2
+    finally:
+        doa.close()
+
+
+def test_its_thread_reads_the_stream_at_its_pace_and_stops_at_once() -> None:
+    daemon = Daemon(every_s=0.1)  # as the daemon streams at frequency=10
     heard: list[VoiceDirection] = []
     doa = DaemonDirection("127.0.0.1", daemon.port, heard.append, MonotonicClock(spin_s=0.0))
-    daemon.reply = reading(math.pi / 2 - 0.3)
-    doa.start()
     try:
-        assert eventually(lambda: len(heard) >= 5, timeout=3.0)
+        daemon.reply = reading(math.pi / 2 - 0.3)
+        doa.start()
+        try:
+            assert eventually(lambda: len(heard) >= 3, timeout=3.0)
+        finally:
+            stopped = threading.Event()
+            threading.Thread(target=lambda: (doa.stop(timeout=2.0), stopped.set())).start()
+            assert stopped.wait(0.9)  # not a whole message timeout (1 s): the wait is ended
+        assert all(v.azimuth == pytest.approx(0.3) for v in heard)
+        assert doa.connections == 1
+        assert doa.handed == len(heard)
     finally:
-        doa.stop(timeout=2.0)
-    polls = daemon.requests
-    assert 5 <= polls <= 30  # not as fast as it can: once every PERIOD_S
-    threading.Event().wait(0.3)
-    assert daemon.requests == polls  # stopped
-    assert all(v.azimuth == pytest.approx(0.3) for v in heard)
-    assert len(daemon.connections) == 1
+        daemon.close()
 
 
-def test_its_thread_waits_on_the_injected_clock(daemon: Daemon, reader: Reader) -> None:
+def test_a_missing_daemon_is_retried_on_the_injected_clock(reader: Reader) -> None:
+    daemon = Daemon()
+    port = daemon.port
+    daemon.close()  # nothing listens there now
     clock = FakeClock()
-    t0 = clock.now()
     heard: list[VoiceDirection] = []
-    doa = reader(daemon, clock, heard)
-    daemon.reply = reading(math.pi / 2)
+    doa = DaemonDirection("127.0.0.1", port, heard.append, clock, retry_s=0.5, timeout_s=0.5)
     doa.start()
+    back: Daemon | None = None
     try:
-        assert eventually(lambda: daemon.requests == 1, timeout=2.0)
-        threading.Event().wait(0.2)
-        assert daemon.requests == 1  # fake time stands still: no second poll
-        clock.advance(0.1)
-        assert eventually(lambda: daemon.requests == 2, timeout=2.0)
+        assert eventually(lambda: doa._down, timeout=2.0)  # tried once: refused
+        back = Daemon(port, every_s=0.05)
+        back.reply = reading(math.pi / 2)
+        threading.Event().wait(0.3)
+        assert heard == []  # fake time stands still: no second try yet
+        clock.advance(0.5)
+        assert eventually(lambda: len(heard) >= 1, timeout=2.0)
     finally:
         doa.stop(timeout=2.0)
-    assert [v.t for v in heard] == [t0, t0 + 0.1]
+        if back is not None:
+            back.close()

@@ -1,8 +1,9 @@
 """The Reachy Mini daemon's own direction of arrival, read by anima: Pollen's daemon
 (``reachy-mini-daemon`` 1.13, mockup simulation) with its ReSpeaker array replaced by a scripted
 one (``MockupDaemon(doa_file=...)``: the daemon reads the file 10 times a second, as it would
-the array over USB), and anima polling its ``GET /api/state/doa`` — alone, and in a whole
-runtime built with ``driver.type: reachy_mini``, whose attention turns toward the voice."""
+the array over USB), and anima reading its state stream (``/api/state/ws/full`` with ``doa``)
+— alone, and in a whole runtime built with ``driver.type: reachy_mini``, whose attention turns
+toward the voice."""
 
 from __future__ import annotations
 
@@ -112,10 +113,11 @@ def test_the_daemons_voice_is_handed_on_toward_its_azimuth(
         assert not any(v.own_voice for v in heard)
         say_from(doa_file, TALKER, speech=False)  # the array hears no speech
         assert eventually(lambda: speech_said(array_daemon) is False, timeout=3.0)
-        time.sleep(0.15)  # a poll in flight may still carry the last speech
+        time.sleep(0.15)  # a message in flight may still carry the last speech
         before = len(heard)
-        time.sleep(0.6)  # six polls
+        time.sleep(0.6)  # six messages
         assert len(heard) == before
+        assert doa.connections == 1  # one stream for all of it
     finally:
         doa.stop(timeout=2.0)
 

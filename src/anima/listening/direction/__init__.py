@@ -10,7 +10,7 @@ while someone speaks (the daemon's reader: once a reading while its array hears 
     gcc_phat.py   GCC-PHAT between pairs; ArrayGeometry: the direction from the widest pairs
     own_voice.py  OwnVoiceGate: the robot's own voice is never a target (a barge-in lifts it)
     estimator.py  DirectionEstimator (gated by speech and the robot's own voice); DirectionSink
-    daemon.py     DaemonDirection: polls the Reachy Mini daemon's GET /api/state/doa (10 Hz)
+    daemon.py     DaemonDirection: the Reachy Mini daemon's doa, from its state stream (10 Hz)
 """
 
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink

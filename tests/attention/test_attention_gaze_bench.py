@@ -32,18 +32,20 @@ def test_each_detected_frame_ends_in_a_gaze_command() -> None:
 
 
 def test_the_interleaved_lateness_bench_runs_no_vision_thread_in_its_alone_blocks() -> None:
-    """The loop with vision and without, in alternating blocks of one run: vision's threads run
-    only in the vision blocks (the detector works there), every tick of both is counted, and the
-    report says both, with the ratio's interval."""
-    r = run_lateness_ab(blocks=1, block_s=0.6, fps=15.0, detector="blazeface")
-    assert r.frames_detected >= 4  # 15 fps for 0.6 s: the detector ran
-    assert r.threads_vision >= r.threads_alone + 2  # camera and vision (and attention) threads
-    assert r.ticks_alone >= 50
-    assert r.ticks_vision >= 50
+    """The loop with vision and without, in alternating blocks of one run (A B B A): vision's
+    threads run only in the vision blocks (the detector works there) and have all ended by the
+    last block without, every tick of both is counted, and the report says both, with the
+    ratio's interval."""
+    r = run_lateness_ab(blocks=2, block_s=0.6, fps=15.0, detector="blazeface")
+    assert r.frames_detected >= 8  # 15 fps for 2 × 0.6 s: the detector ran in both
+    assert r.vision_threads == 3  # the camera's, the vision pipeline's and attention's
+    assert r.vision_threads_alone == 0  # none of them left in a block without
+    assert r.ticks_alone >= 100  # 2 × 0.6 s at 100 Hz each
+    assert r.ticks_vision >= 100
     assert r.alone_p99_ms >= r.alone_p50_ms >= 0.0
     assert r.vision_p99_ms >= r.vision_p50_ms >= 0.0
-    assert len(r.pair_ratios) == 1
-    assert r.ratio_low <= r.ratio_high  # one pair: the interval is the pair's own ratio
+    assert len(r.pair_ratios) == 2
+    assert r.ratio_low <= r.ratio_high
     assert r.switch_interval_ms == MotionConfig().switch_interval_ms
     line = lateness_report(r)[0]
     assert "with vision vs" in line

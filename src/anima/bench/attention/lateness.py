@@ -70,8 +70,11 @@ class LatenessAB:
     missed_alone: int
     missed_vision: int
     frames_detected: int  # frames the detector ran on during the vision blocks
-    threads_alone: int  # the process's threads while the blocks without vision were measured
-    threads_vision: int  # …and with (camera, vision and attention threads running)
+    # the threads vision started (camera, vision pipeline, attention) alive when a block's
+    # measuring began: the most of any block without vision (0: every earlier one had ended),
+    # the fewest of any block with
+    vision_threads_alone: int
+    vision_threads: int
 
     @property
     def ratio(self) -> float:
@@ -105,8 +108,10 @@ class _Vision:
         self.pipeline = VisionPipeline(camera, faces, self.attention.on_faces, clock=engine.clock)
 
     def __enter__(self) -> _Vision:
+        before = set(threading.enumerate())
         self.attention.start()
         self.pipeline.start()
+        self.threads = [t for t in threading.enumerate() if t not in before]  # what it started
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -155,6 +160,7 @@ def run_lateness_ab(
     try:
         time.sleep(SETTLE_S)  # the loop settles
         order = [k % 4 in (1, 2) for k in range(2 * blocks)]  # A B B A …
+        started: list[threading.Thread] = []
         run = [
             _block(
                 engine,
@@ -163,6 +169,7 @@ def run_lateness_ab(
                 source=source,
                 with_vision=with_vision,
                 block_s=block_s,
+                started=started,
             )
             for with_vision in order
         ]
@@ -202,8 +209,8 @@ def run_lateness_ab(
         missed_alone=sum(b.missed for b in alone),
         missed_vision=sum(b.missed for b in seen),
         frames_detected=sum(b.detected for b in seen),
-        threads_alone=max(b.threads for b in alone),
-        threads_vision=min(b.threads for b in seen),
+        vision_threads_alone=max(b.threads for b in alone),
+        vision_threads=min(b.threads for b in seen),
     )
 
 
@@ -213,7 +220,7 @@ class _Block:
     lateness: NDArray[np.float64]  # every tick's, in s
     missed: int
     detected: int  # frames the detector ran on
-    threads: int  # the process's threads while it was measured
+    threads: int  # threads vision started (this block's, or any earlier's) alive as it began
 
 
 def _block(
@@ -224,19 +231,27 @@ def _block(
     source: str,
     with_vision: bool,
     block_s: float,
+    started: list[threading.Thread],
 ) -> _Block:
+    """``started``: every thread vision started so far (this block's are added)."""
     if not with_vision:
         time.sleep(SETTLE_S)  # as long as a vision block's start, so the pairs stay in step
-        return _measure(engine, None, block_s)
+        return _measure(engine, None, block_s, started)
     with _Vision(engine, detector, config, source) as vision:
+        started.extend(vision.threads)
         time.sleep(SETTLE_S)
-        return _measure(engine, vision.pipeline, block_s)
+        return _measure(engine, vision.pipeline, block_s, vision.threads)
 
 
-def _measure(engine: MotionEngine, pipeline: VisionPipeline | None, block_s: float) -> _Block:
+def _measure(
+    engine: MotionEngine,
+    pipeline: VisionPipeline | None,
+    block_s: float,
+    threads_of: list[threading.Thread],
+) -> _Block:
     before = engine.stats()
     seen = 0 if pipeline is None else pipeline.stats().processed
-    threads = threading.active_count()
+    threads = sum(t.is_alive() for t in threads_of)
     time.sleep(block_s)
     after = engine.stats()
     detected = 0 if pipeline is None else pipeline.stats().processed - seen

@@ -125,6 +125,9 @@ def fake_robot(robot_time: HeldTime) -> Iterator[tuple[Runtime, WebFrontDoor]]:
     with robot_time.running():  # the loop's first tick
         runtime.start()
         assert runtime.wait_first_tick()
+    # and its second: the loop's rate (the state's loop.rate_hz) is measured from two ticks on;
+    # how many ran before the hold was the threads' race (under load: one, and a rate of 0)
+    assert robot_time.until(lambda: runtime.engine.stats().ticks >= 2)
     yield runtime, door
     runtime.stop(ease=False)  # time still held: the loop's sleep ends on the stop
 

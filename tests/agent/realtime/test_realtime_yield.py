@@ -126,6 +126,21 @@ def test_the_second_voiced_frame_over_the_robot_pauses_its_voice() -> None:
     assert duplex.yields == 1
 
 
+def test_a_loud_start_the_vad_calls_unvoiced_pauses_it_as_soon() -> None:
+    """A word's unvoiced start ("s" of "stop": Silero hears the vowel 110-160 ms later) stands
+    over the room's floor: two such frames pause the voice as two voiced ones would; a single
+    loud frame (a click) does not."""
+    robot, duplex = rig()
+    hiss = np.full(FRAME_SAMPLES, 3000, np.int16)
+    hiss[0] = 0  # the scripted VAD: not voiced
+    frames(robot, duplex, *(QUIET,) * 5, hiss, QUIET)
+    assert robot.said() == []
+    t0 = robot.clock.now()
+    duplex.hear(hiss)
+    duplex.hear(hiss)
+    assert robot.log == [(t0, "pause")]
+
+
 def test_no_pause_while_the_robot_is_silent_or_with_the_switch_off() -> None:
     robot, duplex = rig()
     robot.speaking = False

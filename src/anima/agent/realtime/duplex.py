@@ -29,8 +29,10 @@ voice cut, ``response.cancel``, ``conversation.item.truncate`` at exactly what w
 
 **Yield at onset, then decide** (with anima's VAD and ``yield_at_onset``): a rule that waits
 for a word or for ``barge_in_s`` cannot stop the robot within 100 ms of the voice's onset, so
-the robot's voice is *paused* at the onset — :data:`ONSET_FRAMES` voiced frames in a row while
-it speaks, or the server's ``speech_started`` if that comes first — and the rules above decide
+the robot's voice is *paused* at the onset — :data:`ONSET_FRAMES` frames in a row while it
+speaks that the VAD calls voiced or whose level stands :class:`~anima.listening.vad.EnergyVad`'s
+margin over the room's floor (a word's unvoiced start: the VAD hears "stop" at its vowel), or
+the server's ``speech_started`` if that comes first — and the rules above decide
 on: stop (the cut, at the pause's sample), or go on (a backchannel, no words) and the voice
 resumes from the same sample. A **false onset** — no ``speech_started`` within ``confirm_s``
 (:data:`CONFIRM_S`), or the local voice over again for :data:`QUIET_FRAMES` frames with none —
@@ -54,6 +56,7 @@ from anima.agent.barge_in import BargeIn, classify
 from anima.agent.port import RobotPort
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.listening.recorder import HELD_SHARE
+from anima.listening.vad import EnergyVad
 
 if TYPE_CHECKING:
     from anima.listening.vad import Vad
@@ -135,6 +138,7 @@ class Duplex:
         """Hear the microphone (:meth:`hear`) with ``vad`` (loaded) for the held-voice rule
         and, ``yield_at_onset``, to pause the robot's voice at a voice's onset."""
         self._vad = vad
+        self._level = EnergyVad()  # the onset's second ear: the frame's level over the floor
         self.yield_at_onset = yield_at_onset and self._pause is not None
 
     def hear(self, frame: Frame) -> None:
@@ -142,14 +146,17 @@ class Duplex:
         if self._vad is None or len(frame) != FRAME_SAMPLES:
             return
         voiced = self._vad.probability(frame) >= VOICED
+        # the onset by either: the level catches a word's unvoiced start ("stop": Silero hears
+        # its vowel 110-160 ms after the "s", the level 45-70 ms), the VAD a quiet voice
+        sound = voiced or self._level.probability(frame) >= VOICED
         with self._lock:
             self._voiced.append(voiced)
-            self._run = self._run + 1 if voiced else 0
+            self._run = self._run + 1 if sound else 0
             onset = self.yield_at_onset and self._run == ONSET_FRAMES and not self._yielded
             onset = onset and not (self._voice and self._over and self._let_go)
             false = False
             if self._yielded and not self._confirmed:
-                self._quiet = 0 if voiced else self._quiet + 1
+                self._quiet = 0 if sound else self._quiet + 1
                 false = self._quiet == QUIET_FRAMES
             round_ = self._yield_round
         if onset and self.robot.speaking:

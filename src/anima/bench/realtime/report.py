@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 from anima.bench.measure import percentile
+from anima.bench.realtime.onset import OnsetFigures, run_onset_bench
 from anima.bench.realtime.session import SessionFigures, run_session_bench
 from anima.bench.realtime.voice import VoiceFigures, run_voice_bench
 
@@ -17,6 +18,7 @@ from anima.bench.realtime.voice import VoiceFigures, run_voice_bench
 class RealtimeReport:
     session: SessionFigures
     voice: VoiceFigures
+    onset: OnsetFigures | None  # the yield's onset with listen.vad's VAD (None: --quick)
     load: tuple[float, float, float]  # the machine's load averages when it ran
 
     def figures(self) -> dict[str, float | None]:
@@ -31,6 +33,9 @@ class RealtimeReport:
             "lips_worst_ms": max((abs(x) for x in v.av_offset_ms), default=None),
             "missed_ticks": float(s.missed_ticks),
         }
+        if self.onset is not None:
+            out["onset_either_p95_ms"] = _p(self.onset.either_ms, 95)
+            out["onset_vad_alone_p95_ms"] = _p(self.onset.vad_ms, 95)
         for b in s.barge:
             key = b.condition.replace(" ", "_")
             out[f"{key}_false_onsets"] = float(b.false_onsets)
@@ -49,7 +54,8 @@ class RealtimeReport:
 def run_realtime_bench(*, quick: bool = False) -> RealtimeReport:
     session = run_session_bench(1 if quick else 20)
     voice = run_voice_bench(1 if quick else 8, seconds=0.6 if quick else 2.0)
-    return RealtimeReport(session=session, voice=voice, load=os.getloadavg())
+    onset = None if quick else run_onset_bench()  # the Piper voice and Silero: seconds to load
+    return RealtimeReport(session=session, voice=voice, onset=onset, load=os.getloadavg())
 
 
 def report_lines(r: RealtimeReport) -> list[str]:
@@ -86,6 +92,16 @@ def report_lines(r: RealtimeReport) -> list[str]:
     lines.append(
         f"the loop while streaming both ways: {s.missed_ticks} missed of {s.ticks} ticks (target 0)"
     )
+    o = r.onset
+    if o is None:
+        lines.append("yield onset with listen.vad's VAD: not measured (--quick)")
+    else:
+        lines += [
+            f"yield onset, Piper's voice, {o.vad} VAD or the level (the rules'): "
+            f"{_ms(o.either_ms)}; never: {o.missed} (+ ~1 ms to the pause)",
+            f"  the {o.vad} VAD alone              : {_ms(o.vad_ms)}",
+            f"  the level alone                  : {_ms(o.level_ms)}",
+        ]
     return lines
 
 

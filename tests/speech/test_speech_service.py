@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from anima.body import load_body
 from anima.clock import Clock, MonotonicClock
-from anima.commands import MAX_SPEECH_TEXT
 from anima.drivers.sim import SimDriver
 from anima.errors import CommandRefusedError, EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, Notice, SpeechEnded, SpeechStarted
+from anima.language.text import MAX_SPEECH_TEXT
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioChunk, Cancel
 from anima.speech.service import LIPS, SpeechService

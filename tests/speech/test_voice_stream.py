@@ -20,11 +20,12 @@ from anima.animation.library import AnimationLibrary, shipped_folder
 from anima.behaviour.controller import Behaviour
 from anima.behaviour.speech_gestures import BehaviourGestures
 from anima.body import Role, load_body
-from anima.commands import MAX_SPEECH_TEXT, OpenVoiceStream
+from anima.commands import OpenVoiceStream
 from anima.config import AnimaConfig, MqttConfig
 from anima.drivers.sim import SimDriver
 from anima.errors import EStopActiveError, InvalidCommandError
 from anima.events import Event, EventHub, MoveStarted, Notice, SpeechEnded, SpeechStarted
+from anima.language.text import MAX_SPEECH_TEXT
 from anima.runtime import Runtime
 from anima.speech.player import ANTENNAS, LIPS, SWAY
 from anima.speech.service import SpeechService

@@ -26,7 +26,7 @@ whose audio is fed as it comes, played by the worker as it arrives (:mod:`anima.
 
 ``say()`` (and ``speak()``, which makes the :class:`~anima.commands.Speak` it says) is the one
 way text reaches an engine: every text comes as a command that checked itself as it was made (at
-most :data:`~anima.commands.MAX_SPEECH_TEXT` characters, no control character, its markup read
+most :data:`~anima.language.text.MAX_SPEECH_TEXT` characters, no control character, its markup read
 once), and nothing is accepted while the emergency stop is on.
 """
 
@@ -40,7 +40,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from anima.clock import Clock
-from anima.commands import MAX_SPEECH_TEXT, OpenVoiceStream, Speak, VoiceStream
+from anima.commands import OpenVoiceStream, Speak, VoiceStream
 from anima.errors import (
     CommandRefusedError,
     EStopActiveError,
@@ -48,6 +48,7 @@ from anima.errors import (
 )
 from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
 from anima.language.markup import Mode, Script, Segment
+from anima.language.text import MAX_SPEECH_TEXT
 from anima.logtext import quoted
 from anima.motion.engine import MotionEngine
 from anima.speech.base import AudioSink, TTSEngine

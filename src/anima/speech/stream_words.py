@@ -4,7 +4,7 @@ sample where the audio fed so far ends when they come.
 
 A marker cut by a delta's end waits for its rest (at most :data:`HOLD_CHARS`); at most
 :data:`~anima.language.markup.MAX_MARKERS` are played, as in one text; the words are bounded
-as any text to say (:data:`~anima.commands.MAX_SPEECH_TEXT`). Not thread-safe: the stream
+as any text to say (:data:`~anima.language.text.MAX_SPEECH_TEXT`). Not thread-safe: the stream
 calls it under the speech service's lock.
 """
 
@@ -14,10 +14,10 @@ import logging
 import re
 
 from anima.clock import Clock
-from anima.commands import MAX_SPEECH_TEXT
 from anima.errors import InvalidCommandError
 from anima.events import EventHub, Notice
 from anima.language.markup import MAX_MARKERS, Cue
+from anima.language.text import MAX_SPEECH_TEXT
 from anima.speech.cues import CuePlayer
 from anima.speech.utterance import Playback
 

@@ -24,11 +24,12 @@ from typing import Protocol, TypeVar
 from anima import commands as cmd
 from anima.errors import InvalidCommandError
 from anima.language import markup
+from anima.language.text import MAX_SPEECH_TEXT, speech_problem
 from anima.wire.jsontypes import JsonObject
 
 MAX_PAYLOAD = 64 * 1024  # bytes; more is refused before decoding
 # the commands' bounds (anima.commands checks them as a command is made), named for the doors
-MAX_TEXT = cmd.MAX_SPEECH_TEXT  # characters of speech in one request
+MAX_TEXT = MAX_SPEECH_TEXT  # characters of speech in one request
 MAX_NAME = cmd.MAX_NAME  # characters of an animation name
 MAX_COORD = cmd.MAX_COORD  # metres of a look-at point on each axis
 DEFAULT_LOCALE = "en-US"
@@ -139,8 +140,9 @@ def number_text(word: str, key: str) -> float:
 
 def speech_text(text: str, key: str = "text", limit: int = MAX_TEXT) -> str:
     """``text`` checked as something to say: bounded, no control character, no lone surrogate
-    (:func:`anima.commands.speech_problem`, the rule :class:`~anima.commands.Speak` applies)."""
-    problem = cmd.speech_problem(text, key, limit)
+    (:func:`anima.language.text.speech_problem`, the rule :class:`~anima.commands.Speak`
+    applies)."""
+    problem = speech_problem(text, key, limit)
     if problem is not None:
         raise PayloadError(problem)
     return text

@@ -47,3 +47,5 @@ def test_bench_realtime_quick_prints_every_figure_measured() -> None:
     # the echo's burst: a false onset, resumed
     assert re.search(r"echo\s+: stopped the robot 0 of 1 \(target 0\); paused 1; 1 false", out)
     assert re.search(r"\d+ missed of \d+ ticks", out), out
+    # the onset with the product's ears (Piper, Silero) is the full run's: said, not faked
+    assert "yield onset with listen.vad's VAD: skipped with --quick" in out

@@ -94,7 +94,7 @@ def report_lines(r: RealtimeReport) -> list[str]:
     )
     o = r.onset
     if o is None:
-        lines.append("yield onset with listen.vad's VAD: not measured (--quick)")
+        lines.append("yield onset with listen.vad's VAD: skipped with --quick (the Piper voice)")
     else:
         lines += [
             f"yield onset, Piper's voice, {o.vad} VAD or the level (the rules'): "

@@ -113,9 +113,10 @@ def test_the_daemons_voice_is_handed_on_toward_its_azimuth(
         assert not any(v.own_voice for v in heard)
         say_from(doa_file, TALKER, speech=False)  # the array hears no speech
         assert eventually(lambda: speech_said(array_daemon) is False, timeout=3.0)
-        time.sleep(0.15)  # a message in flight may still carry the last speech
-        before = len(heard)
-        time.sleep(0.6)  # six messages
+        seen = doa.messages  # a message in flight may still carry the last speech: two more
+        assert eventually(lambda: doa.messages >= seen + 2, timeout=3.0)
+        before, seen = len(heard), doa.messages
+        assert eventually(lambda: doa.messages >= seen + 6, timeout=3.0)  # six messages more
         assert len(heard) == before
         assert doa.connections == 1  # one stream for all of it
     finally:

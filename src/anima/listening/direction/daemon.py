@@ -87,7 +87,8 @@ def azimuth_of(angle: float) -> float:
 class DaemonDirection:
     """See the module docstring. ``start()`` starts the reading thread, ``stop(timeout)``
     ends it. ``own_voice`` is its gate (a barge-in lifts it); ``handed`` counts the
-    estimates handed on, ``skipped`` the messages that were not a reading."""
+    estimates handed on, ``skipped`` the messages that were not a reading, ``messages`` every
+    one received."""
 
     def __init__(
         self,
@@ -111,6 +112,7 @@ class DaemonDirection:
         self._down = False  # the daemon did not answer the last time (logged once)
         self.handed = 0
         self.skipped = 0
+        self.messages = 0
         self.connections = 0  # made so far
 
     @property
@@ -192,6 +194,7 @@ class DaemonDirection:
             )
             self.connections += 1
         message: str | bytes = self._ws.recv(timeout=self.timeout_s)
+        self.messages += 1
         return message
 
     def _skip(self, why: str) -> None:

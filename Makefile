@@ -7,12 +7,13 @@ FAST_WORKERS := -n 2
 # xdist's own reordering, by number of tests, would undo that)
 BY_FILE := -n 4 --dist loadfile --no-loadscope-reorder
 
-# Bytecode is kept, under .venv/pycache rather than beside the sources: make test starts a dozen
-# pytest processes and dozens of `anima` subprocesses, and with PYTHONDONTWRITEBYTECODE set (as on
-# these machines) each compiled every module it imported again: a worker's collection took 15-17 s
-# of CPU instead of 7, and an `anima` process 1.4 s to import its runtime instead of 0.5.
+# Bytecode is kept beside the sources (scripts/bootstrap.sh compiles the installed packages once):
+# make test starts a dozen pytest processes and dozens of `anima` subprocesses, and with
+# PYTHONDONTWRITEBYTECODE set (as on these machines) each compiled every module it imported again:
+# a worker's collection took 15-17 s of CPU instead of 7, and an `anima` process 1.4 s to import
+# its runtime instead of 0.5. The same files serve an `anima` run outside make.
 unexport PYTHONDONTWRITEBYTECODE
-export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
+unexport PYTHONPYCACHEPREFIX
 
 .PHONY: run test test-fast bootstrap bootstrap-run lint typecheck pytest bench clean
 

@@ -24,6 +24,12 @@ class SpeechConfig:
     # a body without lips but with antennas (Reachy Mini): how far speech lifts them, in the
     # antennas' units (degrees on Reachy Mini), with the mouth's opening; 0: speech leaves them
     antennas_span: float = 25.0
+    # the Piper voice in its own worker process (the runtime keeps none of its ~170 MB and its
+    # phonemizer never holds the runtime's GIL); false: in the runtime process, as before
+    piper_process: bool = True
+    # seconds with nothing to say before the Piper worker exits (its memory given back; the next
+    # utterance starts it again, ~1.1 s); 0: it never exits
+    piper_idle_exit_s: float = 120.0
 
     def __post_init__(self) -> None:
         if self.gesture_mode not in ("contextual", "disabled"):
@@ -41,6 +47,12 @@ class SpeechConfig:
             raise ConfigError(
                 f"speech.antennas_span must be in [0, 120], got {self.antennas_span!r}",
                 key="speech.antennas_span",
+            )
+        if not (math.isfinite(self.piper_idle_exit_s) and 0 <= self.piper_idle_exit_s <= 86400):
+            raise ConfigError(
+                "speech.piper_idle_exit_s must be 0 (the worker never exits) or seconds up to"
+                f" 86400, got {self.piper_idle_exit_s!r}",
+                key="speech.piper_idle_exit_s",
             )
         if not 80 <= self.espeak_wpm <= 450:
             raise ConfigError(f"speech.espeak_wpm must be in [80, 450], got {self.espeak_wpm}")

@@ -15,6 +15,13 @@ whole text. ``cancel`` is checked between clauses and between chunks. The first 
 at its first comma however short (``first_comma_chars``): "Sorry," plays while "I can't make
 you a coffee." is synthesized (the first audio waits for the first clause only).
 
+With ``process=True`` (the runtime's ``speech.piper_process``, on by default there) the voice runs
+in its own process (:mod:`anima.speech.piper.process`: the runtime keeps none of its ~165–180 MB,
+and its phonemizer no longer holds the runtime's GIL); the engine is the same either way, the
+voice object (:meth:`PiperEngine._loaded`) being the seam. The class's default stays in process:
+an engine with a worker must be closed (:meth:`PiperEngine.close`), and code that makes an engine
+for a moment (the benches, the tests) does not.
+
 Each piece synthesized is kept in a :class:`~anima.speech.cache.ClauseCache` (bounded; one
 voice): a piece said again ("Sorry," "I didn't catch that." the list of what the robot can do)
 replays its audio and marks with no synthesis, and :meth:`PiperEngine.prepare` synthesizes
@@ -52,7 +59,8 @@ from anima.speech.piper.marks import (
     Alignment,
     phoneme_marks,
 )
-from anima.speech.piper.voice import import_piper, load_voice
+from anima.speech.piper.process import VoiceWorker
+from anima.speech.piper.voice import import_piper, load_voice, voice_files
 from anima.speech.text import (
     PIECE_WEIGHT,
     SYMBOL_WEIGHT,
@@ -65,6 +73,8 @@ from anima.speech.words import PLAIN_WORD, locate, rebased, share_words, spoken_
 
 if TYPE_CHECKING:
     from piper import PiperVoice
+
+    Voice = PiperVoice | VoiceWorker  # in this process, or in its own (the same surface)
 
 logger = logging.getLogger(__name__)
 
@@ -129,8 +139,11 @@ class PiperEngine(PreparesAhead):
     voice speaks, which :meth:`supports` checks (the bundled voice: ``"en"``). ``piece_weight``
     is the most text one phonemizer call gets (see the module docstring); ``first_comma_chars``
     the shortest first clause cut at a comma (None: as any other); ``cache`` keeps the pieces
-    synthesized (None: a new bounded one; see :mod:`anima.speech.cache`). The constructor loads
-    nothing; :meth:`load` (or the first :meth:`synthesize`) loads the voice (~0.8 s).
+    synthesized (None: a new bounded one; see :mod:`anima.speech.cache`). ``process`` runs the
+    voice in its own worker process (:mod:`anima.speech.piper.process`; False: in this one),
+    which exits after ``idle_exit_s`` seconds with no request (0: never) and is started again on
+    the next; :meth:`close` ends it. The constructor loads nothing; :meth:`load` (or the first
+    :meth:`synthesize`) loads the voice (~0.8 s in process, ~1.1 s in a new worker).
     """
 
     name = "piper"
@@ -145,7 +158,11 @@ class PiperEngine(PreparesAhead):
         first_comma_chars: int | None = 5,
         piece_weight: int = PIECE_WEIGHT,
         cache: ClauseCache | None = None,
+        process: bool = False,
+        idle_exit_s: float = 120.0,
     ) -> None:
+        if not (idle_exit_s >= 0 and idle_exit_s != float("inf")):
+            raise ValueError(f"idle_exit_s must be ≥ 0 and finite (0: never), got {idle_exit_s!r}")
         if config is not None and model is None:
             raise ValueError("config given without model: pass both, or neither")
         if min_comma_chars < 0:
@@ -158,7 +175,9 @@ class PiperEngine(PreparesAhead):
         self._first_comma_chars = first_comma_chars
         self.cache = cache if cache is not None else ClauseCache()
         self._piece_weight = piece_weight  # the most text one phonemizer call gets (the GIL)
-        self._voice: PiperVoice | None = None
+        self._process = process  # the voice in its own process (VoiceWorker), else in this one
+        self._idle_exit_s = idle_exit_s
+        self._voice: Voice | None = None
         self._lock = threading.Lock()
 
     @property
@@ -178,10 +197,24 @@ class PiperEngine(PreparesAhead):
         """Load the voice once (thread-safe) and warm it up."""
         self._loaded()
 
-    def _loaded(self) -> PiperVoice:
+    def close(self) -> None:
+        """End the voice's worker process, if any (a later use starts another)."""
+        with self._lock:
+            voice = self._voice
+        if isinstance(voice, VoiceWorker):
+            voice.close()
+
+    def _loaded(self) -> Voice:
         with self._lock:
             if self._voice is None:
-                self._voice = load_voice(self._model, self._config)
+                if self._process:
+                    worker = VoiceWorker(
+                        *voice_files(self._model, self._config), idle_exit_s=self._idle_exit_s
+                    )
+                    worker.start()
+                    self._voice = worker
+                else:
+                    self._voice = load_voice(self._model, self._config)
             return self._voice
 
     def pieces(self, text: str) -> Iterator[str]:
@@ -233,7 +266,7 @@ class PiperEngine(PreparesAhead):
         return kept
 
 
-def _piece(voice: PiperVoice, piece: str, offset: int, cancel: Cancel) -> Iterator[AudioChunk]:
+def _piece(voice: Voice, piece: str, offset: int, cancel: Cancel) -> Iterator[AudioChunk]:
     """The chunks of one piece (its clauses, each fitted), marks from ``offset`` (word marks'
     characters from the piece's start)."""
     clauses = list(_fitted(voice, piece))
@@ -245,7 +278,7 @@ def _piece(voice: PiperVoice, piece: str, offset: int, cancel: Cancel) -> Iterat
             offset += len(chunk.samples)
 
 
-def _fitted(voice: PiperVoice, piece: str) -> Iterator[str]:
+def _fitted(voice: Voice, piece: str) -> Iterator[str]:
     """``piece``, or its halves (and theirs), until each phonemizes to at most
     :data:`MAX_PHONEMES`. Phonemizing 160 characters costs ~1 ms; synthesizing costs ~1 MB of
     memory per phoneme, and some text expands many times (a Chinese character is read as
@@ -261,9 +294,7 @@ def _fitted(voice: PiperVoice, piece: str) -> Iterator[str]:
         yield from _fitted(voice, half)
 
 
-def _synthesized(
-    voice: PiperVoice, clause: str, offset: int, cancel: Cancel
-) -> Iterator[AudioChunk]:
+def _synthesized(voice: Voice, clause: str, offset: int, cancel: Cancel) -> Iterator[AudioChunk]:
     """Piper's chunks of one clause as ours, marks from ``offset`` (word marks' characters from
     the clause's start); stops once cancelled. The clause's chunks come together (a clause is
     one sentence but for a rare abbreviation), so its words can be placed."""
@@ -286,7 +317,7 @@ def _synthesized(
     return share_words(made, words, start)
 
 
-def _spoken_words(voice: PiperVoice, word: str) -> int:
+def _spoken_words(voice: Voice, word: str) -> int:
     """How many words Piper speaks for one text word ("2024": four). A word of letters is one
     (the phonemizer is asked only about the others: digits, symbols, hyphens)."""
     if PLAIN_WORD.fullmatch(word):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 from pathlib import Path
 
 import numpy as np
@@ -221,17 +222,27 @@ class _Part:
         self.log.append(f"stop {self.name}")
 
 
-def test_parts_are_prepared_before_the_loop_and_stopped_last_first() -> None:
+def test_parts_are_prepared_once_the_loop_runs_and_stopped_last_first() -> None:
     log: list[str] = []
     rt = Runtime(driver=SimDriver())
     first, second = _Part(rt, "mqtt", log), _Part(rt, "web", log)
     rt.attach(first)
     rt.attach(second)
-    with rt:
-        assert rt.wait_first_tick()
-        assert first.prepared_at_tick == second.prepared_at_tick == 0  # before any tick
+    moving_at: list[int] = []
+    rt.start(on_moving=lambda: moving_at.append(rt.engine.ticks))
+    try:
+        # the first tick comes first, then what loads: the body is held while the rest loads
+        assert moving_at
+        assert moving_at[0] >= 1
+        assert first.prepared_at_tick is not None
+        assert first.prepared_at_tick >= moving_at[0]
+        assert second.prepared_at_tick is not None
+        assert second.prepared_at_tick >= moving_at[0]
+        assert log[:2] == ["prepare mqtt", "prepare web"]  # nothing before on_moving
         late = _Part(rt, "late", log)
         rt.attach(late)  # attached while running: prepared and started at once
+    finally:
+        rt.stop()
     assert log == [
         "prepare mqtt",
         "prepare web",
@@ -270,3 +281,31 @@ def test_a_part_that_cannot_start_stops_every_part_prepared_and_the_core() -> No
     ]
     assert threads() == before  # the loop, the event hub: all stopped
     assert not rt.driver.is_connected
+
+
+def test_the_collector_is_paused_while_a_runtime_starts_and_what_it_loaded_is_frozen() -> None:
+    # full collections while the doors import and the models load held the interpreter
+    # 30-50 ms each beside the running loop: paused, then the loaded objects frozen
+    seen: list[bool] = []
+    rt = Runtime(driver=SimDriver())
+    part = _Part(rt, "web", [])
+    part.prepare = lambda: seen.append(gc.isenabled())  # type: ignore[method-assign]
+    rt.attach(part)
+    assert gc.isenabled()
+    gc.unfreeze()
+    with rt:
+        assert seen == [False]  # off while it prepared
+        assert gc.isenabled()  # on again once started
+        assert gc.get_freeze_count() > 0
+    gc.unfreeze()
+    gc.disable()  # a process that runs without the collector keeps it off
+    try:
+        with Runtime(driver=SimDriver()):
+            assert not gc.isenabled()
+    finally:
+        gc.enable()
+    failing = Runtime(driver=SimDriver())
+    failing.attach(_Part(failing, "mqtt", [], fail=True))
+    with pytest.raises(ConfigError, match="port is taken"):
+        failing.start()
+    assert gc.isenabled()  # a start that failed gives it back too

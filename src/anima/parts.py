@@ -21,7 +21,7 @@ PART_STOP_S = 5.0  # the longest one part takes to stop
 
 class Part(Protocol):
     def prepare(self) -> None:
-        """Imports and model loads, before the loop starts; no thread, no socket yet. Called
+        """Imports and model loads, at start once the loop runs; no thread, no socket yet. Called
         once, then :meth:`start`."""
 
     def start(self) -> None: ...

@@ -213,3 +213,17 @@ def claim_pid_file(prefix: str, runtime: Runtime) -> Path | None:
             instances.pid_file(prefix),
         )
     return path
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process was created (Linux: ``/proc/self/stat``, to the kernel's
+    clock tick, 10 ms), or None where that cannot be read."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        # field 22, starttime, is the 20th after the command's closing parenthesis
+        return uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None

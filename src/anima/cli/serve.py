@@ -12,7 +12,7 @@ import typer
 
 from anima import instances
 from anima.cli.common import ConfigOpt, fail
-from anima.cli.process import claim_pid_file, raise_open_files_limit
+from anima.cli.process import claim_pid_file, process_age_s, raise_open_files_limit
 from anima.cli.status import wait as wait_with_status
 from anima.errors import AnimaError
 
@@ -331,7 +331,7 @@ def run(
         web_door = next((d for d in runtime.frontdoors if isinstance(d, WebFrontDoor)), None)
         reloads, signals = _install_signals(runtime)
         try:
-            runtime.start()
+            runtime.start(on_moving=lambda: typer.echo(moving_line(runtime, cfg.driver.type)))
         except BaseException:
             reloads.stop()
             signals.close()
@@ -354,6 +354,13 @@ def run(
         if pid is not None:
             instances.release(pid)
         log.info("stopped")
+
+
+def moving_line(runtime: Runtime, driver: str) -> str:
+    """The line ``anima serve`` prints at the first tick, before the rest loads."""
+    age = process_age_s()
+    since = f", {age:.2f} s after the process started" if age is not None else ""
+    return f"anima moving: first tick on the {driver} robot{since} (loading the rest)"
 
 
 def _install_signals(runtime: Runtime) -> tuple[Reloads, Signals]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,10 +34,9 @@ def attach_mqtt(runtime: Runtime, say: Report) -> None:
 
 def attach_web(runtime: Runtime, say: Report) -> None:
     """The dashboard and REST API; without the web extra, a warning and no dashboard."""
-    try:
-        import fastapi  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
+    # whether they are installed, without importing them (0.25 s): the door's prepare imports
+    # them, once the loop runs
+    if find_spec("fastapi") is None or find_spec("uvicorn") is None:
         # on by default: a core install without the web extra still serves, and says why not
         log.warning("no dashboard: install anima[web] (fastapi, uvicorn), or pass --no-web")
         return

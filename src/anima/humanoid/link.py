@@ -48,7 +48,7 @@ class HumanoidLink:
         return self._state
 
     def prepare(self) -> None:
-        """Import gRPC and the generated stubs (~0.1 s holding the GIL) before the loop runs."""
+        """Import gRPC and the generated stubs (~0.1 s) at start, not at the first call."""
         import anima.humanoid.makers  # noqa: F401  (the client, the server, the stubs)
 
     def start(self) -> None:

@@ -21,6 +21,7 @@ that calls :meth:`MotionEngine.tick` at each deadline, and its timing, are
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -234,6 +235,21 @@ class MotionEngine:
     # ------------------------------------------------------------------ introspection
     def stats(self) -> LoopStats:
         return self._loop.stats()
+
+    @property
+    def ticks(self) -> int:
+        """Ticks run since the loop started (cheap: no figures computed)."""
+        return self._loop.ticks
+
+    def wait_first_tick(self, timeout: float = 2.0) -> bool:
+        """Block (real time) until the loop thread has run its first tick (True) or
+        ``timeout`` seconds passed (False)."""
+        end = time.monotonic() + timeout
+        while self._loop.ticks == 0:
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.001)
+        return True
 
     def period_errors_since(self, tick: int) -> NDArray[np.float64]:
         """Each tick's lateness (s) since tick number ``tick`` (``stats().ticks`` then)."""

@@ -107,6 +107,10 @@ class MotionLoop:
     def stats(self) -> LoopStats:
         return self._timer.stats()
 
+    @property
+    def ticks(self) -> int:
+        return self._timer.ticks
+
     def period_errors_since(self, tick: int) -> NDArray[np.float64]:
         """Each tick's lateness (s) since tick number ``tick`` (``stats().ticks`` then)."""
         return self._timer.errors_since(tick)

@@ -1,9 +1,10 @@
 """The core of one robot: body, driver, motion, behaviour, speech; ``execute``, the one way in
 (:mod:`.commands`); a typed state snapshot (:mod:`.state`); the start/stop order of its parts.
 
-Start: every part's ``prepare`` (model loads, imports) and the TTS voices → event hub →
-animation library → driver.connect() → motion loop → timers → idle life → speech → humanoid
-link → front doors and agent.
+Start, the garbage collector paused (:func:`~anima.motion.priority.collector_paused`): event
+hub → driver.connect() → motion loop and timers (the first tick, ``on_moving``: `anima serve`
+2.4 → 0.7 s) → speech engines, each part's ``prepare`` (imports, models), voices → animations
+→ idle life → speech → humanoid link → front doors and agent. No tick missed while they load.
 Stop: speech (every utterance gets its ``end_speak``, reason ``shutdown``) → the event hub
 delivers what was published → front doors and agent (last attached first) → humanoid link →
 idle life → timers → ease the body to its rest posture (bounded in time) → motion loop →
@@ -18,10 +19,8 @@ speech stops (``end_speak`` reason ``estop``) and both are refused until the res
 from __future__ import annotations
 
 import functools
-import gc
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, overload
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
     from anima.speech.reference import PlaybackReference
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
-from anima.motion.priority import SwitchInterval
+from anima.motion.priority import SwitchInterval, collector_paused
 from anima.parts import Agent, Part, Parts
 from anima.runtime.commands import carry_out
 from anima.runtime.state import loop_state, runtime_state
@@ -133,27 +132,37 @@ class Runtime:
         self._lock = threading.Lock()
         self._switch = SwitchInterval(self.config.motion.switch_interval_ms)
 
-    def start(self, *, stepped: bool = False) -> None:
+    def start(
+        self, *, stepped: bool = False, on_moving: Callable[[], object] | None = None
+    ) -> None:
         """Start every part in order. ``stepped``: the motion loop, the event hub and the
         timers get no thread; :meth:`step` runs them, one tick at a time (the fake-time
         harness, :class:`anima.testing.FakeTimeRobot`). Speech, the agent and the doors run
-        their threads either way."""
+        their threads either way. ``on_moving``: called once the loop has run its first tick,
+        before the rest loads (``anima serve`` says so)."""
+        with collector_paused():
+            engines = self._start_core(stepped, on_moving)
+            try:
+                self._start_speech(engines)
+                self.parts.start()
+            except BaseException:
+                # a part that cannot start (a taken port, an unreachable robot) stops the ones
+                # that did, and the core
+                self.stop(ease=False)
+                raise
+
+    def _start_core(self, stepped: bool, on_moving: Callable[[], object] | None) -> list[TTSEngine]:
+        """The core and every part prepared; the speech engines to start with."""
         with self._lock:
             if self._started:
                 raise EngineStateError("runtime already started")
             self._stepped = stepped
-            # imports first: they would stall the loop
-            engines, problem = speech_engines(self.config.speech, self._tts)
-            self.speech_problem = problem or self.speech_problem
             undo: list[Callable[[], object]] = []  # what started, to stop if the next fails
             try:
                 undo.append(self.parts.stop)
-                self.parts.prepare()  # model loads and imports, before the loop starts
-                load_voices(engines)  # Piper's voice: 0.5-1.8 s of stalls once the loop ran
                 if not stepped:
                     self.events.start()
                 undo.append(self.events.stop)
-                self.reload_animations()
                 self.driver.connect()
                 undo.append(self.driver.disconnect)
                 if not stepped:
@@ -162,7 +171,15 @@ class Runtime:
                     self.engine.start()
                     undo.append(self.engine.stop)
                     self.timers.start()
+                    self.wait_first_tick()
                 undo.append(self.timers.stop)
+                if on_moving is not None:
+                    on_moving()
+                engines, problem = speech_engines(self.config.speech, self._tts)
+                self.speech_problem = problem or self.speech_problem
+                self.parts.prepare()  # model loads and imports, beside the running loop
+                load_voices(engines)
+                self.reload_animations()
                 self.idle_life.start()
             except BaseException:
                 # a driver that cannot connect (a port missing) left the events thread running
@@ -173,17 +190,7 @@ class Runtime:
                         log.exception("stopping a part that started failed")
                 raise
             self._started = True
-        try:
-            self._start_speech(engines)
-            self.parts.start()
-        except BaseException:
-            # a part that cannot start (a taken port, an unreachable robot) stops the ones
-            # that did, and the core
-            self.stop(ease=False)
-            raise
-        # Everything loaded so far lives as long as the process: keep it out of the cyclic
-        # garbage collector, whose full passes over it took ~15 ms and cost the loop a tick.
-        gc.freeze()
+            return engines
 
     def step(self, ticks: int = 1) -> None:
         """Run ``ticks`` motion ticks on this thread, each followed by the events it published
@@ -318,12 +325,7 @@ class Runtime:
 
     def wait_first_tick(self, timeout: float = 2.0) -> bool:
         """Block until the motion loop has sent its first frame (True) or timeout (False)."""
-        end = time.monotonic() + timeout
-        while self.engine.stats().ticks == 0:
-            if time.monotonic() > end:
-                return False
-            time.sleep(0.001)
-        return True
+        return self.engine.wait_first_tick(timeout)
 
     def ease_to_rest(self, timeout: float | None = None) -> bool:
         """Blend the whole body to its rest posture (``body.rest_posture``) and end idle life;

@@ -24,7 +24,8 @@ def speech_engines(
     config: SpeechConfig, given: Sequence[TTSEngine] | None
 ) -> tuple[list[TTSEngine], str]:
     """The engines to speak with (``given``, else the configured ones, their packages imported
-    now: an import would stall the loop), and why there are none ("" when there are)."""
+    now, at start rather than at the first utterance), and why there are none ("" when there
+    are)."""
     if not config.enabled:
         return [], "speech is disabled (speech.enabled: false)"
     from anima.speech import load_engines
@@ -77,11 +78,11 @@ def start_speech(
 
 
 def load_voices(engines: Sequence[TTSEngine]) -> None:
-    """Load the TTS voices before the motion loop starts (Piper's onnxruntime session holds the
-    interpreter in stretches while it loads). The speech thread loads them again — a no-op once
+    """Load the TTS voices at start, once the loop runs on its own thread (it was before the
+    loop; now the first tick comes first). The speech thread loads them again — a no-op once
     loaded — and drops and reports an engine that fails, so a failure here is only noted."""
     for engine in engines:
         try:
             engine.load()
         except Exception as exc:  # the speech thread says it, as a warning and a notice
-            log.debug("speech engine %s did not load before the loop: %s", engine.name, exc)
+            log.debug("speech engine %s did not load at start: %s", engine.name, exc)

@@ -202,7 +202,7 @@ class RealtimeAgent:
     def prepare(self) -> None:
         require_websockets()
         if self.gate is not None and self.gate.spotter is not None:
-            self.gate.spotter.load()  # the wake phrase's model, before the loop runs
+            self.gate.spotter.load()  # the wake phrase's model, at start
 
     def start(self) -> None:
         self._unsubscribe = self.robot.subscribe(self._estop, EStopChanged.kind)

@@ -41,7 +41,7 @@ MAX_QUEUED = 400  # messages waiting to be sent (~13 s of microphone at 32 ms a 
 
 
 def require_websockets() -> None:
-    """Import ``websockets`` now (before the loop starts), or say how to install it."""
+    """Import ``websockets`` now (at start), or say how to install it."""
     try:
         import websockets.sync.client  # noqa: F401
     except ImportError as exc:

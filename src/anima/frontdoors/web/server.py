@@ -129,9 +129,9 @@ class WebFrontDoor:
 
     # ------------------------------------------------------------------ lifecycle
     def prepare(self) -> None:
-        """Before the runtime starts its loop: importing uvicorn's protocols and building
-        FastAPI's routes hold the GIL for several milliseconds, a late tick if the loop were
-        running. MissingDependencyError without the web extra."""
+        """At start, beside the running loop (the runtime pauses the garbage collector, whose
+        full passes during these imports were the long holds): FastAPI, uvicorn and the MCP
+        SDK imported, the routes built. MissingDependencyError without the web extra."""
         if self._uvicorn is None:
             self._uvicorn = self._make_uvicorn_config()
 

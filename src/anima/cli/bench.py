@@ -8,7 +8,13 @@ from typing import Annotated
 
 import typer
 
-from anima.cli import bench_attention, bench_links, bench_listening, bench_realtime
+from anima.cli import (
+    bench_attention,
+    bench_budget,
+    bench_links,
+    bench_listening,
+    bench_realtime,
+)
 
 app = typer.Typer(help="Measure anima: each benchmark prints its figures.", no_args_is_help=True)
 
@@ -263,6 +269,7 @@ def bench_serve(
         typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
         return
     typer.echo(f"start to first tick : {r.start_to_first_tick_s * 1000:.0f} ms")
+    typer.echo(f"start to ready      : {r.start_to_ready_s * 1000:.0f} ms (voices, doors loaded)")
     typer.echo(f"resident memory     : {r.rss_idle_mb:.1f} MB after {r.idle_s:g} s idle")
     typer.echo(f"SIGTERM to exit     : {r.exit_s * 1000:.0f} ms (exit code {r.exit_code})")
     if r.missed_since_start is None:
@@ -336,3 +343,4 @@ bench_listening.register(app)
 bench_links.register(app)
 bench_attention.register(app)
 bench_realtime.register(app)
+bench_budget.register(app)

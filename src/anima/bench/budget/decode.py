@@ -1,0 +1,117 @@
+"""The 100 Hz loop while the speech recognizer decodes, against the same loop with no decode.
+
+One process: the real runtime (:func:`anima.build.build`, the sim driver, doors off) on the real
+clock, and the recognizer the default config makes (``listen.asr``: Whisper tiny.en when
+installed) loaded beside it. After ``settle_s``, two windows of ``seconds`` each: first the
+runtime alone, then a thread feeding a few seconds of speech through the recognizer and taking
+its final text (the path a turn takes: partial decodes on its thread, then the final), again
+and again. No recorded human speech is installed on this machine kind, so the speech is eSpeak
+NG's (what Whisper costs depends on the audio's length far more than on the voice).
+
+Per window: decodes finished, deadlines missed, the tick rate, and each tick's lateness
+(|start − deadline|, the engine's period error) p99 and max.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from anima.audio import SAMPLE_RATE, Frame
+from anima.bench.asr.asr import LONG_REQUESTS, Voice, recognize, speak
+from anima.build import build
+from anima.config import AnimaConfig
+from anima.listening.asr import Recognizer
+from anima.listening.makers import make_recognizer
+from anima.runtime import Runtime
+from anima.speech.espeak.espeak import EspeakEngine
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopWindow:
+    decoding: bool
+    seconds: float
+    decodes: int  # finished within the window (0 without decoding)
+    ticks: int
+    rate_hz: float
+    missed: int
+    late_p99_ms: float
+    late_max_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecodeLoop:
+    recognizer: str  # the class the config made
+    speech_s: float  # length of the audio decoded each time
+    last_text: str  # what it heard the last time (shows a real decode ran)
+    quiet: LoopWindow
+    decoding: LoopWindow
+
+
+def _window(runtime: Runtime, seconds: float, work: threading.Thread | None) -> LoopWindow:
+    engine = runtime.engine
+    before = engine.stats()
+    if work is not None:
+        work.start()
+    time.sleep(seconds)
+    after = engine.stats()
+    late = engine.period_errors_since(before.ticks) * 1e3
+    span = after.elapsed_s - before.elapsed_s
+    ticks = after.ticks - before.ticks
+    return LoopWindow(
+        decoding=work is not None, seconds=span, decodes=0, ticks=ticks,
+        rate_hz=ticks / span if span > 0 else 0.0,
+        missed=after.missed - before.missed,
+        late_p99_ms=float(np.percentile(late, 99)) if late.size else float("nan"),
+        late_max_ms=float(late.max()) if late.size else float("nan"),
+    )  # fmt: skip
+
+
+def loop_during_decode(seconds: float, settle_s: float) -> DecodeLoop:
+    config = AnimaConfig()
+    engine = EspeakEngine()
+    engine.load()
+    audio = speak(Voice("espeak-en-us", engine, "en-US"), LONG_REQUESTS[0])
+    recognizer = make_recognizer(config.listen)
+    recognizer.load()
+    try:
+        return _measure(config, recognizer, audio, seconds, settle_s)
+    finally:
+        recognizer.close()
+
+
+def _measure(
+    config: AnimaConfig, recognizer: Recognizer, audio: Frame, seconds: float, settle_s: float
+) -> DecodeLoop:
+    heard = [recognize(recognizer, audio)]  # once before the windows: its first run is not steady
+    runtime = build(config, doors=False)
+    runtime.start()
+    try:
+        time.sleep(settle_s)
+        quiet = _window(runtime, seconds, None)
+        stop = threading.Event()
+        done = [0]
+
+        def decode() -> None:
+            while not stop.is_set():
+                heard.append(recognize(recognizer, audio))
+                done[0] += 1
+
+        worker = threading.Thread(target=decode, name="budget-decode", daemon=True)
+        busy = _window(runtime, seconds, worker)
+        decodes = done[0]  # those finished inside the window
+        stop.set()
+        worker.join(30.0)
+    finally:
+        runtime.stop(ease=False)
+    return DecodeLoop(
+        recognizer=type(recognizer).__name__,
+        speech_s=len(audio) / SAMPLE_RATE,
+        last_text=heard[-1],
+        quiet=quiet,
+        decoding=dataclasses.replace(busy, decodes=decodes),
+    )

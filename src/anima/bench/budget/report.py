@@ -1,0 +1,124 @@
+"""``anima bench budget``: the small-computer budget of issue 34 in one run, and its report.
+
+Runs, one after the other so that none measures another: idle CPU and memory (core, defaults,
+agent: :mod:`~anima.bench.budget.idle`), start → first tick over several starts
+(:mod:`~anima.bench.budget.start`), and the loop while the recognizer decodes
+(:mod:`~anima.bench.budget.decode`). The anchor's figure is printed beside them for context; it
+is not measured here.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from anima.bench.budget.decode import DecodeLoop, LoopWindow, loop_during_decode
+from anima.bench.budget.idle import Idle, idle_core, idle_serve
+from anima.bench.budget.start import Start, starts
+
+# Reachy Mini conversation app's movement loop alone, % of one core on this machine kind
+# (issue 34, measured side by side in an earlier run; /work/shared/NOTES.md has its tick cost)
+ANCHOR_PCT = (6.7, 7.1)
+DEFAULTS_TARGET = 0.35  # × the anchor: issue 34's idle budget for `anima serve` defaults
+AGENT_TARGET_PCT = 5.0  # issue 34: idle with the agent listening to a quiet room
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    settle_s: float = 3.0  # after a part has started, before its window
+    window_s: float = 20.0  # idle CPU window
+    starts: int = 5  # of `anima serve` defaults, for start → first tick
+    decode_s: float = 15.0  # each of the two loop windows (quiet, decoding)
+    status_interval_s: float | None = None  # serve's status line in the starts (None: 5 s)
+
+    @classmethod
+    def quick(cls) -> Options:
+        return cls(settle_s=0.5, window_s=2.0, starts=1, decode_s=3.0, status_interval_s=1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetResult:
+    options: Options
+    load_average: tuple[float, float, float]  # when the run began
+    idle: list[Idle]  # core, defaults, agent
+    starts: list[Start]
+    decode: DecodeLoop
+
+
+def run_budget_bench(options: Options) -> BudgetResult:
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="anima-budget-") as tmp:
+        work = Path(tmp)
+        o = options
+        idle = [
+            idle_core(o.settle_s, o.window_s),
+            idle_serve(work, agent=False, settle_s=o.settle_s, window_s=o.window_s),
+            idle_serve(work, agent=True, settle_s=o.settle_s, window_s=o.window_s),
+        ]
+        started = starts(work, o.starts, o.status_interval_s)
+    decode = loop_during_decode(o.decode_s, o.settle_s)
+    return BudgetResult(
+        options=options, load_average=load, idle=idle, starts=started, decode=decode
+    )
+
+
+def _spread(values: list[float], unit: str, scale: float = 1.0) -> str:
+    return (
+        f"median {statistics.median(values) * scale:.0f} {unit}, "
+        f"max {max(values) * scale:.0f} {unit}"
+    )
+
+
+def _loop(w: LoopWindow) -> str:
+    what = f"{w.decodes} decodes" if w.decoding else "no decode"
+    return (
+        f"{what:>11}: {w.missed} missed, lateness p99 {w.late_p99_ms:.2f} ms, "
+        f"max {w.late_max_ms:.2f} ms, {w.rate_hz:.2f} Hz over {w.seconds:.1f} s"
+    )
+
+
+def report_lines(r: BudgetResult) -> list[str]:
+    o = r.options
+    one, five, fifteen = r.load_average
+    lines = [
+        f"anima bench budget — load average {one:.2f} {five:.2f} {fifteen:.2f} at the start",
+        f"idle CPU (% of one core, {o.window_s:g} s after {o.settle_s:g} s settling):",
+    ]
+    for x in r.idle:
+        lines.append(f"  {x.name:8} {x.cpu.text()}")
+    low, high = ANCHOR_PCT
+    lines += [
+        f"  anchor   {low}–{high} % (the Reachy Mini conversation app's movement loop alone: "
+        "issue 34's figure, NOT measured in this run)",
+        f"  targets  defaults ≤ {DEFAULTS_TARGET:g}× the anchor (≈ "
+        f"{DEFAULTS_TARGET * low:.1f}–{DEFAULTS_TARGET * high:.1f} %), agent ≤ "
+        f"{AGENT_TARGET_PCT:g} %",
+        "resident memory after the window (VmRSS; the tree sums each child's):",
+    ]
+    for x in r.idle:
+        lines.append(
+            f"  {x.name:8} {x.memory.alone_mb:6.1f} MB alone, {x.memory.tree_mb:6.1f} MB tree"
+        )
+    agent = next(x for x in r.idle if x.name == "agent")
+    lines.append(f"  agent part ran: {agent.check}")
+    s = r.starts
+    first_line = {x.started.first_tick_line for x in s}
+    lines += [
+        f"start → first tick ({' / '.join(sorted(first_line))!r} line), `anima serve` "
+        f"defaults, {len(s)} starts:",
+        f"  first tick : {_spread([x.started.first_tick_s for x in s], 'ms', 1000)}",
+        f"  ready      : {_spread([x.started.ready_s for x in s], 'ms', 1000)}",
+        f"  loop       : missed {[x.missed for x in s]} (first tick → first status line), "
+        f"worst period error {max(x.period_error_max_ms for x in s):.2f} ms",
+    ]
+    d = r.decode
+    lines += [
+        f"the loop during decodes ({d.recognizer}, {d.speech_s:.1f} s of eSpeak speech, heard "
+        f"{d.last_text!r}):",
+        "  " + _loop(d.quiet),
+        "  " + _loop(d.decoding),
+    ]
+    return lines

@@ -1,0 +1,65 @@
+"""`anima bench budget --quick` runs each part for real and reads finite, plausible figures.
+
+Real subprocesses on free ports (the core loop, `anima serve` defaults, `anima serve --agent`
+hearing a generated quiet room), and Whisper decoding beside the real runtime in this process.
+No figure is held to a target here: benchmarks report; the bounds only say the reading is one.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from anima.bench.budget.idle import ROOM_DBFS, quiet_room
+from anima.bench.budget.report import Options, report_lines, run_budget_bench
+from anima.bench.budget.servers import MOVING, READY
+from anima.listening.sources.wav import read_wav
+
+pytestmark = pytest.mark.model  # Whisper here; Piper, Silero and Whisper in the agent's process
+
+
+def test_quick_budget_runs_every_part_and_reads_plausible_figures() -> None:
+    r = run_budget_bench(Options.quick())
+
+    assert [x.name for x in r.idle] == ["core", "defaults", "agent"]
+    for x in r.idle:
+        assert 0 < x.cpu.alone_pct < 200, x
+        assert x.cpu.alone_pct <= x.cpu.tree_pct < 400, x
+        assert x.memory.alone_mb > 20, x
+        assert x.memory.alone_mb <= x.memory.tree_mb, x
+        assert x.exit_code == 0, x
+    core, defaults, agent = r.idle
+    assert core.cpu.children == 0
+    assert defaults.cpu.children >= 1  # the embedded Mosquitto at least: the tree was read
+    assert agent.check.startswith("anima agent:")  # the agent's process had the agent
+    assert not defaults.check.startswith("anima agent:")
+
+    (start,) = r.starts
+    assert 0 < start.started.first_tick_s <= start.started.ready_s < 30
+    assert start.started.first_tick_line in (MOVING, READY)
+    assert start.missed >= 0
+    assert math.isfinite(start.period_error_max_ms)
+    assert start.exit_code == 0
+
+    d = r.decode
+    assert d.decoding.decodes > 0
+    assert d.last_text.strip()  # a real decode heard words
+    for w in (d.quiet, d.decoding):
+        assert w.ticks > 0
+        assert math.isfinite(w.late_p99_ms)
+        assert w.late_p99_ms <= w.late_max_ms
+        assert w.missed >= 0
+
+    text = "\n".join(report_lines(r))
+    assert "NOT measured in this run" in text
+    assert "first tick" in text
+
+
+def test_the_quiet_room_is_quiet_and_as_long_as_asked(tmp_path: Path) -> None:
+    samples, rate = read_wav(quiet_room(tmp_path / "room.wav", 2.0))
+    assert rate == 16_000
+    assert len(samples) == 32_000
+    rms_db = 20 * math.log10(math.sqrt(float((samples.astype(float) ** 2).mean())) / 32768)
+    assert abs(rms_db - ROOM_DBFS) < 0.5

@@ -181,6 +181,7 @@ class VoiceWorker:
             return proc
         if proc is not None:
             logger.info("piper: the voice worker had exited (code %s)", proc.returncode)
+            _end(proc)  # its pipes
         self._proc = None
         proc = subprocess.Popen(
             [sys.executable, "-P", wire.__file__, *self._args],

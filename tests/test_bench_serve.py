@@ -17,6 +17,7 @@ def test_serve_bench_reads_start_memory_exit_and_the_loop_health(
     monkeypatch.setenv("ANIMA_MQTT__ENABLED", "false")
     r = run_serve_bench(idle_s=5.5)
     assert 0 < r.start_to_first_tick_s < 20
+    assert r.start_to_first_tick_s <= r.start_to_ready_s < 30  # the first tick, then the rest
     assert r.rss_idle_mb > 20
     assert r.exit_code == 0
     # the status line after 5 s was found and parsed (no figure is asserted: benchmarks report)

@@ -50,9 +50,20 @@ class MonotonicClock:
     """
 
     def __init__(self, spin_s: float = 0.0003) -> None:
-        if not 0.0 <= spin_s < 0.01:
-            raise ValueError(f"spin_s must be in [0, 0.01) seconds, got {spin_s!r}")
-        self._spin_s = spin_s
+        self._spin_s = 0.0
+        self.spin_s = spin_s
+
+    @property
+    def spin_s(self) -> float:
+        """The final part of each wait spent spinning (s); settable (the motion thread drops it
+        once its wake-ups are precise without it)."""
+        return self._spin_s
+
+    @spin_s.setter
+    def spin_s(self, value: float) -> None:
+        if not 0.0 <= value < 0.01:
+            raise ValueError(f"spin_s must be in [0, 0.01) seconds, got {value!r}")
+        self._spin_s = value
 
     def now(self) -> float:
         return time.monotonic()

@@ -66,7 +66,10 @@ class MotionConfig:
     # smoothing of secondary offsets (20–30 Hz sources); None: 4 Hz, or less at low loop rates
     offset_bandwidth_hz: float | None = None
     offset_max_rate_rad_s: float = 2.5  # slew limit of offset head rotation
-    spin_s: float = 0.0003  # final part of each wait spent spinning for a precise wake-up
+    # final part of each wait spent spinning for a precise wake-up; None (auto): no spin where
+    # the motion thread's wake-ups are precise without it (real-time priority, or a 1 µs timer
+    # slack: Linux), else 0.3 ms (motion/priority.py has the figures)
+    spin_s: float | None = None
     stats_window: int = 16384  # ticks kept for the percentiles of engine.stats(), 16–1,000,000
     # SCHED_FIFO priority of the motion thread where the OS allows it (root, CAP_SYS_NICE), so a
     # busy machine cannot hold a tick back (motion/priority.py); 0: normal scheduling
@@ -101,7 +104,9 @@ class MotionConfig:
                 f"motion.offset_bandwidth_hz must be in (0, {0.06 * self.rate_hz:g}] at "
                 f"{self.rate_hz:g} Hz, got {bw}"
             )
-        if not 0 <= self.spin_s < 0.5 / self.rate_hz:
+        if self.spin_s is not None and not (
+            math.isfinite(self.spin_s) and 0 <= self.spin_s < 0.5 / self.rate_hz
+        ):
             raise ConfigError("motion.spin_s must be ≥ 0 and under half a period")
         # two float64 arrays of this many ticks are allocated at start: 1 M is 16 MB, 2.8 h
         count("motion", 16, 1_000_000, stats_window=self.stats_window)

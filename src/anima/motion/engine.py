@@ -43,6 +43,7 @@ from anima.motion.offsets import OffsetBank
 from anima.motion.output import DriverOutput
 from anima.motion.overrides import OverrideFn, OverrideTable
 from anima.motion.primary import PrimaryTrack
+from anima.motion.priority import AUTO_SPIN_S
 from anima.motion.safety import SafetyStage
 from anima.motion.taps import FrameTap, FrameTaps
 from anima.motion.timer import LoopStats
@@ -78,7 +79,9 @@ class MotionEngine:
     ) -> None:
         self.body = body
         self.config = cfg = config or MotionConfig()
-        self.clock: Clock = clock or MonotonicClock(spin_s=cfg.spin_s)
+        self.clock: Clock = clock or MonotonicClock(
+            spin_s=AUTO_SPIN_S if cfg.spin_s is None else cfg.spin_s
+        )
         self._events = events
         self.period = cfg.period
         self._safety = SafetyStage(body, self.period)
@@ -130,6 +133,7 @@ class MotionEngine:
             self.period,
             window=cfg.stats_window,
             realtime_priority=cfg.realtime_priority,
+            auto_spin=clock is None and cfg.spin_s is None,  # a clock given is left alone
             fault=self._fault,
         )
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.clock import Clock
+from anima.clock import Clock, MonotonicClock
 from anima.errors import EngineStateError
 from anima.motion.priority import enter_realtime
 from anima.motion.timer import LoopStats, LoopTimer
@@ -36,12 +36,14 @@ class MotionLoop:
         *,
         window: int,
         realtime_priority: int,
+        auto_spin: bool = False,
         fault: Callable[[str, str], None],
     ) -> None:
         self._tick = tick
         self._clock = clock
         self._timer = LoopTimer(clock, period, window)
         self._realtime_priority = realtime_priority
+        self._auto_spin = auto_spin  # drop the clock's spin where wake-ups are precise anyway
         self._fault = fault
         self._thread: threading.Thread | None = None
         self._running = threading.Event()
@@ -89,7 +91,10 @@ class MotionLoop:
             timer.record_compute(clock.now() - begin)
 
     def _loop(self) -> None:
-        enter_realtime(self._realtime_priority, self._clock)  # where the OS allows it
+        precise = enter_realtime(self._realtime_priority, self._clock)  # where the OS allows
+        if self._auto_spin and precise and isinstance(self._clock, MonotonicClock):
+            self._clock.spin_s = 0.0
+            log.info("motion thread: precise wake-ups without spinning")
         timer, clock, tick = self._timer, self._clock, self._tick
         timer.start()
         while self._running.is_set():

@@ -14,13 +14,16 @@ import typer
 
 def bench_budget(
     window: Annotated[float, typer.Option(min=1.0, help="Idle CPU window, seconds.")] = 20.0,
-    settle: Annotated[float, typer.Option(min=0.0, help="Settling before each window.")] = 3.0,
+    settle: Annotated[float, typer.Option(min=0.0, help="Least settling before a window.")] = 3.0,
+    settle_max: Annotated[
+        float, typer.Option(min=0.0, help="Most settling: waiting for a part to stop loading.")
+    ] = 60.0,
     starts: Annotated[int, typer.Option(min=1, help="Starts of `anima serve` timed.")] = 5,
     decode: Annotated[
         float, typer.Option(min=1.0, help="Seconds of each loop window (quiet, decoding).")
     ] = 15.0,
     quick: Annotated[
-        bool, typer.Option("--quick", help="Short windows and one start (~40 s).")
+        bool, typer.Option("--quick", help="Short windows, no settling, one start (~50 s).")
     ] = False,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the figures to this JSON file.")
@@ -32,7 +35,13 @@ def bench_budget(
     options = (
         Options.quick()
         if quick
-        else Options(settle_s=settle, window_s=window, starts=starts, decode_s=decode)
+        else Options(
+            settle_s=settle,
+            settle_max_s=settle_max,
+            window_s=window,
+            starts=starts,
+            decode_s=decode,
+        )
     )
     result = run_budget_bench(options)
     for line in report_lines(result):

@@ -1,11 +1,17 @@
 """The Piper voice in its own process: :class:`VoiceWorker`, what :class:`PiperEngine` uses as
 its voice when ``speech.piper_process`` is on (the default).
 
-Why: in the runtime process the voice costs ~86–89 MB of RSS once loaded and ~165–180 MB after
-one sentence (onnxruntime's arena and malloc keep what synthesis took), its phonemizer holds the
-GIL for a whole clause (the motion loop stalls), and its import and load cost ~1 s. In a worker
-process (:mod:`anima.speech.piper.worker`) none of that touches the runtime, the worker runs at a
-lower CPU priority, and it exits after ``idle_exit_s`` with no request, giving all of it back.
+Why: in the runtime process the voice (with onnxruntime's and Piper's import) added 123 MB of
+RSS once loaded and 197–210 MB after 35 s of speech (onnxruntime's arena and malloc keep what
+synthesis took), its phonemizer holds the GIL for a whole clause, and loading it stalled a 100 Hz
+loop 23–104 ms (1–3 missed ticks each time). In a worker process
+(:mod:`anima.speech.piper.worker`) the runtime grows 3–4 MB, loading misses no tick (worst
+lateness 2.6–9.6 ms), the worker (150 MB loaded, 225–237 MB after speaking) runs at a lower CPU
+priority, and it exits after ``idle_exit_s`` with no request, giving all of it back. ``anima
+serve`` idle after start: 62 MB with the worker (151 MB beside it) against 183 MB. First audio of
+a short sentence: 215–468 ms warm (216–407 ms in process, on a machine with a core taken by
+another process, which the worker at nice 10 yields to), 1.0–2.1 s when the worker must start
+first. Figures and method: docs/speech.md, "Piper in its own process".
 
 :class:`VoiceWorker` has the surface of ``piper.PiperVoice`` that the engine uses —
 ``config.sample_rate``, ``phonemize(text)`` and ``synthesize(text, include_alignments=True)``

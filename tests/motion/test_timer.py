@@ -6,10 +6,11 @@ import itertools
 import math
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 from anima.config import MotionConfig
-from anima.motion.timer import LoopTimer
+from anima.motion.timer import LoopTimer, _p50_p99_max
 from anima.testing import FakeClock, make_engine
 
 pytestmark = pytest.mark.fast
@@ -120,3 +121,14 @@ def test_stats_window_bounds_the_percentiles() -> None:
 def test_timer_rejects_a_bad_period(period: float) -> None:
     with pytest.raises(ValueError, match="period"):
         LoopTimer(FakeClock(), period)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 101, 16_384])
+def test_the_stats_percentiles_are_numpys(size: int) -> None:
+    # stats() takes its percentiles from two partial sorts, not four np.percentile calls
+    rng = np.random.default_rng(size)
+    for values in (rng.random(size), rng.integers(0, 4, size).astype(float)):  # ties too
+        p50, p99, top = _p50_p99_max(values)
+        assert p50 == pytest.approx(np.percentile(values, 50), abs=1e-12)
+        assert p99 == pytest.approx(np.percentile(values, 99), abs=1e-12)
+        assert top == values.max()

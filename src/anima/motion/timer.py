@@ -108,16 +108,36 @@ class LoopTimer:
         else:
             errors = np.abs(self._errors[:n])
             compute = self._compute[:n]
+        e50, e99, e_max = _p50_p99_max(errors)
+        c50, c99, _ = _p50_p99_max(compute)
         return LoopStats(
             ticks=self.ticks,
             elapsed_s=elapsed,
             rate_hz=rate,
             target_hz=1.0 / self.period,
-            period_error_p50_ms=float(np.percentile(errors, 50)) * 1e3,
-            period_error_p99_ms=float(np.percentile(errors, 99)) * 1e3,
-            period_error_max_ms=float(errors.max()) * 1e3,
+            period_error_p50_ms=e50 * 1e3,
+            period_error_p99_ms=e99 * 1e3,
+            period_error_max_ms=e_max * 1e3,
             missed=self.missed,
-            tick_compute_p50_us=float(np.percentile(compute, 50)) * 1e6,
-            tick_compute_p99_us=float(np.percentile(compute, 99)) * 1e6,
+            tick_compute_p50_us=c50 * 1e6,
+            tick_compute_p99_us=c99 * 1e6,
             window=n,
         )
+
+
+def _p50_p99_max(values: NDArray[np.float64]) -> tuple[float, float, float]:
+    """The 50th and 99th percentiles (numpy's default: linear between the two nearest ranks) and
+    the maximum, from two partial sorts. ``stats()`` is read by every door several times a
+    second, and four ``np.percentile`` calls over the 16,384-tick window took ~0.6 ms (0.6 % of a
+    core for the MQTT door's 4 Hz state alone); this takes ~0.13 ms."""
+    last = values.size - 1
+    x99, x50 = 0.99 * last, 0.5 * last
+    k99, k50 = int(x99), int(x50)
+    part = np.partition(values, k99)  # the k99 + 1 smallest first, in no order
+    top = part[k99:]
+    above99 = float(np.partition(top, 1)[1]) if top.size > 1 else float(top[0])
+    p99 = float(part[k99]) + (above99 - float(part[k99])) * (x99 - k99)
+    low = np.partition(part[: k99 + 1], k50)
+    above50 = float(low[k50 + 1 :].min()) if k50 < k99 else above99
+    p50 = float(low[k50]) + (above50 - float(low[k50])) * (x50 - k50)
+    return p50, p99, float(top.max())

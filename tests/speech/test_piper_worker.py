@@ -95,6 +95,13 @@ def test_worker_speaks_like_the_voice_in_process(
     assert _worker(worker_engine).phonemize(TEXT) == piper._loaded().phonemize(TEXT)
 
 
+def test_the_worker_runs_at_a_lower_cpu_priority(worker_engine: PiperEngine) -> None:
+    pid = _worker(worker_engine).pid
+    assert pid is not None
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(ours + 10, 19)
+
+
 def test_cancel_mid_utterance_stops_promptly(worker_engine: PiperEngine) -> None:
     cancel = Cancel()
     got: list[AudioChunk] = []

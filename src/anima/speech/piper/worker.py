@@ -22,8 +22,8 @@ header, then ``header["bytes"]`` raw bytes (0 when absent).
 - no request for IDLE_EXIT_S seconds (0: never) → ``{"op": "bye"}`` and exit code 0;
   end of stdin (the runtime closed it, or died) → exit code 0.
 
-The worker lowers its CPU priority (``os.nice(10)``) before loading, so on a busy machine the
-motion loop's process is served first.
+The worker lowers its CPU priority (``os.nice(10)``, and never keeps a real-time policy it might
+inherit) before loading, so on a busy machine the motion loop's process is served first.
 """
 
 from __future__ import annotations
@@ -132,6 +132,8 @@ def main(argv: list[str]) -> int:
     out = os.dup(1)  # replies go here; fd 1 (whatever a library prints) goes to stderr
     os.dup2(2, 1)
     model, config, idle_exit_s = Path(argv[0]), Path(argv[1]) if argv[1] else None, float(argv[2])
+    if hasattr(os, "sched_getscheduler") and os.sched_getscheduler(0) != os.SCHED_OTHER:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))  # never real-time, inherited
     os.nice(NICE)
     try:
         voice = _voicefile().open_voice(model, config)

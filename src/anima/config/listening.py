@@ -68,6 +68,9 @@ class ListenConfig:
     # cues: frames this far (dB) below the utterance's own voice are the room's (babble the VAD
     # calls speech); null: no level gate (in babble the turn then ends at max_utterance_s)
     turn_gate_db: float | None = 12.0
+    # the VAD's model runs only on frames this far (dB) over the room's floor in the speech
+    # band, and 1 s after them (idle CPU: anima.listening.vad_gate); null: on every frame
+    vad_gate_db: float | None = 3.0
     vad_start_threshold: float = 0.5  # speech probability that starts speech
     vad_end_threshold: float = 0.35  # below this the frame counts as silence
     vad_start_frames: int = 2  # consecutive speech frames (32 ms each) before speech starts
@@ -149,15 +152,8 @@ class ListenConfig:
                 f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "
                 f"({self.turn_hold_s:g} s)"
             )
-        gate_db = self.turn_gate_db
-        if gate_db is not None and not (
-            isinstance(gate_db, int | float) and not isinstance(gate_db, bool)
-            and math.isfinite(gate_db) and 0 < gate_db <= MAX_GATE_DB
-        ):  # fmt: skip
-            raise ConfigError(
-                f"listen.turn_gate_db must be in (0, {MAX_GATE_DB:g}] dB or null, "
-                f"got {_shown(gate_db)}"
-            )
+        for key in ("turn_gate_db", "vad_gate_db"):
+            _db_or_null(key, getattr(self, key))
         object.__setattr__(self, "turn_gate", checked(TurnGate, self.turn_gate, "listen.turn_gate"))
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
@@ -196,6 +192,17 @@ def _check_mics(mics: tuple[tuple[float, float, float], ...]) -> None:
                     "microphone of an array is somewhere else",
                     key="listen.mics",
                 )
+
+
+def _db_or_null(key: str, value: float | None) -> None:
+    """A level gate's margin: null (no gate) or a number of dB in (0, :data:`MAX_GATE_DB`]."""
+    if value is not None and not (
+        isinstance(value, int | float) and not isinstance(value, bool)
+        and math.isfinite(value) and 0 < value <= MAX_GATE_DB
+    ):  # fmt: skip
+        raise ConfigError(
+            f"listen.{key} must be in (0, {MAX_GATE_DB:g}] dB or null, got {_shown(value)}"
+        )
 
 
 def _one_frame_at_least(key: str, value: float) -> None:

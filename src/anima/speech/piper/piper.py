@@ -179,6 +179,7 @@ class PiperEngine(PreparesAhead):
         self._idle_exit_s = idle_exit_s
         self._voice: Voice | None = None
         self._lock = threading.Lock()
+        self._warming = threading.Event()  # a warm() thread runs
 
     @property
     def voice_id(self) -> str:
@@ -196,6 +197,28 @@ class PiperEngine(PreparesAhead):
     def load(self) -> None:
         """Load the voice once (thread-safe) and warm it up."""
         self._loaded()
+
+    def warm(self) -> None:
+        """Someone may soon be spoken to: start the voice's worker again in the background if it
+        left after ``idle_exit_s`` (or never started), so the first sentence does not wait the
+        1-2 s a cold start takes. Returns at once; nothing to do in process or while it runs."""
+        voice = self._voice
+        if not self._process or (isinstance(voice, VoiceWorker) and voice.pid is not None):
+            return
+        if self._warming.is_set():
+            return
+        self._warming.set()
+        threading.Thread(target=self._warm, name="anima-piper-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            voice = self._loaded()
+            if isinstance(voice, VoiceWorker):
+                voice.start()
+        except Exception as exc:  # the next sentence says it, as the speech service reports
+            logger.debug("piper: warming the voice worker failed: %s", exc)
+        finally:
+            self._warming.clear()
 
     def close(self) -> None:
         """End the voice's worker process, if any (a later use starts another)."""

@@ -11,10 +11,12 @@ import math
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from anima.bench.budget.idle import ROOM_DBFS, quiet_room
 from anima.bench.budget.report import Options, report_lines, run_budget_bench
 from anima.bench.budget.servers import MOVING, READY
+from anima.cli import app
 from anima.listening.sources.wav import read_wav
 
 pytestmark = pytest.mark.model  # Whisper here; Piper, Silero and Whisper in the agent's process
@@ -64,3 +66,10 @@ def test_the_quiet_room_is_quiet_and_as_long_as_asked(tmp_path: Path) -> None:
     assert len(samples) == 32_000
     rms_db = 20 * math.log10(math.sqrt(float((samples.astype(float) ** 2).mean())) / 32768)
     assert abs(rms_db - ROOM_DBFS) < 0.5
+
+
+def test_anima_bench_budget_is_a_command_with_its_options() -> None:
+    result = CliRunner().invoke(app, ["bench", "budget", "--help"])
+    assert result.exit_code == 0, result.output
+    for option in ("--quick", "--json", "--window", "--settle-max", "--starts", "--decode"):
+        assert option in result.output

@@ -31,6 +31,7 @@ def test_quick_budget_runs_every_part_and_reads_plausible_figures() -> None:
         assert x.cpu.alone_pct <= x.cpu.tree_pct < 400, x
         assert x.memory.alone_mb > 20, x
         assert x.memory.alone_mb <= x.memory.tree_mb, x
+        assert 0 < x.memory.tree_pss_mb <= x.memory.tree_mb, x  # shared pages split, not summed
         assert x.exit_code == 0, x
         assert x.settled_s >= 0.5, x  # the quick run's least settling was waited
     core, defaults, agent = r.idle

@@ -112,9 +112,23 @@ def measure_cpu(pid: int, window_s: float) -> CpuUse:
 class Memory:
     alone_mb: float  # VmRSS of the process
     tree_mb: float  # summed over it and its live descendants (shared pages counted in each)
+    tree_pss_mb: float  # proportional set size summed: each shared page split among its users
+
+
+def pss_mb(pid: int) -> float:
+    """Proportional set size of ``pid`` in MB (``/proc/<pid>/smaps_rollup``); NaN if unread."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return math.nan
 
 
 def memory(pid: int) -> Memory:
+    tree = [pid, *descendants(pid)]
     alone = rss_mb(pid)
-    kids = [m for k in descendants(pid) if not math.isnan(m := rss_mb(k))]
-    return Memory(alone_mb=alone, tree_mb=alone + sum(kids))
+    rss = [m for k in tree[1:] if not math.isnan(m := rss_mb(k))]
+    pss = [m for k in tree if not math.isnan(m := pss_mb(k))]
+    return Memory(alone_mb=alone, tree_mb=alone + sum(rss), tree_pss_mb=sum(pss))

@@ -107,11 +107,13 @@ def report_lines(r: BudgetResult) -> list[str]:
         f"  targets  defaults ≤ {DEFAULTS_TARGET:g}× the anchor (≈ "
         f"{DEFAULTS_TARGET * low:.1f}–{DEFAULTS_TARGET * high:.1f} %), agent ≤ "
         f"{AGENT_TARGET_PCT:g} %",
-        "resident memory after the window (VmRSS; the tree sums each child's):",
+        "resident memory after the window (VmRSS; the tree sums each child's, and PSS splits "
+        "shared pages):",
     ]
     for x in r.idle:
         lines.append(
-            f"  {x.name:8} {x.memory.alone_mb:6.1f} MB alone, {x.memory.tree_mb:6.1f} MB tree"
+            f"  {x.name:8} {x.memory.alone_mb:6.1f} MB alone, {x.memory.tree_mb:6.1f} MB tree, "
+            f"{x.memory.tree_pss_mb:6.1f} MB tree PSS"
         )
     agent = next(x for x in r.idle if x.name == "agent")
     lines.append(f"  agent part ran: {agent.check}")

@@ -131,11 +131,12 @@ class EnergyVad:
 
 
 class GatedVad:
-    """A :class:`Vad` that calls ``inner`` only on frames its
-    :class:`LevelGate` opens; 0 on the others. When the gate opens again, ``inner`` first hears
-    the last ``preroll`` frames it skipped (their probabilities are not used: they were
-    answered 0), so its recurrent state meets an onset with the room just before it, as it
-    would have heard it ungated. ``ran`` and ``skipped`` count the frames."""
+    """A :class:`Vad` that calls ``inner`` only on frames its :class:`LevelGate` opens
+    (:mod:`anima.listening.vad_gate`); 0 on the others. When the gate opens again, ``inner``
+    first hears the last ``preroll`` frames it skipped (their probabilities are not used: they
+    were answered 0), so its recurrent state meets the onset with a second of the room before
+    it, as after a stretch of room, not as at a stream's start. ``ran`` and ``skipped`` count
+    the frames (for benchmarks and tests)."""
 
     def __init__(self, inner: Vad, gate: LevelGate, *, preroll: int = GATE_PREROLL) -> None:
         self.name = inner.name
@@ -157,7 +158,7 @@ class GatedVad:
         if not self.gate.open(frame):
             self.skipped += 1
             if self._skipped.maxlen:
-                self._skipped.append(frame)
+                self._skipped.append(frame.copy())  # a source may reuse its buffer
             return 0.0
         while self._skipped:
             self.ran += 1

@@ -209,3 +209,11 @@ def test_silero_runs_on_the_calling_thread_alone() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(out.stdout.strip()) == 0  # no OpenMP workers (ggml's default: three)
+
+
+def test_the_wake_spotter_takes_listen_vad_gate_db() -> None:
+    from anima.listening.makers import asr_spotter
+
+    for gate in (None, 6.0):
+        spotter = asr_spotter(ListenConfig(vad_gate_db=gate))
+        assert spotter._vad_gate_db == gate  # type: ignore[attr-defined]

@@ -141,7 +141,7 @@ class Listener:
     def prepare(self) -> None:
         """Load the models (the VAD, the recognizer, the spotter); done again after a stop."""
         if self._vad is None:
-            self._vad = load_vad(self.config.vad)
+            self._vad = load_vad(self.config.vad, gate_db=self.config.vad_gate_db)
             if self.config.vad == "auto" and isinstance(self._vad, EnergyVad):
                 self._notice("Silero VAD unavailable: using the energy VAD")
         self._vad.load()

@@ -107,7 +107,7 @@ def asr_spotter(config: ListenConfig, *, on_notice: Notify | None = None) -> Spo
     """``listen.wake: asr``: the phrase read by Whisper at each onset of sound."""
     from anima.listening.wake.asr_spotter import AsrSpotter
 
-    return AsrSpotter(config.wake_phrase)
+    return AsrSpotter(config.wake_phrase, vad_gate_db=config.vad_gate_db)
 
 
 def keyphrase_spotter(config: ListenConfig, *, on_notice: Notify | None = None) -> Spotter:

@@ -162,12 +162,18 @@ class SpeechService:
             self._running = False
             self._cond.notify_all()
         self.stop_speaking(reason)
+        # an engine whose voice still loads in its own process (Piper's worker, on a busy
+        # machine) is ended now: the speech thread waiting for that load returns at once
+        self._close_engines()
         if self._threads and not self._loaded.wait(LOAD_WAIT_S):
             log.warning("speech: the engines still load after %.0f s; stopping anyway", LOAD_WAIT_S)
         for th in self._threads:
             th.join(2.0)
         self._threads = []
         self.sink.close()
+        self._close_engines()  # again: one the speech thread started meanwhile
+
+    def _close_engines(self) -> None:
         for engine in self.engines:  # an engine with a process of its own (Piper) ends it
             close = getattr(engine, "close", None)
             if callable(close):

@@ -33,6 +33,7 @@ from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError
 from anima.listening.asr import normalize
 from anima.listening.vad import SpeechChange, SpeechDetector, Vad, load_vad
+from anima.listening.vad_gate import VAD_GATE_DB
 from anima.listening.wake.spotter import WakeHit
 from anima.listening.whisper.reader import PhraseScore, WhisperReader
 from anima.logtext import quoted
@@ -116,8 +117,10 @@ class AsrSpotter:
         gap_s: float = 0.3,
         min_probability: float = MIN_PROBABILITY,
         second_look: float = SECOND_LOOK,
+        vad_gate_db: float | None = VAD_GATE_DB,
     ) -> None:
         self.phrase = normalize(phrase)
+        self._vad_gate_db = vad_gate_db  # listen.vad_gate_db, for the VAD it loads
         if not self.phrase:
             raise ConfigError(f"listen.wake_phrase: no words in {phrase!r}")
         self.reader: Reader = reader or WhisperReader(phrase)
@@ -145,7 +148,7 @@ class AsrSpotter:
 
     def load(self) -> None:
         if self._detector is None:
-            vad = self._vad = self._vad or load_vad("auto")
+            vad = self._vad = self._vad or load_vad("auto", gate_db=self._vad_gate_db)
             vad.load()
             self._detector = SpeechDetector(vad, end_s=self.gap_s)
         self.reader.load()

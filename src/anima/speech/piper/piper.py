@@ -226,9 +226,9 @@ class PiperEngine(PreparesAhead):
             self._warming.clear()
 
     def close(self) -> None:
-        """End the voice's worker process, if any (a later use starts another)."""
-        with self._lock:
-            voice = self._voice
+        """End the voice's worker process, if any (a later use starts another); one still
+        starting is ended too, without waiting for its start."""
+        voice = self._voice  # not under the lock: a start holds it while the voice loads
         if isinstance(voice, VoiceWorker):
             voice.close()
 
@@ -239,8 +239,8 @@ class PiperEngine(PreparesAhead):
                     worker = VoiceWorker(
                         *voice_files(self._model, self._config), idle_exit_s=self._idle_exit_s
                     )
-                    worker.start()
-                    self._voice = worker
+                    self._voice = worker  # close() reaches it while it starts
+                    worker.start()  # a failed start is tried again at the next use
                 else:
                     self._voice = load_voice(self._model, self._config)
             return self._voice

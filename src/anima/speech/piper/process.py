@@ -6,12 +6,13 @@ RSS once loaded and 197–210 MB after 35 s of speech (onnxruntime's arena and m
 synthesis took), its phonemizer holds the GIL for a whole clause, and loading it stalled a 100 Hz
 loop 23–104 ms (1–3 missed ticks each time). In a worker process
 (:mod:`anima.speech.piper.worker`) the runtime grows 3–4 MB, loading misses no tick (worst
-lateness 2.6–9.6 ms), the worker (150 MB loaded, 225–237 MB after speaking) runs at a lower CPU
-priority, and it exits after ``idle_exit_s`` with no request, giving all of it back. ``anima
+lateness 2.6–9.6 ms), the worker (150 MB loaded, 225–237 MB after speaking) runs one onnxruntime
+thread, and it exits after ``idle_exit_s`` with no request, giving all of it back. ``anima
 serve`` idle after start: 62 MB with the worker (151 MB beside it) against 183 MB. First audio of
 a short sentence: 215–468 ms warm (216–407 ms in process, on a machine with a core taken by
-another process, which the worker at nice 10 yields to), 1.0–2.1 s when the worker must start
-first. Figures and method: docs/speech.md, "Piper in its own process".
+another process, which the worker at nice 10 yielded to; it keeps the runtime's priority now),
+1.0–2.1 s when the worker must start first. Figures and method: docs/speech.md, "Piper in its
+own process".
 
 :class:`VoiceWorker` has the surface of ``piper.PiperVoice`` that the engine uses —
 ``config.sample_rate``, ``phonemize(text)`` and ``synthesize(text, include_alignments=True)``
@@ -89,6 +90,7 @@ class VoiceWorker:
         self._model = model
         self._lock = threading.Lock()  # one request at a time, and the process's life
         self._proc: subprocess.Popen[bytes] | None = None
+        self._starting: subprocess.Popen[bytes] | None = None  # loading its voice, not ready yet
         self._ids = count(1)
         self.config = VoiceConfig(sample_rate=0)  # known once the worker first says ready
         self.starts = 0  # how many workers were started (a restart adds one)
@@ -105,10 +107,14 @@ class VoiceWorker:
             self._running()
 
     def close(self) -> None:
-        """End the worker: its stdin closes, it exits (killed after :data:`STOP_WAIT_S`)."""
+        """End the worker: its stdin closes, it exits (killed after :data:`STOP_WAIT_S`). One
+        still loading its voice is ended too (without waiting for the start that holds the
+        lock: a runtime stopping while a busy machine loads the voice would wait for it)."""
         proc, self._proc = self._proc, None
-        if proc is not None:
-            _end(proc)
+        starting, self._starting = self._starting, None
+        for p in (proc, starting):
+            if p is not None:
+                _end(p)
 
     def phonemize(self, text: str) -> list[list[str]]:
         with self._lock:
@@ -196,7 +202,13 @@ class VoiceWorker:
             close_fds=True,
         )
         assert proc.stdout is not None
-        frame = wire.read_frame(proc.stdout.fileno())
+        self._starting = proc
+        try:
+            frame = wire.read_frame(proc.stdout.fileno())
+        except (OSError, ValueError):  # closed under it (close() while it loads)
+            frame = None
+        finally:
+            self._starting = None
         if (
             frame is None
             or frame[0].get("op") != "ready"

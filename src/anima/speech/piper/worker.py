@@ -22,8 +22,11 @@ header, then ``header["bytes"]`` raw bytes (0 when absent).
 - no request for IDLE_EXIT_S seconds (0: never) → ``{"op": "bye"}`` and exit code 0;
   end of stdin (the runtime closed it, or died) → exit code 0.
 
-The worker lowers its CPU priority (``os.nice(10)``, and never keeps a real-time policy it might
-inherit) before loading, so on a busy machine the motion loop's process is served first.
+The worker keeps the runtime's CPU priority (``NICE`` = 0) and never a real-time policy it might
+inherit. At nice 10 it was starved on a busy machine: with three busy processes on the two cores,
+a reply in ``anima bench hostile`` was not spoken within 30 s (spoken at nice 0). The motion loop
+needs no such help: it runs at real-time priority where it can (docs/motion.md), and the worker's
+one onnxruntime thread takes at most one core.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 VERSION = 1
-NICE = 10  # the worker yields the CPU to the runtime (its motion loop) when both want it
+NICE = 0  # added to the worker's niceness: 10 starved the robot's voice on a busy machine
 _LENGTH = struct.Struct(">I")
 Header = dict[str, Any]  # a frame's JSON header, as declared above
 

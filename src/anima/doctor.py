@@ -123,7 +123,7 @@ def check_tts(config: AnimaConfig) -> Iterator[Check]:
     if not config.speech.enabled:
         yield Check("tts", Status.SKIP, "speech is off")
         return
-    from anima.speech import load_engines
+    from anima.speech import close_engines, load_engines
 
     engines, problems = load_engines(config.speech)
     for problem in problems:
@@ -137,6 +137,8 @@ def check_tts(config: AnimaConfig) -> Iterator[Check]:
             )
         else:
             yield Check(f"tts {engine.name}", Status.OK, "loads its voice")
+        finally:
+            close_engines([engine])  # Piper's worker process: ended again
     if not engines:
         yield Check("tts", Status.FAIL, "no TTS engine at all", "pip install 'anima[speech]'")
 

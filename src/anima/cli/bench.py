@@ -149,20 +149,24 @@ def bench_gestures(
 
     from anima.bench.speech.gestures import run_gesture_bench
     from anima.config import SpeechConfig
-    from anima.speech import load_engines
+    from anima.speech import close_engines, load_engines
 
     made, problems = load_engines(SpeechConfig(engines=tuple(engines.split(","))))
     for problem in problems:
         typer.echo(f"skipped: {problem}")
-    for engine in made:
-        f = run_gesture_bench(engine, rounds, sentences)
-        late = np.array(f.lateness_ms)
-        within = float(np.mean(np.abs(late) <= 10.0)) * 100
-        typer.echo(
-            f"{f.engine:7} gesture start − word onset over {len(late)}: p50 {np.median(late):.1f}, "
-            f"p95 {np.percentile(late, 95):.1f}, min {late.min():.1f}, max {late.max():.1f} ms; "
-            f"{within:.0f} % within one tick; loop {f.missed_deadlines} missed of {f.ticks}"
-        )
+    try:
+        for engine in made:
+            f = run_gesture_bench(engine, rounds, sentences)
+            late = np.array(f.lateness_ms)
+            within = float(np.mean(np.abs(late) <= 10.0)) * 100
+            typer.echo(
+                f"{f.engine:7} gesture start − word onset over {len(late)}: p50 "
+                f"{np.median(late):.1f}, p95 {np.percentile(late, 95):.1f}, min "
+                f"{late.min():.1f}, max {late.max():.1f} ms; {within:.0f} % within one tick; "
+                f"loop {f.missed_deadlines} missed of {f.ticks}"
+            )
+    finally:
+        close_engines(made)  # Piper's worker process
     typer.echo(
         "target: within one tick (10 ms) of the word's onset (a tick's nominal time may come a few "
         "µs before the onset it saw)"

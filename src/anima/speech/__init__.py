@@ -8,6 +8,7 @@ refused when the config loads.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from anima.config.speech_parts import ENGINES
@@ -31,9 +32,8 @@ log = logging.getLogger(__name__)
 def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
     """The configured engines, in order, and why the others could not be made.
 
-    Engines import their packages here, which the runtime does before its motion loop starts
-    (importing onnxruntime holds the GIL ~20 ms: two missed ticks if the loop were running);
-    voices load later, on the speech thread.
+    Engines import their packages here, at start; voices load later (Piper's in its own
+    process: :func:`close_engines` ends it).
     """
     engines: list[TTSEngine] = []
     problems: list[str] = []
@@ -47,6 +47,15 @@ def load_engines(config: SpeechConfig) -> tuple[list[TTSEngine], list[str]]:
     return engines, problems
 
 
+def close_engines(engines: Sequence[TTSEngine]) -> None:
+    """End what the engines run beside this process (Piper's voice worker); the speech service
+    does it at stop, and whatever else loads engines (the doctor, the benches) when done."""
+    for engine in engines:
+        close = getattr(engine, "close", None)
+        if callable(close):
+            close()
+
+
 __all__ = [
     "ENGINES",
     "AudioChunk",
@@ -56,5 +65,6 @@ __all__ = [
     "PreparesAhead",
     "TTSEngine",
     "VisemeMark",
+    "close_engines",
     "load_engines",
 ]

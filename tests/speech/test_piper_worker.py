@@ -57,17 +57,17 @@ def _worker(engine: PiperEngine) -> VoiceWorker:
 
 
 def _gone(pid: int, within_s: float = 5.0) -> bool:
-    """Whether process ``pid`` has exited (or is a zombie) within ``within_s`` seconds."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
+    """Whether process ``pid`` has exited (or is a zombie) within ``within_s`` seconds (a real
+    process's life: real time)."""
+
+    def ended() -> bool:
         try:
             state = Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0]
         except (FileNotFoundError, ProcessLookupError):
             return True
-        if state == "Z":
-            return True
-        time.sleep(0.02)
-    return False
+        return state == "Z"
+
+    return eventually(ended, within_s, every=0.02)
 
 
 def _check_chunks(chunks: list[AudioChunk]) -> None:

@@ -15,9 +15,14 @@ def percentile(values: list[float], q: float) -> float:
 
 def rss_mb(pid: int | str = "self") -> float:
     """Resident memory of process ``pid`` (this one by default) in MB; NaN off Linux."""
+    return proc_kb_field_mb(pid, "status", "VmRSS:")
+
+
+def proc_kb_field_mb(pid: int | str, name: str, key: str) -> float:
+    """A ``key  N kB`` line of ``/proc/<pid>/<name>`` in MB; NaN when it cannot be read."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+            if line.startswith(key):
                 return int(line.split()[1]) / 1024.0
     except OSError:
         pass

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from anima.bench.measure import rss_mb
+from anima.bench.measure import proc_kb_field_mb, rss_mb
 
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
@@ -117,13 +117,7 @@ class Memory:
 
 def pss_mb(pid: int) -> float:
     """Proportional set size of ``pid`` in MB (``/proc/<pid>/smaps_rollup``); NaN if unread."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return math.nan
+    return proc_kb_field_mb(pid, "smaps_rollup", "Pss:")
 
 
 def memory(pid: int) -> Memory:

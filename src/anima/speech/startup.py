@@ -80,15 +80,9 @@ def start_speech(
 def load_voices(engines: Sequence[TTSEngine]) -> None:
     """Load the TTS voices at start, once the loop runs on its own thread (it was before the
     loop; now the first tick comes first). The speech thread loads them again — a no-op once
-    loaded — and drops and reports an engine that fails, so a failure here is only noted. An
-    engine whose voice has a process of its own (Piper's worker) starts it in the background:
-    the rest of the start does not wait the ~1.1 s it takes."""
+    loaded — and drops and reports an engine that fails, so a failure here is only noted."""
     for engine in engines:
         try:
-            warm = getattr(engine, "warm", None)
-            if callable(warm) and getattr(engine, "in_process", True) is False:
-                warm()
-                continue
             engine.load()
         except Exception as exc:  # the speech thread says it, as a warning and a notice
             log.debug("speech engine %s did not load at start: %s", engine.name, exc)

@@ -198,11 +198,6 @@ class PiperEngine(PreparesAhead):
         """Load the voice once (thread-safe) and warm it up."""
         self._loaded()
 
-    @property
-    def in_process(self) -> bool:
-        """Whether the voice lives in this process (False: in its worker process)."""
-        return not self._process
-
     def warm(self) -> None:
         """Someone may soon be spoken to: start the voice's worker again in the background if it
         left after ``idle_exit_s`` (or never started), so the first sentence does not wait the

@@ -19,8 +19,11 @@ def test_the_listen_bench_reports(espeak: Any) -> None:
     assert r.correct >= len(COMMANDS) - 1
     assert r.wake_to_recording_ms.n == r.rounds
     assert r.speech_end_to_final_ms.n == r.rounds
-    # the endpoint silence is most of it; the rest is recognition and hand-over
-    assert r.speech_end_to_final_ms.p50 == pytest.approx(r.endpoint_silence_ms, abs=400)
+    # the endpoint silence, then recognition and hand-over: never sooner than the silence (less a
+    # 32 ms frame), and recognition is bounded (pocketsphinx took 0.1-0.5 s here; 1 s of margin
+    # for a slow VM beside the suite: the bench's own figure is what is tracked)
+    assert r.speech_end_to_final_ms.p50 >= r.endpoint_silence_ms - 40
+    assert r.speech_end_to_final_ms.p50 <= r.endpoint_silence_ms + 1500
     assert r.decide_ms.p50 >= 0
     assert r.frame_recording_us > 0
     assert r.load_s > 0

@@ -18,7 +18,9 @@ def test_the_reachy_bench_measures_lag_rates_and_the_loop(executable: Path) -> N
     assert f.lags > 20  # the daemon's reports while the head moved, matched to targets
     assert 0 < f.lag_p50_ms < 500
     assert f.lag_p50_ms <= f.lag_p99_ms <= f.lag_max_ms
-    assert 30 < f.sent_per_s <= 52  # the driver's 50 a second, never the loop's 100
+    # the driver's 50 a second, never the loop's 100 (a stalled send is made up at the next
+    # tick: 52.1/s was seen over 4 s on a loaded machine)
+    assert 30 < f.sent_per_s <= 60
     assert 20 < f.reports_per_s < 60  # the daemon's 50 Hz
     assert 0 < f.applied_per_s <= f.reports_per_s
     assert f.follow_p50 < 3

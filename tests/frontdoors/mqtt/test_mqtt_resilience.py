@@ -169,11 +169,12 @@ def test_a_look_at_flood_keeps_the_loop_rate_and_the_latest_target_wins(
         def handled() -> int:
             return door.dispatcher.executed + door.dispatcher.coalesced
 
-        # within 2 s of the flood's end (the embedded broker, in this process, can deliver the
-        # last of 3000 messages a second late on a loaded machine)
-        if not eventually(lambda: handled() == n, 2, every=0.005):
+        # all of them, in the end: nothing lost (the embedded broker runs in this process, in
+        # Python: on a slow 2-core VM it delivered ~300 a second, so the last of 3000 can come
+        # several seconds after the flood; how fast a broker delivers is `anima bench mqtt`'s)
+        if not eventually(lambda: handled() == n, 15, every=0.01):
             pytest.fail(
-                f"not within 2 s: every look_at carried out or superseded: {handled()} of {n} "
+                f"not within 15 s: every look_at carried out or superseded: {handled()} of {n} "
                 f"({door.dispatcher.executed} carried out, {door.received} received)"
             )
         assert door.received == n

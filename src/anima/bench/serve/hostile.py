@@ -17,7 +17,8 @@ paho client publishes as fast as it can, round robin:
 - ``asks`` times, evenly spread, ``…/control/ask`` ("wave"): the planner then sends its huge
   reply (by default just under the planner's 1 MB cap, so it is read, parsed and bounded).
 
-After the flood (and a settling pause), an ``estop`` must still reach the runtime and a
+After the flood (and a settling pause; then the turns it started are waited for, and its
+refusals, a late one at most ``settle_s`` more), an ``estop`` must still reach the runtime and a
 ``reset`` release it. The recording gives the loop's figures over the whole attack: the
 **largest gap** between frames as the driver got them (their ``sent_at``) and the **missed
 ticks** (deadlines skipped, from the frames' nominal times). RSS is the server's, from /proc,
@@ -144,6 +145,7 @@ class _Flood:
     published: dict[str, float]  # unknown animation name → its publish time (monotonic)
     messages: int = 0
     asks: int = 0
+    refusable: int = 0  # messages each answered on the error topic (all but look_at and asks)
     seconds: float = 0.0
 
 
@@ -158,6 +160,7 @@ def _flood(probe: MqttProbe, seconds: float, count: int, ask_every: int) -> _Flo
         if n % ask_every == ask_every // 2:
             probe.publish(control + "ask", "wave")
             flood.asks += 1
+            kind = -1  # neither refused nor coalesced
         elif kind == 0:
             name = f"nosuch_{n}"
             flood.published[name] = time.monotonic()
@@ -170,6 +173,7 @@ def _flood(probe: MqttProbe, seconds: float, count: int, ask_every: int) -> _Flo
         else:
             posture = f'{{"pitch":{HUGE},"roll":0,"yaw":0,"height":0}}'
             probe.publish(control + "humanoid/posture", posture)
+        flood.refusable += kind in (0, 2, 3)
         n += 1
     flood.messages = n
     flood.seconds = time.monotonic() - start
@@ -229,7 +233,10 @@ def run_hostile_bench(
             time.sleep(settle_s)
             # every turn the flood started ends with the robot speaking
             spoken = _wait_count(probe, f"{PREFIX}/agent/feedback/start_speak", mark, flood.asks)
-            errors = probe.messages(f"{PREFIX}/agent/feedback/error", since=mark)
+            # and its refusals: a late one gets settle_s more (those that never come are lost)
+            error_topic = f"{PREFIX}/agent/feedback/error"
+            _wait_count(probe, error_topic, mark, flood.refusable, timeout=settle_s)
+            errors = probe.messages(error_topic, since=mark)
             # a second burst, with an estop right behind it: how long the stop waits
             burst = _flood(probe, flood_seconds, flood_messages // 4, flood_messages)
             before = probe.mark()

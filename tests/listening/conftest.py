@@ -74,6 +74,26 @@ def piper() -> TTSEngine:
     return engine
 
 
+@pytest.fixture(scope="module")
+def shared_models(request: pytest.FixtureRequest) -> Iterator[dict[str, object]]:
+    """The recognizer and wake spotter the module's ``SMALL`` config names (``asr``, ``wake``
+    keys), for :data:`COMMANDS`, loaded once for the module and given to each listener
+    (``listen(models=…)``): each pocketsphinx engine is a worker process, ~1.2 s of CPU to
+    start, and a listener per test started two."""
+    from anima.listening.makers import make_recognizer, make_spotter
+
+    pytest.importorskip("pocketsphinx", reason="needs the listen extra")
+    config = ListenConfig(**request.module.SMALL)
+    recognizer, spotter = make_recognizer(config, phrases=COMMANDS), make_spotter(config)
+    try:
+        recognizer.load()
+        spotter.load()
+        yield {"recognizer": recognizer, "spotter": spotter}
+    finally:
+        recognizer.close()
+        spotter.close()
+
+
 @pytest.fixture(autouse=True)
 def _listen_extra() -> None:
     pytest.importorskip("pocketsphinx", reason="needs the listen extra")
@@ -142,16 +162,21 @@ class Harness:
 
 @pytest.fixture
 def listen() -> Iterator[Callable[..., Harness]]:
-    """``listen(phrases=…, **config)``: a started listener on a push source, stopped after."""
+    """``listen(phrases=…, **config)``: a started listener on a push source, stopped after.
+    ``models`` (``recognizer=``, ``spotter=``) are already loaded ones the listener uses instead
+    of loading its own (a module's shared Whisper: each load costs ~1 s of CPU)."""
     started: list[Listener] = []
 
-    def make(phrases: list[str] | None = None, **config: object) -> Harness:
+    def make(
+        phrases: list[str] | None = None, *, models: dict[str, object] | None = None,
+        **config: object,
+    ) -> Harness:  # fmt: skip
         heard = Heard()
         source = PushSource()
         listener = Listener(
             source, config=ListenConfig(**config),  # type: ignore[arg-type]
             phrases=COMMANDS if phrases is None else phrases,
-            results=heard.add,
+            results=heard.add, **(models or {}),  # type: ignore[arg-type]
         )  # fmt: skip
         listener.start()
         started.append(listener)

@@ -36,9 +36,12 @@ SMALL = {"asr": "pocketsphinx", "wake": "keyphrase", "turn": "silence"}
 
 
 @pytest.fixture
-def listen(listen: Any) -> Any:
-    """The conftest's ``listen`` on the small engines (a test's own keys win)."""
-    return lambda phrases=None, **config: listen(phrases, **{**SMALL, **config})
+def listen(listen: Any, shared_models: dict[str, Any]) -> Any:
+    """The conftest's ``listen`` on the small engines (a test's own keys win), loaded once for
+    the module (``shared_models``: the tests here vary the listener, never the engines; the
+    tests that make a ``Listener`` themselves check that the config makes them)."""
+    shared_models["spotter"].reset()  # a new stream: nothing of the last test's is heard
+    return lambda **config: listen(models=shared_models, **{**SMALL, **config})
 
 
 def _command_round(h: Any, speech: np.ndarray, n: int) -> None:

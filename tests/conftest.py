@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -73,6 +74,30 @@ def slowest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
         items,
         key=lambda i: (-weights.get(f := i.nodeid.split("::")[0], average), order[f]),
     )
+
+
+# The files whose journeys run in real browsers go to one worker together: each test process
+# launches Chromium and Firefox once (tests/web/browsers.py), and with a file per worker three
+# workers launched both at the same moment (a fresh Firefox profile up to 20 s of set-up under
+# that load), two of those launches for nothing.
+BROWSER_FILES = frozenset(
+    f"tests/web/{name}.py" for name in ("test_web_browser", "test_web_body", "test_web_fleet")
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the browser files as one unit of work (:data:`BROWSER_FILES`)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowsersTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return "tests/web/[browsers]" if path in BROWSER_FILES else path
+
+    return BrowsersTogether(config, log)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

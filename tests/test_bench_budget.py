@@ -1,7 +1,8 @@
 """`anima bench budget --quick` runs each part for real and reads finite, plausible figures.
 
-Real subprocesses on free ports (the core loop, `anima serve` defaults, `anima serve --agent`
-hearing a generated quiet room), and Whisper decoding beside the real runtime in this process.
+Real subprocesses on free ports (the core loop, `anima serve` defaults — its start timed too —
+and `anima serve --agent` hearing a generated quiet room), and Whisper decoding beside the real
+runtime in this process.
 No figure is held to a target here: benchmarks report; the bounds only say the reading is one.
 """
 
@@ -40,7 +41,7 @@ def test_quick_budget_runs_every_part_and_reads_plausible_figures() -> None:
     assert agent.check.startswith("anima agent:")  # the agent's process had the agent
     assert not defaults.check.startswith("anima agent:")
 
-    (start,) = r.starts
+    (start,) = r.starts  # the defaults part's own start
     assert 0 < start.started.first_tick_s <= start.started.ready_s < 30
     assert start.started.first_tick_line in (MOVING, READY)
     assert start.missed >= 0

@@ -23,7 +23,7 @@ def bench_budget(
         float, typer.Option(min=1.0, help="Seconds of each loop window (quiet, decoding).")
     ] = 15.0,
     quick: Annotated[
-        bool, typer.Option("--quick", help="Short windows, no settling, one start (~50 s).")
+        bool, typer.Option("--quick", help="1 s windows, no settling, one start (~30 s).")
     ] = False,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the figures to this JSON file.")

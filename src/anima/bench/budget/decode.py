@@ -3,11 +3,14 @@
 One process: the real runtime (:func:`anima.build.build`, the sim driver, doors off) on the real
 clock, and the recognizer the default config makes (``listen.asr``: Whisper tiny.en when
 installed), biased to the robot's phrases as the agent's listener makes it, loaded beside the
-running loop. After ``settle_s``, two windows of ``seconds`` each: first the
-runtime alone, then a thread feeding a few seconds of speech through the recognizer and taking
-its final text (the path a turn takes: partial decodes on its thread, then the final), again
-and again. No recorded human speech is installed on this machine kind, so the speech is eSpeak
-NG's (what Whisper costs depends on the audio's length far more than on the voice).
+running loop. After ``settle_s``, two windows of ``seconds`` each: first the runtime alone,
+then a thread feeding a few seconds of speech through the recognizer and taking its final text
+(the path a turn takes: partial decodes on its thread, then the final), again and again. The
+decoding window goes on past ``seconds`` until the first of them has finished (at most
+:data:`FIRST_DECODE_S`): one takes ~1 s on two idle cores but 5 s at a load average of 7, when
+a quick run's 1 s window (and once its 3 s one) read a loop during no finished decode. No
+recorded human speech is installed on this machine kind, so the speech is eSpeak NG's (what
+Whisper costs depends on the audio's length far more than on the voice).
 
 Per window: decodes finished, deadlines missed, the tick rate, and each tick's lateness
 (|start − deadline|, the engine's period error) p99 and max.
@@ -33,6 +36,8 @@ from anima.listening.makers import make_recognizer
 from anima.runtime import Runtime
 from anima.speech.espeak.espeak import EspeakEngine
 
+FIRST_DECODE_S = 60.0  # the decoding window's longest wait for its first finished decode
+
 
 @dataclass(frozen=True, kw_only=True)
 class LoopWindow:
@@ -55,12 +60,21 @@ class DecodeLoop:
     decoding: LoopWindow
 
 
-def _window(runtime: Runtime, seconds: float, work: threading.Thread | None) -> LoopWindow:
+def _window(
+    runtime: Runtime,
+    seconds: float,
+    work: threading.Thread | None,
+    first: threading.Event | None = None,
+) -> LoopWindow:
+    """The loop over ``seconds`` (with ``work`` started at its start), and past them until
+    ``first`` is set, if given (at most :data:`FIRST_DECODE_S` in all)."""
     engine = runtime.engine
     before = engine.stats()
     if work is not None:
         work.start()
     time.sleep(seconds)
+    if first is not None:
+        first.wait(max(0.0, FIRST_DECODE_S - seconds))
     after = engine.stats()
     late = engine.period_errors_since(before.ticks) * 1e3
     span = after.elapsed_s - before.elapsed_s
@@ -74,7 +88,10 @@ def _window(runtime: Runtime, seconds: float, work: threading.Thread | None) -> 
     )  # fmt: skip
 
 
-def loop_during_decode(seconds: float, settle_s: float) -> DecodeLoop:
+def loop_during_decode(seconds: float, settle_s: float, *, warm_up: bool = True) -> DecodeLoop:
+    """``warm_up``: decode once before the windows (a quick run skips it: measured, its first
+    decode took 1.18 s and the next 1.17 s, since :meth:`Recognizer.load` already ran the
+    model once)."""
     config = AnimaConfig()
     engine = EspeakEngine()
     engine.load()
@@ -87,7 +104,7 @@ def loop_during_decode(seconds: float, settle_s: float) -> DecodeLoop:
         recognizer = make_recognizer(config.listen, phrases=phrases)
         recognizer.load()
         try:
-            return _measure(runtime, recognizer, audio, seconds, settle_s)
+            return _measure(runtime, recognizer, audio, seconds, settle_s, warm_up=warm_up)
         finally:
             recognizer.close()
     finally:
@@ -95,21 +112,30 @@ def loop_during_decode(seconds: float, settle_s: float) -> DecodeLoop:
 
 
 def _measure(
-    runtime: Runtime, recognizer: Recognizer, audio: Frame, seconds: float, settle_s: float
+    runtime: Runtime,
+    recognizer: Recognizer,
+    audio: Frame,
+    seconds: float,
+    settle_s: float,
+    *,
+    warm_up: bool,
 ) -> DecodeLoop:
-    heard = [recognize(recognizer, audio)]  # once before the windows: its first run is not steady
+    # once before the windows: its first run is not steady
+    heard = [recognize(recognizer, audio)] if warm_up else []
     time.sleep(settle_s)
     quiet = _window(runtime, seconds, None)
     stop = threading.Event()
+    first = threading.Event()
     done = [0]
 
     def decode() -> None:
         while not stop.is_set():
             heard.append(recognize(recognizer, audio))
             done[0] += 1
+            first.set()
 
     worker = threading.Thread(target=decode, name="budget-decode", daemon=True)
-    busy = _window(runtime, seconds, worker)
+    busy = _window(runtime, seconds, worker, first)
     decodes = done[0]  # those finished inside the window
     stop.set()
     worker.join(30.0)

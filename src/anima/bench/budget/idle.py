@@ -25,6 +25,7 @@ from anima.audio import SAMPLE_RATE
 from anima.bench.budget import core
 from anima.bench.budget.procstat import CpuUse, Memory, measure_cpu, memory
 from anima.bench.budget.servers import AGENT, start_serve, stop_serve, wait_started
+from anima.bench.budget.start import Start, first_status
 from anima.listening.sources.wav import write_wav
 
 ROOM_DBFS = -55.0  # RMS of the quiet room's noise, relative to full scale
@@ -84,27 +85,44 @@ def idle_core(settle_s: float, settle_max_s: float, window_s: float) -> Idle:
 
 
 def idle_serve(
-    workdir: Path, *, agent: bool, settle_s: float, settle_max_s: float, window_s: float
-) -> Idle:
-    """``anima serve`` (with ``--agent`` hearing the quiet room when ``agent``) at rest."""
+    workdir: Path,
+    *,
+    agent: bool,
+    settle_s: float,
+    settle_max_s: float,
+    window_s: float,
+    status_interval_s: float | None = None,
+    timed: bool = False,
+) -> tuple[Idle, Start | None]:
+    """``anima serve`` (with ``--agent`` hearing the quiet room when ``agent``) at rest; with
+    ``timed``, also how that same process started (:mod:`~anima.bench.budget.start`: its first
+    status line, printed ``status_interval_s`` after the start, is read after the window, so it
+    costs no wait when the window is longer). A quick run's start figure comes from here: one
+    ``anima serve`` fewer to start."""
     extra: list[str] = []
     if agent:
         room = quiet_room(workdir / "quiet-room.wav", settle_max_s + window_s + SPARE_S)
         extra = ["--agent", "--audio-in", str(room)]
     spawned = time.monotonic()
-    server = start_serve(workdir, extra)
+    server = start_serve(workdir, extra, status_interval_s=status_interval_s)
     try:
-        wait_started(server, spawned, START_TIMEOUT_S)
+        started = wait_started(server, spawned, START_TIMEOUT_S)
         settled_s, settled = settle(server.pid, settle_s, settle_max_s)
         cpu = measure_cpu(server.pid, window_s)
         mem = memory(server.pid)
+        status = first_status(server) if timed else None
     finally:
         code = stop_serve(server)
+    start = None
+    if status is not None:
+        missed, worst_ms = status
+        start = Start(started=started, missed=missed, period_error_max_ms=worst_ms, exit_code=code)
     said = [line.strip() for line in server.lines if line.startswith(AGENT)]
     if agent and not said:
         raise RuntimeError("anima serve --agent printed no 'anima agent:' line: no agent ran")
     check = said[0] if said else "no agent line (as expected)"
-    return Idle(
+    idle = Idle(
         name="agent" if agent else "defaults", settled_s=settled_s, settled=settled, cpu=cpu,
         memory=mem, check=check, exit_code=code,
     )  # fmt: skip
+    return idle, start

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from anima.bench.budget.servers import Started, start_serve, stop_serve, wait_started
 from anima.bench.serve.serve import _STATUS
+from anima.testing.serve import ServeProcess
 
 START_TIMEOUT_S = 60.0
 STATUS_TIMEOUT_S = 30.0
@@ -29,22 +30,24 @@ class Start:
     exit_code: int
 
 
+def first_status(server: ServeProcess) -> tuple[int, float]:
+    """The deadlines missed and the worst period error (ms) of the first status line it
+    printed (waited for, or read from what it printed since the last line read)."""
+    line = server.wait_for(_STATUS.pattern, STATUS_TIMEOUT_S)
+    status = _STATUS.search(line)
+    assert status is not None  # the line was waited for by this pattern
+    return int(status["missed"]), float(status["max"])
+
+
 def one_start(workdir: Path, status_interval_s: float | None = None) -> Start:
     spawned = time.monotonic()
     server = start_serve(workdir, status_interval_s=status_interval_s)
     try:
         started = wait_started(server, spawned, START_TIMEOUT_S)
-        line = server.wait_for(_STATUS.pattern, STATUS_TIMEOUT_S)
+        missed, worst_ms = first_status(server)
     finally:
         code = stop_serve(server)
-    status = _STATUS.search(line)
-    assert status is not None  # the line was waited for by this pattern
-    return Start(
-        started=started,
-        missed=int(status["missed"]),
-        period_error_max_ms=float(status["max"]),
-        exit_code=code,
-    )
+    return Start(started=started, missed=missed, period_error_max_ms=worst_ms, exit_code=code)
 
 
 def starts(workdir: Path, n: int, status_interval_s: float | None = None) -> list[Start]:

@@ -101,12 +101,41 @@ def test_the_graph_sees_conditional_lazy_and_aliased_imports() -> None:
     assert graph.direct_import_exists(importer="anima.build", imported="anima.agent.assembly")
 
 
-@pytest.mark.integration  # an interpreter per package, started together
+# What each package's first import finds already loaded: the heavy third-party libraries, imported
+# once in a parent that forks a child per package (an interpreter per package, ~70 of them, cost
+# ~20 s of CPU); no anima module is loaded before the fork, so anima's own import order, where a
+# cycle through an ``__init__`` shows, is a fresh interpreter's. Nothing that starts threads at
+# import (gRPC) is preloaded: a fork keeps only the thread that forked.
+_PRELOADED = ("numpy", "yaml", "pydantic", "rich", "typer", "paho.mqtt.client", "starlette", "mcp")
+_FIRST_IMPORTS = """
+import importlib, importlib.util, os, sys
+for lib in filter(None, sys.argv[1].split(",")):
+    if importlib.util.find_spec(lib.split(".")[0]) is not None:
+        importlib.import_module(lib)
+assert not [m for m in sys.modules if m == "anima" or m.startswith("anima.")], "anima preloaded"
+sys.stdout.flush()
+for name in sys.argv[2:]:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:
+            print(f"{name}\t{type(exc).__name__}: {exc}", flush=True)
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # 1: the child said why
+        print(f"{name}\texit status {code}", flush=True)
+"""
+
+
+@pytest.mark.integration  # an interpreter forking a child per package
 def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
     """A cycle through a package's ``__init__`` (which the import graph does not show: it
     counts ``from a.b import c`` as a use of ``a.b.c``) fails only when that package is the
     first thing a process imports: ``import anima.config`` once failed this way while every
-    test passed. Each package, and each top-level module, first in its own interpreter."""
+    test passed. Each package, and each top-level module, first in its own process."""
     packages = {
         ".".join(("anima", *p.relative_to(SRC).parent.parts)) for p in SRC.rglob("__init__.py")
     }
@@ -115,21 +144,39 @@ def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
     }
     firsts = sorted(packages | modules)
     assert {"anima", "anima.config", "anima.speech", "anima.runtime", "anima.build"} <= set(firsts)
-    running = {
-        name: subprocess.Popen(
-            [sys.executable, "-c", f"import {name}"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        for name in firsts
-    }
-    failed = {}
-    for name, process in running.items():
-        _, err = process.communicate(timeout=120)
-        if process.returncode != 0:
-            lines = err.decode(errors="replace").strip().splitlines()
-            failed[name] = lines[-1] if lines else f"exit status {process.returncode}"
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_IMPORTS, ",".join(_PRELOADED), *firsts],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    failed = dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
     assert failed == {}
+
+
+@pytest.mark.integration  # an interpreter
+def test_a_cycle_through_an_init_fails_the_first_import_check(tmp_path: Path) -> None:
+    """The check itself catches what it is for: a package whose ``__init__`` imports a module
+    that imports the package's ``__init__`` name back fails when imported first."""
+    pkg = tmp_path / "cyclic"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from cyclic.a import A\n")
+    (pkg / "a.py").write_text("from cyclic import A as _\nA = 1\n")
+    (pkg / "b.py").write_text("B = 2\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_IMPORTS, "", "cyclic.b", "cyclic"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    failed = dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    assert set(failed) == {"cyclic", "cyclic.b"}, failed  # b, first, goes through the cycle too
+    assert all("ImportError" in why for why in failed.values()), failed
 
 
 @pytest.mark.integration  # a fresh interpreter

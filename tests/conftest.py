@@ -18,6 +18,7 @@ file cannot forget its tier.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from collections.abc import Callable
@@ -40,11 +41,21 @@ from anima.events import Event, EventHub
 TIERS = ("fast", "integration", "model", "serial")  # fastest first: make test's order
 
 
+def _tiers(text: str) -> frozenset[str]:
+    """``--tier``'s value: one tier, or several separated by commas."""
+    names = frozenset(t.strip() for t in text.split(","))
+    unknown = sorted(names - set(TIERS))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown tier {', '.join(unknown)!r}: {', '.join(TIERS)}")
+    return names
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--tier",
-        choices=TIERS,
-        help="run only this tier's tests (a test's own tier, else its class's, else its file's)",
+        type=_tiers,
+        help="run only this tier's tests (a test's own tier, else its class's, else its file's);"
+        " several, comma-separated, run together",
     )
     parser.addoption(
         "--record-durations",
@@ -141,7 +152,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     found = _FILE_TIER.search(text)
     if found is None or found[1] not in TIERS:
         return None
-    if wanted not in _TIER_NAMED.findall(text):
+    if not wanted & set(_TIER_NAMED.findall(text)):
         return True
     return None
 
@@ -162,7 +173,7 @@ def tier_of(item: pytest.Item) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test has one tier, or the run stops before it starts; ``--tier`` keeps one tier."""
+    """Every test has one tier, or the run stops before it starts; ``--tier`` keeps its tiers."""
     wanted = config.getoption("--tier")
     wrong: list[str] = []
     kept: list[pytest.Item] = []
@@ -173,7 +184,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except ValueError as exc:
             wrong.append(f"  {item.nodeid}: {exc}")
             continue
-        (kept if wanted in (None, tier) else dropped).append(item)
+        (kept if wanted is None or tier in wanted else dropped).append(item)
     if wrong:
         raise pytest.UsageError(
             f"{len(wrong)} test(s) without one clear tier of {', '.join(TIERS)}; a file says"

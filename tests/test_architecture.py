@@ -130,6 +130,23 @@ for name in sys.argv[2:]:
 """
 
 
+def first_import_failures(
+    names: list[str], preloaded: tuple[str, ...], cwd: Path | None = None
+) -> dict[str, str]:
+    """Each of ``names`` imported first in a child of one interpreter that loaded ``preloaded``:
+    the name → why, of those that failed."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_IMPORTS, ",".join(preloaded), *names],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+
+
 @pytest.mark.integration  # an interpreter forking a child per package
 def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
     """A cycle through a package's ``__init__`` (which the import graph does not show: it
@@ -144,16 +161,7 @@ def test_every_package_imports_first_in_a_fresh_interpreter() -> None:
     }
     firsts = sorted(packages | modules)
     assert {"anima", "anima.config", "anima.speech", "anima.runtime", "anima.build"} <= set(firsts)
-    done = subprocess.run(
-        [sys.executable, "-c", _FIRST_IMPORTS, ",".join(_PRELOADED), *firsts],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    failed = dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
-    assert failed == {}
+    assert first_import_failures(firsts, _PRELOADED) == {}
 
 
 @pytest.mark.integration  # an interpreter
@@ -165,16 +173,7 @@ def test_a_cycle_through_an_init_fails_the_first_import_check(tmp_path: Path) ->
     (pkg / "__init__.py").write_text("from cyclic.a import A\n")
     (pkg / "a.py").write_text("from cyclic import A as _\nA = 1\n")
     (pkg / "b.py").write_text("B = 2\n")
-    done = subprocess.run(
-        [sys.executable, "-c", _FIRST_IMPORTS, "", "cyclic.b", "cyclic"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    failed = dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    failed = first_import_failures(["cyclic.b", "cyclic"], (), cwd=tmp_path)
     assert set(failed) == {"cyclic", "cyclic.b"}, failed  # b, first, goes through the cycle too
     assert all("ImportError" in why for why in failed.values()), failed
 

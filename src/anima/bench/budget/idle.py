@@ -91,26 +91,25 @@ def idle_serve(
     settle_s: float,
     settle_max_s: float,
     window_s: float,
-    status_interval_s: float | None = None,
-    timed: bool = False,
+    timed_status_s: float | None = None,
 ) -> tuple[Idle, Start | None]:
-    """``anima serve`` (with ``--agent`` hearing the quiet room when ``agent``) at rest; with
-    ``timed``, also how that same process started (:mod:`~anima.bench.budget.start`: its first
-    status line, printed ``status_interval_s`` after the start, is read after the window, so it
-    costs no wait when the window is longer). A quick run's start figure comes from here: one
-    ``anima serve`` fewer to start."""
+    """``anima serve`` (with ``--agent`` hearing the quiet room when ``agent``) at rest; given
+    ``timed_status_s``, also how that same process started (:mod:`~anima.bench.budget.start`:
+    its first status line, printed that many seconds after the start, is read after the window,
+    so it costs no wait when the window is longer). A quick run's start figure comes from here:
+    one ``anima serve`` fewer to start."""
     extra: list[str] = []
     if agent:
         room = quiet_room(workdir / "quiet-room.wav", settle_max_s + window_s + SPARE_S)
         extra = ["--agent", "--audio-in", str(room)]
     spawned = time.monotonic()
-    server = start_serve(workdir, extra, status_interval_s=status_interval_s)
+    server = start_serve(workdir, extra, status_interval_s=timed_status_s)
     try:
         started = wait_started(server, spawned, START_TIMEOUT_S)
         settled_s, settled = settle(server.pid, settle_s, settle_max_s)
         cpu = measure_cpu(server.pid, window_s)
         mem = memory(server.pid)
-        status = first_status(server) if timed else None
+        status = first_status(server) if timed_status_s is not None else None
     finally:
         code = stop_serve(server)
     start = None

@@ -74,9 +74,8 @@ def run_budget_bench(options: Options) -> BudgetResult:
             idle_serve, work, settle_s=o.settle_s, settle_max_s=o.settle_max_s, window_s=o.window_s
         )
         core = idle_core(o.settle_s, o.settle_max_s, o.window_s)
-        timed = o.start_in_defaults
-        interval = o.status_interval_s if timed else None
-        defaults, own = at_rest(agent=False, status_interval_s=interval, timed=timed)
+        timed = o.status_interval_s if o.start_in_defaults else None
+        defaults, own = at_rest(agent=False, timed_status_s=timed)
         agent, _ = at_rest(agent=True)
         idle = [core, defaults, agent]
         started = [own] if own is not None else starts(work, o.starts, o.status_interval_s)

@@ -53,7 +53,10 @@ VERSION = 1
 MAX_MESSAGE = 1 << 24  # bytes: far above any request or reply; a corrupt length stops here
 FEED_SAMPLES = 8000  # the most audio one feed request carries (0.5 s): replies stay prompt
 OPEN_TIMEOUT_S = 60.0  # a fresh interpreter, the import and the model, on a loaded machine
-_CHILD = "from anima.listening.sphinx_worker import main; main()"
+# the child runs this file by its path (``-P``: its folder, which holds modules named like
+# stdlib ones, stays off sys.path): importing it as ``anima.listening.sphinx_worker`` imported the
+# ``anima.listening`` package first (the listener, numpy, the config: ~0.6 s of CPU per worker)
+_CHILD = (sys.executable, "-P", __file__)
 CALL_TIMEOUT_S = 20.0  # one request (the language model on 0.5 s of noise takes ~0.6 s)
 
 
@@ -76,7 +79,7 @@ class SphinxWorker:
         """Spawn the worker and create its decoder from ``config`` (pocketsphinx keys)."""
         try:
             process = subprocess.Popen(
-                [sys.executable, "-c", _CHILD],
+                _CHILD,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
             )  # fmt: skip
         except OSError as exc:
@@ -294,3 +297,7 @@ def main() -> None:
         os.nice(5)
     replies, sys.stdout = sys.stdout.buffer, sys.stderr  # a stray print never reaches the wire
     _serve(sys.stdin.buffer, replies)
+
+
+if __name__ == "__main__":
+    main()

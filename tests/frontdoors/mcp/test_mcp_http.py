@@ -313,3 +313,31 @@ def test_mcp_answers_again_after_the_dashboard_restarts(door: WebFrontDoor) -> N
     door.stop()
     door.start()  # a new session manager for the new run (the SDK's runs only once)
     anyio.run(nod)
+
+
+def test_the_sdk_is_loaded_at_the_first_request_and_a_broken_one_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The MCP core (the SDK: ~1.2 s of CPU, ~27 MB) is made at the first request to /mcp, not
+    at the door's start; an SDK that fails to load is a 503 naming why, and the rest serves on."""
+    for door in served():
+        assert door.mcp is not None
+        assert door.mcp.server is None  # started, and no SDK loaded yet
+        with httpx.Client(timeout=10) as http:
+            assert http.get(door.url + "api/state").status_code == 200
+            assert door.mcp.server is None
+            assert http.post(mcp_url(door), json=INIT, headers=ACCEPT).status_code == 200
+        assert door.mcp.server is not None
+
+    from anima.frontdoors.mcp import http as mcp_http
+
+    def broken(_self: object) -> None:
+        raise ImportError("No module named 'mcp_types'")
+
+    monkeypatch.setattr(mcp_http.McpHttp, "_make_server", broken)
+    for door in served():
+        with httpx.Client(timeout=10) as http:
+            refused = http.post(mcp_url(door), json=INIT, headers=ACCEPT)
+            assert refused.status_code == 503
+            assert "MCP is not available: ImportError: No module named 'mcp_types'" in refused.text
+            assert http.get(door.url + "api/state").status_code == 200

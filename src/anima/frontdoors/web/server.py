@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import socket
 import threading
@@ -104,9 +105,7 @@ class WebFrontDoor:
         in the log saying how to get it)."""
         if not self.runtime.config.mcp.http:
             return None
-        try:
-            import mcp  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("mcp") is None:  # loaded at the first request, not now
             log.info("MCP at /mcp needs the mcp extra: pip install 'anima[mcp]'")
             return None
         from anima.agent.vocabulary import robot_registry
@@ -130,8 +129,9 @@ class WebFrontDoor:
     # ------------------------------------------------------------------ lifecycle
     def prepare(self) -> None:
         """At start, beside the running loop (the runtime pauses the garbage collector, whose
-        full passes during these imports were the long holds): FastAPI, uvicorn and the MCP
-        SDK imported, the routes built. MissingDependencyError without the web extra."""
+        full passes during these imports were the long holds): FastAPI and uvicorn imported, the
+        routes built (the MCP SDK is loaded at the first request to /mcp).
+        MissingDependencyError without the web extra."""
         if self._uvicorn is None:
             self._uvicorn = self._make_uvicorn_config()
 

@@ -60,17 +60,34 @@ def speech_said(daemon: MockupDaemon) -> object:
     return said.get("speech_detected") if isinstance(said, dict) else None
 
 
-@pytest.fixture
-def doa_file(tmp_path: Path) -> Path:
-    path = tmp_path / "doa.json"
+@pytest.fixture(scope="module")
+def module_daemon(
+    executable: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MockupDaemon]:
+    """One daemon for the module's tests (~5 s of CPU to start each): each test finds it
+    running and hearing nothing (:func:`doa_file`)."""
+    path = tmp_path_factory.mktemp("doa") / "doa.json"
     path.write_text("null")
+    with MockupDaemon(executable, doa_file=path) as d:
+        yield d
+
+
+@pytest.fixture
+def doa_file(module_daemon: MockupDaemon) -> Path:
+    """The scripted array's file, reset to "nothing heard", the daemon running (a test that
+    stopped it and failed before its restart leaves it stopped) and saying so."""
+    path = module_daemon.doa_file
+    assert path is not None
+    path.write_text("null")
+    if module_daemon.process is None or module_daemon.process.poll() is not None:
+        module_daemon.start()
+    assert eventually(lambda: daemon_says(module_daemon) is None, timeout=3.0)
     return path
 
 
 @pytest.fixture
-def array_daemon(executable: Path, doa_file: Path) -> Iterator[MockupDaemon]:
-    with MockupDaemon(executable, doa_file=doa_file) as d:
-        yield d
+def array_daemon(module_daemon: MockupDaemon, doa_file: Path) -> MockupDaemon:
+    return module_daemon
 
 
 def runtime_on(daemon: MockupDaemon) -> Runtime:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,21 @@ from anima.testing import eventually
 from anima.testing.reachy_daemon import MockupDaemon
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def module_daemon(executable: Path) -> Iterator[MockupDaemon]:
+    """One daemon for the module's tests (~6 s of CPU to start each)."""
+    with MockupDaemon(executable) as d:
+        yield d
+
+
+@pytest.fixture
+def daemon(module_daemon: MockupDaemon) -> MockupDaemon:
+    """The module's daemon, running (started again if a test left it stopped)."""
+    if module_daemon.process is None or module_daemon.process.poll() is not None:
+        module_daemon.start()
+    return module_daemon
 
 
 def runtime_on(daemon: MockupDaemon) -> Runtime:

@@ -53,6 +53,7 @@ from anima.sdk.humanoid import HumanoidActions, robot_state
 from anima.wire.events import event_from_fields
 from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import excerpt
+from anima.wire.tls import client_tls
 
 if TYPE_CHECKING:
     from anima.humanoid.spec import RobotState
@@ -99,7 +100,9 @@ class HttpBackend:
         except ImportError as exc:
             raise MissingDependencyError("httpx/websockets", "web") from exc
         headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
-        self._http = httpx.Client(base_url=self.base, headers=headers, timeout=timeout)
+        self._http = httpx.Client(
+            base_url=self.base, headers=headers, timeout=timeout, verify=client_tls()
+        )
         self._closing.clear()
         self._events.start()
         try:

@@ -23,6 +23,7 @@ from anima.agent.planners.base import json_value
 from anima.errors import MissingDependencyError, PlannerError
 from anima.events import CommandRejected, Publisher
 from anima.wire.jsontypes import JsonObject
+from anima.wire.tls import client_tls
 
 if TYPE_CHECKING:
     import httpx
@@ -195,7 +196,9 @@ def new_client(timeout_s: float) -> httpx.Client:
     except ImportError:
         raise MissingDependencyError("httpx", "agent") from None
     return httpx.Client(
-        timeout=httpx.Timeout(timeout_s), limits=httpx.Limits(max_keepalive_connections=0)
+        timeout=httpx.Timeout(timeout_s),
+        limits=httpx.Limits(max_keepalive_connections=0),
+        verify=client_tls(),
     )
 
 

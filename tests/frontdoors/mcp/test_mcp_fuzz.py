@@ -129,7 +129,11 @@ def test_fuzzed_arguments_are_answered_and_never_leave_the_limits(
     frames = np.array([f.values for f in driver.history()])
     lo = np.array([c.min for c in runtime.body.channels])
     hi = np.array([c.max for c in runtime.body.channels])
-    assert len(frames) > 100
+    # frames are sent while something moves: how many depends on the machine's speed (94 in one
+    # run beside four busy workers, hundreds alone); what matters is that the fuzz moved the
+    # body, so the limits below were checked on real motion
+    assert len(frames) > 0
+    assert float(np.ptp(frames, axis=0).max()) > 1.0
     assert np.all(frames >= lo - 1e-9)
     assert np.all(frames <= hi + 1e-9)
     assert runtime.engine.stats().ticks > 0

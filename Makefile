@@ -5,7 +5,11 @@ BIN    := $(VENV)/bin
 FAST_WORKERS := -n 2
 # a file per worker, the slowest files first (tests/conftest.py orders them by tests/durations.json;
 # xdist's own reordering, by number of tests, would undo that)
-BY_FILE := -n 4 --dist loadfile --no-loadscope-reorder
+BY_FILE := --dist loadfile --no-loadscope-reorder
+# the integration tier waits more than it computes (367 s of CPU in 241 s on four workers: ~115
+# core-seconds idle); five: 204-223 s. The model tier computes (347 s of CPU in 182 s): four.
+INTEGRATION_WORKERS := -n 5
+MODEL_WORKERS := -n 4
 
 # Bytecode is kept beside the sources (scripts/bootstrap.sh compiles the installed packages once):
 # make test starts a dozen pytest processes and dozens of `anima` subprocesses, and with
@@ -32,8 +36,9 @@ run: bootstrap-run
 # Workers per tier on this 2-core machine: the fast tier computes, so two (one per core; alone
 # it used 50 s of CPU, on two 67 s, and about the same wall time under load); the integration
 # and model tiers wait on real time (brokers, servers, browsers, subprocesses) more than they
-# compute, so four overlap their waits (the whole suite: 685 s on two, 476 s on four), a test
-# file per worker (its module fixtures shared); serial asserts wall-clock rates, so alone.
+# compute, so four or five overlap their waits (the whole suite: 685 s on two, 476 s on four;
+# the integration tier's figures above), a test file per worker (its module fixtures shared);
+# serial asserts wall-clock rates, so alone.
 test: bootstrap
 	@scripts/timed.sh --reset
 	scripts/timed.sh format $(BIN)/ruff format --check src tests benchmarks examples scripts
@@ -52,8 +57,8 @@ test: bootstrap
 	  [ $$collected != 0 ] || scripts/timed.sh fast $(BIN)/pytest -q --tier fast $(FAST_WORKERS); \
 	  fast=$$?; wait $$types; typed=$$?; cat $(VENV)/mypy.out; \
 	  [ $$collected = 0 ] && [ $$fast = 0 ] && [ $$typed = 0 ]
-	scripts/timed.sh integration $(BIN)/pytest -q --tier integration $(BY_FILE) --durations=10
-	scripts/timed.sh model $(BIN)/pytest -q --tier model $(BY_FILE) --durations=5
+	scripts/timed.sh integration $(BIN)/pytest -q --tier integration $(INTEGRATION_WORKERS) $(BY_FILE) --durations=10
+	scripts/timed.sh model $(BIN)/pytest -q --tier model $(MODEL_WORKERS) $(BY_FILE) --durations=5
 	scripts/timed.sh serial $(BIN)/pytest -q --tier serial --durations=5
 	@scripts/timed.sh --table
 

@@ -265,6 +265,29 @@ def test_worker_exits_when_its_parent_dies() -> None:
             parent.stdout.close()
 
 
+def test_a_worker_whose_runtime_left_while_it_loaded_exits_quietly() -> None:
+    """The runtime stopped while a worker it had just started still loaded the voice (a wake
+    heard during the stop warmed it): the worker's "ready" meets a closed pipe. It exits with
+    0 and no traceback (one printed into `anima serve`'s output, found by
+    tests/test_serve_audio_in.py once the voice loaded faster)."""
+    pytest.importorskip("piper", reason="piper-tts is not installed (pip install 'anima[speech]')")
+    from anima.speech.piper import worker as worker_module
+
+    model, config = voice_files(None, None)
+    argv = [sys.executable, "-P", worker_module.__file__, str(model), str(config or ""), "0"]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the runtime's end of the replies, gone before the voice is loaded
+    try:
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert b"Traceback" not in err, err.decode(errors="replace")
+
+
 def test_a_voice_the_worker_cannot_load_is_a_speech_error(tmp_path: Path) -> None:
     pytest.importorskip("piper", reason="piper-tts is not installed (pip install 'anima[speech]')")
     _, config = voice_files(None, None)

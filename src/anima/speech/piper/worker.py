@@ -141,11 +141,14 @@ def main(argv: list[str]) -> int:
     try:
         voice = _voicefile().open_voice(model, config)
     except Exception as exc:
-        write_frame(out, {"op": "error", "message": f"{type(exc).__name__}: {exc}"})
+        with contextlib.suppress(BrokenPipeError):  # nobody left to tell
+            write_frame(out, {"op": "error", "message": f"{type(exc).__name__}: {exc}"})
         return 1
     sample_rate = int(voice.config.sample_rate)
-    write_frame(out, {"op": "ready", "version": VERSION, "sample_rate": sample_rate})
-    with contextlib.suppress(BrokenPipeError):  # the runtime went away during a reply
+    # the runtime may go away while the voice loads (it stopped: a worker started just before
+    # is not waited for) or during a reply: its end of the pipe closed, this one exits quietly
+    with contextlib.suppress(BrokenPipeError):
+        write_frame(out, {"op": "ready", "version": VERSION, "sample_rate": sample_rate})
         serve(voice, idle_exit_s, 0, out)
     return 0
 

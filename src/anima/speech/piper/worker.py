@@ -20,7 +20,8 @@ header, then ``header["bytes"]`` raw bytes (0 when absent).
   bytes of int16 little-endian audio, then ``{"op": "done", "id": n}``;
 - any request that fails → ``{"op": "error", "id": n, "message": ...}``;
 - no request for IDLE_EXIT_S seconds (0: never) → ``{"op": "bye"}`` and exit code 0;
-  end of stdin (the runtime closed it, or died) → exit code 0.
+  end of stdin (the runtime closed it, or died) → exit code 0; the replies' pipe closed (the
+  runtime stopped while the voice loaded, or mid-reply) → exit code 0, quietly.
 
 The worker keeps the runtime's CPU priority (``NICE`` = 0) and never a real-time policy it might
 inherit. At nice 10 it was starved on a busy machine: with three busy processes on the two cores,

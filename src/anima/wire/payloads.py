@@ -199,6 +199,11 @@ def json_object(text: str, keys: set[str], required: set[str]) -> JsonObject:
     if unknown:
         name = unknown[0] if len(unknown[0]) <= SHOWN else unknown[0][:SHOWN] + "…"
         raise PayloadError(f"unknown field {name!r} (fields: {', '.join(sorted(keys))})")
+    return require(data, required)
+
+
+def require(data: JsonObject, required: set[str]) -> JsonObject:
+    """``data`` when it has every field in ``required``; else a refusal naming the first."""
     missing = sorted(required - set(data))
     if missing:
         raise PayloadError(f"missing field {missing[0]!r}")
@@ -241,8 +246,13 @@ def parse_look_at(raw: bytes | str) -> cmd.LookAt:
     """``{"x": float, "y": float, "z": float}``, metres in the head frame (each within
     :data:`MAX_COORD`: :class:`~anima.commands.LookAt` checks it)."""
     text = decode(raw)
-    data = json_object(text, {"x", "y", "z"}, {"x", "y", "z"})
-    x, y, z = (number(data[k], k) for k in ("x", "y", "z"))
+    axes = ("x", "y", "z")
+    data = json_object(text, set(axes), set())
+    for k in axes:  # a wrong value first: {"x": "left"} is "'x' must be a number", not "no y"
+        if k in data:
+            number(data[k], k)
+    require(data, set(axes))
+    x, y, z = (number(data[k], k) for k in axes)
     command = _made(lambda: cmd.LookAt(x=x, y=y, z=z))
     if x == 0.0 and y == 0.0 and z == 0.0:
         raise PayloadError("(0, 0, 0) is the eyes themselves: no direction to look")

@@ -151,6 +151,7 @@ def test_look_at_parses_metres() -> None:
         ("[1, 2, 3]", "expected a JSON object, got list"),
         ('"x"', "expected a JSON object, got str"),
         ('{"x": 1, "y": 2}', "missing field 'z'"),
+        ('{"x": "left"}', "'x' must be a number, got \"left\""),  # the value before the missing y
         ('{"x": 1, "y": 2, "z": 3, "t": 0}', "unknown field 't'"),
         ('{"x": null, "y": 2, "z": 3}', "'x' must be a number, got null"),
         ('{"x": 1, "y": false, "z": 3}', "'y' must be a number, got false"),

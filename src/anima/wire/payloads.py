@@ -248,11 +248,10 @@ def parse_look_at(raw: bytes | str) -> cmd.LookAt:
     text = decode(raw)
     axes = ("x", "y", "z")
     data = json_object(text, set(axes), set())
-    for k in axes:  # a wrong value first: {"x": "left"} is "'x' must be a number", not "no y"
-        if k in data:
-            number(data[k], k)
+    # a wrong value first: {"x": "left"} is "'x' must be a number", not "missing field 'y'"
+    given = {k: number(data[k], k) for k in axes if k in data}
     require(data, set(axes))
-    x, y, z = (number(data[k], k) for k in axes)
+    x, y, z = (given[k] for k in axes)
     command = _made(lambda: cmd.LookAt(x=x, y=y, z=z))
     if x == 0.0 and y == 0.0 and z == 0.0:
         raise PayloadError("(0, 0, 0) is the eyes themselves: no direction to look")

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 def make_piper(config: SpeechConfig) -> TTSEngine:
     from anima.speech.piper.piper import PiperEngine
     from anima.speech.piper.voice import import_piper, voice_files
+    from anima.speech.piper.voicefile import cache_root
 
+    store = cache_root() / "speech"  # the prepared replies, kept between runs
     if config.piper_process:
         voice_files(None, None)  # installed? (MissingDependencyError, or eSpeak takes over)
-        return PiperEngine(process=True, idle_exit_s=config.piper_idle_exit_s)
+        return PiperEngine(process=True, idle_exit_s=config.piper_idle_exit_s, store=store)
     import_piper()  # in this process: imported now, at start rather than at the first sentence
-    return PiperEngine()
+    return PiperEngine(store=store)
 
 
 def make_espeak(config: SpeechConfig) -> TTSEngine:

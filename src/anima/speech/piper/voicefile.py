@@ -35,9 +35,14 @@ class VoiceFileError(Exception):
     """The aligned copy of the voice model cannot be cached."""
 
 
-def cache_dir() -> Path:
+def cache_root() -> Path:
+    """anima's cache directory: ``$XDG_CACHE_HOME/anima`` (``~/.cache/anima``)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "anima" / "piper"
+    return Path(base) / "anima"
+
+
+def cache_dir() -> Path:
+    return cache_root() / "piper"
 
 
 def aligned_model(model: Path) -> Path:

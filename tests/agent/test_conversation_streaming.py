@@ -411,8 +411,11 @@ def _changed(runtime: Runtime, still: np.ndarray, since: float, until: float) ->
     unless every tick of that span was sent."""
     history = runtime.driver.history()  # type: ignore[attr-defined]
     frames = [f for f in history if since <= f.t <= until]
-    assert frames
-    assert frames[-1].t >= until - runtime.engine.period
+    kept = f"{len(history)} frames kept" + (
+        f", {history[0].t:.2f}-{history[-1].t:.2f} s" if history else ""
+    )
+    assert frames, f"no frame in [{since:.2f}, {until:.2f}] s: {kept}"
+    assert frames[-1].t >= until - runtime.engine.period, kept
     return [f.t for f in frames if not np.array_equal(f.values, still)]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from anima.build import build
@@ -105,6 +105,12 @@ def test_fuzzed_arguments_are_answered_and_never_leave_the_limits(
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(call=calls(mcp.tools))
+    # the draws are mostly refused (junk, or values hypothesis keeps simple: a look at the
+    # origin): in 3 of 6 runs beside a busy machine none moved the body. These always run
+    # first, so the limits below are checked on motion, the random calls' and theirs: a point
+    # far past the head's range, and a gesture
+    @example(call=("look_at", {"x": 0.3, "y": 4.0, "z": -3.0}))
+    @example(call=("play_animation", {"name": "nod"}))
     def one(call: tuple[str, Any]) -> None:
         name, args = call
         cancelled = Cancel()
@@ -130,9 +136,8 @@ def test_fuzzed_arguments_are_answered_and_never_leave_the_limits(
     frames = np.array([f.values for f in driver.history()])
     lo = np.array([c.min for c in runtime.body.channels])
     hi = np.array([c.max for c in runtime.body.channels])
-    # frames are sent while something moves: how many depends on the machine's speed (94 in one
-    # run beside four busy workers, hundreds alone); what matters is that the fuzz moved the
-    # body, so the limits below were checked on real motion
+    # how many frames depends on the machine's speed (94 in one run beside four busy workers,
+    # hundreds alone); what matters is that the body moved, so the limits are checked on motion
     assert len(frames) > 0, answered
     assert float(np.ptp(frames, axis=0).max()) > 1.0, (len(frames), answered)
     assert np.all(frames >= lo - 1e-9)

@@ -17,18 +17,25 @@ load saves the optimised graph beside the aligned copy and later loads open it w
 optimisation. Its fused kernels fit the CPU they were made on, so its name carries onnxruntime's
 version and a digest of the CPU's model and flags; a saved graph that fails to open is removed
 and made again.
+
+Each copy is ~63 MB, and one is made per voice file path (each virtual environment has its
+own): a copy is touched when it is used, and when a new one is made the copies unused for
+:data:`UNUSED_DAYS` days (and writes a crash left behind) are removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import platform
+import time
 from pathlib import Path
 from typing import Any
 
 WARM_UP_TEXT = "Hi."  # the first run initialises espeak and onnxruntime: pay it at load
+UNUSED_DAYS = 30  # a cached copy not used for this long is removed when another is made
 
 
 class VoiceFileError(Exception):
@@ -56,6 +63,7 @@ def aligned_model(model: Path) -> Path:
     key = hashlib.sha1(f"{model.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
     cached = cache_dir() / f"{model.stem}-{key[:12]}-aligned.onnx"
     if cached.is_file():
+        _touch(cached)
         return cached
     import onnx
     from piper.patch_voice_with_alignment import add_alignment_output
@@ -74,7 +82,34 @@ def aligned_model(model: Path) -> Path:
         raise VoiceFileError(
             f"piper: cannot cache the aligned voice in {cached.parent}: {exc}"
         ) from exc
+    prune(cached.parent, keep=cached)
     return cached
+
+
+def _touch(path: Path) -> None:
+    """Mark a cached copy used now (kept by :func:`prune`); a read-only cache is fine."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def prune(folder: Path, *, keep: Path, unused_days: float = UNUSED_DAYS) -> list[Path]:
+    """Remove the cached voice copies in ``folder`` unused for ``unused_days`` days, and
+    temporary files older than a day (a write that crashed), never ``keep``; the paths removed.
+    Only this module's copies (``*-aligned*``: a voice model itself is never one); files that
+    cannot be removed are left."""
+    now = time.time()
+    removed: list[Path] = []
+    for path in folder.glob("*-aligned*"):
+        if path == keep or not path.is_file():
+            continue
+        try:
+            age_days = (now - path.stat().st_mtime) / 86400
+            if age_days > unused_days or (".tmp" in path.name and age_days > 1):
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
 
 
 def open_voice(model: Path, config: Path | None) -> Any:  # a piper.PiperVoice (untyped)
@@ -114,9 +149,12 @@ def open_session(aligned: Path) -> Any:  # an onnxruntime.InferenceSession
     optimised = optimised_path(aligned, onnxruntime.__version__)
     if optimised.is_file():
         try:
-            return session(optimised, levels.ORT_DISABLE_ALL)
+            opened = session(optimised, levels.ORT_DISABLE_ALL)
         except Exception:  # a damaged or foreign file: made again below
             optimised.unlink(missing_ok=True)
+        else:
+            _touch(optimised)
+            return opened
     tmp = optimised.with_name(f"{optimised.stem}.{os.getpid()}.tmp.onnx")
     try:
         made = session(aligned, levels.ORT_ENABLE_ALL, save=tmp)

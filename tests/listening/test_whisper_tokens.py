@@ -93,20 +93,21 @@ def test_loading_never_holds_the_interpreter_long(model_dir: Path) -> None:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(0.001)  # as the runtime sets it (motion/priority.py)
     gaps: list[float] = []
-    done = threading.Event()
+    ticking, done = threading.Event(), threading.Event()
 
-    def ticker() -> None:
+    def ticker() -> None:  # the wake-ups of a thread sleeping 1 ms: real time is the subject
         last = time.monotonic()
         while not done.is_set():
             time.sleep(0.001)
             now = time.monotonic()
             gaps.append(now - last)
             last = now
+            ticking.set()
 
     thread = threading.Thread(target=ticker)
     thread.start()
     try:
-        time.sleep(0.02)
+        assert ticking.wait(5.0)
         gaps.clear()
         WhisperTokens.from_model(model_dir)
     finally:

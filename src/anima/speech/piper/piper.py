@@ -66,6 +66,7 @@ from anima.speech.piper.marks import (
 )
 from anima.speech.piper.process import VoiceWorker
 from anima.speech.piper.voice import import_piper, load_voice, voice_files
+from anima.speech.piper.voicefile import file_identity
 from anima.speech.store import ClauseStore
 from anima.speech.text import (
     PIECE_WEIGHT,
@@ -307,7 +308,7 @@ class PiperEngine(PreparesAhead):
         if self._store_root is None or self._store is not None:
             return self._store
         files = [p for p in voice_files(self._model, self._config) if p is not None]
-        parts = [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files]
+        parts = [file_identity(p) for p in files]
         parts.append(importlib.metadata.version("piper-tts"))
         # the marks and pieces are made here: a change to this code makes new files
         parts.append(hashlib.sha1(Path(__file__).read_bytes()).hexdigest())

@@ -52,6 +52,13 @@ def cache_dir() -> Path:
     return cache_root() / "piper"
 
 
+def file_identity(path: Path) -> str:
+    """What a cached product of ``path`` is keyed by: its resolved path, size and modification
+    time (a new voice file, or the same one replaced, makes new cache entries)."""
+    stat = path.stat()
+    return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
 def aligned_model(model: Path) -> Path:
     """The voice model patched to output alignments, patched once and cached on disk.
 
@@ -59,8 +66,7 @@ def aligned_model(model: Path) -> Path:
     motion loop miss deadlines (in process); onnxruntime then loads the cached file without
     holding it.
     """
-    stat = model.stat()
-    key = hashlib.sha1(f"{model.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
+    key = hashlib.sha1(file_identity(model).encode()).hexdigest()
     cached = cache_dir() / f"{model.stem}-{key[:12]}-aligned.onnx"
     if cached.is_file():
         _touch(cached)

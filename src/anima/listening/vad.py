@@ -360,6 +360,9 @@ class SpeechDetector:
             over, run = True, self._below
         if over:
             self._ended_after, self.in_speech, self._run, self._gate_run = run, False, 0, 0
+            if logger.isEnabledFor(logging.DEBUG):
+                why = getattr(turn, "reason", "")
+                logger.debug("turn over after %.2f s of silence: %s", run * FRAME_S, why)
             return SpeechChange.ENDED
         return None
 

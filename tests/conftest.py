@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,24 @@ def _tiers(text: str) -> frozenset[str]:
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown tier {', '.join(unknown)!r}: {', '.join(TIERS)}")
     return names
+
+
+_DATA_HOME = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The robot's memory (agent.memory, $XDG_DATA_HOME/anima/memory.sqlite3) of every runtime
+    and `anima` process the tests start lives in a directory of this run's own, never in the
+    developer's own memory file."""
+    data = Path(tempfile.mkdtemp(prefix="anima-test-data-"))
+    os.environ["XDG_DATA_HOME"] = str(data)
+    config.stash[_DATA_HOME] = data
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    data = config.stash.get(_DATA_HOME, None)
+    if data is not None:
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

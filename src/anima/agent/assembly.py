@@ -16,7 +16,9 @@ from anima.agent.executor import Executor
 if TYPE_CHECKING:
     from anima.agent.planners.base import Planner
     from anima.agent.port import RobotPort
+    from anima.agent.remembering import Remembering
     from anima.config import AnimaConfig, ListenConfig
+    from anima.config.memory import MemoryConfig
     from anima.listening.results import ListenResult, RoundReport
     from anima.listening.sources import AudioSource
     from anima.speech.reference import PlaybackReference
@@ -44,8 +46,12 @@ def build_conversation(
 
     cfg = config.agent
     registry = robot_registry(robot, user_actions=cfg.user_actions)
+    memory = open_memory(cfg.memory, registry)
     if planner is None:
         planner = create_planner(cfg, registry, robot, wake_phrase=config.listen.wake_phrase)
+    remember_with = getattr(planner, "remember_with", None)
+    if memory is not None and callable(remember_with):
+        remember_with(memory)  # the rule planner's "my name is …", "what's my name" …
     executor = Executor.from_config(robot, cfg, on_finish=planner.reset)
     conversation = Conversation(
         robot,
@@ -75,6 +81,19 @@ def build_conversation(
         results=take,
     )
     return conversation
+
+
+def open_memory(config: MemoryConfig, registry: ActionRegistry) -> Remembering | None:
+    """The memory file ``agent.memory`` names, its ``remember`` and ``forget`` added to
+    ``registry``; None when memory is off."""
+    if not config.enabled:
+        return None
+    from anima.agent.remembering import Remembering, register_memory
+    from anima.memory.store import MemoryStore
+
+    memory = Remembering(MemoryStore(config.file(), max_memories=config.max_memories))
+    register_memory(registry, memory)
+    return memory
 
 
 def listening_phrases(registry: ActionRegistry, listen: ListenConfig) -> list[str]:

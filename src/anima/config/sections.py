@@ -20,6 +20,7 @@ from anima.config.drivers import (
 from anima.config.listening import ListenConfig
 from anima.config.listening_parts import check_audio_in
 from anima.config.mcp import McpConfig
+from anima.config.memory import MemoryConfig
 from anima.config.planner import PlannerConfig, RulesPlannerConfig, planner_config
 from anima.config.speech import SpeechConfig
 from anima.config.vision import AttentionConfig, VisionConfig
@@ -265,6 +266,7 @@ class AgentConfig:
     audio_in: str = (
         "auto"  # what the agent listens to: auto (mic if any) | mic | none | stdin | .wav
     )
+    memory: MemoryConfig = field(default_factory=MemoryConfig)  # names and facts, on disk
 
     def __post_init__(self) -> None:
         check_audio_in(self.audio_in)

@@ -10,10 +10,14 @@ registry is compiled once, and again when its actions change (a user's module ad
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from anima.agent.actions import Action, ActionRegistry
 from anima.agent.planners.base import PlannerReply
 from anima.agent.understanding import NOT_UNDERSTOOD, About, Understander, Understanding
+
+if TYPE_CHECKING:
+    from anima.agent.remembering import Remembering
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,12 @@ class RulePlanner:
         self._actions: tuple[Action, ...] = tuple(registry)
         self._understander = Understander(registry, about=self.about)
         self._last: list[str] = []  # the last plan, for "do it again"
+        self.memory: Remembering | None = None  # names and facts told (remember_with)
+
+    def remember_with(self, memory: Remembering) -> None:
+        """Understand "my name is …", "remember that …", "what's my name", "forget …" on
+        ``memory`` before the other rules (:mod:`anima.agent.remembering`)."""
+        self.memory = memory
 
     # ------------------------------------------------------------------ the protocol
     def plan(self, request: str) -> PlannerReply:
@@ -60,6 +70,12 @@ class RulePlanner:
     # ------------------------------------------------------------------ understanding
     def understanding(self, request: str) -> Understanding:
         """The whole :class:`~anima.agent.understanding.Understanding` of ``request``."""
+        if self.memory is not None:
+            from anima.agent.remembering import understand_memory
+
+            about_memory = understand_memory(request, self.memory, robot_name=self.about.name)
+            if about_memory is not None:
+                return about_memory
         return self._compiled().understand(request, previous=self._last)
 
     def understand(self, request: str) -> list[str] | None:

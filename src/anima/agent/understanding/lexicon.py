@@ -244,6 +244,8 @@ LABELS: dict[str, str | None] = {
     "set_gait": None,
     "walk_backward": None,
     "posture": "lean or crouch",
+    "remember": "remember what you tell me",
+    "forget": None,
 }
 
 # "I can't make coffee": the person's words turned to the robot's point of view.

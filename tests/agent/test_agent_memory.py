@@ -1,0 +1,155 @@
+"""The rule planner on the robot's memory: names, "remember that …", questions about what was
+told, forgetting, and the ``remember``/``forget`` actions validated as any plan's steps; what
+was told survives a new planner on the same file (a restart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from anima.agent.context import ActionContext
+from anima.agent.plan import PlanError, parse_plan
+from anima.agent.planners.rules import RulePlanner
+from anima.agent.remembering import Remembering, register_memory, second_person
+from anima.agent.vocabulary import builtin_registry
+from anima.memory.store import MemoryStore
+
+pytestmark = pytest.mark.fast
+
+
+class Session:
+    """One conversation: a rule planner on a memory file, each plan run as the executor
+    runs it (validated, then each step's action called with a context)."""
+
+    def __init__(self, path: Path) -> None:
+        self.store = MemoryStore(path)
+        self.memory = Remembering(self.store)
+        self.registry = builtin_registry()
+        register_memory(self.registry, self.memory)
+        self.planner = RulePlanner(self.registry)
+        self.planner.remember_with(self.memory)
+        self.results: list[object] = []
+
+    def say(self, text: str) -> str:
+        reply = self.planner.plan(text)
+        plan = parse_plan(self.registry, reply.actions)
+        ctx = ActionContext(robot=None)  # type: ignore[arg-type]  (memory actions need no robot)
+        for step in plan.steps:
+            self.results.append(step.action.fn(ctx, *step.args, **step.kwargs))
+        return reply.response
+
+    def close(self) -> None:
+        self.store.close()
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Session:
+    s = Session(tmp_path / "memory.sqlite3")
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def test_a_name_given_is_the_person_talking(session: Session) -> None:
+    assert session.say("What's my name?") == "I don't know your name yet. What is it?"
+    assert session.say("Hey robot, my name is Ana.") == "Nice to meet you, Ana."
+    assert session.memory.person == "Ana"
+    assert session.say("what's my name") == "Your name is Ana."
+    assert session.say("I'm Bob.") == "Nice to meet you, Bob."
+    assert session.say("Do you know who I am?") == "Your name is Bob."
+    # "I'm tired" is no name (a name is a capitalised word, as Whisper writes names)
+    assert session.memory.person == "Bob"
+    session.say("I'm tired")
+    assert session.memory.person == "Bob"
+
+
+def test_facts_told_are_said_back_in_the_robots_words(session: Session) -> None:
+    session.say("my name is Ana")
+    assert session.say("Remember that I like jazz.") == "OK, I'll remember that you like jazz."
+    session.say("please remember my favourite colour is blue")
+    assert session.say("What do I like?") == "You like jazz."
+    assert session.say("what is my favourite colour") == "Your favourite colour is blue."
+    session.say("my favourite colour is green")  # said plainly: kept too, and it replaces
+    assert session.say("what's my favourite colour?") == "Your favourite colour is green."
+    assert session.store.residue("colour is blue") == 2  # replaced, not forgotten
+    about = session.say("what do you know about me")
+    assert "Your favourite colour is green." in about
+    assert "You like jazz." in about
+
+
+def test_forgetting_by_request_leaves_no_residue(session: Session) -> None:
+    session.say("my name is Ana")
+    session.say("remember that I like jazz")
+    session.say("remember that my dog is called Rex")
+    assert session.say("forget what I told you") == "OK, I've forgotten it."
+    assert session.store.residue("Rex") == 0
+    assert session.say("forget that I like jazz") == "OK, I've forgotten that."
+    assert session.store.residue("jazz") == 0
+    session.say("remember that I live in Paris")
+    assert session.say("forget everything about me") == (
+        "OK, Ana, I've forgotten everything about you."
+    )
+    assert session.store.count() == 0
+    assert session.store.residue("Paris") == 0
+    assert session.store.residue("Ana") == 0
+    assert session.memory.person is None
+    assert session.say("what's my name") == "I don't know your name yet. What is it?"
+
+
+def test_forgetting_everything_needs_a_name(session: Session) -> None:
+    session.say("remember that the keys are on the table")
+    assert "tell me your name first" in session.say("forget everything about me")
+    assert session.store.count() == 1
+
+
+def test_what_was_told_survives_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    first = Session(path)
+    first.say("my name is Ana")
+    first.say("remember that I play the cello")
+    first.close()
+    second = Session(path)  # a new process: nobody named yet
+    assert second.say("what's my name") == "I don't know your name yet. What is it?"
+    second.say("my name is Ana")
+    assert second.say("what do I play") == "You play the cello."
+    assert second.store.count() == 2  # the name told again is kept once
+    second.close()
+
+
+def test_other_requests_go_to_the_other_rules(session: Session) -> None:
+    reply = session.planner.plan("wave")
+    assert reply.actions == ["play_animation(name='LOOKUP_Waving')"]
+    assert session.planner.plan("never mind").actions == ["stop()"]
+    assert session.planner.plan("what is your name").response == "My name is Anima."
+    # a question about the person with nothing told is answered so, not refused
+    assert "don't know that yet" in session.say("what's my favourite colour")
+    assert session.store.count() == 0
+
+
+def test_the_actions_validate_their_arguments(session: Session) -> None:
+    with pytest.raises(PlanError):
+        parse_plan(session.registry, ["remember(what=3)"])
+    with pytest.raises(PlanError):
+        parse_plan(session.registry, ["forget(everything='yes')"])
+    ctx = ActionContext(robot=None)  # type: ignore[arg-type]
+    step = parse_plan(session.registry, ["remember(what='   ')"]).steps[0]
+    ok, message = step.action.fn(ctx, *step.args, **step.kwargs)  # type: ignore[misc]
+    assert not ok
+    assert "nothing to remember" in message
+    step = parse_plan(session.registry, ["forget(about='unicorns')"]).steps[0]
+    ok, message = step.action.fn(ctx, *step.args, **step.kwargs)  # type: ignore[misc]
+    assert not ok
+    assert "nothing to forget" in message
+
+
+@pytest.mark.parametrize(
+    ("said", "back"),
+    [
+        ("I like jazz", "you like jazz"),
+        ("my sister is called Eva", "your sister is called Eva"),
+        ("I'm a teacher", "you're a teacher"),
+        ("I was born in May.", "you were born in May."),
+    ],
+)
+def test_said_back_in_the_second_person(said: str, back: str) -> None:
+    assert second_person(said) == back

@@ -16,6 +16,7 @@ from anima.cli import (
     fleet,
     humanoid,
     mcp,
+    memory,
     serve,
     session,
 )
@@ -37,6 +38,7 @@ app.add_typer(animations.app, name="animations")
 app.add_typer(agent.app, name="actions")
 app.command("agent")(agent.agent_command)
 app.add_typer(mcp.app, name="mcp")
+app.add_typer(memory.app, name="memory")
 app.add_typer(fleet.app, name="fleet")
 app.command("doctor")(doctor.doctor_command)
 app.add_typer(body.app, name="body")

@@ -34,7 +34,7 @@ class Session:
     def say(self, text: str) -> str:
         reply = self.planner.plan(text)
         plan = parse_plan(self.registry, reply.actions)
-        ctx = ActionContext(robot=None)  # type: ignore[arg-type]  (memory actions need no robot)
+        ctx = ActionContext(robot=None)  # type: ignore[arg-type]
         for step in plan.steps:
             self.results.append(step.action.fn(ctx, *step.args, **step.kwargs))
         return reply.response

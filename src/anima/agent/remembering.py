@@ -73,8 +73,25 @@ _FORGET_ABOUT = re.compile(r"^(?:please )?(?:forget|delete|erase) (?:that )?(?P<
 # a fact about the person said plainly: "my favourite colour is blue" (not a command)
 _MY_FACT = re.compile(r"^my (?!name\b)[a-z' ]{1,40}? (?:is|are) .+$")
 _QUESTION = re.compile(
-    r"^(?:what|where|when|who|which|how|do you (?:know|remember)|did i tell you)\b"
+    r"^(?:what|where|when|who|which|how|do you (?:know|remember)|did i tell you|am i|do i|"
+    r"did i|have i|was i|is my|are my|was my)\b"
 )
+# the irregular verbs people use of themselves: a question in one form ("what did I break")
+# finds a memory in another ("I broke my arm"); stemming covers the regular ones
+_IRREGULAR = """
+    be was were been | begin began begun | break broke broken | bring brought | build built |
+    buy bought | catch caught | choose chose chosen | come came | do did done | drink drank drunk |
+    drive drove driven | eat ate eaten | fall fell fallen | feel felt | fight fought | find found |
+    fly flew flown | forget forgot forgotten | get got gotten | give gave given | go went gone |
+    grow grew grown | have had | hear heard | hold held | keep kept | know knew known |
+    leave left | lend lent | lose lost | make made | meet met | pay paid | read | ride rode ridden |
+    ring rang rung | rise rose risen | run ran | say said | see saw seen | sell sold | send sent |
+    sing sang sung | sit sat | sleep slept | speak spoke spoken | spend spent | stand stood |
+    steal stole stolen | swim swam swum | take took taken | teach taught | tell told |
+    think thought | throw threw thrown | wake woke woken | wear wore worn | win won | write wrote
+    written
+"""
+_FORMS = {form: tuple(group.split()) for group in _IRREGULAR.split("|") for form in group.split()}
 # person → robot: what the person said about themselves, said back to them
 _SWAP = {
     "i": "you", "i'm": "you're", "im": "you're", "me": "you", "my": "your", "mine": "yours",
@@ -173,6 +190,7 @@ class Remembering:
         terms = [w for w in words(question) if w not in _FILLER]
         if not terms:
             return []
+        terms += [form for w in terms for form in _FORMS.get(w, ()) if form not in terms]
         who = [EVERYONE] + ([self.person] if self.person else [])
         return self.store.search(" ".join(terms), who=who, limit=limit)
 
@@ -215,6 +233,52 @@ class Remembering:
         ]
         rows = self.store.forget(m.id for m in matches)
         return Forgotten(rows=rows, what=tuple(m.what for m in matches))
+
+
+# ---------------------------------------------------------------------- the LLM's context
+PROMPT_TOKENS = 1500  # the memory's share of a planner's prompt, at most
+CHARS_PER_TOKEN = 4  # English text in GPT-style tokenizers: ~4 characters a token (an estimate)
+PROMPT_SEARCHED = 40  # memories the request's words bring up, before the budget cuts
+
+
+def tokens_of(text: str) -> int:
+    """The tokens ``text`` costs in a prompt, estimated (:data:`CHARS_PER_TOKEN`)."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def memory_block(memory: Remembering, request: str, budget: int = PROMPT_TOKENS) -> str:
+    """What an LLM planner is told it remembers, for ``request``: the person talking, then
+    pinned memories, the memories sharing words with the request (best first), the person's
+    newest — each once, until ``budget`` tokens; "" when there is nothing to tell."""
+    person = memory.person
+    head = (
+        "What you remember from earlier conversations (use remember(what, who) to keep what a "
+        "person tells you, forget(...) when they ask you to):"
+    )
+    who = f"The person talking says their name is {person}." if person else ""
+    people = [EVERYONE] + ([person] if person else [])
+    store = memory.store
+    candidates = [
+        *[m for m in store.recent(limit=PROMPT_SEARCHED) if m.pinned],
+        *memory.recall(request, limit=PROMPT_SEARCHED),
+        *(store.recent(who=person, limit=PROMPT_SEARCHED) if person else []),
+        *store.recent(who=EVERYONE, limit=PROMPT_SEARCHED // 4),
+    ]
+    lines, seen = [], set()
+    used = tokens_of(head) + tokens_of(who) + 2
+    for m in candidates:
+        if m.id in seen or (m.who not in people and not m.pinned):
+            continue
+        seen.add(m.id)
+        line = f"- {m.who}: {m.what}"
+        cost = tokens_of(line) + 1
+        if used + cost > budget:
+            break
+        lines.append(line)
+        used += cost
+    if not lines and not who:
+        return ""
+    return "\n".join(part for part in (head, who, *lines) if part)
 
 
 # ---------------------------------------------------------------------- the rules

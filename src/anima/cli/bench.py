@@ -257,6 +257,36 @@ def bench_agent(
         typer.echo(f"                        the loop missed {r.hostile.missed_ticks} ticks")
 
 
+@app.command("memory")
+def bench_memory(
+    split: Annotated[str, typer.Option(help="dev, heldout, fresh or all.")] = "all",
+    planner: Annotated[str, typer.Option(help="rules, llm or both.")] = "both",
+    memories: Annotated[
+        int, typer.Option(min=0, help="Memories in the store whose cost is timed (0: skip).")
+    ] = 10_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Facts told over three restarts and recalled in a fourth (rule planner, scripted LLM);
+    what forgetting leaves; what recall costs at 10,000 memories."""
+    from anima.bench.memory.facts import SPLITS
+    from anima.bench.memory.memory import PLANNERS, run_memory_bench
+
+    splits = tuple(SPLITS) if split == "all" else (split,)
+    planners = PLANNERS if planner == "both" else (planner,)
+    if not set(splits) <= set(SPLITS) or not set(planners) <= set(PLANNERS):
+        typer.secho(
+            f"error: --split is one of {', '.join(SPLITS)} or all; --planner rules, llm or both",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(code=2)
+    r = run_memory_bench(planners=planners, splits=splits, memories=memories)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2, default=str))
+        return
+    typer.echo("\n".join(r.lines()))
+
+
 @app.command("serve")
 def bench_serve(
     idle: Annotated[

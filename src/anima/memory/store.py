@@ -11,7 +11,7 @@ The file is SQLite (the standard library's ``sqlite3``) in write-ahead-log mode,
 killed in the middle of a write leaves the last committed state (each change is one
 transaction). Full-text search uses SQLite's FTS5 where the interpreter's SQLite has it (the
 CPython builds here do: 3.40) through an external-content index kept by triggers, so forgetting
-leaves nothing in the index; without FTS5, a search matches words with ``LIKE``. The schema has
+leaves nothing in the index; its words are stemmed (Porter: "studied" finds "study"); without FTS5, a search matches words with ``LIKE``. The schema has
 a version (``PRAGMA user_version``): an older file is migrated when opened, a newer one is
 refused by name. At most ``max_memories`` are kept: the oldest unpinned ones go first.
 
@@ -58,7 +58,7 @@ _SCHEMA = (
 )
 _FTS = (
     """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        what, who, content='memories', content_rowid='id', tokenize='unicode61'
+        what, who, content='memories', content_rowid='id', tokenize='porter unicode61'
     )""",
     """CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts(rowid, what, who) VALUES (new.id, new.what, new.who);
@@ -315,7 +315,7 @@ class MemoryStore:
     ) -> list[Memory]:
         """Current memories sharing words with ``query``, the best match first (FTS5's bm25;
         without FTS5, the most words in common); ``who``: only about these people."""
-        terms = sorted(set(words(query)))
+        terms = sorted({w.split("'")[0] for w in words(query)} - {""})  # "son's" → "son"
         if not terms or limit <= 0:
             return []
         people = [clean_who(w) for w in who] if who is not None else None

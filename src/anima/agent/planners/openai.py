@@ -59,6 +59,7 @@ from anima.errors import ConfigError, PlannerError
 from anima.wire.jsontypes import JsonDict, JsonObject, JsonValue
 
 if TYPE_CHECKING:
+    from anima.agent.remembering import Remembering
     from anima.config import OpenAIPlannerConfig
     from anima.events import Publisher
 
@@ -113,6 +114,13 @@ class OpenAIPlanner:
         self._pending: list[str] = []  # tool-call ids still waiting for their results
         self._client = new_client(timeout_s)
         self._inflight = InflightCall(self.name)
+        self.memory: Remembering | None = None  # what it is told it remembers, per request
+
+    def remember_with(self, memory: Remembering) -> None:
+        """Tell the model, with each request, what it remembers that matters for it (the
+        person talking, pinned memories, the request's; :func:`~anima.agent.remembering.
+        memory_block`, at most 1,500 tokens)."""
+        self.memory = memory
 
     @classmethod
     def from_config(
@@ -183,10 +191,18 @@ class OpenAIPlanner:
     def _exchange(
         self, added: list[Message], command: str, text: str, sink: ReplySink | None = None
     ) -> PlannerReply:
+        remembered: list[Message] = []
+        if self.memory is not None and command == "plan":
+            from anima.agent.remembering import memory_block
+
+            block = memory_block(self.memory, text)
+            if block:
+                remembered.append({"role": "system", "content": block})
         body: JsonDict = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": self.system_prompt},
+                *remembered,
                 *self._history,
                 *added,
             ],

@@ -1,0 +1,1 @@
+"""``anima bench memory``: recall across restarts, forgetting, and the cost of recall."""

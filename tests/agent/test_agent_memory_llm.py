@@ -9,9 +9,14 @@ from pathlib import Path
 import pytest
 
 from anima.agent.planners.openai import OpenAIPlanner
+from anima.agent.realtime import build_realtime_agent
 from anima.agent.remembering import PROMPT_TOKENS, Remembering, register_memory, tokens_of
 from anima.agent.vocabulary import builtin_registry
+from anima.config import AgentConfig, AnimaConfig
+from anima.config.memory import MemoryConfig
+from anima.config.planner import RealtimePlannerConfig
 from anima.memory.store import MemoryStore
+from anima.runtime import Runtime
 from anima.testing.llm import Scripted, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration
@@ -50,3 +55,20 @@ def test_the_request_carries_what_matters(tmp_path: Path) -> None:
     assert "jazz" not in block
     assert tokens_of(block) <= PROMPT_TOKENS
     store.close()
+
+
+def test_a_realtime_brain_gets_remember_forget_and_the_memory_in_its_instructions(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    path = tmp_path / "m.sqlite3"
+    with MemoryStore(path) as store:
+        store.add("visitors sign in at the front desk", who="", pinned=True, source="operator")
+    settings = RealtimePlannerConfig(auth="none", url="ws://127.0.0.1:9/v1/realtime")
+    cfg = AnimaConfig(agent=AgentConfig(planner=settings, memory=MemoryConfig(path=str(path))))
+    brain = build_realtime_agent(runtime, cfg, environ={}, audio_in="none")
+    assert {"remember", "forget"} <= set(brain.registry.names())
+    assert "- everyone: visitors sign in at the front desk" in brain.session.brief.instructions
+    off = AnimaConfig(agent=AgentConfig(planner=settings, memory=MemoryConfig(enabled=False)))
+    plain = build_realtime_agent(runtime, off, environ={}, audio_in="none")
+    assert "remember" not in plain.registry.names()
+    assert "front desk" not in plain.session.brief.instructions

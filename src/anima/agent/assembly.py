@@ -16,9 +16,7 @@ from anima.agent.executor import Executor
 if TYPE_CHECKING:
     from anima.agent.planners.base import Planner
     from anima.agent.port import RobotPort
-    from anima.agent.remembering import Remembering
     from anima.config import AnimaConfig, ListenConfig
-    from anima.config.memory import MemoryConfig
     from anima.listening.results import ListenResult, RoundReport
     from anima.listening.sources import AudioSource
     from anima.speech.reference import PlaybackReference
@@ -40,6 +38,7 @@ def build_conversation(
     each round (its stream positions and times: when the end of turn was decided).
     ``planner`` replaces the configured one (a test's scripted planner)."""
     from anima.agent.planners import create_planner
+    from anima.agent.remembering import open_memory
     from anima.agent.vocabulary import robot_registry
     from anima.listening.making import make_listener
     from anima.listening.results import RoundReport
@@ -81,19 +80,6 @@ def build_conversation(
         results=take,
     )
     return conversation
-
-
-def open_memory(config: MemoryConfig, registry: ActionRegistry) -> Remembering | None:
-    """The memory file ``agent.memory`` names, its ``remember`` and ``forget`` added to
-    ``registry``; None when memory is off."""
-    if not config.enabled:
-        return None
-    from anima.agent.remembering import Remembering, register_memory
-    from anima.memory.store import MemoryStore
-
-    memory = Remembering(MemoryStore(config.file(), max_memories=config.max_memories))
-    register_memory(registry, memory)
-    return memory
 
 
 def listening_phrases(registry: ActionRegistry, listen: ListenConfig) -> list[str]:

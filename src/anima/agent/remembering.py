@@ -20,12 +20,16 @@ import collections
 import re
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry, ActionResult, make_action
 from anima.agent.context import ActionContext
 from anima.agent.understanding.result import Understanding
 from anima.errors import AnimaError
 from anima.memory.store import EVERYONE, Memory, MemoryStore, words
+
+if TYPE_CHECKING:
+    from anima.config.memory import MemoryConfig
 
 MAX_NAME_WORDS = 3
 TOLD_KEPT = 20  # memories told in this conversation that "forget what I told you" can reach
@@ -416,6 +420,16 @@ def _name_given(text: str, plain: str) -> str | None:
 
 
 # ---------------------------------------------------------------------- the actions
+def open_memory(config: MemoryConfig, registry: ActionRegistry) -> Remembering | None:
+    """The memory file ``agent.memory`` names, its ``remember`` and ``forget`` added to
+    ``registry``; None when memory is off."""
+    if not config.enabled:
+        return None
+    memory = Remembering(MemoryStore(config.file(), max_memories=config.max_memories))
+    register_memory(registry, memory)
+    return memory
+
+
 def register_memory(registry: ActionRegistry, memory: Remembering) -> None:
     """Add ``remember`` and ``forget`` on ``memory`` to ``registry``."""
 

@@ -39,6 +39,7 @@ from anima.parts import PART_STOP_S
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
     from anima.agent.port import RobotPort
+    from anima.agent.remembering import Remembering
     from anima.config import AgentConfig
     from anima.listening.sources import AudioSource
     from anima.listening.vad import Vad
@@ -119,6 +120,7 @@ class RealtimeAgent:
         barge_in_s: float = 0.8,
         vad: Vad | None = None,
         spotter: Spotter | None = None,
+        memory: Remembering | None = None,
     ) -> None:
         """``key``: the API key (sent as ``settings.auth`` says); ``source``: the microphone
         (16 kHz frames), None for none (typed requests only); ``echo_cancelled``: the source
@@ -127,7 +129,9 @@ class RealtimeAgent:
         (``listen.barge_in_s``), judged by ``vad`` (loaded; None: by the server's VAD alone),
         which also pauses the voice at a voice's onset (``settings.yield_at_onset``);
         ``spotter``: the wake phrase's, when ``settings.listen_after_wake`` (privacy: no
-        session until the wake, :mod:`~anima.agent.realtime.privacy`). Touches no network."""
+        session until the wake, :mod:`~anima.agent.realtime.privacy`); ``memory``: what the
+        robot remembers, told in the instructions (pinned and everyone's memories, ≤ 1,500
+        tokens: the session has no request to choose by). Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
         self.source = source
         self.executor = Executor.from_config(robot, agent, source="realtime")
@@ -141,6 +145,12 @@ class RealtimeAgent:
         instructions = settings.instructions
         if agent.instructions:
             instructions = f"{instructions}\n\n{agent.instructions}"
+        if memory is not None:
+            from anima.agent.remembering import memory_block
+
+            remembered = memory_block(memory, "")
+            if remembered:
+                instructions = f"{instructions}\n\n{remembered}"
         brief = Brief(
             model=settings.model,
             voice=settings.voice,

@@ -11,6 +11,7 @@ exactly those that started if one fails.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -58,6 +59,11 @@ def build(
     """
     cfg = config or AnimaConfig()
     say = report or log.info
+    if cfg.agent.enabled:
+        from anima.agent.persona import load_persona, speech_as
+
+        persona = load_persona(cfg.agent.persona)  # its voice speaks first
+        cfg = dataclasses.replace(cfg, speech=speech_as(cfg.speech, persona))
     humanoid = None
     if cfg.humanoid.type != "none":
         from anima.humanoid.link import HumanoidLink  # its constructor touches nothing

@@ -37,17 +37,23 @@ def build_conversation(
     for the echo canceller (``listen.duplex``). ``on_round`` gets the listener's report of
     each round (its stream positions and times: when the end of turn was decided).
     ``planner`` replaces the configured one (a test's scripted planner)."""
+    from anima.agent.persona import agent_as, load_persona
     from anima.agent.planners import create_planner
     from anima.agent.remembering import open_memory
     from anima.agent.vocabulary import robot_registry
     from anima.listening.making import make_listener
     from anima.listening.results import RoundReport
 
-    cfg = config.agent
-    registry = robot_registry(robot, user_actions=cfg.user_actions)
-    memory = open_memory(cfg.memory, registry)
+    registry = robot_registry(robot, user_actions=config.agent.user_actions)
+    memory = open_memory(config.agent.memory, registry)
+    persona = load_persona(config.agent.persona)
+    persona.check_actions(set(registry.names()))
+    cfg = agent_as(config.agent, persona)  # its name, locale and instructions
     if planner is None:
         planner = create_planner(cfg, registry, robot, wake_phrase=config.listen.wake_phrase)
+    speak_as = getattr(planner, "speak_as", None)
+    if callable(speak_as):
+        speak_as(persona)  # the rule planner's "who made you", "hello", "what can you do"
     remember_with = getattr(planner, "remember_with", None)
     if memory is not None and callable(remember_with):
         remember_with(memory)  # the rule planner's "my name is …", "what's my name" …

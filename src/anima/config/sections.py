@@ -267,6 +267,7 @@ class AgentConfig:
         "auto"  # what the agent listens to: auto (mic if any) | mic | none | stdin | .wav
     )
     memory: MemoryConfig = field(default_factory=MemoryConfig)  # names and facts, on disk
+    persona: str = ""  # who it is: a persona.md file ("": the shipped default; docs/agent.md)
 
     def __post_init__(self) -> None:
         check_audio_in(self.audio_in)
@@ -284,6 +285,8 @@ class AgentConfig:
             raise ConfigError(
                 f"agent.name must be 1 to {MAX_NAME} characters, got {self.name[:MAX_NAME]!r}"
             )
+        if len(self.persona) > 4096 or "\x00" in self.persona:
+            raise ConfigError("agent.persona must be a file path", key="agent.persona")
         if self.user_actions is not None and not all(
             part.isidentifier() for part in self.user_actions.split(".")
         ):

@@ -11,7 +11,8 @@ The file is SQLite (the standard library's ``sqlite3``) in write-ahead-log mode,
 killed in the middle of a write leaves the last committed state (each change is one
 transaction). Full-text search uses SQLite's FTS5 where the interpreter's SQLite has it (the
 CPython builds here do: 3.40) through an external-content index kept by triggers, so forgetting
-leaves nothing in the index; its words are stemmed (Porter: "studied" finds "study"); without FTS5, a search matches words with ``LIKE``. The schema has
+leaves nothing in the index; its words are stemmed (Porter: "studied" finds "study"); without
+FTS5, a search counts the words a memory has in common with the query. The schema has
 a version (``PRAGMA user_version``): an older file is migrated when opened, a newer one is
 refused by name. At most ``max_memories`` are kept: the oldest unpinned ones go first.
 

@@ -17,6 +17,7 @@ from anima.agent.planners.base import PlannerReply
 from anima.agent.understanding import NOT_UNDERSTOOD, About, Understander, Understanding
 
 if TYPE_CHECKING:
+    from anima.agent.persona import Persona
     from anima.agent.remembering import Remembering
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,15 @@ class RulePlanner:
         self._understander = Understander(registry, about=self.about)
         self._last: list[str] = []  # the last plan, for "do it again"
         self.memory: Remembering | None = None  # names and facts told (remember_with)
+
+    def speak_as(self, persona: Persona) -> None:
+        """Answer "who made you", "hello" and "what can you do" as ``persona`` says (its
+        name is the planner's already: :func:`~anima.agent.persona.agent_as`)."""
+        self.about = About(
+            name=persona.name or self.about.name, wake_phrase=self.about.wake_phrase,
+            made_by=persona.made_by, greeting=persona.greeting, offers=persona.actions,
+        )  # fmt: skip
+        self._understander = Understander(self.registry, about=self.about)
 
     def remember_with(self, memory: Remembering) -> None:
         """Understand "my name is …", "remember that …", "what's my name", "forget …" on

@@ -30,6 +30,7 @@ def build_realtime_agent(
     ``listen_after_wake`` the wake phrase's spotter is ``listen.wake``'s, as the offline
     listener's. A missing key is a ConfigError naming its variable (``anima serve`` says it in
     one line and exits 2): without a key the session could only fail, over and over."""
+    from anima.agent.persona import agent_as, load_persona
     from anima.agent.remembering import open_memory
     from anima.agent.vocabulary import robot_registry
     from anima.listening.makers import make_source
@@ -51,6 +52,9 @@ def build_realtime_agent(
         )
     registry = robot_registry(robot, user_actions=config.agent.user_actions)
     memory = open_memory(config.agent.memory, registry)  # remember/forget among its tools
+    persona = load_persona(config.agent.persona)
+    persona.check_actions(set(registry.names()))
+    agent = agent_as(config.agent, persona)  # the persona's instructions before the config's
     wanted = config.agent.audio_in if audio_in is None else audio_in
     source = make_source(wanted) if isinstance(wanted, str) else wanted
     duplex = source is not None and config.listen.duplex
@@ -70,7 +74,7 @@ def build_realtime_agent(
         robot,
         registry,
         settings,
-        config.agent,
+        agent,
         key=key,
         source=source,
         echo_cancelled=duplex,

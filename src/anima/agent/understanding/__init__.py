@@ -72,7 +72,9 @@ class Understander:
         # (anima.listening.whisper.text.prompt_text)
         prompt = sorted(asr_phrases(registry), key=lambda p: len(p.split()))
         self._prompt = [tuple(tokens(p)) for p in prompt]
-        self._can = abilities(registry, 5)  # "wave, nod, shake my head, look around and…"
+        self._can = abilities(
+            registry, 5, self.about.offers
+        )  # "wave, nod, shake my head, look around and…"
 
     def understand(self, text: str, *, previous: Sequence[str] = ()) -> Understanding:
         """``text`` understood; ``previous``: the plan of the last request ("do it again")."""

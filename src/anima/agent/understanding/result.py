@@ -17,8 +17,11 @@ MAX_QUOTED_WORDS = 8  # a request not understood is quoted back when it is this 
 class About:
     """What the robot says about itself (from the config)."""
 
-    name: str = "Anima"  # agent.name
+    name: str = "Anima"  # agent.name (or the persona's)
     wake_phrase: str = "hey robot"  # listen.wake_phrase: ignored in front of a request
+    made_by: str = ""  # the persona's: "who made you?"
+    greeting: str = ""  # the persona's: "hello"
+    offers: tuple[str, ...] = ()  # the persona's actions: what "what can you do" names
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ coffee") is refused by name, with a few things it *can* do, taken from the regis
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -236,29 +236,32 @@ def topic(words: list[str], about: About) -> str | None:
 
 def answer(kind: str, about: About, registry: ActionRegistry) -> str:
     name = about.name
-    can = abilities(registry, 6)
+    can = abilities(registry, 6, about.offers)
     if kind == "name":
         return f"My name is {name}."
     if kind == "who":
         return f"I'm {name}, a robot. I can {can}."
     if kind == "abilities":
-        return f"I can {abilities(registry, 10)}. Just ask."
+        return f"I can {abilities(registry, 10, about.offers)}. Just ask."
     if kind == "how":
         return "I'm doing well, thank you! What can I do for you?"
     if kind == "hello":
-        return f"Hello! I'm {name}. I can {can}."
+        return about.greeting or f"Hello! I'm {name}. I can {can}."
     if kind == "listening":
         return "Yes, I'm listening. What can I do for you?"
     if kind == "maker":
+        if about.made_by:
+            return f"I'm {name}, made by {about.made_by}."
         return f"I'm {name}, a robot running on anima, made by people who like robots."
     if kind == "thanks":
         return "You're welcome!"
     return "Goodbye!"
 
 
-def abilities(registry: ActionRegistry, most: int) -> str:
-    """ "wave, nod, shake my head and say things": a few of the registry's actions, named."""
-    labels = labels_of(registry)
+def abilities(registry: ActionRegistry, most: int, offers: Sequence[str] = ()) -> str:
+    """ "wave, nod, shake my head and say things": a few of the registry's actions, named
+    (only ``offers``' when given: the persona's)."""
+    labels = labels_of(registry, offers)
     if not labels:
         return "not do much yet"
     shown = labels[:most]
@@ -267,11 +270,14 @@ def abilities(registry: ActionRegistry, most: int) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
-def labels_of(registry: ActionRegistry) -> list[str]:
-    """One short name per thing it can do, gestures first, in the registry's phrase order."""
+def labels_of(registry: ActionRegistry, offers: Sequence[str] = ()) -> list[str]:
+    """One short name per thing it can do, gestures first, in the registry's phrase order
+    (only the actions ``offers`` names, when given)."""
     out: list[str] = []
     later: list[str] = []
     for act in registry:
+        if offers and act.name not in offers:
+            continue
         if act.name in LABELS:
             label = LABELS[act.name]
             if label is not None:

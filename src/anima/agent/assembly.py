@@ -70,6 +70,8 @@ def build_conversation(
         agent=cfg,
     )
 
+    conversation.memory, conversation.persona = memory, persona
+
     def take(result: ListenResult) -> None:
         if isinstance(result, RoundReport):
             if on_round is not None:

@@ -65,7 +65,9 @@ from anima.events import (
 from anima.logtext import quoted
 
 if TYPE_CHECKING:
+    from anima.agent.persona import Persona
     from anima.agent.port import RobotPort
+    from anima.agent.remembering import Remembering
     from anima.listening.listener import Listener
     from anima.listening.results import ListenResult
 
@@ -115,6 +117,8 @@ class Conversation:
         self.planner = planner
         self.executor = executor
         self.listener = listener
+        self.memory: Remembering | None = None  # what it remembers (build_conversation's)
+        self.persona: Persona | None = None  # who it is (build_conversation's)
         self._locale = locale
         if min_confidence is None:
             min_confidence = listen.min_confidence

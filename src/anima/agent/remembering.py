@@ -420,6 +420,19 @@ def _name_given(text: str, plain: str) -> str | None:
 
 
 # ---------------------------------------------------------------------- the actions
+def shared_memory(
+    agent: object, config: MemoryConfig, registry: ActionRegistry
+) -> Remembering | None:
+    """``remember`` and ``forget`` for another door's ``registry`` (MCP's): on the running
+    agent's memory when it has one (the same person talking, the same file), else on the file
+    ``agent.memory`` names; None when memory is off."""
+    memory = getattr(agent, "memory", None)
+    if isinstance(memory, Remembering):
+        register_memory(registry, memory)
+        return memory
+    return open_memory(config, registry)
+
+
 def open_memory(config: MemoryConfig, registry: ActionRegistry) -> Remembering | None:
     """The memory file ``agent.memory`` names, its ``remember`` and ``forget`` added to
     ``registry``; None when memory is off."""

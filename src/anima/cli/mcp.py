@@ -74,6 +74,7 @@ def _interrupt(_signum: int, _frame: FrameType | None) -> None:
 def _serve_stdio(config: Path | None) -> None:
     import anyio
 
+    from anima.agent.remembering import shared_memory
     from anima.agent.vocabulary import robot_registry
     from anima.build import build
     from anima.frontdoors.mcp.robot import McpRobot
@@ -85,10 +86,11 @@ def _serve_stdio(config: Path | None) -> None:
         runtime = build(cfg, doors=False, report=lambda line: print(line, file=sys.stderr))
         # the registry before the runtime starts: a user's broken actions stop nothing
         registry = robot_registry(runtime, user_actions=cfg.agent.user_actions)
+        memory = shared_memory(runtime.agent, cfg.agent.memory, registry)
         runtime.start()
     except AnimaError as exc:
         raise fail(exc) from exc
-    robot = McpRobot(runtime, registry, cfg.mcp)
+    robot = McpRobot(runtime, registry, cfg.mcp, memory=memory)
     server = McpServer(robot)
     robot.start()
     try:

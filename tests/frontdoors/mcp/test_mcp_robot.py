@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -214,6 +215,41 @@ def test_the_resources_are_json_of_the_robot(mcp: McpRobot) -> None:
     assert json.loads(mcp.read("anima://attention")) == {"v": 1, "attention": None}  # no camera
     with pytest.raises(KeyError):
         mcp.read("anima://nothing")
+
+
+def test_memory_is_a_resource_and_remember_a_tool(runtime: Runtime, tmp_path: Path) -> None:
+    from anima import commands as cmd
+    from anima.agent.remembering import shared_memory
+    from anima.agent.vocabulary import robot_registry
+    from anima.config.memory import MemoryConfig
+
+    runtime.execute(cmd.ResetEmergencyStop())
+    registry = robot_registry(runtime)
+    memory = shared_memory(None, MemoryConfig(path=str(tmp_path / "m.sqlite3")), registry)
+    assert memory is not None
+    robot = McpRobot(runtime, registry, McpConfig(), memory=memory)
+    robot.start()
+    try:
+        assert json.loads(robot.read("anima://memory"))["memory"] == {
+            "person": None, "count": 0, "memories": [],
+        }  # fmt: skip
+        outcome = robot.call("remember", {"what": "my name is Ana", "who": "Ana"})
+        assert not outcome.error, outcome
+        robot.call("remember", {"what": "I like jazz"})
+        seen = json.loads(robot.read("anima://memory"))["memory"]
+        assert seen["person"] == "Ana"
+        assert [(m["who"], m["what"]) for m in seen["memories"]] == [
+            ("Ana", "I like jazz"), ("Ana", "my name is Ana"),
+        ]  # fmt: skip
+        assert robot.call("remember", {"what": ""}).error  # refused, with its reason
+        assert robot.call("forget", {"everything": True}).error is False
+        assert json.loads(robot.read("anima://memory"))["memory"]["count"] == 0
+        assert json.loads(robot.read("anima://persona")) == {"v": 1, "persona": None}  # no agent
+    finally:
+        robot.stop()
+        memory.store.close()
+    off = McpRobot(runtime, robot_registry(runtime), McpConfig())
+    assert json.loads(off.read("anima://memory")) == {"v": 1, "memory": None}
 
 
 def test_a_watcher_hears_the_state_change(mcp: McpRobot, runtime: Runtime) -> None:

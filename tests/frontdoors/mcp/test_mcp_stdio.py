@@ -80,7 +80,7 @@ def test_initialize_list_and_call_each_builtin(served: Served, mode: str, versio
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == {
             "look_at", "look_at_target", "play_animation", "say", "wait", "run_plan",
-            "stop", "emergency_stop", "reset_emergency_stop",
+            "stop", "emergency_stop", "reset_emergency_stop", "remember", "forget",
         }  # fmt: skip
         assert "nod" in tools["play_animation"].input_schema["properties"]["name"]["enum"]
         calls: list[tuple[str, dict[str, Any], str]] = [
@@ -205,7 +205,7 @@ def test_resources_read_and_a_subscription_hears_the_change(served: Served) -> N
         uris = {str(r.uri) for r in (await client.list_resources()).resources}
         assert uris == {
             "anima://state", "anima://events", "anima://animations", "anima://body",
-            "anima://attention",
+            "anima://attention", "anima://memory", "anima://persona",
         }  # fmt: skip
         body = json_of(await client.read_resource("anima://body"))
         assert len(body["channels"]) == 28

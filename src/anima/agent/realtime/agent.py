@@ -38,6 +38,7 @@ from anima.parts import PART_STOP_S
 
 if TYPE_CHECKING:
     from anima.agent.actions import ActionRegistry
+    from anima.agent.persona import Persona
     from anima.agent.port import RobotPort
     from anima.agent.remembering import Remembering
     from anima.config import AgentConfig
@@ -133,6 +134,8 @@ class RealtimeAgent:
         robot remembers, told in the instructions (pinned and everyone's memories, ≤ 1,500
         tokens: the session has no request to choose by). Touches no network."""
         self.robot, self.registry, self.settings = robot, registry, settings
+        self.memory = memory  # what it remembers (the doors read it)
+        self.persona: Persona | None = None  # who it is (build_realtime_agent's)
         self.source = source
         self.executor = Executor.from_config(robot, agent, source="realtime")
         self.presence = Presence(

@@ -70,7 +70,7 @@ def build_realtime_agent(
         from anima.listening.makers import make_spotter
 
         spotter = make_spotter(config.listen)  # the listener's (listen.wake), made, not loaded
-    return RealtimeAgent(
+    brain = RealtimeAgent(
         robot,
         registry,
         settings,
@@ -83,3 +83,5 @@ def build_realtime_agent(
         spotter=spotter,
         memory=memory,
     )
+    brain.persona = persona
+    return brain

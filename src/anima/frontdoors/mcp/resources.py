@@ -3,7 +3,9 @@ URI and when a subscriber is told one changed.
 
 ``anima://state`` (the typed state every door sends), ``anima://events`` (the recent events,
 ``mcp.events_kept`` of them), ``anima://animations``, ``anima://body`` and
-``anima://attention`` (null without a camera or a microphone array). A watcher thread compares
+``anima://attention`` (null without a camera or a microphone array), ``anima://memory`` (what
+the robot remembers of people, newest first; null with memory off) and ``anima://persona`` (who
+the voice agent is; null without one). A watcher thread compares
 the state at ``mcp.state_hz``, its clock's fields left out: a subscriber is told when something
 changed, not at every poll.
 """
@@ -26,6 +28,7 @@ from anima.wire.events import event_fields
 from anima.wire.jsontypes import JsonObject
 
 if TYPE_CHECKING:
+    from anima.agent.remembering import Remembering
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -35,6 +38,9 @@ EVENTS_URI = "anima://events"
 ANIMATIONS_URI = "anima://animations"
 BODY_URI = "anima://body"
 ATTENTION_URI = "anima://attention"
+MEMORY_URI = "anima://memory"
+PERSONA_URI = "anima://persona"
+MEMORIES_READ = 200  # the newest memories anima://memory holds (anima memory export: all)
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,17 @@ RESOURCES = (
         "The people the robot sees and hears (direction in degrees, facing, speaking) and "
         "whom it looks at, and why; null without a camera or a microphone array.",
     ),
+    Resource(
+        MEMORY_URI,
+        "memory",
+        "What the robot remembers of people (who, what, when, source, pinned), newest first; "
+        "the person talking now. null when memory is off.",
+    ),
+    Resource(
+        PERSONA_URI,
+        "persona",
+        "Who the voice agent is: name, voice, greeting, actions offered, topics, instructions.",
+    ),
 )
 
 
@@ -62,9 +79,12 @@ class Resources:
     """:meth:`read` a resource; :meth:`watch` for changes (its thread runs from :meth:`start`
     to :meth:`stop`); the events are recorded from the runtime's hub."""
 
-    def __init__(self, runtime: Runtime, config: McpConfig) -> None:
+    def __init__(
+        self, runtime: Runtime, config: McpConfig, *, memory: Remembering | None = None
+    ) -> None:
         self.runtime = runtime
         self.config = config
+        self.memory = memory
         self._events: collections.deque[Event] = collections.deque(maxlen=config.events_kept)
         self._events_lock = threading.Lock()
         self._unsubscribe: Callable[[], None] | None = None
@@ -106,6 +126,11 @@ class Resources:
         elif uri == ATTENTION_URI:
             seen = self.runtime.attention
             data = {"attention": None if seen is None else seen.snapshot().to_json()}
+        elif uri == MEMORY_URI:
+            data = {"memory": memory_description(self.memory)}
+        elif uri == PERSONA_URI:
+            persona = getattr(self.runtime.agent, "persona", None)
+            data = {"persona": None if persona is None else persona.as_dict()}
         else:
             raise KeyError(uri)
         return json.dumps({"v": PAYLOAD_VERSION, **data})
@@ -157,3 +182,14 @@ def _event_json(event: Event) -> JsonObject:
     fields = event_fields(event)
     data: JsonObject = json.loads(json.dumps(fields, default=str))  # tuples → lists
     return data
+
+
+def memory_description(memory: Remembering | None, limit: int = MEMORIES_READ) -> JsonObject | None:
+    """The memory as the doors show it: the person talking, how many memories, the newest."""
+    if memory is None:
+        return None
+    return {
+        "person": memory.person,
+        "count": memory.store.count(),
+        "memories": [m.as_dict() for m in memory.store.recent(limit=limit)],
+    }

@@ -34,6 +34,7 @@ from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import shown
 
 if TYPE_CHECKING:
+    from anima.agent.remembering import Remembering
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,16 @@ class Bucket:
 class McpRobot:
     """The robot as an MCP server sees it: :attr:`tools`, :meth:`call`, :meth:`read`."""
 
-    def __init__(self, runtime: Runtime, registry: ActionRegistry, config: McpConfig) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        registry: ActionRegistry,
+        config: McpConfig,
+        *,
+        memory: Remembering | None = None,
+    ) -> None:
+        """``memory``: what ``anima://memory`` reads (the registry's ``remember`` and
+        ``forget`` work on it: :func:`~anima.agent.remembering.shared_memory`)."""
         self.runtime = runtime
         self.registry = registry
         self.config = config
@@ -115,7 +125,7 @@ class McpRobot:
         self._executor = Executor.from_config(runtime, runtime.config.agent, source=SOURCE)
         self._turn = threading.Lock()  # one plan at a time, in arrival order
         self._bucket = Bucket(config.rate_per_s, config.burst)
-        self.resources = Resources(runtime, config)
+        self.resources = Resources(runtime, config, memory=memory)
         self.calls = 0
 
     # ------------------------------------------------------------------ lifecycle

@@ -108,13 +108,15 @@ class WebFrontDoor:
         if importlib.util.find_spec("mcp") is None:  # loaded at the first request, not now
             log.info("MCP at /mcp needs the mcp extra: pip install 'anima[mcp]'")
             return None
+        from anima.agent.remembering import shared_memory
         from anima.agent.vocabulary import robot_registry
         from anima.frontdoors.mcp.http import mount
         from anima.frontdoors.mcp.robot import McpRobot
 
         cfg = self.runtime.config
         registry = robot_registry(self.runtime, user_actions=cfg.agent.user_actions)
-        robot = McpRobot(self.runtime, registry, cfg.mcp)
+        memory = shared_memory(self.runtime.agent, cfg.agent.memory, registry)
+        robot = McpRobot(self.runtime, registry, cfg.mcp, memory=memory)
         return mount(app, robot, host=self.config.host, token_ok=self.token_ok)
 
     @property

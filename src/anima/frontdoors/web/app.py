@@ -32,6 +32,7 @@ from anima.frontdoors.web.frames import Buffer, FrameFeed, frames_message
 from anima.frontdoors.web.guard import Guard, is_loopback
 from anima.frontdoors.web.humanoid import add_humanoid_routes
 from anima.frontdoors.web.limits import BodyLimit
+from anima.frontdoors.web.memory import add_memory_routes
 from anima.frontdoors.web.stream import Client, dumps
 from anima.frontdoors.web.vision import add_vision_routes
 from anima.version import __version__
@@ -117,6 +118,7 @@ def create_app(door: WebFrontDoor) -> FastAPI:
     _add_commands(api, door)
     add_humanoid_routes(api, runtime, RefusedError)
     add_vision_routes(api, runtime, RefusedError)
+    add_memory_routes(api, runtime, RefusedError)
 
     @api.get(
         "/state", summary="The runtime's state and the last channel values", response_model=None

@@ -237,3 +237,52 @@ def test_the_attention_panel_shows_the_camera_and_whom_the_robot_looks_at(
     assert jpeg.status_code == 200
     assert jpeg.headers["content-type"] == "image/jpeg"
     assert jpeg.content[:2] == b"\xff\xd8"  # a JPEG's start of image
+
+
+@pytest.fixture
+def agent_robot(tmp_path: Path) -> Iterator[Robot]:
+    """The dashboard on a robot with the voice agent (no microphone), a persona of its own and
+    a memory file in tmp_path."""
+    from anima.config import AgentConfig, MqttConfig
+    from anima.config.memory import MemoryConfig
+
+    persona = tmp_path / "ada.md"
+    persona.write_text(
+        "---\nname: Ada\ngreeting: Welcome! I'm <b>Ada</b>.\nactions: [play_animation]\n---\n"
+        "You are Ada, a guide robot.\n",
+        encoding="utf-8",
+    )
+    cfg = AnimaConfig(
+        web=WebConfig(port=0),
+        mqtt=MqttConfig(enabled=False),
+        speech=SpeechConfig(enabled=False),
+        agent=AgentConfig(
+            enabled=True, audio_in="none", persona=str(persona),
+            memory=MemoryConfig(path=str(tmp_path / "memory.sqlite3")),
+        ),
+    )  # fmt: skip
+    runtime = build(cfg, doors=False, report=lambda _line: None)
+    door = WebFrontDoor(runtime, cfg.web)
+    runtime.attach(door)
+    runtime.start()
+    yield runtime, door
+    runtime.stop(ease=False)
+
+
+def test_the_persona_panel_shows_who_the_robot_is_and_what_it_remembers(
+    agent_robot: Robot, browser: Browser
+) -> None:
+    runtime, door = agent_robot
+    memory = runtime.agent.memory  # type: ignore[union-attr]
+    memory.remember("my name is Ana", "Ana")
+    b = browser
+    b.goto(door.url)
+    b.wait_for("!document.getElementById('persona-panel').hidden")
+    b.wait_for("document.getElementById('memory-count').textContent === '1 memory'")
+    shown = b.evaluate("document.getElementById('persona').textContent")
+    assert "Ada" in shown
+    assert "Welcome! I'm <b>Ada</b>." in shown  # text, never markup
+    assert b.evaluate("document.querySelector('#persona b') === null") is True
+    assert b.evaluate("document.getElementById('memory-person').textContent") == "Ana"
+    assert "You are Ada" in b.evaluate("document.getElementById('persona-text').textContent")
+    assert b.errors == []

@@ -461,6 +461,33 @@ async function pollHealth() {
   $("health").style.cursor = n ? "pointer" : "";
 }
 setInterval(pollHealth, 2000);
+async function pollPersona() {  // who the voice agent is and what it remembers (409: no agent)
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  const get = (path) => fetch(path, { headers }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+  const [p, m] = await Promise.all([get("/api/persona"), get("/api/memory?limit=1")]);
+  $("persona-panel").hidden = !p;
+  if (!p) return;
+  $("persona-source").textContent = p.source;
+  const dl = $("persona");
+  dl.replaceChildren();
+  const rows = [["name", p.name || "(agent.name)"], ["voice", p.voice || "(speech.engines)"],
+    ["greeting", p.greeting], ["made by", p.made_by], ["offers", (p.actions || []).join(", ")],
+    ["talks about", (p.talks_about || []).join("; ")], ["never", (p.never_talks_about || []).join("; ")]];
+  for (const [k, v] of rows) {
+    if (!v) continue;
+    const dt = document.createElement("dt");
+    dt.textContent = k;
+    const dd = document.createElement("dd");
+    dd.textContent = v;
+    dl.append(dt, dd);
+  }
+  const text = p.instructions || "";
+  $("persona-text").textContent = text.length > 400 ? `${text.slice(0, 400)}…` : text;
+  $("memory-count").textContent = m ? `${m.count} memor${m.count === 1 ? "y" : "ies"}` : "off";
+  $("memory-person").textContent = (m && m.person) || "nobody named";
+}
+setInterval(pollPersona, 5000);
+pollPersona();
 requestAnimationFrame(draw);
 connect();
 pollHealth();

@@ -153,3 +153,39 @@ def test_the_actions_validate_their_arguments(session: Session) -> None:
 )
 def test_said_back_in_the_second_person(said: str, back: str) -> None:
     assert second_person(said) == back
+
+
+def test_the_conversation_forgets_who_is_talking_when_it_ends(tmp_path: Path) -> None:
+    # fake time: 20 s of nobody speaking (agent.engaged_s) end the conversation; the next
+    # person is nobody until they say their name, and a known one is welcomed back
+    import dataclasses
+
+    from anima import commands as cmd
+    from anima.config.memory import MemoryConfig
+    from anima.events import ConversationChanged, SpeechStarted
+    from anima.testing import FakeTimeRobot
+
+    from .conftest import agent_config
+
+    cfg = agent_config()
+    memory_cfg = MemoryConfig(path=str(tmp_path / "memory.sqlite3"))
+    cfg = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, memory=memory_cfg))
+    with FakeTimeRobot(cfg, history=5000) as robot:
+        conversation = robot.runtime.agent
+        memory = conversation.memory  # type: ignore[union-attr]
+        assert memory is not None
+
+        def said(text: str) -> str:
+            mark = robot.recorder.mark()
+            robot.execute(cmd.Ask(text=text))
+            started = robot.advance_until(SpeechStarted, within=10, since=mark)
+            return started.text
+
+        assert said("my name is Ana") == "Nice to meet you, Ana."
+        assert memory.person == "Ana"
+        robot.advance_until(
+            lambda e: isinstance(e, ConversationChanged) and e.state == "idle", within=60
+        )
+        assert memory.person is None
+        assert said("what's my name") == "I don't know your name yet. What is it?"
+        assert said("my name is Ana") == "Welcome back, Ana."

@@ -51,6 +51,7 @@ from anima.agent.understanding import About
 from anima.config import AgentConfig, ListenConfig
 from anima.errors import AnimaError
 from anima.events import (
+    ConversationChanged,
     ConversationPhase,
     Event,
     ListenTimeout,
@@ -167,6 +168,7 @@ class Conversation:
         self._unsubscribe = [
             self.robot.subscribe(self._on_speech, SpeechStarted.kind, SpeechEnded.kind),
             self.robot.subscribe(_log_plan, PlanStarted.kind, PlanFinished.kind),
+            self.robot.subscribe(self._on_phase, ConversationChanged.kind),
         ]
         self._dialogue.understand()  # compiled now, not at the first request
         self._thread = threading.Thread(target=self._work, name="anima-agent", daemon=True)
@@ -193,6 +195,8 @@ class Conversation:
             unsubscribe()  # type: ignore[operator]
         self.planner.close()
         self.presence.close()
+        if self.memory is not None:
+            self.memory.store.close()
 
     @property
     def phase(self) -> ConversationPhase:
@@ -267,6 +271,13 @@ class Conversation:
             others = tuple(transcript.alternatives)
             self.presence.to("thinking", f"heard {transcript.text.strip()[:40]!r}")
             self._requests.put((generation, transcript.text.strip(), others, caught, transcript.t))
+
+    def _on_phase(self, event: Event) -> None:
+        # the conversation is over (nobody spoke for agent.engaged_s): whoever talks next says
+        # who they are again (anima recognises nobody: docs/memory.md)
+        idle = isinstance(event, ConversationChanged) and event.state == "idle"
+        if idle and self.memory is not None:
+            self.memory.reset()
 
     def _on_speech(self, event: Event) -> None:
         # A start gates (its audio starts now; its end follows in order). A streamed reply is

@@ -319,11 +319,13 @@ def understand_memory(
         return None
     name = _name_given(text, plain)
     if name is not None:
+        given = f"my name is {name}".lower()
+        met = any(m.what.lower() == given for m in memory.store.recent(who=name, limit=50))
         return Understanding(
             kind="act",
             actions=[_call("remember", what=f"my name is {name}", who=name)],
-            response=f"Nice to meet you, {name}.",
-            why=f"memory: the person's name, {name}",
+            response=f"Welcome back, {name}." if met else f"Nice to meet you, {name}.",
+            why=f"memory: the person's name, {name}" + (" (met before)" if met else ""),
         )
     told = _REMEMBER.match(plain)
     fact = told.group("fact") if told else (plain if _MY_FACT.match(plain) else None)

@@ -112,6 +112,10 @@ def build(
         if conversation.listener is not None:
             ears = conversation.listener.source.name
         say(f"anima agent: {cfg.agent.planner.type} planner, listening to {ears}")
+    memory = getattr(runtime.agent, "memory", None)
+    if memory is not None and runtime.attention is not None:
+        # "my name is Ana" names the track of whoever is speaking (docs/memory.md)
+        memory.on_name.append(runtime.attention.attention.name_speaker)
     if doors:
         from anima.frontdoors.registry import DOORS
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,50 @@ def test_the_start_up_line_names_the_lens_the_body_declares(body: str | None, wi
     assert runtime.attention is not None
     assert any(f"sim camera (auto faces, {wide} wide)" in line for line in lines), lines
     assert f"{runtime.attention.attention.vision.hfov_deg:g}°" == wide
+
+
+def test_a_name_given_while_speaking_stays_with_the_persons_track(tmp_path: Path) -> None:
+    # the person the sim camera sees talks (a voice from their direction) and says their
+    # name: their track carries it in the state every door sends (docs/memory.md)
+    from anima import commands as cmd
+    from anima.config import AgentConfig, MqttConfig
+    from anima.config.memory import MemoryConfig
+    from anima.events import PlanFinished
+    from anima.listening.direction import VoiceDirection
+
+    clock = FakeClock(autojump=True)
+    config = AnimaConfig(
+        mqtt=MqttConfig(enabled=False),
+        vision=VisionConfig(source="sim", hfov_deg=80.0, fps=10.0),
+        attention=AttentionConfig(idle_glances=False),
+        agent=AgentConfig(
+            enabled=True, audio_in="none",
+            memory=MemoryConfig(path=str(tmp_path / "memory.sqlite3")),
+        ),
+    )  # fmt: skip
+    runtime = build(
+        config, doors=False, driver=SimDriver(history=10), clock=clock, report=lambda _: None
+    )
+    recorder = EventRecorder().attach(runtime.events)
+    runtime.start()
+    try:
+        clock.sleep_until(clock.now() + 2.0)
+        part = runtime.attention
+        assert part is not None
+        for _ in range(10):  # a voice from straight ahead, where the person is
+            part.attention.on_voice(
+                VoiceDirection(t=clock.now(), azimuth=0.0, confidence=0.9, speech=True)
+            )
+            clock.sleep_until(clock.now() + 0.032)
+        runtime.execute(cmd.Ask(text="my name is Ana"))
+        assert recorder.wait_for(PlanFinished, timeout=10.0) is not None
+        state = runtime.state()
+    finally:
+        runtime.stop(ease=False)
+        clock.close()
+    seen = state.attention
+    assert seen is not None
+    assert [p.name for p in seen.people] == ["Ana"]
+    again = RuntimeState.from_json(state.to_json())
+    assert again.attention is not None
+    assert again.attention.people[0].name == "Ana"

@@ -17,8 +17,10 @@ robot's ("You like jazz.").
 from __future__ import annotations
 
 import collections
+import logging
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +32,8 @@ from anima.memory.store import EVERYONE, Memory, MemoryStore, words
 
 if TYPE_CHECKING:
     from anima.config.memory import MemoryConfig
+
+log = logging.getLogger(__name__)
 
 MAX_NAME_WORDS = 3
 TOLD_KEPT = 20  # memories told in this conversation that "forget what I told you" can reach
@@ -148,6 +152,8 @@ class Remembering:
         self._lock = threading.Lock()
         self._person: str | None = None
         self._told: collections.deque[int] = collections.deque(maxlen=TOLD_KEPT)
+        # told each name given (anima.build: attention names the track of whoever speaks)
+        self.on_name: list[Callable[[str], object]] = []
 
     @property
     def person(self) -> str | None:
@@ -174,9 +180,16 @@ class Remembering:
         else:
             memory = self.store.add(what, who=person, supersedes=replaced)
         with self._lock:
-            if name is not None and person != EVERYONE:
+            named = name is not None and person != EVERYONE
+            if named:
                 self._person = memory.who
             self._told.append(memory.id)
+        if named:
+            for hook in list(self.on_name):
+                try:
+                    hook(memory.who)
+                except Exception:  # a listener's failure never loses the memory
+                    log.exception("a name's listener failed")
         return memory
 
     def _replaced(self, what: str, who: str) -> int | None:

@@ -81,6 +81,7 @@ class Attention:
         self._tick_s = tick_s
         self._lock = threading.Lock()
         self._choice = Choice(kind="none", reason="not started")
+        self._names: dict[int, str] = {}  # track id → the name its person gave
         self._voice_azimuth: float | None = None
         self._attached = False
         self._stopped = False  # after stop(): inputs and ticks are ignored until attach()
@@ -223,6 +224,24 @@ class Attention:
             )
         return choice
 
+    def name_speaker(self, name: str) -> int | None:
+        """Give ``name`` to the person speaking now (the one looked at because they speak,
+        else the only one speaking): their track carries it as long as it lives. None when
+        nobody tracked speaks (a voice with no face, or nobody seen)."""
+        now = self.clock.now()
+        with self._lock:
+            people = self.tracker.people(now)
+            choice = self._choice
+            speaking = [p for p in people if p.speaking]
+            chosen = None
+            if choice.kind == "person" and any(p.id == choice.person for p in speaking):
+                chosen = choice.person
+            elif len(speaking) == 1:
+                chosen = speaking[0].id
+            if chosen is not None:
+                self._names[chosen] = name
+        return chosen
+
     # ------------------------------------------------------------------ output
     def snapshot(self) -> AttentionSnapshot:
         now = self.clock.now()
@@ -230,6 +249,10 @@ class Attention:
             people = self.tracker.people(now)
             choice = self._choice
             voice = self._voice_azimuth
+            alive = {p.id for p in people}
+            for gone in set(self._names) - alive:  # a name lives as long as its track
+                del self._names[gone]
+            names = dict(self._names)
         return AttentionSnapshot(
             t=now,
             people=tuple(
@@ -242,6 +265,7 @@ class Attention:
                     speaking=p.speaking,
                     last_seen=p.last_seen,
                     visible=p.visible,
+                    name=names.get(p.id),
                 )
                 for p in people
             ),

@@ -31,6 +31,7 @@ class PersonState:
     speaking: bool  # the mouth moves, or a voice came from them
     last_seen: float  # runtime clock (s)
     visible: bool  # seen in the newest frame
+    name: str | None = None  # the name they gave while the robot looked at them (no recognition)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,6 +88,7 @@ class AttentionSnapshot:
                     speaking=bool(p.get("speaking", False)),
                     last_seen=float(p.get("last_seen", 0.0)),
                     visible=bool(p.get("visible", False)),
+                    name=None if p.get("name") is None else str(p["name"]),
                 )
                 for p in data.get("people", ())
             ),

@@ -47,6 +47,7 @@ from anima.agent.latency import TurnTiming
 from anima.agent.planners.base import Planner, speakable
 from anima.agent.presence import Presence
 from anima.agent.reply import canned, say_reply
+from anima.agent.summary import Spoken, summarise_later
 from anima.agent.understanding import About
 from anima.config import AgentConfig, ListenConfig
 from anima.errors import AnimaError
@@ -120,6 +121,8 @@ class Conversation:
         self.listener = listener
         self.memory: Remembering | None = None  # what it remembers (build_conversation's)
         self.persona: Persona | None = None  # who it is (build_conversation's)
+        self.summarise = agent.memory.summarise  # condense each conversation into memories
+        self.spoken = Spoken()  # what was said since the conversation began
         self._locale = locale
         if min_confidence is None:
             min_confidence = listen.min_confidence
@@ -259,6 +262,7 @@ class Conversation:
         if self.interruptions.over_the_robot(transcript):
             return
         if transcript.final and transcript.text.strip():
+            self.spoken.heard(transcript.text)
             with self._lock:
                 generation = self._generation
             confidence = transcript.confidence
@@ -275,14 +279,21 @@ class Conversation:
     def _on_phase(self, event: Event) -> None:
         # the conversation is over (nobody spoke for agent.engaged_s): whoever talks next says
         # who they are again (anima recognises nobody: docs/memory.md)
-        idle = isinstance(event, ConversationChanged) and event.state == "idle"
-        if idle and self.memory is not None:
+        if not (isinstance(event, ConversationChanged) and event.state == "idle"):
+            return
+        lines = self.spoken.take()
+        summarise = getattr(self.planner, "summarise", None)
+        if self.memory is not None:
+            if self.summarise and callable(summarise):
+                summarise_later(lines, summarise, self.memory, self._notice)
             self.memory.reset()
 
     def _on_speech(self, event: Event) -> None:
         # A start gates (its audio starts now; its end follows in order). A streamed reply is
         # several utterances: the end of one with the next waiting keeps the gate; the end of
         # the last opens it.
+        if isinstance(event, SpeechStarted):
+            self.spoken.said(event.text)
         talking = isinstance(event, SpeechStarted) or self.robot.speaking
         if talking:
             self.presence.to("speaking", "the robot speaks")

@@ -23,8 +23,13 @@ class MemoryConfig:
     enabled: bool = True  # remember names and what people ask it to (the voice agent)
     path: str = ""  # the SQLite file; empty: $XDG_DATA_HOME/anima/memory.sqlite3
     max_memories: int = 10_000  # more than this: the oldest unpinned ones are dropped
+    # when a conversation ends, an LLM planner condenses it into a few memories (never the
+    # rule planner; what was kept is said in a notice)
+    summarise: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.summarise, bool):
+            raise ConfigError("agent.memory.summarise must be true or false", key="agent.memory")
         if not isinstance(self.enabled, bool):
             raise ConfigError("agent.memory.enabled must be true or false", key="agent.memory")
         if len(self.path) > MAX_PATH or "\x00" in self.path:

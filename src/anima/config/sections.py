@@ -285,6 +285,12 @@ class AgentConfig:
             raise ConfigError(
                 f"agent.name must be 1 to {MAX_NAME} characters, got {self.name[:MAX_NAME]!r}"
             )
+        if self.memory.summarise and self.planner.type != "openai":
+            raise ConfigError(
+                "agent.memory.summarise needs an LLM planner (agent.planner.type: openai): the "
+                f"{self.planner.type} planner never summarises a conversation",
+                key="agent.memory.summarise",
+            )
         if len(self.persona) > 4096 or "\x00" in self.persona:
             raise ConfigError("agent.persona must be a file path", key="agent.persona")
         if self.user_actions is not None and not all(

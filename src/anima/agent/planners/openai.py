@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from anima.agent.actions import ActionRegistry
@@ -121,6 +122,33 @@ class OpenAIPlanner:
         person talking, pinned memories, the request's; :func:`~anima.agent.remembering.
         memory_block`, at most 1,500 tokens)."""
         self.memory = memory
+
+    def summarise(self, transcript: Sequence[str]) -> list[tuple[str, str]]:
+        """What of a finished conversation is worth remembering, as (who, what) pairs, asked
+        of the model in one request of its own (not in the conversation's history); at most
+        :data:`~anima.agent.summary.MOST` of them; PlannerError when the model fails."""
+        from anima.agent.summary import SUMMARY_PROMPT, read_summary
+
+        body: JsonDict = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SUMMARY_PROMPT},
+                {"role": "user", "content": "\n".join(transcript)},
+            ],
+            "temperature": 0.0,
+            "max_tokens": self.max_tokens,
+            "stream": False,
+        }
+        answer = InflightCall(f"{self.name}-summary").run(
+            lambda link: post_json(self._client, self.url, body, self._headers, link),
+            within=self.timeout_s,
+            what=self.url,
+        )
+        try:
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise PlannerError(f"{self.url}: a reply without a message") from None
+        return read_summary(content if isinstance(content, str) else "")
 
     @classmethod
     def from_config(

@@ -264,10 +264,13 @@ def bench_memory(
     memories: Annotated[
         int, typer.Option(min=0, help="Memories in the store whose cost is timed (0: skip).")
     ] = 10_000,
+    spoken: Annotated[
+        str, typer.Option(help="Also spoken by these voices and heard by Whisper (espeak-us,…).")
+    ] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Facts told over three restarts and recalled in a fourth (rule planner, scripted LLM);
-    what forgetting leaves; what recall costs at 10,000 memories."""
+    """Facts told over three restarts and recalled in a fourth (rule planner, scripted LLM;
+    typed, and spoken with --spoken); what forgetting leaves; what recall costs at 10,000."""
     from anima.bench.memory.facts import SPLITS
     from anima.bench.memory.memory import PLANNERS, run_memory_bench
 
@@ -280,7 +283,14 @@ def bench_memory(
             err=True,
         )
         raise typer.Exit(code=2)
-    r = run_memory_bench(planners=planners, splits=splits, memories=memories)
+    from anima.cli.common import fail
+    from anima.errors import AnimaError
+
+    voices = tuple(v for v in spoken.split(",") if v)
+    try:
+        r = run_memory_bench(planners=planners, splits=splits, memories=memories, voices=voices)
+    except AnimaError as exc:
+        raise fail(exc) from exc
     if as_json:
         typer.echo(json.dumps(dataclasses.asdict(r), indent=2, default=str))
         return

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,7 +70,7 @@ class RecallResult:
 
     def line(self) -> str:
         n = len(self.asked)
-        target = RECALL_TARGET[self.planner]
+        target = RECALL_TARGET["llm" if self.planner == "llm" else "rules"]
         return (
             f"recall  {self.planner:<5} {self.split:<8} {self.recalled}/{n} "
             f"({100 * self.recalled / max(1, n):.0f} %; target ≥ {100 * target:.0f} %)"
@@ -134,7 +134,14 @@ class MemoryBenchResult:
 class _Conversation:
     """A planner on the memory file, its plans validated and run step by step."""
 
-    def __init__(self, path: Path, planner_kind: str, server: _ReadingModel | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        planner_kind: str,
+        server: _ReadingModel | None,
+        ears: Callable[[str], str] | None = None,
+    ) -> None:
+        self.ears = ears
         self.store = MemoryStore(path)
         self.memory = Remembering(self.store)
         self.registry = builtin_registry()
@@ -145,6 +152,8 @@ class _Conversation:
         self.ctx = ActionContext(robot=None)  # type: ignore[arg-type]
 
     def say(self, text: str) -> str:
+        if self.ears is not None:
+            text = self.ears(text)  # said aloud, heard by Whisper as the listener hears it
         reply = self.planner.plan(text)
         for step in parse_plan(self.registry, reply.actions).steps:
             step.action.fn(self.ctx, *step.args, **step.kwargs)
@@ -237,17 +246,53 @@ def _call(name: str, **args: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- the runs
-def run_recall(planner: str, split: str, workdir: Path) -> RecallResult:
-    """Tell the split's facts over three restarts, ask them in a fourth (module docstring)."""
-    facts: Sequence[Fact] = SPLITS[split]
-    path = workdir / f"{planner}-{split}.sqlite3"
+class Ears:
+    """Text said by a TTS voice and heard by Whisper tiny.en with the rule planner's
+    vocabulary, as the agent's listener hears it (each text said once)."""
+
+    def __init__(self, voice: str) -> None:
+        from anima.agent.understanding import prompt_phrases
+        from anima.bench.conversation.audio import Speaker
+        from anima.listening.whisper.asr import WhisperAsr
+
+        self.voice = voice
+        self.speaker = Speaker()
+        self.speaker.engine(voice)  # loaded now: a missing engine is said before any trial
+        self.asr = WhisperAsr(vocabulary=prompt_phrases(builtin_registry()), partials=False)
+        self.asr.load()
+        self.heard: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        if text not in self.heard:
+            audio = self.speaker.say(self.voice, text)
+            self.heard[text] = self.asr.transcribe(audio).text.strip()
+        return self.heard[text]
+
+    def close(self) -> None:
+        self.asr.close()
+
+
+def run_recall(
+    planner: str,
+    split: str,
+    workdir: Path,
+    *,
+    ears: Ears | None = None,
+    facts: Sequence[Fact] | None = None,
+) -> RecallResult:
+    """Tell the split's facts over three restarts, ask them in a fourth (module docstring);
+    ``ears``: each utterance spoken and heard first (the rule planner); ``facts``: these
+    instead of the split's (a test's slice)."""
+    facts = SPLITS[split] if facts is None else facts
+    heard_as = f"-{ears.voice}" if ears is not None else ""
+    path = workdir / f"{planner}-{split}{heard_as}.sqlite3"
     server = _ReadingModel() if planner == "llm" else None
     try:
         if server is not None:
             server.start()
             server.reply_each(10_000)
         for session in (1, 2, 3):
-            talk = _Conversation(path, planner, server)
+            talk = _Conversation(path, planner, server, ears)
             try:
                 for person in dict.fromkeys(f.who for f in facts if f.session == session):
                     talk.say(f"My name is {person}.")
@@ -257,23 +302,24 @@ def run_recall(planner: str, split: str, workdir: Path) -> RecallResult:
             finally:
                 talk.close()
         asked: list[Asked] = []
-        talk = _Conversation(path, planner, server)
+        talk = _Conversation(path, planner, server, ears)
         try:
             for person in dict.fromkeys(f.who for f in facts):
                 talk.say(f"My name is {person}.")
                 for fact in (f for f in facts if f.who == person):
                     answer = talk.say(fact.ask)
                     if server is not None:  # the model's own reading aside: was it told?
-                        ok = fact.expect.lower() in server.prompts[-1].lower()
+                        ok = fact.answered(server.prompts[-1])
                     else:
-                        ok = fact.expect.lower() in answer.lower()
+                        ok = fact.answered(answer)
                     asked.append(Asked(fact=fact, answer=answer, recalled=ok))
         finally:
             talk.close()
     finally:
         if server is not None:
             server.stop()
-    return RecallResult(planner=planner, split=split, asked=tuple(asked))
+    spoken = f"rules, spoken ({ears.voice})" if ears is not None else planner
+    return RecallResult(planner=spoken, split=split, asked=tuple(asked))
 
 
 def run_forget(split: str, workdir: Path) -> list[ForgetResult]:
@@ -290,11 +336,11 @@ def run_forget(split: str, workdir: Path) -> list[ForgetResult]:
             for fact in mine:
                 talk.say(fact.tell)
             talk.say("Forget everything about me.")
-            residue = sum(talk.store.residue(f.expect) for f in mine)
+            residue = sum(talk.store.residue(f.expect.split("|")[0]) for f in mine)
             residue += talk.store.residue(f"my name is {person}")
             talk.say(f"My name is {person}.")  # the next conversation with them
             block = memory_block(talk.memory, " ".join(f.ask for f in mine)).lower()
-            in_prompt = sum(f.expect.lower() in block for f in mine)
+            in_prompt = sum(f.answered(block) for f in mine)
             talk.say("Forget everything about me.")
             out.append(
                 ForgetResult(
@@ -375,11 +421,20 @@ def run_memory_bench(
     planners: Sequence[str] = PLANNERS,
     splits: Sequence[str] = ("dev", "heldout"),
     memories: int = 10_000,
+    voices: Sequence[str] = (),
 ) -> MemoryBenchResult:
+    """``voices``: the rule planner's recall again with every utterance spoken by each of
+    these TTS voices (:data:`anima.bench.conversation.audio.VOICES`) and heard by Whisper."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="anima-bench-memory-") as tmp:
         work = Path(tmp)
         recall = tuple(run_recall(p, s, work) for p in planners for s in splits)
+        for voice in voices:
+            ears = Ears(voice)
+            try:
+                recall += tuple(run_recall("rules", s, work, ears=ears) for s in splits)
+            finally:
+                ears.close()
         forget = tuple(f for s in splits for f in run_forget(s, work))
         cost = run_cost(memories, work) if memories > 0 else None
     misses = tuple(

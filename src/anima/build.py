@@ -116,6 +116,8 @@ def build(
     if memory is not None and runtime.attention is not None:
         # "my name is Ana" names the track of whoever is speaking (docs/memory.md)
         memory.on_name.append(runtime.attention.attention.name_speaker)
+        memory.who_is_here = runtime.attention.attention.named_person  # while the track lives
+        memory.on_forget_person.append(runtime.attention.attention.forget_name)
     if doors:
         from anima.frontdoors.registry import DOORS
 

@@ -179,6 +179,15 @@ def test_a_name_given_while_speaking_stays_with_the_persons_track(tmp_path: Path
         runtime.execute(cmd.Ask(text="my name is Ana"))
         assert recorder.wait_for(PlanFinished, timeout=10.0) is not None
         state = runtime.state()
+        # the conversation ends, and Ana is still the one looked at: her track names her
+        memory = runtime.agent.memory  # type: ignore[union-attr]
+        memory.reset()
+        assert memory.person == "Ana"
+        # "forget everything about me": the track forgets her name too
+        forgotten = memory.forget(everything=True)
+        assert forgotten.rows == 1
+        assert memory.person is None
+        after = runtime.state().attention
     finally:
         runtime.stop(ease=False)
         clock.close()
@@ -188,3 +197,5 @@ def test_a_name_given_while_speaking_stays_with_the_persons_track(tmp_path: Path
     again = RuntimeState.from_json(state.to_json())
     assert again.attention is not None
     assert again.attention.people[0].name == "Ana"
+    assert after is not None
+    assert [p.name for p in after.people] == [None]

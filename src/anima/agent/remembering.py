@@ -154,12 +154,23 @@ class Remembering:
         self._told: collections.deque[int] = collections.deque(maxlen=TOLD_KEPT)
         # told each name given (anima.build: attention names the track of whoever speaks)
         self.on_name: list[Callable[[str], object]] = []
+        # asked who is there when nobody gave a name in this conversation (anima.build:
+        # attention's track of the person looked at, named earlier in its life)
+        self.who_is_here: Callable[[], str | None] | None = None
+        self.on_forget_person: list[Callable[[str], object]] = []  # attention drops the name
 
     @property
     def person(self) -> str | None:
-        """The name of the person talking, when they gave it."""
+        """The name of the person talking: the last one given in this conversation, else the
+        name attention's track of the person looked at carries (:attr:`who_is_here`)."""
         with self._lock:
-            return self._person
+            person = self._person
+        if person is None and self.who_is_here is not None:
+            try:
+                person = self.who_is_here()
+            except Exception:  # attention failing never loses the conversation
+                log.exception("who_is_here failed")
+        return person
 
     def reset(self) -> None:
         """A new conversation: nobody named yet, nothing told."""
@@ -238,6 +249,11 @@ class Remembering:
             with self._lock:
                 if self._person is not None and self._person.lower() == person.lower():
                     self._person = None
+            for hook in list(self.on_forget_person):
+                try:
+                    hook(person)
+                except Exception:  # the memory is forgotten whatever a listener does
+                    log.exception("a forgotten person's listener failed")
             return Forgotten(rows=rows, what=gone)
         terms = {w for w in words(about) if w not in _FILLER}
         if not terms:

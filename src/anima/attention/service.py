@@ -242,6 +242,26 @@ class Attention:
                 self._names[chosen] = name
         return chosen
 
+    def forget_name(self, name: str) -> None:
+        """No track carries ``name`` any more ("forget everything about me")."""
+        with self._lock:
+            for pid in [pid for pid, n in self._names.items() if n.lower() == name.lower()]:
+                del self._names[pid]
+
+    def named_person(self) -> str | None:
+        """The name of the person looked at, when their track carries one (given earlier in
+        its life), else of the only named person speaking; None otherwise."""
+        now = self.clock.now()
+        with self._lock:
+            people = self.tracker.people(now)
+            choice = self._choice
+            names = dict(self._names)
+        alive = {p.id for p in people}
+        if choice.kind == "person" and choice.person in names and choice.person in alive:
+            return names[choice.person]
+        speaking = [names[p.id] for p in people if p.speaking and p.id in names]
+        return speaking[0] if len(speaking) == 1 else None
+
     # ------------------------------------------------------------------ output
     def snapshot(self) -> AttentionSnapshot:
         now = self.clock.now()

@@ -48,20 +48,19 @@ def add_memory_routes(api: APIRouter, runtime: Runtime, refused: type[_Refused])
 
     @api.get("/memory", summary="What the robot remembers: the person talking, the newest")
     async def listed(
-        who: str | None = None, search: str | None = None, limit: int = 50
+        who: str | None = None, search: str | None = None, limit: str = "50"
     ) -> dict[str, Any]:
-        if not 1 <= limit <= MAX_LIMIT:
-            raise refused(400, f"limit must be 1 to {MAX_LIMIT}")
+        count = _number(refused, limit, "limit", MAX_LIMIT)
         held = memory()
 
         def read() -> dict[str, Any]:
-            shown: dict[str, Any] = dict(memory_description(held, limit) or {})
+            shown: dict[str, Any] = dict(memory_description(held, count) or {})
             if who is not None or search:
                 store = held.store
                 found = (
-                    store.search(search, who=[who] if who else None, limit=limit)
+                    store.search(search, who=[who] if who else None, limit=count)
                     if search
-                    else store.recent(who=who, limit=limit)
+                    else store.recent(who=who, limit=count)
                 )
                 shown["memories"] = [m.as_dict() for m in found]
             return {"v": PAYLOAD_VERSION, **shown}
@@ -74,27 +73,30 @@ def add_memory_routes(api: APIRouter, runtime: Runtime, refused: type[_Refused])
         return await _guarded(refused, held.store.export)
 
     @api.get("/memory/{memory_id}", summary="One memory")
-    async def one(memory_id: int) -> dict[str, Any]:
+    async def one(memory_id: str) -> dict[str, Any]:
         held = memory()
-        found = await _guarded(refused, lambda: held.store.get(memory_id))
+        wanted = _number(refused, memory_id, "a memory's id", 2**62)
+        found = await _guarded(refused, lambda: held.store.get(wanted))
         if found is None:
-            raise refused(404, f"no memory #{memory_id}")
+            raise refused(404, f"no memory #{wanted}")
         return {"v": PAYLOAD_VERSION, **found.as_dict()}
 
     @api.delete("/memory/{memory_id}", summary="Forget one memory (and what it replaced)")
-    async def forget_one(memory_id: int) -> dict[str, Any]:
+    async def forget_one(memory_id: str) -> dict[str, Any]:
         held = memory()
-        gone = await _guarded(refused, lambda: held.store.forget([memory_id]))
+        wanted = _number(refused, memory_id, "a memory's id", 2**62)
+        gone = await _guarded(refused, lambda: held.store.forget([wanted]))
         if not gone:
-            raise refused(404, f"no memory #{memory_id}")
+            raise refused(404, f"no memory #{wanted}")
         return {"v": PAYLOAD_VERSION, "forgotten": gone}
 
     @api.delete("/memory", summary="Forget everything about a person (?who=) or all (?all=true)")
-    async def forget_many(who: str | None = None, all: bool = False) -> dict[str, Any]:
-        if (who is None) == (not all):
+    async def forget_many(who: str | None = None, all: str | None = None) -> dict[str, Any]:
+        everything = all is not None and _flag(refused, all, "all")
+        if (who is None) == (not everything):
             raise refused(400, "say what to forget: ?who=NAME or ?all=true (one of them)")
         held = memory()
-        if all:
+        if everything:
             gone = await _guarded(refused, held.store.clear)
         else:
             assert who is not None
@@ -125,3 +127,23 @@ async def _guarded(refused: type[_Refused], work: Callable[[], T]) -> T:
         return await run_in_threadpool(work)
     except AnimaError as exc:
         raise refused(400, str(exc)) from None
+
+
+def _number(refused: type[_Refused], text: str, what: str, most: int) -> int:
+    """A query or path number from 1 to ``most``, refused in anima's words (not FastAPI's
+    422: every refusal of the API has one shape)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise refused(400, f"{what} must be an integer, got {text[:20]!r}") from None
+    if not 1 <= value <= most:
+        raise refused(400, f"{what} must be 1 to {most}, got {value}")
+    return value
+
+
+def _flag(refused: type[_Refused], text: str, what: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise refused(400, f"{what} must be true or false, got {text[:20]!r}")

@@ -178,6 +178,10 @@ function draw() {
   pill("speaking", s.speaking ? "speaking" : "silent", s.speaking ? "on" : "");
   // the voice agent's phase (idle, engaged, listening, thinking, speaking, interrupted, sleeping)
   const phase = s.conversation;
+  if (Boolean(phase) !== hasAgent) {  // the agent came or went: show its persona now
+    hasAgent = Boolean(phase);
+    pollPersona();
+  }
   $("phase").textContent = phase ?? "no agent";
   pill("conversation", phase ? `agent ${phase}` : "no agent", phase && phase !== "idle" && phase !== "sleeping" ? "on" : "");
   pill("estop", s.estop ? "ESTOP" : "estop off", s.estop ? "bad" : "");
@@ -461,7 +465,12 @@ async function pollHealth() {
   $("health").style.cursor = n ? "pointer" : "";
 }
 setInterval(pollHealth, 2000);
-async function pollPersona() {  // who the voice agent is and what it remembers (409: no agent)
+let hasAgent = false;  // the state names the agent's phase: only then are its persona and memory asked for
+async function pollPersona() {  // who the voice agent is and what it remembers
+  if (!hasAgent) {  // (asked without one, they answer 409, which browsers log as an error)
+    $("persona-panel").hidden = true;
+    return;
+  }
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   const get = (path) => fetch(path, { headers }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
   const [p, m] = await Promise.all([get("/api/persona"), get("/api/memory?limit=1")]);
@@ -487,7 +496,6 @@ async function pollPersona() {  // who the voice agent is and what it remembers 
   $("memory-person").textContent = (m && m.person) || "nobody named";
 }
 setInterval(pollPersona, 5000);
-pollPersona();
 requestAnimationFrame(draw);
 connect();
 pollHealth();

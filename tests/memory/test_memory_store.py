@@ -191,3 +191,28 @@ def test_a_file_that_is_not_a_database_is_named(tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(ConfigError, match=r"memory: cannot open .*m\.sqlite3"):
         store_at(path)
+
+
+def test_an_unwritable_place_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where a directory should be", encoding="utf-8")
+    with pytest.raises(ConfigError, match="memory: cannot open"):
+        store_at(blocker / "anima" / "memory.sqlite3")
+
+
+def test_the_default_place_unwritable_leaves_the_robot_without_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from anima.agent.remembering import open_memory
+    from anima.agent.vocabulary import builtin_registry
+    from anima.config.memory import MemoryConfig
+
+    blocker = tmp_path / "data"
+    blocker.write_text("not a directory", encoding="utf-8")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
+    registry = builtin_registry()
+    assert open_memory(MemoryConfig(), registry) is None  # the default place: a warning
+    assert "running without memory" in caplog.text
+    assert "remember" not in registry.names()
+    with pytest.raises(ConfigError, match="cannot open"):  # a place the operator named: stops
+        open_memory(MemoryConfig(path=str(blocker / "m.sqlite3")), builtin_registry())

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from anima.agent.actions import ActionRegistry, ActionResult, make_action
 from anima.agent.context import ActionContext
 from anima.agent.understanding.result import Understanding
-from anima.errors import AnimaError
+from anima.errors import AnimaError, ConfigError
 from anima.memory.store import EVERYONE, Memory, MemoryStore, words
 
 if TYPE_CHECKING:
@@ -469,7 +469,15 @@ def open_memory(config: MemoryConfig, registry: ActionRegistry) -> Remembering |
     ``registry``; None when memory is off."""
     if not config.enabled:
         return None
-    memory = Remembering(MemoryStore(config.file(), max_memories=config.max_memories))
+    try:
+        store = MemoryStore(config.file(), max_memories=config.max_memories)
+    except ConfigError as exc:
+        if config.path:  # a file the operator named: the start stops, naming it
+            raise
+        # the default place cannot be written (a read-only home): the robot runs, forgetting
+        log.warning("%s: running without memory (set agent.memory.path)", exc)
+        return None
+    memory = Remembering(store)
     register_memory(registry, memory)
     return memory
 

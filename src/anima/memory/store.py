@@ -153,9 +153,9 @@ class MemoryStore:
         self.max_memories = max_memories
         self._now = now
         self._lock = threading.Lock()
-        if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
+            if self.path != ":memory:":
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
                 str(Path(self.path).expanduser()) if self.path != ":memory:" else self.path,
                 check_same_thread=False,
@@ -167,7 +167,7 @@ class MemoryStore:
             self._db.execute("PRAGMA foreign_keys=OFF")
             self.fts = fts5_available()
             self._migrate()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
             raise ConfigError(f"memory: cannot open {self.path}: {exc}") from None
 
     # ------------------------------------------------------------------ schema

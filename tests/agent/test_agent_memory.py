@@ -189,3 +189,9 @@ def test_the_conversation_forgets_who_is_talking_when_it_ends(tmp_path: Path) ->
         assert memory.person is None
         assert said("what's my name") == "I don't know your name yet. What is it?"
         assert said("my name is Ana") == "Welcome back, Ana."
+
+
+def test_a_fact_too_long_to_keep_is_not_promised(session: Session) -> None:
+    reply = session.say("remember that " + "very " * 120 + "long")
+    assert reply == "Sorry, I can't remember that: tell me in a shorter sentence."
+    assert session.store.count() == 0

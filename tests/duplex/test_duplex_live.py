@@ -159,5 +159,8 @@ def test_a_backchannel_over_the_robot_lets_it_finish(
     assert runtime.agent is not None
     barge = runtime.agent.interruptions.barge
     assert barge.heard >= 1
+    # the last "okay" may still be in its round (its endpoint silence) as the robot finishes:
+    # its decision comes when the round ends (a fresh clone failed on (1, 0) == (2, 0))
+    assert eventually(lambda: not barge.pending, timeout=10)
     assert (barge.passed, barge.stops) == (barge.heard, 0)  # every one heard was let pass
     assert runtime.agent.turns == 0  # nor planned

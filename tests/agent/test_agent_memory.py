@@ -195,3 +195,22 @@ def test_a_fact_too_long_to_keep_is_not_promised(session: Session) -> None:
     reply = session.say("remember that " + "very " * 120 + "long")
     assert reply == "Sorry, I can't remember that: tell me in a shorter sentence."
     assert session.store.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("said", "name"),
+    [
+        ("Call me Ana", "Ana"),
+        ("call me later", None),  # "call me" gives a name only capitalised, as Whisper writes one
+        ("you can call me Zoë", "Zoë"),
+        ("my name is josé", "José"),  # said plainly: any letters, capitalised for saying back
+        ("I'm Zoë.", "Zoë"),
+        ("I'm tired", None),
+        ("my name is Robert'); DROP TABLE memories;--", None),
+        ("my name is 😀", None),
+    ],
+)
+def test_which_words_give_a_name(session: Session, said: str, name: str | None) -> None:
+    session.say(said)
+    assert session.memory.person == name
+    assert session.store.count() == (0 if name is None else 1)

@@ -16,11 +16,12 @@ MAX_SAID = 3  # memories said back for "what do you know about me"
 _OPENERS = ("hey robot", "ok robot", "okay robot", "hey", "ok", "okay", "so", "well", "please")
 _TRAILERS = ("by the way", "please", "thanks", "thank you", "okay", "ok", "again")
 _NAME = re.compile(
-    r"^(?:hi|hello)?\s*(?:my name is|my name's|call me|you can call me|i am called|i'm called|"
-    r"people call me|the name is|the name's)\s+(?P<name>[a-z][a-z' -]*)$"
+    r"^(?:hi|hello)?\s*(?P<how>my name is|my name's|call me|you can call me|i am called|"
+    r"i'm called|people call me|the name is|the name's)\s+(?P<name>[^\W\d_][^\W\d_' -]*)$"
 )
+_CALL_ME = ("call me", "you can call me")  # "call me later": a name only when capitalised
 _IAM = re.compile(  # "I'm Bob": only a capitalised word (Whisper writes names so), not "I'm tired"
-    r"^(?:[Hh]i|[Hh]ello)?[, ]*\b(?:[Ii] am|[Ii]'m)\s+(?P<name>[A-Z][a-zA-Z'-]+)[.!]?$"
+    r"^(?:[Hh]i|[Hh]ello)?[, ]*\b(?:[Ii] am|[Ii]'m)\s+(?P<name>[^\W\d_][^\W\d_'-]*)[.!]?$"
 )
 _REMEMBER = re.compile(
     r"^(?:can you |could you |will you |would you )?(?:please )?"
@@ -182,11 +183,14 @@ def _name_given(text: str, plain: str) -> str | None:
     m = _NAME.match(plain)
     if m is not None:
         name = m.group("name").strip(" '-")
+        said_as = re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE)
+        if m.group("how") in _CALL_ME and (said_as is None or not said_as.group(0)[0].isupper()):
+            return None
     else:
         original = re.sub(r"[^\w' -]+", " ", text).strip()
         original = re.sub(r"^(?:[Hh]ey|[Oo]k|[Oo]kay|[Ss]o|[Ww]ell)\s+", "", original)
         found = _IAM.match(original)
-        if found is None:
+        if found is None or not found.group("name")[0].isupper():
             return None
         name = found.group("name")
     parts = name.split()

@@ -41,9 +41,11 @@ from anima.agent.remembering import (
     second_person,
     tokens_of,
 )
+from anima.agent.understanding.result import Understanding
 from anima.agent.vocabulary import builtin_registry
 from anima.bench.measure import percentile
 from anima.bench.memory.facts import SPLITS, Fact
+from anima.listening.whisper.model import Decoded
 from anima.memory.store import MemoryStore, words
 from anima.testing.llm import Scripted, ScriptedOpenAIServer, completion
 
@@ -139,7 +141,7 @@ class _Conversation:
         path: Path,
         planner_kind: str,
         server: _ReadingModel | None,
-        ears: Callable[[str], str] | None = None,
+        ears: Ears | None = None,
     ) -> None:
         self.ears = ears
         self.store = MemoryStore(path)
@@ -152,8 +154,9 @@ class _Conversation:
         self.ctx = ActionContext(robot=None)  # type: ignore[arg-type]
 
     def say(self, text: str) -> str:
-        if self.ears is not None:
-            text = self.ears(text)  # said aloud, heard by Whisper as the listener hears it
+        if self.ears is not None:  # said aloud, heard and read as the conversation does
+            understand = getattr(self.planner, "understanding", None)
+            text = self.ears.hear(text, understand if callable(understand) else None)
         reply = self.planner.plan(text)
         for step in parse_plan(self.registry, reply.actions).steps:
             step.action.fn(self.ctx, *step.args, **step.kwargs)
@@ -248,24 +251,42 @@ def _call(name: str, **args: Any) -> Any:
 # ---------------------------------------------------------------------- the runs
 class Ears:
     """Text said by a TTS voice and heard by Whisper tiny.en with the rule planner's
-    vocabulary, as the agent's listener hears it (each text said once)."""
+    vocabulary, and read as the conversation reads a final (:meth:`hear`: the best reading,
+    else another of the beam's, else the utterance read again with the nearest command
+    phrases — :func:`~anima.agent.understanding.readings.choose_reading`, with the planner's
+    own understanding, memory included). Each text is said and decoded once."""
 
     def __init__(self, voice: str) -> None:
-        from anima.agent.understanding import prompt_phrases
+        from anima.agent.understanding import asr_phrases, prompt_phrases
         from anima.bench.conversation.audio import Speaker
         from anima.listening.whisper.asr import WhisperAsr
 
         self.voice = voice
         self.speaker = Speaker()
         self.speaker.engine(voice)  # loaded now: a missing engine is said before any trial
+        self.phrases = asr_phrases(builtin_registry())
         self.asr = WhisperAsr(vocabulary=prompt_phrases(builtin_registry()), partials=False)
         self.asr.load()
-        self.heard: dict[str, str] = {}
+        self.decoded: dict[str, Decoded] = {}
+        self.heard: dict[str, str] = {}  # what each text was last read as
+        self.read_otherwise = 0  # readings chosen other than the best (another, read again)
 
-    def __call__(self, text: str) -> str:
-        if text not in self.heard:
-            audio = self.speaker.say(self.voice, text)
-            self.heard[text] = self.asr.transcribe(audio).text.strip()
+    def hear(self, text: str, understand: Callable[[str], Understanding] | None = None) -> str:
+        from anima.agent.understanding.readings import choose_reading
+
+        if text not in self.decoded:
+            self.decoded[text] = self.asr.transcribe(self.speaker.say(self.voice, text))
+        decoded = self.asr.last = self.decoded[text]  # reread() reads the last final again
+        best = decoded.text.strip()
+        if understand is None or not best:
+            self.heard[text] = best
+            return best
+        chosen, how = choose_reading(
+            decoded.text, decoded.alternatives, understand,
+            reread=self.asr.reread, phrases=self.phrases,
+        )  # fmt: skip
+        self.read_otherwise += bool(how)
+        self.heard[text] = chosen.strip()
         return self.heard[text]
 
     def close(self) -> None:

@@ -23,117 +23,49 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from anima.errors import ConfigError, InvalidCommandError
-
-SCHEMA_VERSION = 1
-EVERYONE = "everyone"
-SOURCES = ("said", "operator", "summary")
-Source = Literal["said", "operator", "summary"]
-MAX_WHAT = 500  # characters: a memory is a sentence, not a document
-MAX_WHO = 60
-MAX_MEMORIES = 10_000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS memories (
-        id INTEGER PRIMARY KEY,
-        who TEXT NOT NULL,
-        what TEXT NOT NULL,
-        at REAL NOT NULL,
-        source TEXT NOT NULL,
-        pinned INTEGER NOT NULL DEFAULT 0,
-        supersedes INTEGER
-    )""",
-    "CREATE INDEX IF NOT EXISTS memories_who ON memories (who COLLATE NOCASE)",
-    "CREATE INDEX IF NOT EXISTS memories_supersedes ON memories (supersedes)",
+from anima.memory.record import (
+    EVERYONE,
+    MAX_MEMORIES,
+    MAX_WHAT,
+    MAX_WHO,
+    SOURCES,
+    Memory,
+    Source,
+    clean_what,
+    clean_who,
+    memory_of,
+    words,
 )
-_FTS = (
-    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        what, who, content='memories', content_rowid='id', tokenize='porter unicode61'
-    )""",
-    """CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, what, who) VALUES (new.id, new.what, new.who);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, what, who)
-        VALUES ('delete', old.id, old.what, old.who);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, what, who)
-        VALUES ('delete', old.id, old.what, old.who);
-        INSERT INTO memories_fts(rowid, what, who) VALUES (new.id, new.what, new.who);
-    END""",
+from anima.memory.schema import (
+    COLUMNS,
+    CURRENT,
+    FTS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    fts5_available,
 )
-# a memory that a newer one replaced is never recalled
-_CURRENT = "NOT EXISTS (SELECT 1 FROM memories AS n WHERE n.supersedes = m.id)"
-_COLUMNS = "m.id, m.who, m.what, m.at, m.source, m.pinned, m.supersedes"
 
-
-@dataclass(frozen=True, kw_only=True)
-class Memory:
-    """One memory (see the module docstring)."""
-
-    id: int
-    who: str
-    what: str
-    at: float  # wall-clock seconds (time.time) when it was made
-    source: Source
-    pinned: bool = False
-    supersedes: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def fts5_available() -> bool:
-    """Whether this interpreter's SQLite has FTS5."""
-    try:
-        with sqlite3.connect(":memory:") as db:
-            db.execute("CREATE VIRTUAL TABLE t USING fts5(a)")
-        return True
-    except sqlite3.OperationalError:
-        return False
-
-
-def clean_who(who: str | None) -> str:
-    """A person's name as stored: trimmed, one space between words; empty → ``everyone``."""
-    text = " ".join((who or "").split())
-    if not text:
-        return EVERYONE
-    if len(text) > MAX_WHO or _CONTROL.search(text):
-        raise InvalidCommandError(f"memory: who must be a name of at most {MAX_WHO} characters")
-    return EVERYONE if text.lower() == EVERYONE else text
-
-
-def clean_what(what: str) -> str:
-    """What to remember as stored: trimmed, one space between words, 1 to 500 characters."""
-    if not isinstance(what, str):
-        raise InvalidCommandError("memory: what must be text")
-    text = " ".join(what.split())
-    if not text:
-        raise InvalidCommandError("memory: nothing to remember (empty text)")
-    if len(text) > MAX_WHAT:
-        raise InvalidCommandError(
-            f"memory: at most {MAX_WHAT} characters to remember, got {len(text)}"
-        )
-    if _CONTROL.search(text):
-        raise InvalidCommandError("memory: control characters are not remembered")
-    return text
-
-
-def words(text: str) -> list[str]:
-    """The words of ``text``, lower case (what a search matches on)."""
-    return [w.lower() for w in _WORD.findall(text)]
+__all__ = [
+    "EVERYONE",
+    "MAX_WHAT",
+    "MAX_WHO",
+    "SCHEMA_VERSION",
+    "Memory",
+    "MemoryStore",
+    "Source",
+    "clean_what",
+    "clean_who",
+    "fts5_available",
+    "words",
+]
 
 
 class MemoryStore:
@@ -179,10 +111,10 @@ class MemoryStore:
                 f"{SCHEMA_VERSION}: upgrade anima, or point agent.memory.path elsewhere"
             )
         with self._transaction():
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 self._db.execute(statement)
             if self.fts:
-                for statement in _FTS:
+                for statement in FTS:
                     self._db.execute(statement)
                 if version == 0:  # an index made now covers the rows already there
                     self._db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
@@ -280,9 +212,9 @@ class MemoryStore:
 
     def _row(self, memory_id: int) -> Memory | None:
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM memories AS m WHERE m.id = ?", (memory_id,)
+            f"SELECT {COLUMNS} FROM memories AS m WHERE m.id = ?", (memory_id,)
         ).fetchone()
-        return _memory(row) if row is not None else None
+        return memory_of(row) if row is not None else None
 
     def count(self) -> int:
         with self._lock:
@@ -301,15 +233,15 @@ class MemoryStore:
             where.append("m.who = ? COLLATE NOCASE")
             args.append(clean_who(who))
         if not superseded:
-            where.append(_CURRENT)
+            where.append(CURRENT)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {_COLUMNS} FROM memories AS m {clause} ORDER BY m.at DESC, m.id DESC "
+                f"SELECT {COLUMNS} FROM memories AS m {clause} ORDER BY m.at DESC, m.id DESC "
                 "LIMIT ?",
                 (*args, max(0, limit)),
             ).fetchall()
-        return [_memory(r) for r in rows]
+        return [memory_of(r) for r in rows]
 
     def search(
         self, query: str, *, who: Sequence[str] | None = None, limit: int = 10
@@ -323,9 +255,9 @@ class MemoryStore:
         if self.fts:
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
             sql = (
-                f"SELECT {_COLUMNS} FROM memories_fts JOIN memories AS m "
+                f"SELECT {COLUMNS} FROM memories_fts JOIN memories AS m "
                 "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? "
-                f"AND {_CURRENT}"
+                f"AND {CURRENT}"
             )
             args: list[Any] = [f"what : ({match})"]
             if people is not None:
@@ -334,7 +266,7 @@ class MemoryStore:
             sql += " ORDER BY bm25(memories_fts), m.at DESC LIMIT ?"
             with self._lock:
                 rows = self._db.execute(sql, (*args, limit)).fetchall()
-            return [_memory(r) for r in rows]
+            return [memory_of(r) for r in rows]
         found = [
             m
             for m in self.recent(limit=self.max_memories)
@@ -359,9 +291,9 @@ class MemoryStore:
         """Every memory, superseded ones included, oldest first (JSON-ready)."""
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {_COLUMNS} FROM memories AS m ORDER BY m.at, m.id"
+                f"SELECT {COLUMNS} FROM memories AS m ORDER BY m.at, m.id"
             ).fetchall()
-        return [_memory(r).as_dict() for r in rows]
+        return [memory_of(r).as_dict() for r in rows]
 
     def import_records(self, records: object) -> int:
         """Add exported records (a list of objects with at least ``what``); each is checked
@@ -453,11 +385,3 @@ class _Transaction:
 
     def __exit__(self, kind: object, *rest: object) -> None:
         self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
-
-
-def _memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=int(row[0]), who=str(row[1]), what=str(row[2]), at=float(row[3]),
-        source=cast(Source, row[4]), pinned=bool(row[5]),
-        supersedes=None if row[6] is None else int(row[6]),
-    )  # fmt: skip

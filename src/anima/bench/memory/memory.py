@@ -22,10 +22,9 @@ actions' own functions with a context), without a robot: memory needs none.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,16 +37,14 @@ from anima.agent.remembering import (
     Remembering,
     memory_block,
     register_memory,
-    second_person,
     tokens_of,
 )
-from anima.agent.understanding.result import Understanding
 from anima.agent.vocabulary import builtin_registry
 from anima.bench.measure import percentile
+from anima.bench.memory.ears import Ears
 from anima.bench.memory.facts import SPLITS, Fact
-from anima.listening.whisper.model import Decoded
-from anima.memory.store import MemoryStore, words
-from anima.testing.llm import Scripted, ScriptedOpenAIServer, completion
+from anima.bench.memory.model import ReadingModel
+from anima.memory.store import MemoryStore
 
 PLANNERS = ("rules", "llm")
 RECALL_TARGET = {"rules": 0.90, "llm": 1.0}
@@ -140,7 +137,7 @@ class _Conversation:
         self,
         path: Path,
         planner_kind: str,
-        server: _ReadingModel | None,
+        server: ReadingModel | None,
         ears: Ears | None = None,
     ) -> None:
         self.ears = ears
@@ -170,7 +167,7 @@ class _Conversation:
         self.store.close()
 
 
-def _planner(kind: str, registry: Any, server: _ReadingModel | None) -> Planner:
+def _planner(kind: str, registry: Any, server: ReadingModel | None) -> Planner:
     if kind == "rules":
         from anima.agent.planners.rules import RulePlanner
 
@@ -181,118 +178,7 @@ def _planner(kind: str, registry: Any, server: _ReadingModel | None) -> Planner:
     return OpenAIPlanner(registry, base_url=server.base_url, model="scripted", stream=False)
 
 
-# ---------------------------------------------------------------------- the scripted model
-_NAME = re.compile(r"my name is (?P<name>\w+)", re.IGNORECASE)
-_TOLD = re.compile(
-    r"^(?:please )?(?:remember|don't forget|keep in mind)(?: that)?[, ]*(?P<fact>.+)$", re.I
-)
-_FILLER_WORDS = "what is my do i am was where when who which how the a an to of in on did does have"
-_FILLER = frozenset(_FILLER_WORDS.split())
-
-
-class _ReadingModel(ScriptedOpenAIServer):
-    """A chat-completions server whose every reply is made from the request (see the module
-    docstring): told a name or a fact, it calls ``remember``; asked, it answers from the
-    memory lines of its prompt; asked to forget everything, it calls ``forget``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.prompts: list[str] = []
-
-    def _fill(self, body: Any, request: Any) -> Any:
-        messages = request.get("messages", []) if isinstance(request, dict) else []
-        said = str(messages[-1].get("content", "")) if messages else ""
-        memory = "\n".join(
-            str(m.get("content", ""))
-            for m in messages[1:]
-            if m.get("role") == "system" and "remember" in str(m.get("content", ""))
-        )
-        self.prompts.append(memory)
-        text = said.strip().rstrip(".?!")
-        if m := _NAME.search(text):
-            name = m.group("name")
-            return _call("remember", what=f"my name is {name}", who=name)
-        if "forget everything about me" in text.lower():
-            return _call("forget", everything=True)
-        if m := _TOLD.match(text):
-            return _call("remember", what=m.group("fact"))
-        if text.lower().startswith("my "):
-            return _call("remember", what=text)
-        asked = set(words(text)) - _FILLER
-        best, score = "", 0
-        for line in memory.splitlines():
-            if not line.startswith("- "):
-                continue
-            fact = line.split(": ", 1)[-1]
-            common = len({w.split("'")[0] for w in words(fact)} & {w.split("'")[0] for w in asked})
-            if common > score:
-                best, score = fact, common
-        return completion(second_person(best) + "." if best else "I don't remember that.")
-
-    def reply_each(self, n: int) -> None:
-        self.push(*[Scripted(body={}) for _ in range(n)])
-
-
-def _call(name: str, **args: Any) -> Any:
-    import json
-
-    return completion(
-        None,
-        [
-            {
-                "id": f"call_{name}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-        ],
-    )
-
-
 # ---------------------------------------------------------------------- the runs
-class Ears:
-    """Text said by a TTS voice and heard by Whisper tiny.en with the rule planner's
-    vocabulary, and read as the conversation reads a final (:meth:`hear`: the best reading,
-    else another of the beam's, else the utterance read again with the nearest command
-    phrases — :func:`~anima.agent.understanding.readings.choose_reading`, with the planner's
-    own understanding, memory included). Each text is said and decoded once."""
-
-    def __init__(self, voice: str) -> None:
-        from anima.agent.understanding import asr_phrases, prompt_phrases
-        from anima.bench.conversation.audio import Speaker
-        from anima.listening.whisper.asr import WhisperAsr
-
-        self.voice = voice
-        self.speaker = Speaker()
-        self.speaker.engine(voice)  # loaded now: a missing engine is said before any trial
-        self.phrases = asr_phrases(builtin_registry())
-        self.asr = WhisperAsr(vocabulary=prompt_phrases(builtin_registry()), partials=False)
-        self.asr.load()
-        self.decoded: dict[str, Decoded] = {}
-        self.heard: dict[str, str] = {}  # what each text was last read as
-        self.read_otherwise = 0  # readings chosen other than the best (another, read again)
-
-    def hear(self, text: str, understand: Callable[[str], Understanding] | None = None) -> str:
-        from anima.agent.understanding.readings import choose_reading
-
-        if text not in self.decoded:
-            self.decoded[text] = self.asr.transcribe(self.speaker.say(self.voice, text))
-        decoded = self.asr.last = self.decoded[text]  # reread() reads the last final again
-        best = decoded.text.strip()
-        if understand is None or not best:
-            self.heard[text] = best
-            return best
-        chosen, how = choose_reading(
-            decoded.text, decoded.alternatives, understand,
-            reread=self.asr.reread, phrases=self.phrases,
-        )  # fmt: skip
-        self.read_otherwise += bool(how)
-        self.heard[text] = chosen.strip()
-        return self.heard[text]
-
-    def close(self) -> None:
-        self.asr.close()
-
-
 def run_recall(
     planner: str,
     split: str,
@@ -307,7 +193,7 @@ def run_recall(
     facts = SPLITS[split] if facts is None else facts
     heard_as = f"-{ears.voice}" if ears is not None else ""
     path = workdir / f"{planner}-{split}{heard_as}.sqlite3"
-    server = _ReadingModel() if planner == "llm" else None
+    server = ReadingModel() if planner == "llm" else None
     try:
         if server is not None:
             server.start()

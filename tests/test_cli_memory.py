@@ -91,3 +91,16 @@ def test_a_file_that_is_not_a_memory_is_named(tmp_path: Path) -> None:
     code, out = memory(bad, "list")
     assert code == 2
     assert "cannot open" in out
+
+
+def test_reading_a_memory_that_was_never_made_makes_no_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "memory.sqlite3"
+    for args in (("list",), ("export",), ("forget", "--all"), ("show", "1")):
+        code, out = memory(missing, *args)
+        assert code in (0, 2), out
+        assert "no memory file at" in out
+    assert not missing.exists()
+    assert not missing.parent.exists()
+    code, out = memory(missing, "import", "-", stdin='[{"what": "made by the import"}]')
+    assert (code, out.strip()) == (0, "imported 1 memory")
+    assert missing.exists()

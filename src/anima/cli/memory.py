@@ -32,12 +32,18 @@ FileOpt = Annotated[
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
 
 
-def _open(config: Path | None, file: Path | None) -> MemoryStore:
+def _open(config: Path | None, file: Path | None, *, make: bool = False) -> MemoryStore:
+    """The memory file; one that does not exist is made only for ``make`` (an import): reading
+    or forgetting opens an empty store in memory instead of leaving a file behind."""
     from anima.config import load_config
     from anima.memory.store import MemoryStore
 
     cfg = load_config(config).agent.memory
-    return MemoryStore(file or cfg.file(), max_memories=cfg.max_memories)
+    path = file or cfg.file()
+    if not make and not path.exists():
+        typer.echo(f"(no memory file at {path})", err=True)
+        return MemoryStore(":memory:")
+    return MemoryStore(path, max_memories=cfg.max_memories)
 
 
 def _line(m: Memory) -> str:
@@ -156,7 +162,7 @@ def import_memories(
             records = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
-        with _open(config, file) as store:
+        with _open(config, file, make=True) as store:
             added = store.import_records(records)
     except OSError as exc:
         raise fail(ConfigError(f"{source}: {exc.strerror or exc}")) from exc

@@ -267,12 +267,11 @@ class MemoryStore:
             with self._lock:
                 rows = self._db.execute(sql, (*args, limit)).fetchall()
             return [memory_of(r) for r in rows]
-        found = [
-            m
-            for m in self.recent(limit=self.max_memories)
-            if people is None or m.who.lower() in {p.lower() for p in people}
-        ]
-        scored = [(len(set(words(m.what)) & set(terms)), m) for m in found]
+        named = None if people is None else {p.lower() for p in people}
+        everyone_s = self.recent(limit=self.max_memories)
+        found = [m for m in everyone_s if named is None or m.who.lower() in named]
+        wanted = set(terms)
+        scored = [(len(set(words(m.what)) & wanted), m) for m in found]
         scored = [(s, m) for s, m in scored if s > 0]
         scored.sort(key=lambda sm: (-sm[0], -sm[1].at))
         return [m for _, m in scored[:limit]]

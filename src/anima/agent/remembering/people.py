@@ -28,7 +28,6 @@ TOLD_KEPT = 20  # memories told in this conversation that "forget what I told yo
 @dataclass(frozen=True, kw_only=True)
 class Forgotten:
     rows: int  # rows removed (with what they superseded)
-    what: tuple[str, ...]  # the memories forgotten, as they were
 
 
 class Remembering:
@@ -106,7 +105,8 @@ class Remembering:
         if not terms:
             return []
         terms = with_forms(terms)
-        who = [EVERYONE] + ([self.person] if self.person else [])
+        person = self.person  # read once: each read may ask attention who is there
+        who = [EVERYONE] + ([person] if person else [])
         return self.store.search(" ".join(terms), who=who, limit=limit)
 
     def forget(
@@ -119,19 +119,17 @@ class Remembering:
         if last:
             with self._lock:
                 told = list(self._told)
-            for memory_id in reversed(told):
-                memory = self.store.get(memory_id)
-                if memory is not None:
-                    rows = self.store.forget([memory_id])
+            for memory_id in reversed(told):  # the newest still in the file
+                rows = self.store.forget([memory_id])
+                if rows:
                     with self._lock:
                         if memory_id in self._told:
                             self._told.remove(memory_id)
-                    return Forgotten(rows=rows, what=(memory.what,))
-            return Forgotten(rows=0, what=())
+                    return Forgotten(rows=rows)
+            return Forgotten(rows=0)
         if everything:
             if person is None:
-                return Forgotten(rows=0, what=())
-            gone = tuple(m.what for m in self.store.recent(who=person, limit=10_000))
+                return Forgotten(rows=0)
             rows = self.store.forget_person(person)
             with self._lock:
                 if self._person is not None and self._person.lower() == person.lower():
@@ -141,10 +139,10 @@ class Remembering:
                     hook(person)
                 except Exception:  # the memory is forgotten whatever a listener does
                     log.exception("a forgotten person's listener failed")
-            return Forgotten(rows=rows, what=gone)
+            return Forgotten(rows=rows)
         terms = set(meaning_words(about))
         if not terms:
-            return Forgotten(rows=0, what=())
+            return Forgotten(rows=0)
         who_list = [person] if person else [EVERYONE]
         matches = [
             m
@@ -152,7 +150,7 @@ class Remembering:
             if terms <= set(words(m.what))
         ]
         rows = self.store.forget(m.id for m in matches)
-        return Forgotten(rows=rows, what=tuple(m.what for m in matches))
+        return Forgotten(rows=rows)
 
 
 # ---------------------------------------------------------------------- the actions

@@ -113,7 +113,8 @@ def understand_memory(
             why="memory: remember" if told else "memory: a fact about the person",
         )
     if _FORGET_ALL.match(plain):
-        if memory.person is None:
+        person = memory.person  # read once: each read may ask attention who is there
+        if person is None:
             return Understanding(
                 kind="answer",
                 response="I don't know who you are: tell me your name first.",
@@ -121,8 +122,8 @@ def understand_memory(
             )
         return Understanding(
             kind="act",
-            actions=[_call("forget", who=memory.person, everything=True)],
-            response=f"OK, {memory.person}, I've forgotten everything about you.",
+            actions=[_call("forget", who=person, everything=True)],
+            response=f"OK, {person}, I've forgotten everything about you.",
             why="memory: forget everything about the person",
         )
     if _FORGET_LAST.match(plain):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from anima.memory.store import words
+
 # words that carry no meaning for a search ("what is my …", "do you remember …")
 FILLER_WORDS = """
     a an the is are am was were be been do does did what what's whats where when who which how
@@ -68,8 +70,6 @@ def subject_key(what: str) -> tuple[str, ...] | None:
 
 def meaning_words(text: str) -> list[str]:
     """The words of ``text`` that carry meaning (no "what", "my", "do" …), lower case."""
-    from anima.memory.store import words
-
     return [w for w in words(text) if w not in FILLER]
 
 

@@ -24,7 +24,6 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from anima.errors import AnimaError
-from anima.frontdoors.mcp.resources import memory_description
 from anima.wire import PAYLOAD_VERSION
 
 if TYPE_CHECKING:
@@ -54,16 +53,16 @@ def add_memory_routes(api: APIRouter, runtime: Runtime, refused: type[_Refused])
         held = memory()
 
         def read() -> dict[str, Any]:
-            shown: dict[str, Any] = dict(memory_description(held, count) or {})
-            if who is not None or search:
-                store = held.store
-                found = (
-                    store.search(search, who=[who] if who else None, limit=count)
-                    if search
-                    else store.recent(who=who, limit=count)
-                )
-                shown["memories"] = [m.as_dict() for m in found]
-            return {"v": PAYLOAD_VERSION, **shown}
+            store = held.store
+            found = (
+                store.search(search, who=[who] if who else None, limit=count)
+                if search
+                else store.recent(who=who, limit=count)
+            )
+            return {
+                "v": PAYLOAD_VERSION, "person": held.person, "count": store.count(),
+                "memories": [m.as_dict() for m in found],
+            }  # fmt: skip
 
         return await _guarded(refused, read)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import re
 import socket
 import threading
@@ -43,7 +44,23 @@ def answers(address: BrokerAddress, timeout: float = 0.3) -> bool:
         return False
 
 
+_SPARE_PORTS = (20000, 32767)  # below Linux's ephemeral range (32768-60999 by default)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port on ``host`` nothing listens on now, for a server started a little later.
+
+    Picked at random below the kernel's ephemeral range, so the outgoing connections made in
+    the meantime (which take ephemeral ports) cannot take it first; the kernel's own choice
+    when ten picks were all in use."""
+    for _ in range(10):
+        port = random.randint(*_SPARE_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])

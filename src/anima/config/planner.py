@@ -128,8 +128,18 @@ class RealtimeSessionConfig:
     # privacy: no session and no microphone sent until the wake phrase (listen.wake's spotter,
     # listen.wake_phrase) or a door's wake; closed after agent.engaged_s without a voice
     listen_after_wake: bool = False
+    # full duplex with anima's VAD: a voice beginning over the robot pauses its voice at once,
+    # then the duplex rules stop it or let it resume (a rule's word or held voice comes too
+    # late to stop it within 100 ms of the onset; docs/realtime.md, Barge-in)
+    yield_at_onset: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.yield_at_onset, bool):
+            raise ConfigError(
+                f"{SECTION}.yield_at_onset must be true or false, "
+                f"got {str(self.yield_at_onset)[:40]!r}",
+                key=f"{SECTION}.yield_at_onset",
+            )
         if not self.url.startswith(("ws://", "wss://")):
             raise ConfigError(
                 f"{SECTION}.url must be a ws(s) URL, got {self.url[:80]!r}", key=f"{SECTION}.url"
@@ -177,18 +187,8 @@ class RealtimePlannerConfig(RealtimeSessionConfig):
     # header) | "none" (no key: a local speech-to-speech server on this network)
     auth: Literal["bearer", "api-key", "none"] = "bearer"
     voice: str = "marin"  # the model's voice (OpenAI: marin, cedar, alloy, …)
-    # full duplex with anima's VAD: a voice beginning over the robot pauses its voice at once,
-    # then the duplex rules stop it or let it resume (a rule's word or held voice comes too
-    # late to stop it within 100 ms of the onset; docs/realtime.md, Barge-in)
-    yield_at_onset: bool = True
 
     def _check_own(self) -> None:
-        if not isinstance(self.yield_at_onset, bool):
-            raise ConfigError(
-                f"{SECTION}.yield_at_onset must be true or false, "
-                f"got {str(self.yield_at_onset)[:40]!r}",
-                key=f"{SECTION}.yield_at_onset",
-            )
         if self.auth not in ("bearer", "api-key", "none"):
             raise ConfigError(
                 f"{SECTION}.auth must be bearer, api-key or none, got {str(self.auth)[:40]!r}",

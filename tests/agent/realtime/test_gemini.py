@@ -9,7 +9,7 @@ import base64
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -25,6 +25,7 @@ from anima.config.planner import GeminiLivePlannerConfig
 from anima.errors import ConfigError
 from anima.events import MoveStarted, PlanFinished, PlanOutcome, SpeechEnded, SpeechStarted
 from anima.listening.sources import AudioSource, PushSource
+from anima.listening.vad import EnergyVad, Vad
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
 from anima.testing.gemini_server import (
@@ -44,18 +45,31 @@ from .conftest import still_running, tone
 pytestmark = pytest.mark.integration
 
 READY = {"setupComplete": {}}
+BARGE_IN_S = 0.8  # listen.barge_in_s's default
 NOD = ("play_animation", {"name": "nod"}, "c1")
 
 
 @contextlib.contextmanager
 def gemini(
-    runtime: Runtime, server: ScriptedGeminiServer, source: AudioSource | None = None
+    runtime: Runtime,
+    server: ScriptedGeminiServer,
+    source: AudioSource | None = None,
+    vad: Vad | None = None,
 ) -> Iterator[RealtimeAgent]:
-    """The Gemini brain on ``runtime`` (attached, so started), its setup sent to ``server``."""
+    """The Gemini brain on ``runtime`` (attached, so started), its setup sent to ``server``;
+    with ``vad``, in full duplex (the microphone echo-cancelled, anima's VAD on it)."""
     settings = GeminiLivePlannerConfig(url=server.url, reconnect_s=0.05, reconnect_max_s=0.2)
     registry = robot_registry(runtime)
     agent = RealtimeAgent(
-        runtime, registry, settings, runtime.config.agent, key="g-key", source=source
+        runtime,
+        registry,
+        settings,
+        runtime.config.agent,
+        key="g-key",
+        source=source,
+        echo_cancelled=vad is not None,
+        barge_in_s=BARGE_IN_S,
+        vad=vad,
     )
     runtime.attach_agent(agent)
     try:
@@ -95,6 +109,7 @@ def test_the_setup_names_the_model_voice_persona_and_the_actions_as_functions(
     persona = setup["systemInstruction"]["parts"][0]["text"]
     assert persona.startswith("You are a small, friendly social robot")
     assert setup["outputAudioTranscription"] == {}
+    assert setup["inputAudioTranscription"] == {}  # the person's words, for the duplex rules
     assert setup["sessionResumption"] == {}  # nothing to resume yet
     (tool,) = setup["tools"]
     functions = {f["name"]: f for f in tool["functionDeclarations"]}
@@ -170,6 +185,86 @@ def test_interrupted_drops_the_queued_voice(real_time_runtime: Runtime) -> None:
     assert ended.reason == "interrupted"
     assert 0.2 <= ended.t - started.t <= 1.0  # cut where it was, not 3 s later
     assert again.utterance != started.utterance
+
+
+class Person:
+    """A voice on the microphone, paced at real time (32 ms a frame), over a quiet room."""
+
+    def __init__(self) -> None:
+        self.mic = PushSource()
+        rng = np.random.default_rng(0)
+        self.quiet = [(30 * rng.standard_normal(512)).astype(np.int16) for _ in range(16)]
+        self.loud = (8000 * np.sin(2 * np.pi * 220 * np.arange(512) / 16_000)).astype(np.int16)
+
+    def room(self) -> None:
+        for frame in self.quiet:
+            self.mic.push(frame)  # the VAD's noise floor
+
+    def talk(self, seconds: float, until: Callable[[], bool] = lambda: False) -> float:
+        """Speak for ``seconds`` or until ``until()``; when the voice began (monotonic)."""
+        began = time.monotonic()
+        for _ in range(round(seconds / 0.032)):
+            self.mic.push(self.loud)
+            time.sleep(0.032)
+            if until():
+                break
+        return began
+
+
+def test_a_voice_held_over_a_finished_answer_pauses_it_and_cuts_it_at_barge_in_s(
+    real_time_runtime: Runtime,
+) -> None:
+    """The server sent the whole answer (turnComplete) and sends nothing when the person talks
+    over its last seconds: anima's VAD pauses the voice at the onset and its held-voice rule
+    cuts it, as with OpenAI."""
+    rt = real_time_runtime
+    rec = EventRecorder().attach(rt.events)
+    person = Person()
+    turn = model_turn(audio=tone(4.0))  # 4 s, all of it sent at once, turn complete
+    with (
+        ScriptedGeminiServer({"clientContent": [turn]}) as server,
+        gemini(rt, server, person.mic, EnergyVad()) as agent,
+    ):
+        person.room()
+        rt.execute(cmd.Ask(text="tell me a story"))
+        started = rec.wait_for(SpeechStarted)
+        time.sleep(0.3)
+        duplex = agent.session.duplex
+        began = person.talk(2.0, until=lambda: bool(rec.of(SpeechEnded)))
+        ended = rec.wait_for(SpeechEnded, timeout=2.0)
+        assert duplex.yields == 1
+        still_running(rt)
+    assert ended.reason == "interrupted"
+    assert ended.utterance == started.utterance
+    assert BARGE_IN_S - 0.05 <= ended.t - began <= BARGE_IN_S + 0.5
+    assert duplex.stops == [f"a voice over the robot for {BARGE_IN_S:g} s"]
+
+
+def test_a_backchannel_the_server_transcribes_lets_the_answer_play_on(
+    real_time_runtime: Runtime,
+) -> None:
+    rt = real_time_runtime
+    rec = EventRecorder().attach(rt.events)
+    person = Person()
+    turn = model_turn(audio=tone(2.5))
+    with (
+        ScriptedGeminiServer({"clientContent": [turn]}) as server,
+        gemini(rt, server, person.mic, EnergyVad()) as agent,
+    ):
+        person.room()
+        rt.execute(cmd.Ask(text="tell me a story"))
+        rec.wait_for(SpeechStarted)
+        time.sleep(0.3)
+        duplex = agent.session.duplex
+        person.talk(0.25)  # "mm-hmm"
+        server.push({"serverContent": {"inputTranscription": {"text": "Mm-hmm."}}})
+        for frame in person.quiet:
+            person.mic.push(frame)
+        ended = rec.wait_for(SpeechEnded, timeout=5.0)
+    assert ended.reason != "interrupted"  # played out
+    assert duplex.yields == 1  # paused,
+    assert len(duplex.pauses_s) == 1  # then resumed
+    assert duplex.stops == []
 
 
 def test_the_emergency_stop_cuts_the_voice_and_the_rest_of_that_turn_stays_silent(

@@ -179,10 +179,11 @@ class RealtimeAgent:
             send_audio, rate = self._append, wire.RATE
         gate = None if echo_cancelled else (lambda: robot.speaking)
         hear = None
-        if vad is not None and isinstance(self.session, Session):
-            assert isinstance(settings, RealtimePlannerConfig)
-            self.session.duplex.listen_with(vad, yield_at_onset=settings.yield_at_onset)
-            hear = self.session.duplex.hear
+        if vad is not None:  # Gemini reports no voice: anima's VAD says when one starts and ends
+            local = isinstance(self.session, GeminiSession)
+            duplex = self.session.duplex
+            duplex.listen_with(vad, yield_at_onset=settings.yield_at_onset, local_voice=local)
+            hear = duplex.hear
         self.gate: WakeGate | None = None
         if settings.listen_after_wake:
             self.gate = WakeGate(robot, spotter, agent.engaged_s, self._open, self._close)

@@ -39,6 +39,15 @@ resumes from the same sample. A **false onset** — no ``speech_started`` within
 resumes at once and is counted (:attr:`Duplex.false_onsets`, logged): residual echo of the
 robot's own voice would otherwise make it stutter. A pause never outlasts :data:`MAX_PAUSE_S`.
 
+**A server that reports no voice** (Gemini Live: its VAD decides the turns alone and tells
+only ``interrupted``, while the model is still generating — not while the robot plays an answer
+already received, seconds of it): with :meth:`listen_with` ``local_voice``, anima's VAD is the
+voice's start (:data:`ONSET_FRAMES` voiced frames, which also confirms a pause) and its end
+(:data:`LOCAL_END_FRAMES` unvoiced), and :meth:`words` feeds the server's transcript of the
+person (Gemini's ``inputTranscription``) to the same rules; a voice that ended undecided takes
+the words heard within :data:`WORDS_GRACE_S` as its final. The turns stay the server's: a voice
+while the robot is silent is not acted on, and nothing asks for an answer.
+
 Threads: :meth:`handle` on the connection's reader, :meth:`hear` (and so a pause) on the
 microphone's, the sustain, final and yield checks on the robot's timer thread; one lock guards
 the round, and no callback (pause, resume, interrupt, respond) is called under it.
@@ -81,6 +90,11 @@ ONSET_FRAMES = 2  # voiced frames in a row over the robot (64 ms) that pause its
 CONFIRM_S = 0.6
 QUIET_FRAMES = 8  # or the local voice over again this long (256 ms) and nothing confirmed it
 MAX_PAUSE_S = 6.0  # a pause no rule decided by then (a lost socket): the voice goes on
+# local_voice (a server that reports no voice): anima's VAD unvoiced this long ends the voice
+# (512 ms, as OpenAI's server VAD's default silence_duration_ms of 500), and a voice that ended
+# undecided waits this long for the last of its words (the server transcribes as it hears)
+LOCAL_END_FRAMES = 16
+WORDS_GRACE_S = 0.3
 
 
 class Duplex:
@@ -133,13 +147,20 @@ class Duplex:
         self.yields = 0  # pauses at an onset
         self.false_onsets = 0  # of them, resumed because nothing confirmed the voice
         self.pauses_s: collections.deque[float] = collections.deque(maxlen=100)  # resumed ones
+        self.local_voice = False  # the voice's start and end are anima's VAD's (listen_with)
+        self._voiced_run = 0  # local_voice: voiced frames in a row, to now
+        self._unvoiced_run = 0  # ... and unvoiced ones
 
-    def listen_with(self, vad: Vad, *, yield_at_onset: bool = True) -> None:
+    def listen_with(
+        self, vad: Vad, *, yield_at_onset: bool = True, local_voice: bool = False
+    ) -> None:
         """Hear the microphone (:meth:`hear`) with ``vad`` (loaded) for the held-voice rule
-        and, ``yield_at_onset``, to pause the robot's voice at a voice's onset."""
+        and, ``yield_at_onset``, to pause the robot's voice at a voice's onset;
+        ``local_voice``: ``vad`` also says when a voice starts and ends (module doc)."""
         self._vad = vad
         self._level = EnergyVad()  # the onset's second ear: the frame's level over the floor
         self.yield_at_onset = yield_at_onset and self._pause is not None
+        self.local_voice = local_voice
 
     def hear(self, frame: Frame) -> None:
         """One 16 kHz frame of the microphone (the source's thread)."""
@@ -159,10 +180,28 @@ class Duplex:
                 self._quiet = 0 if sound else self._quiet + 1
                 false = self._quiet == QUIET_FRAMES
             round_ = self._yield_round
+            started = stopped = False
+            if self.local_voice:
+                self._voiced_run = self._voiced_run + 1 if voiced else 0
+                self._unvoiced_run = 0 if voiced else self._unvoiced_run + 1
+                started = not self._voice and self._voiced_run == ONSET_FRAMES
+                stopped = self._voice and self._unvoiced_run == LOCAL_END_FRAMES
         if onset and self.robot.speaking:
             self._yield("a voice began over the robot")
         elif false:
             self._unconfirmed(round_, f"the voice was over in {QUIET_FRAMES} frames")
+        if started:
+            self._started()
+        elif stopped:
+            self._stopped()
+
+    def words(self, text: str) -> None:
+        """The server's transcript of the person, as it hears (``local_voice``: Gemini's
+        ``inputTranscription``); words with no voice of anima's VAD open are not acted on."""
+        with self._lock:
+            if not self.local_voice or self._round == 0 or not (self._voice or self._awaiting):
+                return
+        self._partial(text)
 
     # ------------------------------------------------------------------ yield at onset
     def _yield(self, why: str) -> None:
@@ -253,7 +292,8 @@ class Duplex:
             self._confirmed = self._confirmed or self._yielded
             pause = self.yield_at_onset and over and not self._yielded
         if not over:  # the person's turn: a response still being made gives way
-            self._interrupt("the person spoke")
+            if not self.local_voice:  # (a server deciding turns alone does that itself)
+                self._interrupt("the person spoke")
             return
         self.barge.open()
         if pause:  # the server heard the voice before anima's VAD did
@@ -270,9 +310,19 @@ class Duplex:
         if passed:
             return  # a backchannel already let pass: the robot goes on, nothing to answer
         if not undecided:
-            self._respond()  # the turn ended (or it stopped the robot): the model answers
+            self._answer()  # the turn ended (or it stopped the robot): the model answers
+            return
+        if self.local_voice:  # no final transcript comes: the words heard by then are it
+            self.robot.call_later(WORDS_GRACE_S, lambda: self._heard_final(round_))
             return
         self.robot.call_later(self.final_wait_s, lambda: self._no_final(round_))
+
+    def _heard_final(self, round_: int) -> None:
+        with self._lock:
+            if round_ != self._round or not self._awaiting:
+                return
+            heard = self._heard
+        self._final(heard)
 
     def _sustained(self, round_: int) -> None:
         with self._lock:
@@ -311,7 +361,7 @@ class Duplex:
         elif decision == "stop":
             self._stop(f"heard {heard!r} over the robot")
             if awaiting:
-                self._respond()
+                self._answer()
 
     def _no_final(self, round_: int) -> None:
         with self._lock:
@@ -319,6 +369,11 @@ class Duplex:
                 return
         log.info("realtime barge-in: no transcript within %g s: no words", self.final_wait_s)
         self._final("")
+
+    def _answer(self) -> None:
+        """Ask for the model's answer (not with ``local_voice``: that server answers alone)."""
+        if not self.local_voice:
+            self._respond()
 
     def _stop(self, why: str) -> None:
         log.info("realtime barge-in: %s: stopping", why)

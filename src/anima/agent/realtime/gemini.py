@@ -5,11 +5,16 @@ validated plans (:class:`~anima.agent.realtime.session.Calls`, as for OpenAI) an
 into a new session before the server closes the socket, resuming the conversation.
 
 Turns: Google's server decides them with its own VAD and needs no ``response.create``: the
-model answers when the person stops, and after each ``toolResponse``. Barge-in is the
-server's: ``serverContent.interrupted`` says the person talked over the model, and the audio
-still queued is dropped (the stream is stopped; the Live API has no truncation: the server
-already knows where it was cut). A wake or the emergency stop cuts the voice here, and the
-rest of that turn stays silent.
+model answers when the person stops, and after each ``toolResponse``. Barge-in:
+``serverContent.interrupted`` says the person talked over the model while it was still
+generating, and the audio still queued is dropped (the stream is stopped; the Live API has no
+truncation: the server already knows where it was cut). The server sends nothing when the
+person talks over an answer it has finished sending (the robot may have seconds of it still to
+play), so with anima's VAD (full duplex) the duplex rules of :mod:`.duplex` hear the microphone
+too, with ``local_voice``: the robot's voice pauses at a voice's onset, and a stop word (in the
+server's ``inputTranscription`` of the person) or a held voice cuts it, a backchannel or a
+false onset resumes it. A wake or the emergency stop cuts the voice here, and the rest of that
+turn stays silent.
 
 Threads as in :mod:`.session`: :meth:`GeminiSession.handle` on the connection's reader, calls
 on their worker, :meth:`GeminiSession.ask` and :meth:`GeminiSession.interrupt` from the doors.
@@ -27,6 +32,7 @@ from anima.agent.port import RobotPort
 from anima.agent.presence import Presence
 from anima.agent.realtime import gemini_wire as wire
 from anima.agent.realtime.connection import Connection
+from anima.agent.realtime.duplex import Duplex
 from anima.agent.realtime.session import Brief, Calls, Voice, after_cut
 from anima.agent.realtime.tools import call_output
 
@@ -61,6 +67,16 @@ class GeminiSession:
         self.go_aways = 0  # goAway messages heeded
         self._unknown: set[str] = set()  # message kinds logged once
         self._waiting: str | None = None  # a typed request waiting for setupComplete
+        # a voice over the robot, by anima's VAD (listen_with(local_voice=True)) and the
+        # person's words as the server transcribes them: the turns stay Google's
+        self.duplex = Duplex(
+            robot,
+            interrupt=self.interrupt,
+            respond=lambda: None,
+            pause=self.pause_voice,
+            resume=self.resume_voice,
+            barge_in_s=brief.barge_in_s,
+        )
 
     # ------------------------------------------------------------------ session life
     def opened(self) -> None:
@@ -110,9 +126,19 @@ class GeminiSession:
                 return
         self.connection.send(wire.user_text(text))
 
+    def pause_voice(self) -> bool:
+        """A voice began over the robot: its voice holds where it is (the duplex rules)."""
+        with self._lock:
+            return self.voice_out.pause()
+
+    def resume_voice(self) -> bool:
+        with self._lock:
+            return self.voice_out.resume()
+
     def interrupt(self, reason: str = "barge-in") -> int | None:
         """Stop the voice now; the rest of the turn stays silent. The milliseconds played of
         the turn (None when nothing was playing)."""
+        self.duplex.yield_over()  # a pause of the voice ends with it
         with self._lock:
             item, played = self.voice_out.cut()
         after_cut(self.presence, reason, item, played)
@@ -142,7 +168,11 @@ class GeminiSession:
                 log.info("gemini: message %s is not handled: skipped (logged once)", kind)
 
     def _content(self, content: dict[str, Any]) -> None:
+        heard = content.get("inputTranscription")
+        if isinstance(heard, dict) and isinstance(heard.get("text"), str):
+            self.duplex.words(heard["text"][: wire.MAX_HEARD_CHARS])
         if content.get("interrupted") is True:
+            self.duplex.yield_over()
             with self._lock:
                 item, played = self.voice_out.cut()  # the queued audio is dropped
                 self._end_turn_locked()

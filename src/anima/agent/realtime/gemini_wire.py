@@ -7,18 +7,20 @@ field, unlike OpenAI's). What anima sends (builders below)::
     setup            first, alone: the model (models/…), AUDIO out with the voice, the persona
                      as systemInstruction, the robot's actions as functionDeclarations
                      (parametersJsonSchema: the same schemas as ``anima mcp tools``), the
-                     model's speech transcribed (outputAudioTranscription), session resumption
+                     model's speech transcribed (outputAudioTranscription), the person's
+                     too (inputAudioTranscription: the duplex rules' words), session resumption
     realtimeInput    the microphone: {audio: {mimeType: audio/pcm;rate=16000, data: base64}}
                      (anima's microphone is 16 kHz already: no resampling)
     clientContent    a typed request: a user turn, turnComplete
     toolResponse     a call's outcome: {functionResponses: [{id, name, response: {result}}]}
 
 What it reads (:data:`KINDS`): ``setupComplete``; ``serverContent`` (``modelTurn.parts[]
-.inlineData``: PCM16 at 24 kHz, ``outputTranscription.text``, ``turnComplete``,
-``interrupted``); ``toolCall`` (``functionCalls[]``: id, name, args); ``toolCallCancellation``
-(``ids``); ``goAway`` (``timeLeft``: the socket closes then); ``sessionResumptionUpdate``
-(``newHandle``, ``resumable``); ``usageMetadata``. Sources: ai.google.dev/api/live ("Live API -
-WebSockets API reference") and ai.google.dev/gemini-api/docs/live-api/get-started-websocket.
+.inlineData``: PCM16 at 24 kHz, ``outputTranscription.text``, ``turnComplete``, ``interrupted``,
+``inputTranscription.text``: the person's words); ``toolCall`` (``functionCalls[]``: id, name,
+args); ``toolCallCancellation`` (``ids``); ``goAway`` (``timeLeft``: the socket closes then);
+``sessionResumptionUpdate`` (``newHandle``, ``resumable``); ``usageMetadata``. Sources:
+ai.google.dev/api/live ("Live API - WebSockets API reference") and
+ai.google.dev/gemini-api/docs/live-api/get-started-websocket.
 
 Limits: a message over 4 MiB is refused at its frame's header as for OpenAI
 (:data:`~anima.agent.realtime.protocol.MAX_MESSAGE_BYTES`); one inline audio part over
@@ -41,6 +43,7 @@ INPUT_RATE = 16_000  # Hz: the microphone as the Live API takes it (PCM16 mono)
 OUTPUT_RATE = 24_000  # Hz: the model's voice unless its mimeType says another rate
 INPUT_MIME = f"audio/pcm;rate={INPUT_RATE}"
 MIN_RATE, MAX_RATE = 8_000, 48_000  # Hz: an output rate outside is refused
+MAX_HEARD_CHARS = 400  # of one inputTranscription chunk, read for the duplex rules
 
 KINDS = (
     "setupComplete",
@@ -96,6 +99,7 @@ def setup(
             "systemInstruction": {"parts": [{"text": instructions}]},
             "tools": tools,
             "outputAudioTranscription": {},
+            "inputAudioTranscription": {},
             "sessionResumption": resumption,
         }
     }

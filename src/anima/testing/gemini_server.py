@@ -19,7 +19,7 @@ below make the server's messages; the hostile actions (``Raw``, ``Pause``, ``Dro
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from anima.testing.realtime_server import Flavour, Reply, ScriptedRealtimeServer
@@ -42,8 +42,14 @@ GEMINI = Flavour(path=PATH, greeting=(), kind=_kind, default=_default)
 class ScriptedGeminiServer(ScriptedRealtimeServer):
     """A scripted server speaking the Live API (see the module doc)."""
 
-    def __init__(self, script: Mapping[str, Iterable[Reply]] | None = None) -> None:
-        super().__init__(script, flavour=GEMINI)
+    def __init__(
+        self,
+        script: Mapping[str, Iterable[Reply]] | None = None,
+        *,
+        hear: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """``hear``: the server's ears (:class:`~anima.testing.realtime_ears.GeminiEars`)."""
+        super().__init__(script, hear=hear, flavour=GEMINI)
 
 
 def model_audio(pcm16: bytes, *, mime: str = OUTPUT_MIME) -> dict[str, Any]:

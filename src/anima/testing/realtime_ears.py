@@ -18,14 +18,14 @@ from __future__ import annotations
 import base64
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-RATE = 24_000
-WINDOW = RATE // 100  # 10 ms of samples
+RATE = 24_000  # Hz: what OpenAI's protocol appends
 _items = itertools.count(1)
 
 
@@ -40,7 +40,9 @@ class ServerEars:
         silence_ms: int = 200,
         word_gap_ms: int = 50,
         stream_words: bool = True,
+        rate: int = RATE,
     ) -> None:
+        self._step = rate // 100  # 10 ms of samples at the audio's rate
         self._turns: deque[str] = deque(words)
         self.threshold = 32768.0 * 10 ** (threshold_dbfs / 20)
         self.silence_ms, self.word_gap_ms = silence_ms, word_gap_ms
@@ -74,14 +76,19 @@ class ServerEars:
         audio = event.get("audio")
         if not isinstance(audio, str):
             return []
-        pcm = np.frombuffer(base64.b64decode(audio), dtype="<i2")
+        return self.hear_pcm(base64.b64decode(audio))
+
+    def hear_pcm(self, data: bytes) -> list[dict[str, Any]]:
+        """The replies (OpenAI's events) to ``data``, PCM16 at the ears' rate."""
+        pcm = np.frombuffer(data, dtype="<i2")
         out: list[dict[str, Any]] = []
+        n = self._step
         with self._lock:
             samples = np.concatenate([self._tail, pcm])
-            whole = len(samples) // WINDOW * WINDOW
+            whole = len(samples) // n * n
             self._tail = samples[whole:].copy()
-            for start in range(0, whole, WINDOW):
-                window = samples[start : start + WINDOW].astype(np.float64)
+            for start in range(0, whole, n):
+                window = samples[start : start + n].astype(np.float64)
                 self._ms += 10
                 out += self._window(float(np.sqrt(np.mean(window**2))) > self.threshold)
         return out
@@ -145,3 +152,29 @@ class ServerEars:
             "content_index": 0,
             **fields,
         }
+
+
+class GeminiEars(ServerEars):
+    """The same ears on Gemini Live's microphone (``realtimeInput`` at 16 kHz), answering as
+    Google's server does when the model's answer was already sent whole: the person's words
+    as ``serverContent.inputTranscription.text`` (each word at the end of its voiced stretch,
+    with ``stream_words``), and nothing for the voice itself (the Live API reports none; with
+    nothing to interrupt, no ``interrupted``). ``heard_at``: ``time.monotonic()`` of each
+    transcript sent."""
+
+    def __init__(self, words: Iterable[str] = (), **settings: Any) -> None:
+        super().__init__(words, rate=16_000, **settings)
+        self.heard_at: list[float] = []
+
+    def __call__(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        body = event.get("realtimeInput")
+        audio = body.get("audio") if isinstance(body, dict) else None
+        data = audio.get("data") if isinstance(audio, dict) else None
+        if not isinstance(data, str):
+            return []
+        out: list[dict[str, Any]] = []
+        for reply in self.hear_pcm(base64.b64decode(data)):
+            if reply["type"] == "conversation.item.input_audio_transcription.delta":
+                out.append({"serverContent": {"inputTranscription": {"text": reply["delta"]}}})
+                self.heard_at.append(time.monotonic())
+        return out

@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 
 from anima.bench.measure import percentile
+from anima.bench.realtime.barge import BargeFigures
+from anima.bench.realtime.gemini import GeminiFigures, run_gemini_bench
 from anima.bench.realtime.onset import OnsetFigures, run_onset_bench
 from anima.bench.realtime.session import SessionFigures, run_session_bench
 from anima.bench.realtime.voice import VoiceFigures, run_voice_bench
@@ -17,6 +19,7 @@ from anima.bench.realtime.voice import VoiceFigures, run_voice_bench
 @dataclass(kw_only=True)
 class RealtimeReport:
     session: SessionFigures
+    gemini: GeminiFigures  # the same person over a Gemini Live answer sent whole
     voice: VoiceFigures
     onset: OnsetFigures | None  # the yield's onset with listen.vad's VAD (None: --quick)
     load: tuple[float, float, float]  # the machine's load averages when it ran
@@ -36,6 +39,13 @@ class RealtimeReport:
         if self.onset is not None:
             out["onset_either_p95_ms"] = _p(self.onset.either_ms, 95)
             out["onset_vad_alone_p95_ms"] = _p(self.onset.vad_ms, 95)
+        out["gemini_missed_ticks"] = float(self.gemini.missed_ticks)
+        for b in self.gemini.barge:
+            key = "gemini_" + b.condition.replace(" ", "_")
+            out[f"{key}_onset_to_stop_p95_ms"] = _p(b.onset_to_stop_ms, 95)
+            out[f"{key}_stops"] = float(b.stopped)
+            out[f"{key}_paused_p95_ms"] = _p(b.paused_ms, 95)
+            out[f"{key}_onset_to_cut_p95_ms"] = _p(b.onset_to_cut_ms, 95)
         for b in s.barge:
             key = b.condition.replace(" ", "_")
             out[f"{key}_false_onsets"] = float(b.false_onsets)
@@ -53,9 +63,12 @@ class RealtimeReport:
 
 def run_realtime_bench(*, quick: bool = False) -> RealtimeReport:
     session = run_session_bench(1 if quick else 20)
+    gemini = run_gemini_bench(1 if quick else 20)
     voice = run_voice_bench(1 if quick else 8, seconds=0.6 if quick else 2.0)
     onset = None if quick else run_onset_bench()  # the Piper voice and Silero: seconds to load
-    return RealtimeReport(session=session, voice=voice, onset=onset, load=os.getloadavg())
+    return RealtimeReport(
+        session=session, gemini=gemini, voice=voice, onset=onset, load=os.getloadavg()
+    )
 
 
 def report_lines(r: RealtimeReport) -> list[str]:
@@ -92,6 +105,13 @@ def report_lines(r: RealtimeReport) -> list[str]:
     lines.append(
         f"the loop while streaming both ways: {s.missed_ticks} missed of {s.ticks} ticks (target 0)"
     )
+    g = r.gemini
+    lines.append("gemini_live, the answer sent whole (no interrupted comes), anima's VAD decides:")
+    for b in g.barge:
+        lines += _gemini_lines(b)
+    lines.append(
+        f"the loop while Gemini streams    : {g.missed_ticks} missed of {g.ticks} ticks (target 0)"
+    )
     o = r.onset
     if o is None:
         lines.append("yield onset with listen.vad's VAD: skipped with --quick (the Piper voice)")
@@ -102,6 +122,26 @@ def report_lines(r: RealtimeReport) -> list[str]:
             f"  the {o.vad} VAD alone              : {_ms(o.vad_ms)}",
             f"  the level alone                  : {_ms(o.level_ms)}",
         ]
+    return lines
+
+
+def _gemini_lines(b: BargeFigures) -> list[str]:
+    false = f"; {b.false_onsets} false onsets resumed" if b.false_onsets else ""
+    early = f"; {b.early} cut before the voice began" if b.early else ""
+    head = f"gemini barge-in, {b.condition:<16}"
+    if b.condition in ("backchannel", "echo"):
+        return [
+            f"{head}: stopped the robot {b.stopped} of {b.trials} (target 0); paused "
+            f"{b.paused}{false}{early}; voice onset → paused {_ms(b.onset_to_stop_ms)}",
+            f"  paused until it resumed        : {_ms(b.paused_ms)}",
+        ]
+    lines = [
+        f"{head}: stopped {b.stopped} of {b.trials}, paused at the onset {b.paused}{false}"
+        f"{early}; voice onset → playback stopped {_ms(b.onset_to_stop_ms)} (target p95 ≤ 100 ms)",
+        f"  voice onset → cut (the rule)   : {_ms(b.onset_to_cut_ms)}",
+    ]
+    if b.condition == "stop word":
+        lines.append(f"  its transcript sent → cut      : {_ms(b.rule_to_stop_ms)}")
     return lines
 
 

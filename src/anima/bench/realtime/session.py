@@ -28,7 +28,6 @@ person speaking into its microphone.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,24 +39,30 @@ from anima.agent.realtime import RealtimeAgent
 from anima.agent.realtime.duplex import HEARD, HEARD_DELTA, SPEECH_STARTED
 from anima.agent.realtime.session import Session
 from anima.agent.vocabulary import robot_registry
+from anima.bench.realtime.barge import (
+    BARGE_IN_S,
+    ECHO_WAIT_S,
+    FRAME,
+    WAIT_S,
+    BargeFigures,
+    Person,
+    StopSink,
+    bench_config,
+    utterance,
+    wait_quiet,
+)
 from anima.bench.realtime.voice import voice
 from anima.bench.timed_driver import TimedDriver
-from anima.clock import Clock, MonotonicClock
-from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
+from anima.clock import MonotonicClock
 from anima.config.planner import RealtimePlannerConfig
 from anima.listening.sources import PushSource
 from anima.listening.vad import EnergyVad
 from anima.runtime import Runtime
-from anima.speech.base import Samples
-from anima.speech.sinks import NullSink
 from anima.testing.realtime_ears import ServerEars
 from anima.testing.realtime_server import ScriptedRealtimeServer, answer, function_call
 from anima.testing.tts import ScriptedEngine
 
 TRUNCATE = "conversation.item.truncate"
-BARGE_IN_S = 0.8  # listen.barge_in_s's default
-WAIT_S = 5.0  # a trial not decided by then is a miss, not a figure
-FRAME = 512  # 16 kHz samples per microphone frame (32 ms)
 # what the person says over the robot, per condition (the scripted TTS voice)
 SAYS = {
     "stop word": "stop",
@@ -68,27 +73,9 @@ SAYS = {
     # anima's VAD hears and the server's does not (its ears deaf for the trial)
     "echo": "",
 }
-ECHO_S = 0.096
-ECHO_WAIT_S = 1.2  # an echo's trial: the pause and its resume (a false onset) are over by then
 # OpenAI transcribes the input when server VAD commits it (speech_stopped after 500 ms of
 # silence), so its words come after the turn: the "turn" conditions' ears do the same
 AFTER_TURN_SILENCE_MS = 500
-
-
-@dataclass(kw_only=True)
-class BargeFigures:
-    condition: str
-    trials: int = 0
-    # voice onset → the sink's first stop after it (the pause at the onset, or the cut)
-    onset_to_stop_ms: list[float] = field(default_factory=list)
-    onset_to_cut_ms: list[float] = field(default_factory=list)  # voice onset → truncate sent
-    rule_to_stop_ms: list[float] = field(default_factory=list)  # the rule's evidence → cut
-    end_error_ms: list[float] = field(default_factory=list)  # audio_end_ms − sink's played
-    paused_ms: list[float] = field(default_factory=list)  # a pause that resumed: its length
-    stopped: int = 0  # trials that stopped the robot
-    paused: int = 0  # trials whose voice onset paused the robot
-    early: int = 0  # trials whose robot was cut before the person's voice began (a fault)
-    false_onsets: int = 0  # pauses the duplex rules resumed as false onsets
 
 
 @dataclass(kw_only=True)
@@ -101,64 +88,12 @@ class SessionFigures:
     missed_ticks: int = 0
 
 
-class _StopSink:
-    """The null sink, noting when each utterance was stopped and how much of it had played
-    (across a pause's stop and its resume's start: the trial's item, from :meth:`new_item`),
-    and when it was started again."""
-
-    name = "null"
-
-    def __init__(self, clock: Clock) -> None:
-        self.sink = NullSink(clock)
-        self._rate = 22050
-        self.stops: list[tuple[float, float]] = []  # (time.monotonic(), the item's played ms)
-        self.starts: list[float] = []  # time.monotonic() of each start
-        self._before_ms = 0.0  # the item's ms played before the sink's last start
-        self._run_ms = 0.0  # ms played since the last start, at its stop
-
-    def new_item(self) -> None:
-        """The next start is a new item's (not a resume of the one before)."""
-        self._before_ms = self._run_ms = 0.0
-
-    def start(self, sample_rate: int) -> None:
-        self._before_ms += self._run_ms
-        self._run_ms = 0.0
-        self._rate = sample_rate
-        self.sink.start(sample_rate)
-        self.starts.append(time.monotonic())
-
-    def write(self, samples: Samples) -> None:
-        self.sink.write(samples)
-
-    def played(self) -> int:
-        return self.sink.played()
-
-    def written(self) -> int:
-        return self.sink.written()
-
-    def stop(self) -> None:
-        self.sink.stop()  # the clock frozen: what it played, exactly
-        self._run_ms = self.sink.played() * 1000 / self._rate
-        self.stops.append((time.monotonic(), self._before_ms + self._run_ms))
-
-    def close(self) -> None:
-        self.sink.close()
-
-
-def _config() -> AnimaConfig:
-    # no breathing or blinks: the frames rest until something moves the robot
-    motion = MotionConfig(
-        breathing=BreathingConfig(enabled=False), blink=BlinkConfig(enabled=False)
-    )
-    return AnimaConfig(mqtt=MqttConfig(enabled=False), motion=motion)
-
-
 def run_session_bench(trials: int = 5) -> SessionFigures:
     """``trials`` tool calls, then ``trials`` barge-ins of each condition."""
     clock = MonotonicClock()
     driver = TimedDriver(capacity=20_000)
-    sink = _StopSink(clock)
-    runtime = Runtime(_config(), driver=driver, audio_sink=sink, tts=[ScriptedEngine()])
+    sink = StopSink(clock)
+    runtime = Runtime(bench_config(), driver=driver, audio_sink=sink, tts=[ScriptedEngine()])
     ears = ServerEars()
     figures = SessionFigures()
     with ScriptedRealtimeServer(hear=ears) as server:
@@ -178,7 +113,7 @@ def run_session_bench(trials: int = 5) -> SessionFigures:
             )
             runtime.attach_agent(agent)
             server.wait_for("session.update")
-            person = _Person(mic)
+            person = Person(mic)
             person.start()
             rig = _Rig(runtime, server, ears, person, sink, agent)
             before = runtime.engine.stats()
@@ -279,69 +214,26 @@ def _sent_at(server: ScriptedRealtimeServer, kind: str, count: int) -> float:
 
 
 # ---------------------------------------------------------------------- barge-in
-class _Person:
-    """The microphone, pushed a 32 ms frame every 32 ms (silence, or what the person says) on
-    a thread of its own; notes when each frame of speech was pushed."""
-
-    def __init__(self, mic: PushSource) -> None:
-        self.mic = mic
-        self._lock = threading.Lock()
-        self._speech: np.ndarray = np.zeros(0, np.int16)
-        self.pushed: list[float] = []  # time.monotonic() each frame of the speech was pushed
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="bench-person", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join(2.0)
-
-    def say(self, samples: np.ndarray) -> None:
-        with self._lock:
-            pad = (-len(samples)) % FRAME
-            self._speech = np.concatenate([samples, np.zeros(pad, np.int16)])
-            self.pushed = []
-
-    def _loop(self) -> None:
-        silence = np.zeros(FRAME, np.int16)
-        t = time.monotonic()
-        while not self._stopping.is_set():
-            with self._lock:
-                frame, self._speech = self._speech[:FRAME], self._speech[FRAME:]
-                speaking = len(frame) > 0
-            self.mic.push(frame if speaking else silence)
-            if speaking:
-                self.pushed.append(time.monotonic())
-            t += FRAME / 16_000
-            if t < time.monotonic() - FRAME / 16_000:
-                # late (a busy machine): no burst to catch up, so each frame's push time
-                # stays when its audio ended, which the onset's time is read from
-                t = time.monotonic()
-            time.sleep(max(0.0, t - time.monotonic()))
-
-
 @dataclass(frozen=True)
 class _Rig:
     runtime: Runtime
     server: ScriptedRealtimeServer
     ears: ServerEars
-    person: _Person
-    sink: _StopSink
+    person: Person
+    sink: StopSink
     agent: RealtimeAgent
 
 
 def _barge_trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     runtime, server, ears, person, sink = rig.runtime, rig.server, rig.ears, rig.person, rig.sink
     f.trials += 1
-    speech = _utterance(f.condition, text, k)
+    speech = utterance(f.condition, text, k)
     onset_sample = int(np.flatnonzero(np.abs(speech) > 300)[0])
     item = f"item_bench_{f.condition.replace(' ', '_')}{k}"
     # where this trial's events start (the lists only grow): no scan of the whole session's
     # thousands of appends while the loop runs
     got, sent = len(server.received), len(server.sent)
-    _wait_quiet(runtime)
+    wait_quiet(runtime)
     stops, starts = len(sink.stops), len(sink.starts)
     session = rig.agent.session
     assert isinstance(session, Session)
@@ -416,15 +308,6 @@ def _tally(
                 f.rule_to_stop_ms.append((cut_stop[0] - rule) * 1e3)
 
 
-def _utterance(condition: str, text: str, k: int) -> np.ndarray:
-    """What the person says (16 kHz): the scripted TTS voice, or the echo's noise burst."""
-    if condition == "echo":
-        rng = np.random.default_rng(k)
-        return (3000 * rng.standard_normal(round(ECHO_S * 16_000))).astype(np.int16)
-    speech, _ = ScriptedEngine().render(text)
-    return speech
-
-
 def _decided(
     server: ScriptedRealtimeServer, item: str, got: int, sent: int, *, echo: bool = False
 ) -> list[Any]:
@@ -456,12 +339,6 @@ def _rule_time(server: ScriptedRealtimeServer, f: BargeFigures, sent: int) -> fl
     if not times:
         return None
     return times[0] + (BARGE_IN_S if wanted == SPEECH_STARTED else 0.0)
-
-
-def _wait_quiet(runtime: Runtime) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while (runtime.speaking or runtime.moving) and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 def figures_dict(f: SessionFigures) -> dict[str, object]:

@@ -178,7 +178,13 @@ def _trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     onset = None
     if len(pushed) > frame:
         onset = pushed[frame] - ((frame + 1) * FRAME - onset_sample) / 16_000
-    ended = [e for e in rig.events.of(SpeechEnded, since=mark) if e.reason == "interrupted"]
+    ended: list[SpeechEnded] = []
+    deadline = time.monotonic() + (1.0 if cut else 0.0)  # the event hub delivers it on its thread
+    while True:
+        ended = [e for e in rig.events.of(SpeechEnded, since=mark) if e.reason == "interrupted"]
+        if ended or time.monotonic() >= deadline:
+            break
+        time.sleep(0.005)
     words = ears.heard_at[heard:]
     _tally(
         f,

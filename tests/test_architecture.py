@@ -12,6 +12,7 @@ Every ``import`` counts, those under ``TYPE_CHECKING`` and inside functions incl
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -205,3 +206,33 @@ def test_every_folder_of_modules_is_a_package() -> None:
     assert (
         sorted(str(f.relative_to(SRC)) for f in folders if not (f / "__init__.py").exists()) == []
     )
+
+
+@pytest.mark.integration  # a fresh interpreter
+def test_building_the_default_robot_leaves_the_mqtt_door_and_yaml_for_after_the_first_tick() -> (
+    None
+):
+    """``anima serve``'s first tick waits for what :func:`anima.build.build` imports: the MQTT
+    door's modules and its broker's choice (~130 ms) are made at the door's prepare, once the
+    loop runs (:class:`anima.parts.Deferred`), and PyYAML only when a document is read. Built,
+    not started: nothing listens, no broker is probed or started."""
+    later = ("yaml", "anima.frontdoors.mqtt.frontdoor", "anima.frontdoors.mqtt.choice", "paho")
+    code = (
+        "import sys\n"
+        "from anima.build import build\n"
+        "from anima.config import AnimaConfig\n"
+        "runtime = build(AnimaConfig())\n"
+        "assert runtime.config.mqtt.enabled and runtime.config.web.enabled\n"
+        f"print([m for m in {later!r} if m in sys.modules])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMA_")}
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stderr

@@ -1,15 +1,18 @@
 """The parts a runtime starts after its loop and stops before it, and their order.
 
 A part is a front door (MQTT, REST, …), the broker a door started, the voice agent or the
-humanoid link. Each has three steps: :meth:`Part.prepare` (imports and model loads, before the
-loop starts: they would hold the GIL while it ticks), :meth:`Part.start` and
-:meth:`Part.stop`. :class:`Parts` keeps them in start order and stops exactly those it
-prepared, last first, whether the runtime stops or a start failed part-way.
+humanoid link. Each has three steps: :meth:`Part.prepare` (imports and model loads, once the
+loop has run its first tick, on the starting thread), :meth:`Part.start` and :meth:`Part.stop`.
+:class:`Parts` keeps them in start order and stops exactly those it prepared, last first,
+whether the runtime stops or a start failed part-way. :class:`Deferred` makes its parts only
+at prepare: what costs time to import or to find (the MQTT door's modules and its broker) is
+then not in the way of the first tick.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 from anima.events import ConversationPhase, Transcript
@@ -86,4 +89,34 @@ class Parts:
             try:
                 part.stop(PART_STOP_S)
             except Exception:  # one part must not keep the robot from resting
+                log.exception("stopping %r failed", part)
+
+
+class Deferred:
+    """Parts made when this one is prepared: ``make()`` imports what they need and returns
+    them in start order; each is then prepared, started in order and stopped last first.
+    ``made`` is empty until then (:attr:`anima.runtime.Runtime.frontdoors` lists them in its
+    place once made)."""
+
+    def __init__(self, make: Callable[[], list[Part]]) -> None:
+        self._make = make
+        self.made: list[Part] = []
+        self._prepared: list[Part] = []
+
+    def prepare(self) -> None:
+        self.made = self._make()
+        for part in self.made:
+            self._prepared.append(part)
+            part.prepare()
+
+    def start(self) -> None:
+        for part in self.made:
+            part.start()
+
+    def stop(self, timeout: float = PART_STOP_S) -> None:
+        prepared, self._prepared = self._prepared, []
+        for part in reversed(prepared):
+            try:
+                part.stop(timeout)
+            except Exception:  # the others still stop
                 log.exception("stopping %r failed", part)

@@ -10,19 +10,30 @@ one :class:`~anima.errors.ConfigError` line too.
 
 from __future__ import annotations
 
-from typing import Any
-
-import yaml
+import functools
+from typing import TYPE_CHECKING, Any
 
 from anima.errors import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 MAX_NODES = 100_000  # values in a document once aliases are expanded; a real config has ~100
 MAX_DEPTH = 50  # nesting of mappings and lists; the config itself is 3 deep
 _MESSAGE = 100  # characters of a YAML error's own message that we repeat
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader, with ``yaml.nodes`` kept so keys can be traced to their lines."""
+@functools.cache
+def _loader() -> type[yaml.SafeLoader]:
+    """SafeLoader, with ``yaml.nodes`` kept so keys can be traced to their lines. PyYAML is
+    imported here, when a document is first read: ``anima serve`` without a config file or an
+    ``ANIMA_`` variable reads none, and its first tick does not wait for the import."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    return Loader
 
 
 def _expanded(node: yaml.Node, memo: dict[int, int], depth: int, where: str) -> int:
@@ -32,6 +43,8 @@ def _expanded(node: yaml.Node, memo: dict[int, int], depth: int, where: str) -> 
         return known
     if depth > MAX_DEPTH:
         raise ConfigError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+    import yaml
+
     memo[id(node)] = 1  # a node that contains itself counts once (PyYAML builds such cycles)
     total = 1
     if isinstance(node, yaml.SequenceNode):
@@ -46,6 +59,8 @@ def _expanded(node: yaml.Node, memo: dict[int, int], depth: int, where: str) -> 
 
 def _lines(node: yaml.Node, prefix: str, out: dict[str, int]) -> None:
     """Record the 1-based line of every dotted key (``motion.blink.interval_s``) under node."""
+    import yaml
+
     if not isinstance(node, yaml.MappingNode):
         return
     for key, value in node.value:
@@ -60,7 +75,9 @@ def load_yaml(text: str, where: str) -> tuple[Any, dict[str, int]]:
 
     Raises :class:`ConfigError` starting with ``where`` (a file name, a variable's name).
     """
-    loader = _Loader(text)
+    import yaml
+
+    loader = _loader()(text)
     try:
         node = loader.get_single_node()
         if node is None:

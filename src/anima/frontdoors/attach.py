@@ -7,7 +7,10 @@ from collections.abc import Callable
 from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
+from anima.parts import Deferred
+
 if TYPE_CHECKING:
+    from anima.parts import Part
     from anima.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -16,20 +19,31 @@ Report = Callable[[str], None]  # a line for the person who started it (anima se
 
 
 def attach_mqtt(runtime: Runtime, say: Report) -> None:
-    """The MQTT door on the configured broker, or on one it starts (stopped after the door)."""
-    from anima.frontdoors.mqtt.choice import choose_broker
-    from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
-    from anima.wire.mqtt import tls_context
+    """The MQTT door on the configured broker, or on one it starts (stopped after the door),
+    both made once the loop runs: the door's modules (~100 ms of imports) and the broker's
+    choice (a probe of each candidate, or starting Mosquitto: ~30 ms) come after the first
+    tick (:class:`~anima.parts.Deferred`)."""
 
-    m = runtime.config.mqtt
-    choice = choose_broker(
-        m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
-    )
-    if choice.owned is not None:
-        runtime.attach(choice.owned)  # stopped after the front door that uses it
-    runtime.attach(MqttFrontDoor(runtime, m, choice.address))
-    kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
-    say(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
+    def make() -> list[Part]:
+        from anima.frontdoors.mqtt.choice import choose_broker
+        from anima.frontdoors.mqtt.frontdoor import MqttFrontDoor
+        from anima.wire.mqtt import tls_context
+
+        m = runtime.config.mqtt
+        choice = choose_broker(
+            m.broker, list(m.candidates), m.embedded_port, m.embedded_broker, tls=tls_context(m)
+        )
+        try:
+            door = MqttFrontDoor(runtime, m, choice.address)
+        except BaseException:
+            if choice.owned is not None:
+                choice.owned.stop()  # started by the choice: not left running
+            raise
+        kind = "broker" if choice.owned is None else f"{choice.kind} broker started"
+        say(f"anima MQTT: {kind} {choice.address}, topics {m.prefix}/agent/…")
+        return [door] if choice.owned is None else [choice.owned, door]  # the broker first
+
+    runtime.attach(Deferred(make))
 
 
 def attach_web(runtime: Runtime, say: Report) -> None:

@@ -1,6 +1,6 @@
 """What a Gemini Live session does with each server message (:mod:`.gemini_wire`): the model's
 voice through a :class:`~anima.commands.VoiceStream` (one per model turn), tool calls run as
-validated plans (:class:`~anima.agent.realtime.session.Calls`, as for OpenAI) and answered by
+validated plans (:class:`~anima.agent.realtime.calls.Calls`, as for OpenAI) and answered by
 ``toolResponse`` on the same id, canceled by ``toolCallCancellation``, and ``goAway`` turned
 into a new session before the server closes the socket, resuming the conversation.
 
@@ -31,10 +31,12 @@ from anima.agent.executor import Executor
 from anima.agent.port import RobotPort
 from anima.agent.presence import Presence
 from anima.agent.realtime import gemini_wire as wire
+from anima.agent.realtime.calls import Calls
 from anima.agent.realtime.connection import Connection
 from anima.agent.realtime.duplex import Duplex
-from anima.agent.realtime.session import Brief, Calls, Voice, after_cut
+from anima.agent.realtime.session import Brief
 from anima.agent.realtime.tools import call_output
+from anima.agent.realtime.voice import Voice, after_cut
 
 log = logging.getLogger(__name__)
 

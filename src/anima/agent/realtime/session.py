@@ -3,7 +3,8 @@ the model's voice through a :class:`~anima.commands.VoiceStream`, tool calls run
 plans, and barge-in with the exact truncation.
 
 Threads: :meth:`Session.handle` runs on the connection's reader thread; tool calls run on the
-session's own worker (:class:`Calls`), one at a time in arrival order; :meth:`Session.ask` and
+session's own worker (:class:`~anima.agent.realtime.calls.Calls`), one at a time in arrival order;
+:meth:`Session.ask` and
 :meth:`Session.interrupt` come from the doors' threads. One lock guards the state; nothing
 blocking (a send only queues, a stream's methods return at once) is done under it except
 opening a voice stream, which the runtime answers at once.
@@ -27,192 +28,28 @@ milliseconds, so the model remembers only what the person heard.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from anima import commands as cmd
 from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.port import RobotPort
 from anima.agent.presence import Presence
 from anima.agent.realtime import protocol as wire
+from anima.agent.realtime.calls import Calls
 from anima.agent.realtime.duplex import EVENTS as PERSON_EVENTS
 from anima.agent.realtime.duplex import Duplex
 from anima.agent.realtime.tools import call_output, realtime_tools
 from anima.agent.realtime.visemes import EVENTS as VISEME_EVENTS
 from anima.agent.realtime.visemes import ServerVisemes
-from anima.errors import AnimaError
+from anima.agent.realtime.voice import Voice, after_cut
 from anima.wire.jsontypes import JsonObject
 
 log = logging.getLogger(__name__)
 
 Send = Callable[[JsonObject], bool]
-
-
-class Calls:
-    """The tool calls' worker: one call at a time, in arrival order, on a thread it owns.
-    A call canceled before it starts is skipped (:meth:`cancel`)."""
-
-    def __init__(self, run: Callable[[str, str, object], None]) -> None:
-        self._run = run
-        self._queue: queue.Queue[tuple[str, str, object] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._waiting: set[str] = set()  # call ids queued
-        self._canceled: set[str] = set()  # call ids queued or running, not to go on
-        self.running: str | None = None  # the call id running now
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="anima-realtime-calls")
-        self._thread.daemon = True
-        self._thread.start()
-
-    def put(self, call_id: str, name: str, arguments: object) -> None:
-        with self._lock:
-            self._waiting.add(call_id)
-        self._queue.put((call_id, name, arguments))
-
-    def cancel(self, ids: Iterable[str]) -> bool:
-        """Calls ``ids`` are not run if still waiting; True when one of them is running now
-        (its plan is the caller's to cancel)."""
-        with self._lock:
-            known = self._waiting | ({self.running} if self.running is not None else set())
-            self._canceled.update(known.intersection(ids))  # ids long done are no concern
-            return self.running is not None and self.running in self._canceled
-
-    def canceled(self, call_id: str) -> bool:
-        """The running call ``call_id`` was canceled (its outcome is not to be told)."""
-        with self._lock:
-            return call_id in self._canceled
-
-    def stop(self, timeout: float) -> None:
-        self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                log.warning("realtime: the tool calls' thread did not stop in %g s", timeout)
-            self._thread = None
-
-    def _loop(self) -> None:
-        while (call := self._queue.get()) is not None:
-            with self._lock:
-                self._waiting.discard(call[0])
-                if call[0] in self._canceled:
-                    self._canceled.discard(call[0])
-                    log.info("realtime: tool call %s canceled before it ran", call[1][:60])
-                    continue
-                self.running = call[0]
-            try:
-                self._run(*call)
-            except Exception:  # one call must not end the worker
-                log.exception("realtime: tool call %s failed", call[1][:60])
-            finally:
-                with self._lock:
-                    self.running = None
-                    self._canceled.discard(call[0])
-
-
-class Voice:
-    """The model's voice: one :class:`~anima.commands.VoiceStream` per audio item (OpenAI's
-    ``item_id``, a Gemini turn), opened on its first audio, finished at its end, cut on a
-    barge-in. Not thread-safe: the session calls it under its lock."""
-
-    def __init__(self, robot: RobotPort, locale: str) -> None:
-        self.robot, self.locale = robot, locale
-        self.stream: cmd.VoiceStream | None = None
-        self.item: str | None = None  # the audio item the stream plays
-        self._mute_item: str | None = None  # an item whose audio must not (or cannot) play
-        self._finished = False  # the stream was told finish()
-        self._fed_ms = 0.0  # milliseconds of audio fed to the stream
-        self._refused_item: str | None = None  # an item whose audio the stream refused
-        self._paused: tuple[cmd.VoiceStream, str | None] | None = None  # held by pause()
-
-    def play(self, item: str, pcm: bytes, rate: int) -> bool:
-        """Feed ``pcm`` (PCM16 at ``rate``) of ``item``; True when it opened a new stream
-        (the robot starts speaking)."""
-        if item == self._mute_item:
-            return False
-        started = False
-        if self.stream is None or item != self.item:
-            self.finish()
-            try:
-                opened = self.robot.execute(
-                    cmd.OpenVoiceStream(locale=self.locale, source="realtime")
-                )
-            except AnimaError as exc:
-                log.warning("realtime: the model's voice cannot play: %s", exc)
-                self._mute_item = item
-                return False
-            self.stream, self.item, self._finished = opened.stream, item, False
-            self._fed_ms = 0.0
-            started = True
-        assert self.stream is not None
-        try:
-            self.stream.feed(pcm, rate)
-        except AnimaError as exc:  # past what may wait unplayed: a server far too fast
-            if self._refused_item != item:
-                self._refused_item = item
-                log.warning("realtime: audio refused (logged once per item): %s", exc)
-            return started
-        self._fed_ms += len(pcm) / (2 * rate / 1000)
-        return started
-
-    def words(self, text: str) -> None:
-        if self.stream is not None:
-            self.stream.words(text[: wire.MAX_TRANSCRIPT_DELTA_CHARS])
-
-    def finish(self) -> None:
-        """No more audio for the stream: it plays out."""
-        if self.stream is not None and not self._finished:
-            self.stream.finish()
-            self._finished = True
-
-    def pause(self) -> bool:
-        """Hold the voice at the sample it reached (a voice began over it); True when a stream
-        was paused."""
-        stream = self.stream
-        if stream is None or stream.done or not stream.pause():
-            return False
-        self._paused = (stream, self.item)
-        return True
-
-    def resume(self) -> bool:
-        """Play on from where :meth:`pause` held it; True when a stream resumed."""
-        paused, self._paused = self._paused, None
-        return paused is not None and paused[0].resume()
-
-    def cut(self) -> tuple[str | None, int | None]:
-        """Stop the voice now: the item cut and the milliseconds of it played (None when
-        nothing was playing). Its later audio stays silent."""
-        paused, self._paused = self._paused, None
-        if paused is not None and paused[0] is not self.stream and not paused[0].done:
-            # paused, then the next item came (queued behind it): the paused one is what the
-            # person heard, the next never sounded
-            if self.stream is not None:
-                self.stream.stop("interrupted")
-            self.stream, self._mute_item = None, self.item
-            return paused[1], paused[0].stop("interrupted")
-        stream, item = self.stream, self.item
-        played: int | None = None
-        if stream is not None and not stream.done:
-            played = stream.stop("interrupted")
-        elif stream is not None and stream.played_ms() < self._fed_ms - 1:
-            played = stream.played_ms()  # cut by someone else (an estop, a door's stop)
-        self.stream = None
-        self._mute_item = item  # its later deltas (sent before the cancel) stay silent
-        return item, played
-
-
-def after_cut(presence: Presence, reason: str, item: str | None, played: int | None) -> None:
-    """A barge-in told: logged with what was played of ``item``; the conversation's phase
-    interrupted (when the robot was speaking), then listening."""
-    if played is not None:
-        log.info("realtime: %s: stopped after %d ms of %s", reason, played, item)
-        presence.to("interrupted", reason)
-    presence.to("listening", reason)
 
 
 @dataclass(frozen=True)

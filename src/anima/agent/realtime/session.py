@@ -3,11 +3,10 @@ the model's voice through a :class:`~anima.commands.VoiceStream`, tool calls run
 plans, and barge-in with the exact truncation.
 
 Threads: :meth:`Session.handle` runs on the connection's reader thread; tool calls run on the
-session's own worker (:class:`~anima.agent.realtime.calls.Calls`), one at a time in arrival order;
-:meth:`Session.ask` and
-:meth:`Session.interrupt` come from the doors' threads. One lock guards the state; nothing
-blocking (a send only queues, a stream's methods return at once) is done under it except
-opening a voice stream, which the runtime answers at once.
+session's own worker (:class:`~anima.agent.realtime.calls.Calls`), one at a time in arrival
+order; :meth:`Session.ask` and :meth:`Session.interrupt` come from the doors' threads. One lock
+guards the state; nothing blocking (a send only queues, a stream's methods return at once) is
+done under it except opening a voice stream, which the runtime answers at once.
 
 Responses: ``response.create`` is sent only when none is active; a second request while one is
 waits until its ``response.done`` (the server refuses a second active response). Tool calls of

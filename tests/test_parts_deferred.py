@@ -75,3 +75,15 @@ def test_a_make_that_fails_leaves_nothing_to_stop() -> None:
         deferred.prepare()
     deferred.stop()  # nothing made, nothing stopped, no error
     assert deferred.made == []
+
+
+def test_the_parts_listed_are_the_made_ones_once_made() -> None:
+    log: list[str] = []
+    first, broker, door = Noted("first", log), Noted("broker", log), Noted("door", log)
+    deferred = Deferred(lambda: [broker, door])
+    parts = Parts()
+    parts.add(first, running=False)
+    parts.add(deferred, running=False)
+    assert parts.flat() == [first]  # nothing made yet
+    parts.prepare()
+    assert parts.flat() == [first, broker, door]

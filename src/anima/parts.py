@@ -71,6 +71,10 @@ class Parts:
             self._owned.remove(part)
             part.stop(PART_STOP_S)
 
+    def flat(self) -> list[Part]:
+        """Every part in start order, a :class:`Deferred` one's own parts in its place."""
+        return [made for p in self.all for made in (p.made if isinstance(p, Deferred) else [p])]
+
     def prepare(self) -> None:
         """Prepare each part in order (the first failure stops nothing: :meth:`stop` does)."""
         for part in self.all:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from anima.speech.service import SpeechService
 from anima.motion.engine import MotionEngine
 from anima.motion.priority import SwitchInterval, collector_paused
-from anima.parts import Agent, Deferred, Part, Parts
+from anima.parts import Agent, Part, Parts
 from anima.runtime.commands import carry_out
 from anima.runtime.state import loop_state, runtime_state
 from anima.speech.startup import load_voices, speech_engines, start_speech
@@ -219,12 +219,7 @@ class Runtime:
     def frontdoors(self) -> list[Part]:
         """The parts attached (front doors, an owned broker, the agent), in start order; a
         :class:`~anima.parts.Deferred` part's own parts once it made them."""
-        return [
-            made
-            for p in self.parts.all
-            if p is not self.humanoid
-            for made in (p.made if isinstance(p, Deferred) else [p])
-        ]
+        return [p for p in self.parts.flat() if p is not self.humanoid]
 
     def attach(self, door: Part) -> None:
         """Add a front door: started after the runtime, stopped before it (prepared and

@@ -17,6 +17,7 @@ No truncation to check: the Live API has none.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,9 +146,7 @@ def _trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     speech = utterance(f.condition, text, k)
     onset_sample = int(np.flatnonzero(np.abs(speech) > 300)[0])
     wait_quiet(runtime)
-    deadline = time.monotonic() + WAIT_S
-    while ears.voiced and time.monotonic() < deadline:
-        time.sleep(0.01)  # the last trial's voice has ended
+    _until(lambda: not ears.voiced, WAIT_S)  # the last trial's voice has ended
     stops, starts, heard = len(sink.stops), len(sink.starts), len(ears.heard_at)
     false_onsets, cuts = duplex.false_onsets, len(duplex.stops)
     mark = rig.events.mark()
@@ -158,33 +157,29 @@ def _trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     else:
         ears.say(text)
     rig.server.push(*model_turn(audio=voice(4.0)))  # whole, with turnComplete
-    deadline = time.monotonic() + WAIT_S
-    while not runtime.speaking and time.monotonic() < deadline:
-        time.sleep(0.005)
+    _until(lambda: runtime.speaking, WAIT_S)
     time.sleep(0.3)
     person.say(speech)
     spoken = len(speech) / 16_000
     wait = ECHO_WAIT_S if f.condition == "echo" else spoken + SETTLE_S
-    deadline = time.monotonic() + min(wait, WAIT_S)
-    while len(duplex.stops) == cuts and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _until(lambda: len(duplex.stops) > cuts, min(wait, WAIT_S))
     ears.threshold = threshold
     pushed = list(person.pushed)
     cut = len(duplex.stops) > cuts
-    if not cut:
-        time.sleep(0.3)  # a pause resumed: its restart noted
+    if not cut:  # a pause resumes: its restart noted (a loaded machine's may come late)
+        _until(lambda: len(sink.starts) > starts + 1, WAIT_S)
     person.say(np.zeros(0, np.int16))  # cut short by the robot's stop, as a person would be
     frame = onset_sample // FRAME
     onset = None
     if len(pushed) > frame:
         onset = pushed[frame] - ((frame + 1) * FRAME - onset_sample) / 16_000
-    ended: list[SpeechEnded] = []
-    deadline = time.monotonic() + (1.0 if cut else 0.0)  # the event hub delivers it on its thread
-    while True:
-        ended = [e for e in rig.events.of(SpeechEnded, since=mark) if e.reason == "interrupted"]
-        if ended or time.monotonic() >= deadline:
-            break
-        time.sleep(0.005)
+
+    def interrupted() -> list[SpeechEnded]:
+        return [e for e in rig.events.of(SpeechEnded, since=mark) if e.reason == "interrupted"]
+
+    if cut:  # the event hub delivers its end_speak on its own thread
+        _until(lambda: bool(interrupted()), 1.0)
+    ended = interrupted()
     words = ears.heard_at[heard:]
     _tally(
         f,
@@ -196,6 +191,13 @@ def _trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     )
     f.false_onsets += duplex.false_onsets - false_onsets
     runtime.execute(cmd.StopSpeaking())
+
+
+def _until(done: Callable[[], bool], seconds: float) -> None:
+    """Poll ``done`` every 5 ms until it is true or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def _tally(

@@ -18,30 +18,14 @@ from anima.agent.realtime.duplex import (
 )
 from anima.audio import FRAME_SAMPLES
 
-from .test_realtime_yield import FRAME_S, QUIET, SUSTAIN_S, VOICED, Robot, ScriptedVad, frames
+from .test_realtime_yield import FRAME_S, QUIET, SUSTAIN_S, VOICED, Robot, frames
+from .test_realtime_yield import rig as yield_rig
 
 pytestmark = pytest.mark.fast
 
 
 def rig() -> tuple[Robot, Duplex]:
-    robot = Robot()
-    duplex: Duplex
-
-    def interrupt(why: str) -> None:
-        robot.log.append((robot.clock.now(), f"stop: {why}"))
-        robot.paused = False
-        duplex.yield_over()  # as GeminiSession.interrupt does
-
-    duplex = Duplex(
-        robot,  # type: ignore[arg-type]  # the part of RobotPort the rules use
-        interrupt=interrupt,
-        respond=lambda: robot.log.append((robot.clock.now(), "respond")),
-        pause=robot.pause,
-        resume=robot.resume,
-        barge_in_s=SUSTAIN_S,
-    )
-    duplex.listen_with(ScriptedVad(), local_voice=True)  # type: ignore[arg-type]
-    return robot, duplex
+    return yield_rig(local_voice=True)
 
 
 def test_a_voice_held_over_the_robot_pauses_it_at_once_and_stops_it_at_barge_in_s() -> None:

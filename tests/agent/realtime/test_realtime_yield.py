@@ -86,7 +86,9 @@ class Robot:
         return [what for _, what in self.log]
 
 
-def rig(*, yield_at_onset: bool = True) -> tuple[Robot, Duplex]:
+def rig(*, yield_at_onset: bool = True, local_voice: bool = False) -> tuple[Robot, Duplex]:
+    """The rules on a fake robot; ``local_voice``: anima's VAD opens and ends the voice (a
+    server that reports none, as Gemini's)."""
     robot = Robot()
     duplex: Duplex
 
@@ -103,7 +105,11 @@ def rig(*, yield_at_onset: bool = True) -> tuple[Robot, Duplex]:
         resume=robot.resume,
         barge_in_s=SUSTAIN_S,
     )
-    duplex.listen_with(ScriptedVad(), yield_at_onset=yield_at_onset)  # type: ignore[arg-type]
+    duplex.listen_with(
+        ScriptedVad(),  # type: ignore[arg-type]  # the part of Vad the rules use
+        yield_at_onset=yield_at_onset,
+        local_voice=local_voice,
+    )
     return robot, duplex
 
 

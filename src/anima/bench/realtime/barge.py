@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from anima.agent.realtime import RealtimeAgent
+from anima.agent.vocabulary import robot_registry
 from anima.clock import Clock
 from anima.config import AnimaConfig, BlinkConfig, BreathingConfig, MotionConfig, MqttConfig
+from anima.config.planner import GeminiLivePlannerConfig, RealtimePlannerConfig
 from anima.listening.sources import PushSource
+from anima.listening.vad import EnergyVad
 from anima.runtime import Runtime
 from anima.speech.base import Samples
 from anima.speech.sinks import NullSink
@@ -150,3 +154,24 @@ def wait_quiet(runtime: Runtime) -> None:
     deadline = time.monotonic() + WAIT_S
     while (runtime.speaking or runtime.moving) and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+def bench_agent(
+    runtime: Runtime, settings: RealtimePlannerConfig | GeminiLivePlannerConfig, mic: PushSource
+) -> RealtimeAgent:
+    """The realtime brain the trials talk to, attached to ``runtime``: ``settings``' protocol,
+    hearing ``mic`` as an echo-cancelled microphone in full duplex, with the energy VAD as
+    anima's own ear (Silero hears the bench's synthetic voice late and with gaps)."""
+    agent = RealtimeAgent(
+        runtime,
+        robot_registry(runtime),
+        settings,
+        runtime.config.agent,
+        key="bench",
+        source=mic,
+        echo_cancelled=True,
+        barge_in_s=BARGE_IN_S,
+        vad=EnergyVad(),
+    )
+    runtime.attach_agent(agent)
+    return agent

@@ -23,17 +23,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from anima import commands as cmd
-from anima.agent.realtime import RealtimeAgent
 from anima.agent.realtime.gemini import GeminiSession
-from anima.agent.vocabulary import robot_registry
 from anima.bench.realtime.barge import (
-    BARGE_IN_S,
     ECHO_WAIT_S,
     FRAME,
     WAIT_S,
     BargeFigures,
     Person,
     StopSink,
+    bench_agent,
     bench_config,
     utterance,
     wait_quiet,
@@ -44,7 +42,6 @@ from anima.clock import MonotonicClock
 from anima.config.planner import GeminiLivePlannerConfig
 from anima.events import SpeechEnded
 from anima.listening.sources import PushSource
-from anima.listening.vad import EnergyVad
 from anima.runtime import Runtime
 from anima.testing.events import EventRecorder
 from anima.testing.gemini_server import ScriptedGeminiServer, model_turn
@@ -94,18 +91,7 @@ def run_gemini_bench(trials: int = 5) -> GeminiFigures:
         runtime.start()
         try:
             mic = PushSource()
-            agent = RealtimeAgent(
-                runtime,
-                robot_registry(runtime),
-                GeminiLivePlannerConfig(url=server.url),
-                runtime.config.agent,
-                key="bench",
-                source=mic,
-                echo_cancelled=True,
-                barge_in_s=BARGE_IN_S,
-                vad=EnergyVad(),  # as the OpenAI trials: Silero hears the synthetic voice late
-            )
-            runtime.attach_agent(agent)
+            agent = bench_agent(runtime, GeminiLivePlannerConfig(url=server.url), mic)
             server.wait_for("setup")
             assert isinstance(agent.session, GeminiSession)
             person = Person(mic)
@@ -132,11 +118,9 @@ def run_gemini_bench(trials: int = 5) -> GeminiFigures:
 
 
 def _ready(session: GeminiSession) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not session.ready:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the scripted Live server never completed the setup")
-        time.sleep(0.005)
+    _until(lambda: session.ready, WAIT_S)
+    if not session.ready:
+        raise RuntimeError("the scripted Live server never completed the setup")
 
 
 def _trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:

@@ -38,7 +38,6 @@ from anima import commands as cmd
 from anima.agent.realtime import RealtimeAgent
 from anima.agent.realtime.duplex import HEARD, HEARD_DELTA, SPEECH_STARTED
 from anima.agent.realtime.session import Session
-from anima.agent.vocabulary import robot_registry
 from anima.bench.realtime.barge import (
     BARGE_IN_S,
     ECHO_WAIT_S,
@@ -47,6 +46,7 @@ from anima.bench.realtime.barge import (
     BargeFigures,
     Person,
     StopSink,
+    bench_agent,
     bench_config,
     utterance,
     wait_quiet,
@@ -56,7 +56,6 @@ from anima.bench.timed_driver import TimedDriver
 from anima.clock import MonotonicClock
 from anima.config.planner import RealtimePlannerConfig
 from anima.listening.sources import PushSource
-from anima.listening.vad import EnergyVad
 from anima.runtime import Runtime
 from anima.testing.realtime_ears import ServerEars
 from anima.testing.realtime_server import ScriptedRealtimeServer, answer, function_call
@@ -100,18 +99,7 @@ def run_session_bench(trials: int = 5) -> SessionFigures:
         runtime.start()
         try:
             mic = PushSource()
-            agent = RealtimeAgent(
-                runtime,
-                robot_registry(runtime),
-                RealtimePlannerConfig(url=server.url),
-                runtime.config.agent,
-                key="bench",
-                source=mic,
-                echo_cancelled=True,
-                barge_in_s=BARGE_IN_S,
-                vad=EnergyVad(),  # Silero hears the synthetic voice late and with gaps
-            )
-            runtime.attach_agent(agent)
+            agent = bench_agent(runtime, RealtimePlannerConfig(url=server.url), mic)
             server.wait_for("session.update")
             person = Person(mic)
             person.start()

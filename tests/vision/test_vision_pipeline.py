@@ -228,6 +228,7 @@ def test_the_counters_are_a_frozen_snapshot(clock: FakeClock) -> None:
         detect_ms_p50=None,
         detect_ms_p95=None,
         cpu_s=0.0,
+        detector_cpu_s=0.0,
         ended=None,
     )
     with pytest.raises(AttributeError):

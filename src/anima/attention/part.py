@@ -21,7 +21,7 @@ from anima.attention.pose_history import measured_lag
 from anima.attention.service import Attention
 from anima.clock import Clock
 from anima.config import AnimaConfig, ReachyMiniDriverConfig
-from anima.config.vision import DETECTORS, SOURCES
+from anima.config.vision import SOURCES
 from anima.events import Event, EventHub, WakeDetected
 from anima.listening.direction.daemon import DaemonDirection
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
@@ -113,9 +113,10 @@ class AttentionPart:
         vision = self.attention.vision  # the camera's figures as attention projects with them
         if not vision.enabled:
             return
+        from anima.vision.faces import make_detector
         from anima.vision.pipeline import VisionPipeline
 
-        detector = DETECTORS.load(vision.faces)(vision)
+        detector = make_detector(vision)  # in its own process unless vision.process is false
         camera = self._camera
         if camera is None:
             # the head's pose at a time: the simulated head camera films with the sent pose
@@ -130,7 +131,7 @@ class AttentionPart:
 
     def _on_faces(self, frame: VideoFrame, faces: Sequence[Face]) -> None:
         self._latest = (frame, tuple(faces))  # one reference swapped: the dashboard's view
-        self.attention.on_faces(frame, faces)
+        self.attention.post_faces(frame, faces)  # read on the motion thread after its tick
 
     def view(self, quality: int = 70) -> bytes | None:
         """The newest frame the detector saw, as JPEG, with its faces' boxes (green; the one

@@ -2,16 +2,23 @@
 
 ::
 
-    frame + faces ──► geometry (head pose at the frame's capture time) ──► tracker ──┐
+    frame + faces ──► (post_faces: a one-frame slot the motion thread reads) ─┐
+    engine frame tap ──► pose history; then the slot's faces ──► on_faces:   ◄─┘
+        geometry (head pose at the frame's capture time) ──► tracker ───────────────┐
     voice direction ─────────────────────────────────────────────► tracker, policy ──┤
-    engine frame tap ──► pose history                                                ▼
-    tick (own thread, 20 Hz; and after each frame) ──► policy.decide ──► aim (offsets)
+    tick (own thread, 20 Hz; and after each frame) ──► policy.decide ──► aim (offsets) ◄┘
 
-:meth:`Attention.on_faces` is called from the vision thread, :meth:`Attention.on_voice` from
-the listening thread; both return quickly (a lock, some arithmetic, two offset slots). A frame
-is acted on at once, so a face's direction reaches the engine within the detector's time. The
-thread ticks the policy between frames: timeouts (a person lost, a glance over, the resume after
-a commanded gaze) and idle glances. :meth:`Attention.tick` is public, so a test on a
+The vision thread hands each frame's faces to :meth:`Attention.post_faces`, which only puts
+them in a one-frame slot; the engine's frame tap, on the motion thread right after a tick's
+output, reads the slot and runs :meth:`Attention.on_faces` (~0.5 ms of Python a frame). Run on
+the vision thread, that Python held the interpreter lock when the loop woke for its tick and
+made the loop's tick-lateness p99 1.4-1.7x (docs/attention.md); on the motion thread, after
+the tick's frame is sent, it costs the loop nothing but its own time (the next tick is 10 ms
+away), and a frame is acted on within one tick of its detection. :meth:`Attention.on_faces`
+is public (a test or bench hands faces straight in), and :meth:`Attention.on_voice` is called
+from the listening thread; both return quickly (a lock, some arithmetic, two offset slots).
+The thread ticks the policy between frames: timeouts (a person lost, a glance over, the resume
+after a commanded gaze) and idle glances. :meth:`Attention.tick` is public, so a test on a
 :class:`~anima.testing.FakeClock` steps it by hand instead.
 """
 
@@ -32,6 +39,7 @@ from anima.behaviour.controller import Behaviour
 from anima.body.gaze import GazeKinematics
 from anima.clock import Clock
 from anima.config.vision import AttentionConfig, VisionConfig
+from anima.drivers.base import Frame
 from anima.events import AttentionChanged, Publisher
 from anima.listening.direction.types import VoiceDirection
 from anima.motion.engine import MotionEngine
@@ -87,12 +95,19 @@ class Attention:
         self._stopped = False  # after stop(): inputs and ticks are ignored until attach()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # post_faces → the tap: the newest frame's faces not yet read (append and popleft are
+        # atomic: no lock between the vision thread and the motion thread)
+        self._posted: collections.deque[tuple[VideoFrame, tuple[Face, ...]]] = collections.deque(
+            maxlen=1
+        )
+        self._tap_failures = 0
 
     # ------------------------------------------------------------------ lifecycle
     def attach(self) -> None:
-        """Start keeping the head's pose (the engine's frame tap); :meth:`start` does it."""
+        """Start keeping the head's pose and reading posted faces (the engine's frame tap);
+        :meth:`start` does it."""
         if not self._attached:
-            self.engine.set_frame_tap(TAP, self.poses.tap)
+            self.engine.set_frame_tap(TAP, self._tap)
             self._attached = True
         self._stopped = False
 
@@ -116,6 +131,7 @@ class Attention:
         if self._attached:
             self.engine.remove_frame_tap(TAP)
             self._attached = False
+        self._posted.clear()
         with self._lock:
             self._stopped = True
             self.aim.release()
@@ -130,6 +146,26 @@ class Attention:
             self.clock.wait(self._stop, self._tick_s)
 
     # ------------------------------------------------------------------ input
+    def post_faces(self, frame: VideoFrame, faces: Sequence[Face]) -> None:
+        """From the vision thread: one frame's faces, read on the motion thread after its next
+        tick's output (the newest replaces a frame not yet read); the runtime's way in."""
+        self._posted.append((frame, tuple(faces)))
+
+    def _tap(self, sent: Frame) -> None:
+        """The engine's frame tap (motion thread, after the tick's output): the pose, then the
+        faces posted since the last tick."""
+        self.poses.tap(sent)
+        try:
+            frame, faces = self._posted.popleft()
+        except IndexError:
+            return
+        try:
+            self.on_faces(frame, faces)
+        except Exception:  # not raised into the tap: the tap (the pose history) must stay
+            self._tap_failures += 1
+            if self._tap_failures == 1 or self._tap_failures % 100 == 0:
+                log.exception("attention: a frame's faces failed (%d so far)", self._tap_failures)
+
     def on_faces(self, frame: VideoFrame, faces: Sequence[Face]) -> None:
         """One frame's faces (every face of it: one missing is unseen in this frame)."""
         if not (self.config.enabled and self.config.faces):

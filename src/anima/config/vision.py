@@ -120,6 +120,9 @@ class VisionConfig:
     rpy_deg: tuple[float, float, float] | None = None
     mirrored: bool = False  # the source gives mirror images (a webcam's preview): unmirror them
     faces: str = "auto"  # auto | blazeface | haar (DETECTORS)
+    # the detector in a process of its own: its Python never holds the loop's interpreter lock
+    # (in-process, vision made the loop's tick-lateness p99 1.6-2.7x; docs/attention.md)
+    process: bool = True
     landmarks: bool = True  # the face mesh: where a face looks and whether its mouth moves
     min_face_score: float = 0.6  # detections less sure than this (0-1) are dropped
 

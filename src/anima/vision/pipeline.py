@@ -46,6 +46,8 @@ class VisionStats:
     detect_ms_p50: float | None  # the detector's time a frame over the last WINDOW (real ms)
     detect_ms_p95: float | None
     cpu_s: float  # the worker thread's own CPU time (time.thread_time), detector included
+    # the detector's own process's CPU on frames, when it runs in one (vision.process), else 0
+    detector_cpu_s: float
     ended: str | None  # why the camera ended (None: it is delivering)
 
 
@@ -138,6 +140,7 @@ class VisionPipeline:
                 detect_ms_p50=None if ms is None else float(np.percentile(ms, 50)),
                 detect_ms_p95=None if ms is None else float(np.percentile(ms, 95)),
                 cpu_s=self._cpu_s,
+                detector_cpu_s=float(getattr(self.detector, "cpu_s", 0.0)),  # ProcessDetector's
                 ended=self._ended,
             )
 

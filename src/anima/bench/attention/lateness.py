@@ -38,6 +38,7 @@ from anima.config.vision import DETECTORS, AttentionConfig, VisionConfig
 from anima.drivers.sim import SimDriver
 from anima.motion.engine import MotionEngine
 from anima.motion.priority import SwitchInterval
+from anima.vision.faces import make_detector
 from anima.vision.pipeline import VisionPipeline
 from anima.vision.types import Camera, Image
 
@@ -52,6 +53,7 @@ class LatenessAB:
     """One interleaved run (milliseconds of lateness)."""
 
     source: str  # the camera: playback (the astronaut's frames) or sim (the head camera)
+    process: bool  # the detector in a process of its own (vision.process)
     blocks: int  # per condition
     block_s: float
     fps: float
@@ -89,9 +91,7 @@ class _Vision:
     """Camera, detector, vision pipeline and attention, made and started for one block, stopped
     after (a pipeline's stop closes its detector)."""
 
-    def __init__(
-        self, engine: MotionEngine, detector: str, config: VisionConfig, source: str
-    ) -> None:
+    def __init__(self, engine: MotionEngine, config: VisionConfig, source: str) -> None:
         self.attention = Attention(
             engine, None, engine.clock, config, AttentionConfig(idle_glances=False)
         )
@@ -104,8 +104,8 @@ class _Vision:
             )
         else:
             camera = Playback(_frames(), config.fps, engine.clock)
-        faces = DETECTORS.load(detector)(config)
-        self.pipeline = VisionPipeline(camera, faces, self.attention.on_faces, clock=engine.clock)
+        faces = make_detector(config)  # in its own process when config.process
+        self.pipeline = VisionPipeline(camera, faces, self.attention.post_faces, clock=engine.clock)
 
     def __enter__(self) -> _Vision:
         before = set(threading.enumerate())
@@ -140,15 +140,17 @@ def run_lateness_ab(
     fps: float = 15.0,
     detector: str = "auto",
     source: str = "playback",
+    process: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> LatenessAB:
     """``blocks`` blocks of each condition, ``block_s`` seconds each, in A B B A order.
     ``source``: ``playback`` (the astronaut's frames, as the gaze bench plays them) or ``sim``
     (the simulated head camera rendering its scene for the head's pose, as ``vision.source:
-    sim`` runs in ``anima serve``)."""
+    sim`` runs in ``anima serve``). ``process``: the detector in a process of its own
+    (``vision.process``, the default), else in the loop's."""
     if blocks < 1 or not 0.5 <= block_s <= 60.0:
         raise ValueError("blocks must be ≥ 1 and block_s in [0.5, 60] s")
-    vision = VisionConfig(fps=fps, faces=detector)
+    vision = VisionConfig(fps=fps, faces=detector, process=process)
     DETECTORS.load(detector)  # a missing engine is said before the loop starts
     driver = SimDriver(history=256)
     driver.connect()
@@ -164,7 +166,6 @@ def run_lateness_ab(
         run = [
             _block(
                 engine,
-                detector=detector,
                 config=vision,
                 source=source,
                 with_vision=with_vision,
@@ -191,6 +192,7 @@ def run_lateness_ab(
     low, high = _ratio_interval([a.lateness for a in alone], [v.lateness for v in seen])
     return LatenessAB(
         source=source,
+        process=process,
         blocks=blocks,
         block_s=block_s,
         fps=fps,
@@ -226,7 +228,6 @@ class _Block:
 def _block(
     engine: MotionEngine,
     *,
-    detector: str,
     config: VisionConfig,
     source: str,
     with_vision: bool,
@@ -237,7 +238,7 @@ def _block(
     if not with_vision:
         time.sleep(SETTLE_S)  # as long as a vision block's start, so the pairs stay in step
         return _measure(engine, None, block_s, started)
-    with _Vision(engine, detector, config, source) as vision:
+    with _Vision(engine, config, source) as vision:
         started.extend(vision.threads)
         time.sleep(SETTLE_S)
         return _measure(engine, vision.pipeline, block_s, vision.threads)
@@ -286,7 +287,9 @@ def report_lines(r: LatenessAB) -> list[str]:
     ratios = ", ".join(f"{x:.2f}" for x in r.pair_ratios)
     late = LATE_S * 1000
     return [
-        f"loop lateness, vision interleaved ({r.source} camera, {r.blocks} × {r.block_s:g} s "
+        f"loop lateness, vision interleaved ({r.source} camera, detector "
+        f"{'in its own process' if r.process else 'in the loop’s process'}, {r.blocks} × "
+        f"{r.block_s:g} s "
         f"blocks each, {r.fps:g} fps, {r.frames_detected} frames detected, switch interval "
         f"{r.switch_interval_ms} ms): p99 {r.vision_p99_ms:.3f} ms with vision vs "
         f"{r.alone_p99_ms:.3f} ms alone = {r.ratio:.2f}× (95 % interval {r.ratio_low:.2f}–"

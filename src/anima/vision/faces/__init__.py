@@ -4,6 +4,8 @@ cascade as a fallback (:mod:`~anima.vision.faces.haar`). Each maker takes the
 :class:`~anima.config.vision.VisionConfig` and returns a
 :class:`~anima.vision.types.FaceDetector`; nothing heavy is imported until one is made.
 The model files and how they are checked: :mod:`~anima.vision.faces.models`.
+:func:`make_detector` makes the one ``vision.faces`` names, in a process of its own by default
+(:mod:`~anima.vision.faces.process`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,19 @@ if TYPE_CHECKING:
     from anima.vision.types import FaceDetector
 
 logger = logging.getLogger(__name__)
+
+
+def make_detector(config: VisionConfig) -> FaceDetector:
+    """The detector ``vision.faces`` names, in a process of its own when ``vision.process``
+    (:class:`~anima.vision.faces.process.ProcessDetector`), else in this one."""
+    if config.process:
+        from anima.vision.faces.process import ProcessDetector
+
+        return ProcessDetector(config)
+    from anima.config.vision import DETECTORS
+
+    made: FaceDetector = DETECTORS.load(config.faces)(config)
+    return made
 
 
 def make_blazeface(config: VisionConfig) -> FaceDetector:
@@ -46,4 +61,4 @@ def make_auto(config: VisionConfig) -> FaceDetector:
     return make_haar(config)
 
 
-__all__ = ["make_auto", "make_blazeface", "make_haar"]
+__all__ = ["make_auto", "make_blazeface", "make_detector", "make_haar"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -427,3 +428,62 @@ def test_a_face_that_jumps_30_degrees_is_reached_without_overshoot() -> None:
     uncompensated = jump_trace(compensation=False)
     worse = max(yaw for _, yaw in uncompensated) - max(yaw for _, yaw in trace)
     assert worse > 1.0  # the pose at arrival overshoots by the turn made meanwhile
+
+
+# --- the runtime's way in: faces posted by the vision thread, read on the motion thread -------
+
+
+def test_posted_faces_are_read_by_the_motion_thread_after_its_next_tick() -> None:
+    rig = Rig()
+    rig._next_frame = math.inf  # no frames of the rig's own camera: only the posted one
+    read_on: list[int] = []
+    see = rig.att.on_faces
+
+    def spy(frame: VideoFrame, faces: list[Face]) -> None:
+        read_on.append(threading.get_ident())
+        see(frame, faces)
+
+    rig.att.on_faces = spy  # type: ignore[method-assign]
+    face = Face(box=Box(0.45, 0.4, 0.55, 0.5), score=0.9, yaw_deg=0.0)
+    seen_from = threading.Thread(
+        target=rig.att.post_faces, args=(VideoFrame(image=_IMAGE, t=rig.t, index=0), [face])
+    )
+    seen_from.start()  # as the vision thread posts them
+    seen_from.join()
+    assert read_on == []  # posted, not read: nothing tracked yet
+    assert rig.att.snapshot().people == ()
+    rig.run(0.01)  # one tick: its frame tap reads them, on the thread that ticks
+    assert read_on == [threading.get_ident()]
+    assert len(rig.att.snapshot().people) == 1
+    rig.run(0.05)
+    assert len(read_on) == 1  # read once
+
+
+def test_a_newer_frame_replaces_one_not_yet_read() -> None:
+    rig = Rig()
+    rig._next_frame = math.inf
+    left = Face(box=Box(0.1, 0.4, 0.2, 0.5), score=0.9, yaw_deg=0.0)
+    right = Face(box=Box(0.8, 0.4, 0.9, 0.5), score=0.9, yaw_deg=0.0)
+    rig.att.post_faces(VideoFrame(image=_IMAGE, t=rig.t, index=0), [left])
+    rig.att.post_faces(VideoFrame(image=_IMAGE, t=rig.t, index=1), [right])
+    rig.run(0.01)
+    (seen,) = rig.att.snapshot().people
+    assert seen.azimuth_deg < 0  # the right of the image: the robot's right
+
+
+def test_faces_that_fail_to_read_leave_the_tap_and_the_pose_history_running(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rig = Rig()
+    rig._next_frame = math.inf
+
+    def broken(frame: VideoFrame, faces: list[Face]) -> None:
+        raise RuntimeError("a tracker bug")
+
+    rig.att.on_faces = broken  # type: ignore[method-assign]
+    rig.att.post_faces(VideoFrame(image=_IMAGE, t=rig.t, index=0), [])
+    kept = len(rig.att.poses)
+    rig.run(0.05)
+    assert "a frame's faces failed (1 so far)" in caplog.text
+    assert len(rig.att.poses) == kept + 5  # the tap still records each tick's pose
+    assert rig.engine.faults == 0  # not removed as a faulty tap

@@ -38,7 +38,7 @@ def test_the_interleaved_lateness_bench_runs_no_vision_thread_in_its_alone_block
     ratio's interval."""
     r = run_lateness_ab(blocks=2, block_s=0.6, fps=15.0, detector="blazeface")
     assert r.frames_detected >= 8  # 15 fps for 2 × 0.6 s: the detector ran in both
-    assert r.vision_threads == 3  # the camera's, the vision pipeline's and attention's
+    assert r.vision_threads == 2  # the camera's and the vision pipeline's (attention has none)
     assert r.vision_threads_alone == 0  # none of them left in a block without
     assert r.ticks_alone >= 100  # 2 × 0.6 s at 100 Hz each
     assert r.ticks_vision >= 100

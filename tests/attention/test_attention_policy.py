@@ -239,6 +239,7 @@ class Rig:
         self._due: list[tuple[float, VideoFrame, list[Face]]] = []
         self._next_frame = self.t
         self._frames = 0
+        self.manual_ticks = True  # False: only the ticks att.start() has the frame tap make
 
     def pose(self) -> HeadPose:
         return self.att.poses.pose_of(self.t, self.engine.last_frame)
@@ -281,7 +282,7 @@ class Rig:
             while self._due and self._due[0][0] <= self.t + 1e-9:
                 _, frame, faces = self._due.pop(0)
                 self.att.on_faces(frame, faces)
-            if round(self.t * 100) % 5 == 0:
+            if self.manual_ticks and round(self.t * 100) % 5 == 0:
                 self.att.tick()
 
 
@@ -487,3 +488,32 @@ def test_faces_that_fail_to_read_leave_the_tap_and_the_pose_history_running(
     assert "a frame's faces failed (1 so far)" in caplog.text
     assert len(rig.att.poses) == kept + 5  # the tap still records each tick's pose
     assert rig.engine.faults == 0  # not removed as a faulty tap
+
+
+def test_started_attention_ticks_its_policy_in_the_frame_tap_every_tick_s() -> None:
+    rig = Rig(AttentionConfig(idle_glances=False, lost_s=0.5))
+    rig.manual_ticks = False
+    rig._next_frame = math.inf
+    ticks: list[tuple[int, float]] = []
+    tick = rig.att.tick
+
+    def counted(now: float | None = None) -> Choice:
+        ticks.append((threading.get_ident(), rig.clock.now()))
+        return tick(now)
+
+    rig.att.tick = counted  # type: ignore[method-assign]
+    rig.run(0.2)
+    assert ticks == []  # attached, not started: no ticks
+    rig.att.start()
+    face = Face(box=Box(0.45, 0.4, 0.55, 0.5), score=0.9, yaw_deg=0.0)
+    rig.att.post_faces(VideoFrame(image=_IMAGE, t=rig.t, index=0), [face])
+    rig.run(1.0)
+    assert {ident for ident, _ in ticks} == {threading.get_ident()}  # on the ticking thread
+    gaps = np.diff([t for _, t in ticks])
+    assert len(ticks) == 20
+    assert gaps == pytest.approx(0.05, abs=1e-6)
+    # the face, seen once, is lost after lost_s by the tap's ticks alone
+    assert rig.att.snapshot().people == ()
+    rig.att.stop()
+    rig.run(0.5)
+    assert len(ticks) == 20  # stopped: no more

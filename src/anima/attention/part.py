@@ -6,7 +6,7 @@ with: a camera (``vision.source`` other than ``none``), a microphone array (``li
 heard through the agent's ears) or a Reachy Mini's daemon, whose own array's direction of
 arrival it reads (``driver.type: reachy_mini``, ``attention.daemon_voice``). ``prepare``
 makes the face detector (its models load there, before the motion loop ticks) and the camera;
-``start`` starts the policy's thread, then the voices' and the vision thread and the camera;
+``start`` starts attention (its ticks run in the engine's frame tap), then the voices' and the vision thread and the camera;
 ``stop`` stops them in the reverse order and lets the gaze go.
 """
 

@@ -6,7 +6,7 @@
     engine frame tap ──► pose history; then the slot's faces ──► on_faces:   ◄─┘
         geometry (head pose at the frame's capture time) ──► tracker ───────────────┐
     voice direction ─────────────────────────────────────────────► tracker, policy ──┤
-    tick (own thread, 20 Hz; and after each frame) ──► policy.decide ──► aim (offsets) ◄┘
+    tick (in the tap, 20 Hz; and after each frame) ──► policy.decide ──► aim (offsets) ◄┘
 
 The vision thread hands each frame's faces to :meth:`Attention.post_faces`, which only puts
 them in a one-frame slot; the engine's frame tap, on the motion thread right after a tick's
@@ -17,9 +17,9 @@ the tick's frame is sent, it costs the loop nothing but its own time (the next t
 away), and a frame is acted on within one tick of its detection. :meth:`Attention.on_faces`
 is public (a test or bench hands faces straight in), and :meth:`Attention.on_voice` is called
 from the listening thread; both return quickly (a lock, some arithmetic, two offset slots).
-The thread ticks the policy between frames: timeouts (a person lost, a glance over, the resume
-after a commanded gaze) and idle glances. :meth:`Attention.tick` is public, so a test on a
-:class:`~anima.testing.FakeClock` steps it by hand instead.
+The same tap ticks the policy between frames (every ``tick_s``, 50 ms): timeouts (a person
+lost, a glance over, the resume after a commanded gaze) and idle glances; attention has no
+thread of its own. :meth:`Attention.tick` is public, so a test steps it by hand instead.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import collections
 import logging
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from anima.attention.aim import Aim
 from anima.attention.geometry import CameraModel
@@ -93,8 +93,8 @@ class Attention:
         self._voice_azimuth: float | None = None
         self._attached = False
         self._stopped = False  # after stop(): inputs and ticks are ignored until attach()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticking = False  # start(): the tap ticks the policy every tick_s
+        self._next_tick = -math.inf
         # post_faces → the tap: the newest frame's faces not yet read (append and popleft are
         # atomic: no lock between the vision thread and the motion thread)
         self._posted: collections.deque[tuple[VideoFrame, tuple[Face, ...]]] = collections.deque(
@@ -112,22 +112,16 @@ class Attention:
         self._stopped = False
 
     def start(self) -> None:
-        """Keep the head's pose and tick the policy on an owned thread."""
+        """Keep the head's pose, read posted faces and tick the policy every ``tick_s``, all in
+        the engine's frame tap (the motion thread, after each tick's output); idempotent."""
         self.attach()
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="attention", daemon=True)
-        self._thread.start()
+        self._next_tick = -math.inf
+        self._ticking = True
 
     def stop(self, timeout: float = 1.0) -> None:
-        """Stop the thread (waiting at most ``timeout``), the tap, and let the gaze go."""
-        self._stop.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(timeout)
-            if thread.is_alive():
-                log.warning("the attention thread did not stop within %.1f s", timeout)
+        """Stop the ticks and the tap, and let the gaze go (``timeout``: kept for the parts'
+        common signature; nothing is waited for)."""
+        self._ticking = False
         if self._attached:
             self.engine.remove_frame_tap(TAP)
             self._attached = False
@@ -137,14 +131,6 @@ class Attention:
             self.aim.release()
             self._choice = Choice(kind="none", reason="stopped")
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.tick()
-            except Exception:  # a bug here must not end attention silently; the loop goes on
-                log.exception("attention tick failed")
-            self.clock.wait(self._stop, self._tick_s)
-
     # ------------------------------------------------------------------ input
     def post_faces(self, frame: VideoFrame, faces: Sequence[Face]) -> None:
         """From the vision thread: one frame's faces, read on the motion thread after its next
@@ -153,18 +139,27 @@ class Attention:
 
     def _tap(self, sent: Frame) -> None:
         """The engine's frame tap (motion thread, after the tick's output): the pose, then the
-        faces posted since the last tick."""
+        faces posted since the last tick, then the policy's tick when one is due."""
         self.poses.tap(sent)
         try:
             frame, faces = self._posted.popleft()
         except IndexError:
-            return
+            pass
+        else:
+            self._guarded("a frame's faces", lambda: self.on_faces(frame, faces))
+        if self._ticking and sent.t >= self._next_tick:
+            self._next_tick = sent.t + self._tick_s - 1e-9  # every tick_s, on the tick's grid
+            self._guarded("the policy's tick", self.tick)
+
+    def _guarded(self, what: str, run: Callable[[], object]) -> None:
+        """``run()``, its error logged (the first, then every 100th), never raised into the
+        tap: the tap (the pose history) must stay."""
         try:
-            self.on_faces(frame, faces)
-        except Exception:  # not raised into the tap: the tap (the pose history) must stay
+            run()
+        except Exception:
             self._tap_failures += 1
             if self._tap_failures == 1 or self._tap_failures % 100 == 0:
-                log.exception("attention: a frame's faces failed (%d so far)", self._tap_failures)
+                log.exception("attention: %s failed (%d so far)", what, self._tap_failures)
 
     def on_faces(self, frame: VideoFrame, faces: Sequence[Face]) -> None:
         """One frame's faces (every face of it: one missing is unseen in this frame)."""

@@ -72,7 +72,7 @@ class LatenessAB:
     missed_alone: int
     missed_vision: int
     frames_detected: int  # frames the detector ran on during the vision blocks
-    # the threads vision started (camera, vision pipeline, attention) alive when a block's
+    # the threads vision started (the camera's, the vision pipeline's) alive when a block's
     # measuring began: the most of any block without vision (0: every earlier one had ended),
     # the fewest of any block with
     vision_threads_alone: int

@@ -5,9 +5,10 @@ direction and the policy, prepared, started and stopped with the runtime.
 with: a camera (``vision.source`` other than ``none``), a microphone array (``listen.mics``,
 heard through the agent's ears) or a Reachy Mini's daemon, whose own array's direction of
 arrival it reads (``driver.type: reachy_mini``, ``attention.daemon_voice``). ``prepare``
-makes the face detector (its models load there, before the motion loop ticks) and the camera;
-``start`` starts attention (its ticks run in the engine's frame tap), then the voices' and the vision thread and the camera;
-``stop`` stops them in the reverse order and lets the gaze go.
+makes the face detector (its process starts and loads the models there, beside the running
+loop) and the camera; ``start`` starts attention (its ticks run in the engine's frame tap),
+then the voices' and the vision thread and the camera; ``stop`` stops them in the reverse order
+and lets the gaze go.
 """
 
 from __future__ import annotations

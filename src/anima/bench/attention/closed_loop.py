@@ -220,7 +220,7 @@ class _Run:
                 _, _, frame, faces = heapq.heappop(inbox)
                 self.follower.on_faces(frame, faces)
             if tick % ticks_per_policy == 0:
-                self.follower.tick(now)  # what its own thread does, 20 times a second
+                self.follower.tick(now)  # what the frame tap does in the runtime, 20 times a second
             robot.advance(period)
             tick += 1
             self._sample()

@@ -26,8 +26,10 @@ def test_each_detected_frame_ends_in_a_gaze_command() -> None:
     assert r.baseline_p99_ms >= 0.0
     assert r.loop_p99_ms >= 0.0
     assert 0.0 < r.cpu_share < 2.0  # vision costs CPU, and at most both cores
+    assert r.process  # the runtime's default: the detector in its own process
     lines = report_lines(r)
     assert lines[0].startswith("capture → gaze command (blazeface")
+    assert "detector (its own process)" in lines[1]
     assert "ms alone (target: within 10 %)" in lines[2]
 
 
@@ -51,3 +53,12 @@ def test_the_interleaved_lateness_bench_runs_no_vision_thread_in_its_alone_block
     assert "with vision vs" in line
     assert "95 % interval" in line
     assert "target ≤ 1.10×" in line
+
+
+def test_the_lateness_bench_runs_the_detector_in_the_loops_process_when_asked() -> None:
+    """The comparison docs/attention.md shows: vision.process false, the detector on the vision
+    thread in the loop's process."""
+    r = run_lateness_ab(blocks=1, block_s=0.6, fps=15.0, detector="blazeface", process=False)
+    assert r.process is False
+    assert r.frames_detected >= 4
+    assert "detector in the loop’s process" in lateness_report(r)[0]

@@ -35,6 +35,18 @@ def bench_attention(
     quick: Annotated[
         bool, typer.Option("--quick", help="Fewer frames and rooms: a rough look in seconds.")
     ] = False,
+    blocks: Annotated[
+        int,
+        typer.Option(min=1, max=200, help="Lateness: blocks of each condition (5 s each)."),
+    ] = 8,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            "--detector-in-process",
+            help="Gaze and lateness: the detector in the runtime's process (vision.process: "
+            "false), for the comparison with its own process (the default).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Faces (ms a frame on one core, detection rate), capture → gaze p95 and missed ticks, a
@@ -55,7 +67,7 @@ def bench_attention(
     if part in (Part.all, Part.gaze):
         from anima.bench.attention import gaze
 
-        g = gaze.run_gaze_latency(min(seconds, 3.0) if quick else seconds)
+        g = gaze.run_gaze_latency(min(seconds, 3.0) if quick else seconds, process=not in_process)
         out["gaze"] = dataclasses.asdict(g)
         lines += gaze.report_lines(g)
     if part in (Part.all, Part.lateness):
@@ -63,10 +75,15 @@ def bench_attention(
 
         for source in ("playback", "sim"):
             ab = (
-                lateness.run_lateness_ab(blocks=2, block_s=2.0, source=source)
+                lateness.run_lateness_ab(
+                    blocks=2, block_s=2.0, source=source, process=not in_process
+                )
                 if quick
                 else lateness.run_lateness_ab(
-                    source=source, progress=lambda s: typer.echo(s, err=True)
+                    blocks,
+                    source=source,
+                    process=not in_process,
+                    progress=lambda s: typer.echo(s, err=True),
                 )
             )
             out[f"lateness_{source}"] = dataclasses.asdict(ab)

@@ -46,6 +46,7 @@ class GazeLatency:
     """One run's figures (milliseconds of real time)."""
 
     detector: str
+    process: bool  # the detector in a process of its own (vision.process)
     seconds: float
     fps: float
     frames: int  # frames the camera delivered
@@ -127,10 +128,12 @@ def run_gaze_latency(
     detector: str = "auto",
     make_detector: Callable[[VisionConfig], FaceDetector] | None = None,
     baseline: bool = True,
+    process: bool = True,
 ) -> GazeLatency:
     """Run the whole chain for ``seconds`` of real time and measure each frame's latency;
-    ``baseline``: first run the loop alone as long, for its lateness and CPU without vision."""
-    vision = VisionConfig(fps=fps, faces=detector)
+    ``baseline``: first run the loop alone as long, for its lateness and CPU without vision;
+    ``process``: the detector in a process of its own (``vision.process``), else in this one."""
+    vision = VisionConfig(fps=fps, faces=detector, process=process)
     made = (make_detector or detector_for)(vision)  # in its own process (vision.process)
     body = load_body()
     driver = SimDriver(history=256)
@@ -169,6 +172,7 @@ def run_gaze_latency(
     ms = [1000.0 * s for s in attention.latencies]
     return GazeLatency(
         detector=getattr(made, "name", detector),
+        process=process and make_detector is None,
         seconds=seconds,
         fps=fps,
         frames=stats.frames_in,
@@ -198,7 +202,8 @@ def report_lines(r: GazeLatency) -> list[str]:
         f"p50 {r.p50_ms:.1f} ms, p95 {r.p95_ms:.1f} ms, max {r.max_ms:.1f} ms "
         f"[target p95 ≤ {TARGET_P95_MS:g} ms: {verdict}]",
         f"  frames {r.frames}, detected {r.detected}, commands {r.commands}; "
-        f"detector p50/p95 {detect}; motion loop missed {r.missed_ticks} ticks",
+        f"detector ({'its own process' if r.process else 'in this process'}) p50/p95 "
+        f"{detect}; motion loop missed {r.missed_ticks} ticks",
         f"  loop lateness p99 {r.loop_p99_ms:.3f} ms with vision"
         + (
             ""

@@ -6,7 +6,6 @@ runtime killed with SIGKILL."""
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 
 from anima.config.vision import VisionConfig
 from anima.errors import AnimaError, ConfigError, EngineStateError, InvalidCommandError
+from anima.testing.waiting import process_gone
 
 pytestmark = pytest.mark.model
 
@@ -42,17 +42,7 @@ def astronaut() -> np.ndarray:
 
 
 def gone(pid: int, within: float = WAIT_S) -> bool:
-    """True once no process ``pid`` runs (a zombie awaiting its parent counts as gone): waits on
-    the process's pidfd, which turns readable as it ends (no polling)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True  # already ended and reaped
-    try:
-        readable, _, _ = select.select([fd], [], [], within)
-        return bool(readable)
-    finally:
-        os.close(fd)
+    return process_gone(pid, within)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from anima.attention.pose_history import measured_lag
 from anima.attention.service import Attention
-from anima.clock import Clock
+from anima.clock import Clock, MonotonicClock
 from anima.config import AnimaConfig, ReachyMiniDriverConfig
 from anima.config.vision import SOURCES
 from anima.events import Event, EventHub, WakeDetected
@@ -28,7 +28,9 @@ from anima.listening.direction.daemon import DaemonDirection
 from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
 from anima.listening.direction.own_voice import OwnVoiceGate
 from anima.motion.engine import MotionEngine
+from anima.vision.seeing import SOURCES_SEEN_THERE, SeeingProcess
 from anima.vision.types import Face, VideoFrame
+from anima.vision.view import Mark
 from anima.wire.attention import AttentionSnapshot
 
 if TYPE_CHECKING:
@@ -73,7 +75,7 @@ class AttentionPart:
         )
         self._camera = camera
         self._latest: tuple[VideoFrame, tuple[Face, ...]] | None = None
-        self.pipeline: VisionPipeline | None = None
+        self.pipeline: VisionPipeline | SeeingProcess | None = None
         self.voice_sink: DirectionSink | None = None
         if config.listen.mics:
             estimator = DirectionEstimator(
@@ -114,11 +116,22 @@ class AttentionPart:
         vision = self.attention.vision  # the camera's figures as attention projects with them
         if not vision.enabled:
             return
+        camera = self._camera
+        if (
+            camera is None
+            and vision.process
+            and vision.source in SOURCES_SEEN_THERE
+            and isinstance(self.clock, MonotonicClock)
+        ):
+            # the camera in the vision process too: OpenCV is never imported here
+            from anima.vision.seeing import SeeingProcess
+
+            self.pipeline = SeeingProcess(vision, self._on_faces, on_end=self._ended)
+            return
         from anima.vision.faces import make_detector
         from anima.vision.pipeline import VisionPipeline
 
         detector = make_detector(vision)  # in its own process unless vision.process is false
-        camera = self._camera
         if camera is None:
             # the head's pose at a time: the simulated head camera films with the sent pose
             make = SOURCES.load(vision.source)
@@ -138,29 +151,22 @@ class AttentionPart:
         """The newest frame the detector saw, as JPEG, with its faces' boxes (green; the one
         attention looks at, orange); None before the first frame or without a camera."""
         latest = self._latest
-        if latest is None:
+        if latest is None or self.pipeline is None:
             return None
-        from anima.vision.sources.opencv import load_cv2
-
-        cv2 = load_cv2()
         frame, faces = latest
-        image = cv2.cvtColor(frame.image, cv2.COLOR_RGB2BGR)
-        h, w = image.shape[:2]
         aim = self.attention.snapshot().azimuth_deg
+        head = self.attention.poses.at(frame.t)
+        marks: list[Mark] = []
         for face in faces:
             b = face.box
-            sight = self.attention.camera.sight(b, w, h, self.attention.poses.at(frame.t))
+            sight = self.attention.camera.sight(b, frame.width, frame.height, head)
             looked_at = aim is not None and abs(math.degrees(sight.azimuth) - aim) < 5.0
-            colour = (0, 140, 255) if looked_at else (0, 200, 0)
-            p0 = (int(b.x0 * w), int(b.y0 * h))
-            p1 = (int(b.x1 * w), int(b.y1 * h))
-            cv2.rectangle(image, p0, p1, colour, 2 if looked_at else 1)
-            cv2.putText(
-                image, f"{face.score:.2f}", (p0[0], max(10, p0[1] - 3)),
-                cv2.FONT_HERSHEY_SIMPLEX, 0.35, colour, 1,
-            )  # fmt: skip
-        ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        return bytes(jpeg) if ok else None
+            marks.append((b.x0, b.y0, b.x1, b.y1, face.score, looked_at))
+        if isinstance(self.pipeline, SeeingProcess):  # the pixels are in the vision process
+            return self.pipeline.view(marks, quality)
+        from anima.vision.view import render
+
+        return render(frame.image, marks, quality)
 
     def _ended(self, reason: str) -> None:
         if reason == "stopped":  # stopped by its owner (a stop, a start that failed): no news

@@ -17,3 +17,21 @@ def eventually(predicate: Callable[[], object], timeout: float = 5.0, every: flo
         if time.monotonic() >= end:
             return False
         time.sleep(every)
+
+
+def process_gone(pid: int, within: float = 10.0) -> bool:
+    """True once no process ``pid`` runs (a zombie awaiting its parent counts as gone), False
+    after ``within`` seconds: waits on the process's pidfd, which turns readable as it ends (no
+    polling)."""
+    import os
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # already ended and reaped
+    try:
+        readable, _, _ = select.select([fd], [], [], within)
+        return bool(readable)
+    finally:
+        os.close(fd)

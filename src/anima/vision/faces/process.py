@@ -10,9 +10,9 @@ vision thread here only sends the frame and waits on a socket, which releases th
 The parent and the child talk over a socket pair (:func:`multiprocessing.Pipe`), one
 message each way per frame: the frame (its height and width, then its pixels from the array's
 own buffer, not pickled: 230 KB at 320×240) and back the faces (pickled), with the child's CPU
-seconds on frames so far. The child is ``python -m
-anima.vision.faces.process FD`` (a fresh interpreter: nothing of the runtime's threads or state
-is forked), given the :class:`~anima.config.vision.VisionConfig` as its first message; it makes
+seconds on frames so far. The child is ``python -m anima.vision.child FD``
+(:mod:`anima.vision.child`; a fresh interpreter: nothing of the runtime's threads or state is
+forked), given ``("detect", config)`` as its first message; it makes
 the detector ``vision.faces`` names and says ``ready`` (or why it could not: the error is raised
 here as it would have been in-process). It ends when told to, or when its socket closes (the
 runtime ended, even by ``kill -9``).
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import select
 import signal
 import struct
@@ -58,6 +57,7 @@ START_TIMEOUT_S = 60.0  # a child's imports and model loads (~0.5 s here; a cold
 DETECT_TIMEOUT_S = 5.0  # one frame (~3-15 ms here): past this the child is stuck, killed
 RESTART_S = 2.0  # a dead child is started again at most this often
 
+CHILD = "anima.vision.child"  # the child's module (python -m)
 SHAPE = "<II"  # a frame's height and width, before its pixels
 Problem = tuple[str, str, str | None, str | None, str | None]  # kind, message, key, package, extra
 
@@ -110,11 +110,13 @@ def ended(code: int | None) -> str:
 class _Child:
     """One running child: its process and the parent's end of the socket."""
 
-    def __init__(self, config: VisionConfig, timeout: float) -> None:
+    def __init__(self, config: VisionConfig, timeout: float, *, mode: str = "detect") -> None:
+        """``mode``: ``detect`` (frames sent here, faces back) or ``see`` (the camera there
+        too: :mod:`anima.vision.seeing`)."""
         ours, theirs = Pipe(duplex=True)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                [sys.executable, "-m", CHILD, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # stdout may be a console's; its log goes to stderr
@@ -125,7 +127,7 @@ class _Child:
         self.conn = ours
         self.finalizer = weakref.finalize(self, _kill, self.process, ours)
         try:
-            ours.send(config)
+            ours.send((mode, config))
             reply = self.receive(timeout, "start")
         except BaseException:
             self.stop(0.0)
@@ -254,13 +256,11 @@ class ProcessDetector:
         self._cpu_s = 0.0
 
 
-def serve(conn: Connection) -> int:
-    """The child's side: make the detector, then answer each frame until the socket closes."""
+def serve_detecting(conn: Connection, config: VisionConfig) -> int:
+    """The child's side in ``detect`` mode: make the detector, then answer each frame until the
+    socket closes."""
     try:
-        config: VisionConfig = conn.recv()
         detector = DETECTORS.load(config.faces)(config)
-    except EOFError:
-        return 0
     except Exception as exc:
         conn.send(("failed", describe(exc)))
         return 1
@@ -282,17 +282,3 @@ def serve(conn: Connection) -> int:
         return 0
     finally:
         detector.close()
-
-
-def main(argv: list[str]) -> int:
-    logging.basicConfig(level=logging.WARNING, format="anima vision process: %(message)s")
-    if len(argv) != 1 or not argv[0].isdigit():
-        usage = "usage: python -m anima.vision.faces.process FD (the runtime starts it)"
-        print(usage, file=sys.stderr)
-        return 2
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the runtime's to handle
-    return serve(Connection(int(argv[0])))
-
-
-if __name__ == "__main__":
-    os._exit(main(sys.argv[1:]))  # no atexit work: the model's threads need no join

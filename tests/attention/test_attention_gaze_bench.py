@@ -62,3 +62,20 @@ def test_the_lateness_bench_runs_the_detector_in_the_loops_process_when_asked() 
     assert r.process is False
     assert r.frames_detected >= 4
     assert "detector in the loop’s process" in lateness_report(r)[0]
+
+
+def test_the_start_bench_starts_fresh_runtimes_with_the_camera_there_and_here() -> None:
+    """Each start is a fresh process seeing the whole video; the vision process keeps OpenCV out
+    of the runtime's, the old way imports it there (the missed ticks are the bench's figure)."""
+    from anima.bench.attention.start import report_lines as start_report
+    from anima.bench.attention.start import run_starts
+
+    there, here = run_starts(1)
+    assert (there.condition, here.condition) == ("vision process", "runtime process")
+    assert there.seen == here.seen == [30]  # every frame of the video, in both
+    assert there.opencv_here == [False]
+    assert here.opencv_here == [True]
+    assert len(there.missed) == len(here.missed) == 1
+    lines = start_report([there, here])
+    assert "camera in the vision process" in lines[1]
+    assert "OpenCV imported by the runtime in 0 of 1" in lines[1]

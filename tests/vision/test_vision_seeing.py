@@ -95,7 +95,10 @@ def test_faces_come_back_stamped_on_this_clock_and_the_view_is_drawn_there(
         vision.start()
         assert seen.ended.wait(WAIT_S)
         assert seen.ends == ["end of video"]
-        assert [f.index for f, _ in seen.frames] == list(range(FRAMES))  # 10 fps: none dropped
+        indices = [f.index for f, _ in seen.frames]
+        # in order; a frame may be dropped when a loaded machine detects slower than 10 fps
+        assert indices == sorted(set(indices))
+        assert len(indices) >= FRAMES - 2
         for frame, faces in seen.frames:
             assert (frame.width, frame.height) == (320, 240)
             assert began < frame.t < time.monotonic()  # the child's capture time, our clock
@@ -103,9 +106,10 @@ def test_faces_come_back_stamped_on_this_clock_and_the_view_is_drawn_there(
             assert faces[0].yaw_deg is not None
         xs = [faces[0].box.center[0] for _, faces in seen.frames]
         assert xs == sorted(xs)
-        assert xs[-1] - xs[0] > 0.3
+        assert xs[-1] - xs[0] > 0.2  # 100 px (80 with one end dropped) of 320
         stats = vision.stats()
-        assert (stats.frames_in, stats.processed, stats.errors) == (FRAMES, FRAMES, 0)
+        assert (stats.frames_in, stats.processed, stats.errors) == (FRAMES, len(indices), 0)
+        assert stats.dropped == FRAMES - len(indices)
         assert stats.detect_ms_p50 is not None
         assert stats.detect_ms_p50 > 0
         assert stats.detector_cpu_s > 0  # the child's CPU on frames

@@ -62,6 +62,8 @@ def test_a_video_source_with_its_pose(tmp_path: Path) -> None:
         ("vision:\n  rpy_deg: [0, .nan, 0]\n", "vision.rpy_deg", "finite number"),
         ("vision:\n  rpy_deg: [0, 200, 0]\n", "vision.rpy_deg", "±180 degrees"),
         ("vision:\n  min_face_score: 2\n", "vision.min_face_score", "[0, 1]"),
+        ("vision:\n  landmarks_every: 0\n", "vision.landmarks_every", "[1, 10]"),
+        ("vision:\n  landmarks_every: 2.5\n", "vision.landmarks_every", "an integer"),
         ("attention:\n  switch_s: -1\n", "attention.switch_s", "> 0"),
         ("attention:\n  resume_s: 1e9\n", "attention.resume_s", "≤ 600 s"),
     ],

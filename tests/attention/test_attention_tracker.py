@@ -146,6 +146,26 @@ def test_facing_from_the_faces_yaw(yaw: float | None, facing: bool) -> None:
     assert p.facing is facing
 
 
+def test_a_frame_the_mesh_did_not_read_keeps_the_last_yaw() -> None:
+    """vision.landmarks_every: frames between the mesh's readings carry no yaw; the person
+    turned away stays turned away."""
+    tracker = Tracker()
+    assert not only(tracker.update(0.0, [det(0.0, 0.0, yaw_deg=60.0)])).facing
+    p = only(tracker.update(1 / FPS, [det(1 / FPS, 0.0, yaw_deg=None)]))
+    assert not p.facing
+    assert only(tracker.update(2 / FPS, [det(2 / FPS, 0.0, yaw_deg=5.0)])).facing
+
+
+def test_a_mouth_read_every_other_frame_is_still_speaking() -> None:
+    """The mesh on every 2nd frame at 15 fps (the default) reads a mouth at 7.5 Hz: enough
+    for the speaking window."""
+    tracker = Tracker()
+    for k, t in enumerate(frames(0.0, 1.0)):
+        mouth = None if k % 2 else (0.08 if k % 4 == 0 else 0.01)
+        p = only(tracker.update(t, [det(t, 0.0, mouth=mouth)]))
+    assert p.speaking
+
+
 def test_a_moving_mouth_is_speaking_and_a_still_one_is_not() -> None:
     tracker = Tracker()
     talking = frames(0.0, 1.0)

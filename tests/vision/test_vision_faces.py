@@ -44,7 +44,7 @@ ASTRONAUT_FACE_HEIGHT = 0.2
 
 @pytest.fixture(scope="module")
 def blaze() -> Iterator[FaceDetector]:
-    detector = make_blazeface(VisionConfig())
+    detector = make_blazeface(VisionConfig(landmarks_every=1))  # the mesh on every frame
     yield detector
     detector.close()
 
@@ -185,6 +185,24 @@ def test_the_cameramans_near_profile(blaze: FaceDetector) -> None:
     frame = grey()
     frame[:, 40:280] = cv2.resize(camera, (240, 240), interpolation=cv2.INTER_AREA)
     assert blaze.detect(frame) == []
+
+
+def test_the_mesh_reads_every_landmarks_every_th_frame() -> None:
+    """By default (2) the first frame and every second after it; the frames between carry the
+    detector's box and key points only, as found with the mesh."""
+    default = BlazeFace(VisionConfig())
+    thirds = BlazeFace(VisionConfig(landmarks_every=3))
+    try:
+        read = [default.detect(astronaut())[0] for _ in range(5)]
+        assert [f.yaw_deg is not None for f in read] == [True, False, True, False, True]
+        assert read[1].box == read[0].box
+        assert read[1].keypoints == read[0].keypoints
+        assert read[1].mouth_open is None
+        read = [thirds.detect(astronaut())[0] for _ in range(4)]
+        assert [f.yaw_deg is not None for f in read] == [True, False, False, True]
+    finally:
+        default.close()
+        thirds.close()
 
 
 def test_the_mesh_reads_a_known_turn_and_a_known_gap() -> None:

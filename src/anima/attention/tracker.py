@@ -19,7 +19,8 @@ hides the detector's jitter, a higher one while the face moves keeps the lag sma
 first-order, it never overshoots a step.
 
 ``facing``: the face is turned less than ``facing_deg`` from the camera (``Face.yaw_deg``); a
-detector without landmarks finds frontal faces only, so an unknown yaw counts as facing.
+detector without landmarks finds frontal faces only, so an unknown yaw counts as facing; a
+frame the mesh did not read (``vision.landmarks_every``) keeps the track's last yaw.
 ``speaking``: the mouth opened and closed over the last ``speaking_window_s`` (the spread of
 ``Face.mouth_open``), or a voice came from the person's direction (:meth:`Tracker.voice`); it
 holds ``speaking_hold_s`` after the last evidence, across the pauses between words.
@@ -277,7 +278,8 @@ class Tracker:
         track.distance = d.distance
         track.box = d.box
         track.last_seen = d.t
-        track.yaw_deg = d.yaw_deg
+        if d.yaw_deg is not None:  # a frame without the mesh's reading keeps the last
+            track.yaw_deg = d.yaw_deg
         if d.mouth_open is not None:
             track.mouths.append((d.t, d.mouth_open))
             window = [m for ts, m in track.mouths if ts >= d.t - self.speaking_window_s]

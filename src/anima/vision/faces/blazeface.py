@@ -7,7 +7,9 @@ them) and regresses, for each, a box and six key points as offsets from the anch
 pixels; scores pass a sigmoid; boxes overlapping a surer one by more than 0.3 IoU are merged
 into it, weighted by score (MediaPipe's WEIGHTED non-maximum suppression); the letterbox is
 undone so coordinates are the frame's own, normalised. When ``vision.landmarks`` is on, each
-face is then read by the face mesh (:mod:`anima.vision.faces.mesh`).
+face is then read by the face mesh (:mod:`anima.vision.faces.mesh`), on every
+``vision.landmarks_every``-th frame (the first, then every n-th: its cost equals the
+detector's).
 
 The short-range model misses faces smaller than about a tenth of the frame's long side (at
 320×240 the astronaut's face was found 40 px high, missed 30 px high) and is less sure of a
@@ -145,6 +147,8 @@ class BlazeFace:
         self._boxes, self._scores = outputs[4 + 2 * KEYPOINTS], outputs[1]
         self._anchors = ssd_anchors()
         self._mesh = FaceMesh(directory) if config.landmarks else None
+        self._mesh_every = config.landmarks_every
+        self._frames = 0  # frames detected: the mesh reads every ``landmarks_every``-th
         # reused letterbox: black bars (-1 after scaling) around the scaled frame
         self._tensor = np.empty((1, SIZE, SIZE, 3), dtype=np.float32)
 
@@ -153,6 +157,8 @@ class BlazeFace:
         if self._model is None:
             raise EngineStateError("the face detector was closed")
         image = check_image(image)
+        mesh = self._mesh if self._frames % self._mesh_every == 0 else None
+        self._frames += 1
         height, width = image.shape[:2]
         scale = SIZE / max(width, height)
         rw, rh = max(1, round(width * scale)), max(1, round(height * scale))
@@ -184,8 +190,8 @@ class BlazeFace:
                 score=score,
                 keypoints=tuple((float(x), float(y)) for x, y in keypoints),
             )
-            if self._mesh is not None:
-                face = self._mesh.read(image, face, corners)
+            if mesh is not None:
+                face = mesh.read(image, face, corners)
             faces.append(face)
         return faces
 

@@ -28,7 +28,6 @@ must not become a flood of log lines.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import errno
 import logging
@@ -38,6 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the web extra's: imported by protocols(), so Gate needs none of it
+    import asyncio
+
     from uvicorn.protocols.http.h11_impl import H11Protocol
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
@@ -202,6 +203,8 @@ def peer_host(transport: asyncio.BaseTransport) -> str:
 def _close(transport: asyncio.BaseTransport) -> None:
     """Close now: a transport still holding unsent bytes (a client that does not read) would
     otherwise keep its descriptor until they are sent, that is for ever."""
+    import asyncio  # loaded: the server runs on it
+
     if isinstance(transport, asyncio.WriteTransport) and transport.get_write_buffer_size():
         transport.abort()
     else:

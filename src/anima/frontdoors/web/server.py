@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import logging
 import socket
@@ -28,6 +27,8 @@ from anima.wire.jsontypes import JsonObject
 from anima.wire.payloads import MAX_PAYLOAD
 
 if TYPE_CHECKING:
+    import asyncio
+
     from anima.frontdoors.mcp.http import McpHttp
     from anima.frontdoors.web.limits import WebSocketCap
     from anima.frontdoors.web.mdns import Announcer
@@ -180,6 +181,8 @@ class WebFrontDoor:
             self.mdns = Announcer(name, cfg.host, self.port, props).start()
 
     def _serve(self, server: Any, sock: socket.socket) -> None:
+        import asyncio  # here: ~65 ms of imports the first tick does not wait for
+
         async def serve() -> None:
             self.loop = asyncio.get_running_loop()
             self.loop.set_exception_handler(self.gate.on_loop_exception)

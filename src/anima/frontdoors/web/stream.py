@@ -7,13 +7,16 @@ bounded: a client too slow to keep up loses messages (counted), never the robot'
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 from anima.wire.jsontypes import JsonObject
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +43,16 @@ class Client:
     """One WebSocket connection's outgoing queue, filled on the server's event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        import asyncio  # loaded: the server runs on it (not imported before the first tick)
+
         self.loop = loop
         self.queue: asyncio.Queue[str] = asyncio.Queue(QUEUE_LIMIT)
         self.dropped = 0
 
     def put(self, text: str) -> None:
         """Called on the event loop."""
+        import asyncio  # loaded (the loop calls this)
+
         try:
             self.queue.put_nowait(text)
         except asyncio.QueueFull:

@@ -27,3 +27,19 @@ def proc_kb_field_mb(pid: int | str, name: str, key: str) -> float:
     except OSError:
         pass
     return math.nan
+
+
+def python_speed_ms(additions: int = 1_000_000) -> float:
+    """Milliseconds this machine takes for ``additions`` pure-Python additions now (the best of
+    three): a bench prints it beside CPU figures, which scale with it. This VM's speed varies
+    1.5–4× hour to hour (1e6 additions: ~200 ms in its slow hours of 2026-12-05)."""
+    import time
+
+    best = math.inf
+    for _ in range(3):
+        began = time.perf_counter()
+        total = 0
+        for i in range(additions):
+            total += i
+        best = min(best, time.perf_counter() - began)
+    return best * 1000.0

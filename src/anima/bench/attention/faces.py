@@ -24,7 +24,7 @@ from functools import partial
 import numpy as np
 
 from anima.bench.attention.face_scenes import Scene, measured_set
-from anima.bench.measure import percentile
+from anima.bench.measure import percentile, python_speed_ms
 from anima.config.vision import VisionConfig
 from anima.vision.types import Box, Face
 
@@ -68,6 +68,8 @@ class FaceBenchResult:
     cpu_s: float  # the run's CPU time
     wall_s: float  # the run's wall time
     rates: tuple[Rate, ...]
+    # this machine's speed just before: 1e6 pure-Python additions (ms; the costs scale with it)
+    python_ms: float = math.nan
 
     @property
     def core_share_at_fps(self) -> float:
@@ -147,6 +149,7 @@ def run_face_bench(
     from anima.vision.faces.haar import Haar
     from anima.vision.faces.mesh import FaceMesh
 
+    speed = python_speed_ms()
     scenes = measured_set(frames, faces=lfw)
     config = VisionConfig()
     detector = BlazeFace(VisionConfig(landmarks=False))
@@ -202,6 +205,7 @@ def run_face_bench(
         rates=tuple(
             score("blazeface", scenes, blaze_found) + score("haar", haar_scenes, haar_found)
         ),
+        python_ms=speed,
     )
 
 
@@ -219,7 +223,8 @@ def report_lines(r: FaceBenchResult) -> list[str]:
         f"  … the mesh every {r.landmarks_every} frames (default) {r.configured_mean_ms:7.2f} "
         f"mean a frame: {r.configured_share_at_fps:.1%} of one core at {FPS:g} fps",
         f"  haar cascade             {r.haar.p50_ms:7.2f} / {r.haar.p95_ms:7.2f}  ({r.haar.calls})",
-        f"  run: {r.cpu_s:.2f} s CPU in {r.wall_s:.2f} s",
+        f"  run: {r.cpu_s:.2f} s CPU in {r.wall_s:.2f} s; this machine's speed before: 1e6 "
+        f"Python additions in {r.python_ms:.0f} ms",
         "detection (set never used for tuning): found / faces, false detections / frames",
     ]
     for rate in r.rates:

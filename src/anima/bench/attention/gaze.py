@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from anima.attention.service import Attention
-from anima.bench.measure import percentile
+from anima.bench.measure import percentile, python_speed_ms
 from anima.body import load_body
 from anima.clock import Clock
 from anima.config import MotionConfig
@@ -63,6 +63,8 @@ class GazeLatency:
     # the process's CPU with vision (its detector's process's included), over the baseline's,
     # in cores
     cpu_share: float
+    # this machine's speed just before: 1e6 pure-Python additions (ms; CPU figures scale with it)
+    python_ms: float = math.nan
 
     @property
     def passed(self) -> bool:
@@ -133,6 +135,7 @@ def run_gaze_latency(
     """Run the whole chain for ``seconds`` of real time and measure each frame's latency;
     ``baseline``: first run the loop alone as long, for its lateness and CPU without vision;
     ``process``: the detector in a process of its own (``vision.process``), else in this one."""
+    speed = python_speed_ms()
     vision = VisionConfig(fps=fps, faces=detector, process=process)
     made = (make_detector or detector_for)(vision)  # in its own process (vision.process)
     body = load_body()
@@ -187,6 +190,7 @@ def run_gaze_latency(
         loop_p99_ms=loop.period_error_p99_ms,
         baseline_p99_ms=baseline_p99,
         cpu_share=cpu - baseline_cpu,
+        python_ms=speed,
     )
 
 
@@ -211,6 +215,8 @@ def report_lines(r: GazeLatency) -> list[str]:
             else f", {r.baseline_p99_ms:.3f} ms alone (target: within 10 %)"
         )
         + f"; vision's CPU {r.cpu_share:.1%} of one core (target ≤ 15 %)",
+        f"  this machine's speed meanwhile: 1e6 Python additions in {r.python_ms:.0f} ms (CPU "
+        "figures scale with it; docs/attention.md)",
     ]
 
 

@@ -147,7 +147,7 @@ def test_facing_from_the_faces_yaw(yaw: float | None, facing: bool) -> None:
 
 
 def test_a_frame_the_mesh_did_not_read_keeps_the_last_yaw() -> None:
-    """vision.landmarks_every: frames between the mesh's readings carry no yaw; the person
+    """vision.detect_every: frames between the mesh's readings carry no yaw; the person
     turned away stays turned away."""
     tracker = Tracker()
     assert not only(tracker.update(0.0, [det(0.0, 0.0, yaw_deg=60.0)])).facing

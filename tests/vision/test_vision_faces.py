@@ -44,7 +44,7 @@ ASTRONAUT_FACE_HEIGHT = 0.2
 
 @pytest.fixture(scope="module")
 def blaze() -> Iterator[FaceDetector]:
-    detector = make_blazeface(VisionConfig(landmarks_every=1))  # the mesh on every frame
+    detector = make_blazeface(VisionConfig(detect_every=1))  # the mesh on every frame
     yield detector
     detector.close()
 
@@ -187,22 +187,37 @@ def test_the_cameramans_near_profile(blaze: FaceDetector) -> None:
     assert blaze.detect(frame) == []
 
 
-def test_the_mesh_reads_every_landmarks_every_th_frame() -> None:
-    """By default (2) the first frame and every second after it; the frames between carry the
-    detector's box and key points only, as found with the mesh."""
+def test_the_mesh_follows_the_faces_between_detections() -> None:
+    """vision.detect_every (2): the detector on frames 0, 2, 4 …, the mesh alone following its
+    faces on the frames between (its readings there), the box where the detector would put it;
+    a face the mesh loses sends the frame to the detector, and with nobody followed the
+    detector looks on every frame."""
+    from anima.bench.attention.gaze import frames
+
+    clip = frames(30)  # the astronaut's face sweeping left and right, up to 12 px a frame
     default = BlazeFace(VisionConfig())
-    thirds = BlazeFace(VisionConfig(landmarks_every=3))
+    every = BlazeFace(VisionConfig(detect_every=1))
+    thirds = BlazeFace(VisionConfig(detect_every=3))
     try:
-        read = [default.detect(astronaut())[0] for _ in range(5)]
-        assert [f.yaw_deg is not None for f in read] == [True, False, True, False, True]
-        assert read[1].box == read[0].box
-        assert read[1].keypoints == read[0].keypoints
-        assert read[1].mouth_open is None
-        read = [thirds.detect(astronaut())[0] for _ in range(4)]
-        assert [f.yaw_deg is not None for f in read] == [True, False, False, True]
+        for k, image in enumerate(clip[:8]):
+            (ours,) = default.detect(image)
+            (truth,) = every.detect(image)
+            assert truth.yaw_deg is not None  # detect_every 1: every face read on every frame
+            assert (ours.yaw_deg is not None) == (k % 2 == 1)
+            assert abs(ours.box.center[0] - truth.box.center[0]) < 0.1 * truth.box.width
+            assert abs(ours.box.center[1] - truth.box.center[1]) < 0.1 * truth.box.height
+            assert ours.box.width == pytest.approx(truth.box.width, rel=0.15)
+            assert ours.box.height == pytest.approx(truth.box.height, rel=0.15)
+        assert len(default.detect(clip[8])) == 1  # a detector's frame
+        assert default.detect(grey()) == []  # followed, lost: the detector finds nobody
+        assert default.detect(grey()) == []
+        (found,) = default.detect(clip[11])  # a follower's turn, nobody to follow: detected
+        assert found.yaw_deg is None
+        read = [thirds.detect(image)[0].yaw_deg is not None for image in clip[:6]]
+        assert read == [False, True, True, False, True, True]
     finally:
-        default.close()
-        thirds.close()
+        for made in (default, every, thirds):
+            made.close()
 
 
 def test_the_mesh_reads_a_known_turn_and_a_known_gap() -> None:
@@ -335,11 +350,11 @@ def test_the_bench_fills_every_figure() -> None:
         "lfw none",
     }
     assert {rate.detector for rate in r.rates} == {"blazeface", "haar"}
-    # the default reads the mesh every other frame: on average cheaper than every frame
-    assert r.landmarks_every == 2
+    # by default the detector every other frame, the mesh following between: one model a frame
+    assert r.detect_every == 2
     assert r.configured_mean_ms > 0
     assert r.python_ms > 0  # the machine's speed, printed beside the costs
     lines = report_lines(r)
-    assert any("the mesh every 2 frames (default)" in line for line in lines)
+    assert any("detected every 2 frames, the mesh following between" in line for line in lines)
     assert any(line.strip().startswith("blazeface (detector)") for line in lines)
     assert any(line.strip().startswith("haar") and "lfw" in line for line in lines)

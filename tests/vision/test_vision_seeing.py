@@ -85,7 +85,7 @@ def test_faces_come_back_stamped_on_this_clock_and_the_view_is_drawn_there(
     faces_folder: Path, seen: Seen
 ) -> None:
     config = VisionConfig(
-        source="video", video_in=str(faces_folder), video_fps=10.0, landmarks_every=1
+        source="video", video_in=str(faces_folder), video_fps=10.0, detect_every=1
     )
     began = time.monotonic()
     vision = SeeingProcess(config, seen.on_faces, on_end=seen.on_end)

@@ -20,7 +20,8 @@ first-order, it never overshoots a step.
 
 ``facing``: the face is turned less than ``facing_deg`` from the camera (``Face.yaw_deg``); a
 detector without landmarks finds frontal faces only, so an unknown yaw counts as facing; a
-frame the mesh did not read (``vision.landmarks_every``) keeps the track's last yaw.
+frame the mesh did not read (``vision.detect_every``: the detector's frames) keeps the track's
+last yaw.
 ``speaking``: the mouth opened and closed over the last ``speaking_window_s`` (the spread of
 ``Face.mouth_open``), or a voice came from the person's direction (:meth:`Tracker.voice`); it
 holds ``speaking_hold_s`` after the last evidence, across the pauses between words.

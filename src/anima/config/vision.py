@@ -124,10 +124,10 @@ class VisionConfig:
     # (in-process, vision made the loop's tick-lateness p99 1.6-2.7x; docs/attention.md)
     process: bool = True
     landmarks: bool = True  # the face mesh: where a face looks and whether its mouth moves
-    # the mesh read on every n-th frame (1: every frame); between, a track keeps its last
-    # reading: 2 halves the mesh's cost (as much as the detector's) and still samples a mouth
-    # at 7.5 Hz at 15 fps
-    landmarks_every: int = 2
+    # with landmarks: the detector on every n-th frame, the face mesh alone following the faces
+    # it found on the frames between (one model a frame, not two; a face the mesh loses is
+    # looked for at once); 1: the detector and the mesh on every frame
+    detect_every: int = 2
     min_face_score: float = 0.6  # detections less sure than this (0-1) are dropped
 
     def __post_init__(self) -> None:
@@ -157,11 +157,11 @@ class VisionConfig:
             check_vector("vision.position_m", self.position_m, 5.0, "m")
         if self.rpy_deg is not None:
             check_vector("vision.rpy_deg", self.rpy_deg, 180.0, "degrees")
-        if isinstance(self.landmarks_every, bool) or not 1 <= self.landmarks_every <= 10:
+        if isinstance(self.detect_every, bool) or not 1 <= self.detect_every <= 10:
             raise ConfigError(
-                f"vision.landmarks_every must be a whole number of frames in [1, 10], got "
-                f"{self.landmarks_every!r}",
-                key="vision.landmarks_every",
+                f"vision.detect_every must be a whole number of frames in [1, 10], got "
+                f"{self.detect_every!r}",
+                key="vision.detect_every",
             )
         if not (math.isfinite(self.min_face_score) and 0 <= self.min_face_score <= 1):
             raise ConfigError(

@@ -7,9 +7,12 @@ them) and regresses, for each, a box and six key points as offsets from the anch
 pixels; scores pass a sigmoid; boxes overlapping a surer one by more than 0.3 IoU are merged
 into it, weighted by score (MediaPipe's WEIGHTED non-maximum suppression); the letterbox is
 undone so coordinates are the frame's own, normalised. When ``vision.landmarks`` is on, each
-face is then read by the face mesh (:mod:`anima.vision.faces.mesh`), on every
-``vision.landmarks_every``-th frame (the first, then every n-th: its cost equals the
-detector's).
+face is read by the face mesh (:mod:`anima.vision.faces.mesh`). With ``vision.detect_every``
+n > 1 (2 by default), the detector runs on the first frame and every n-th, and the mesh alone
+follows the faces it found on the frames between, as MediaPipe's face-mesh graph tracks between
+detections (:meth:`~anima.vision.faces.mesh.FaceMesh.follow`): one model a frame instead of two
+(each costs about the same), the mesh's readings on the frames it follows; a face the mesh loses
+sends the frame to the detector at once. With n = 1 every frame is detected and every face read.
 
 The short-range model misses faces smaller than about a tenth of the frame's long side (at
 320×240 the astronaut's face was found 40 px high, missed 30 px high) and is less sure of a
@@ -147,18 +150,34 @@ class BlazeFace:
         self._boxes, self._scores = outputs[4 + 2 * KEYPOINTS], outputs[1]
         self._anchors = ssd_anchors()
         self._mesh = FaceMesh(directory) if config.landmarks else None
-        self._mesh_every = config.landmarks_every
-        self._frames = 0  # frames detected: the mesh reads every ``landmarks_every``-th
+        self._detect_every = config.detect_every if self._mesh is not None else 1
+        self._frames = 0  # frames seen: the detector runs on every ``detect_every``-th
+        # the faces of the frame before, each with its unclipped box: what the mesh follows
+        self._last: list[tuple[Face, Floats]] = []
         # reused letterbox: black bars (-1 after scaling) around the scaled frame
         self._tensor = np.empty((1, SIZE, SIZE, 3), dtype=np.float32)
 
     def detect(self, image: Image) -> list[Face]:
-        """The faces in ``image`` at least ``vision.min_face_score`` sure, surest first."""
+        """The faces in ``image`` at least ``vision.min_face_score`` sure, surest first: found
+        by the detector on every ``vision.detect_every``-th frame (and whenever the mesh lost a
+        face), followed by the mesh from the frame before on the others."""
         if self._model is None:
             raise EngineStateError("the face detector was closed")
         image = check_image(image)
-        mesh = self._mesh if self._frames % self._mesh_every == 0 else None
+        turn = self._frames % self._detect_every
         self._frames += 1
+        if turn and self._last and self._mesh is not None:
+            followed = [self._mesh.follow(image, face, corners) for face, corners in self._last]
+            if all(f is not None for f in followed):
+                self._last = [f for f in followed if f is not None]
+                return [face for face, _ in self._last]
+        found = self._find(image, self._mesh if self._detect_every == 1 else None)
+        self._last = found
+        return [face for face, _ in found]
+
+    def _find(self, image: Image, mesh: FaceMesh | None) -> list[tuple[Face, Floats]]:
+        """The detector's faces in ``image`` (read by ``mesh`` when given), each with its
+        unclipped box."""
         height, width = image.shape[:2]
         scale = SIZE / max(width, height)
         rw, rh = max(1, round(width * scale)), max(1, round(height * scale))
@@ -178,7 +197,7 @@ class BlazeFace:
         # undo the letterbox: input pixels → the frame's normalised coordinates
         offset = np.array([ox, oy], dtype=np.float32)
         extent = np.array([rw, rh], dtype=np.float32)
-        faces: list[Face] = []
+        faces: list[tuple[Face, Floats]] = []
         for box, kps, score in weighted_nms(boxes, points, scores[keep]):
             corners = (box.reshape(2, 2) * SIZE - offset) / extent  # unclipped, for the mesh
             x0, y0, x1, y1 = np.clip(corners, 0, 1).ravel().tolist()
@@ -192,7 +211,7 @@ class BlazeFace:
             )
             if mesh is not None:
                 face = mesh.read(image, face, corners)
-            faces.append(face)
+            faces.append((face, corners))
         return faces
 
     def close(self) -> None:

@@ -27,9 +27,10 @@ def test_each_detected_frame_ends_in_a_gaze_command() -> None:
     assert r.loop_p99_ms >= 0.0
     assert 0.0 < r.cpu_share < 2.0  # vision costs CPU, and at most both cores
     assert r.process  # the runtime's default: the detector in its own process
+    assert r.camera_there  # and with a camera or a video, the camera there too
     lines = report_lines(r)
     assert lines[0].startswith("capture → gaze command (blazeface")
-    assert "detector (its own process)" in lines[1]
+    assert "detector (in the vision process with the camera)" in lines[1]
     assert "ms alone (target: within 10 %)" in lines[2]
 
 

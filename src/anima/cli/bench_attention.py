@@ -53,6 +53,14 @@ def bench_attention(
             "false), for the comparison with its own process (the default).",
         ),
     ] = False,
+    camera_here: Annotated[
+        bool,
+        typer.Option(
+            "--camera-here",
+            help="Gaze: a camera thread in the runtime's process hands frames to the detector's "
+            "process (as the simulated head camera does), not the camera in the vision process.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Faces (ms a frame on one core, detection rate), capture → gaze p95 and missed ticks, a
@@ -73,7 +81,11 @@ def bench_attention(
     if part in (Part.all, Part.gaze):
         from anima.bench.attention import gaze
 
-        g = gaze.run_gaze_latency(min(seconds, 3.0) if quick else seconds, process=not in_process)
+        g = gaze.run_gaze_latency(
+            min(seconds, 3.0) if quick else seconds,
+            process=not in_process,
+            camera_there=not camera_here,
+        )
         out["gaze"] = dataclasses.asdict(g)
         lines += gaze.report_lines(g)
     if part in (Part.all, Part.lateness):

@@ -17,10 +17,12 @@ grey 320×240 background, moving slowly left and right.
 from __future__ import annotations
 
 import math
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -34,6 +36,7 @@ from anima.drivers.sim import SimDriver
 from anima.motion.engine import MotionEngine
 from anima.vision.faces import make_detector as detector_for
 from anima.vision.pipeline import VisionPipeline
+from anima.vision.seeing import SeeingProcess
 from anima.vision.types import FaceDetector, FrameSink, Image, VideoFrame
 
 TARGET_P95_MS = 150.0  # issue 32: capture → gaze command p95
@@ -47,6 +50,7 @@ class GazeLatency:
 
     detector: str
     process: bool  # the detector in a process of its own (vision.process)
+    camera_there: bool  # the camera in that process too (SeeingProcess), as anima serve runs it
     seconds: float
     fps: float
     frames: int  # frames the camera delivered
@@ -131,13 +135,43 @@ def run_gaze_latency(
     make_detector: Callable[[VisionConfig], FaceDetector] | None = None,
     baseline: bool = True,
     process: bool = True,
+    camera_there: bool = True,
 ) -> GazeLatency:
     """Run the whole chain for ``seconds`` of real time and measure each frame's latency;
     ``baseline``: first run the loop alone as long, for its lateness and CPU without vision;
-    ``process``: the detector in a process of its own (``vision.process``), else in this one."""
+    ``process``: the detector in a process of its own (``vision.process``), else in this one;
+    ``camera_there`` (with ``process``, as ``anima serve`` runs a camera or a video): the camera
+    in that process too, playing the frames from JPEG files
+    (:class:`~anima.vision.seeing.SeeingProcess`), else a camera thread here handing them over."""
     speed = python_speed_ms()
+    there = camera_there and process and make_detector is None
+    with tempfile.TemporaryDirectory(prefix="anima-gaze-") as clip:
+        if there:
+            write_clip(Path(clip), math.ceil((seconds + 2.0) * fps))
+        return _run(
+            seconds,
+            fps,
+            detector=detector,
+            make_detector=make_detector,
+            baseline=baseline,
+            process=process,
+            clip=clip if there else None,
+            speed=speed,
+        )
+
+
+def _run(
+    seconds: float,
+    fps: float,
+    *,
+    detector: str,
+    make_detector: Callable[[VisionConfig], FaceDetector] | None,
+    baseline: bool,
+    process: bool,
+    clip: str | None,
+    speed: float,
+) -> GazeLatency:
     vision = VisionConfig(fps=fps, faces=detector, process=process)
-    made = (make_detector or detector_for)(vision)  # in its own process (vision.process)
     body = load_body()
     driver = SimDriver(history=256)
     driver.connect()
@@ -153,8 +187,16 @@ def run_gaze_latency(
         alone.stop()
     engine = MotionEngine(body, driver, config=MotionConfig())
     attention = Attention(engine, None, engine.clock, vision, AttentionConfig(idle_glances=False))
-    camera = Playback(frames(), fps, engine.clock)
-    pipeline = VisionPipeline(camera, made, attention.post_faces, clock=engine.clock)
+    pipeline: VisionPipeline | SeeingProcess
+    if clip is not None:
+        played = VisionConfig(source="video", video_in=clip, video_fps=fps, faces=detector)
+        pipeline = SeeingProcess(played, attention.post_faces)
+        name = pipeline.name
+    else:
+        made = (make_detector or detector_for)(vision)  # in its own process (vision.process)
+        name = getattr(made, "name", detector)
+        camera = Playback(frames(), fps, engine.clock)
+        pipeline = VisionPipeline(camera, made, attention.post_faces, clock=engine.clock)
     engine.start()
     attention.start()
     missed = engine.stats().missed
@@ -174,8 +216,9 @@ def run_gaze_latency(
         driver.disconnect()
     ms = [1000.0 * s for s in attention.latencies]
     return GazeLatency(
-        detector=getattr(made, "name", detector),
+        detector=name,
         process=process and make_detector is None,
+        camera_there=clip is not None,
         seconds=seconds,
         fps=fps,
         frames=stats.frames_in,
@@ -194,6 +237,25 @@ def run_gaze_latency(
     )
 
 
+def where(r: GazeLatency) -> str:
+    """Where the detector (and the camera) ran, for the report."""
+    if r.camera_there:
+        return "in the vision process with the camera"
+    return "its own process, the camera here" if r.process else "in this process"
+
+
+def write_clip(folder: Path, count: int) -> None:
+    """:func:`frames` as ``count`` JPEG files in ``folder`` (the sweep repeated), in name order:
+    decoded as a webcam's MJPG frames are (a PNG costs several times more to decode)."""
+    from anima.vision.sources.opencv import load_cv2
+
+    cv2 = load_cv2()
+    images = [cv2.cvtColor(image, cv2.COLOR_RGB2BGR) for image in frames()]
+    for i in range(count):
+        path = str(folder / f"{i:05d}.jpg")
+        cv2.imwrite(path, images[i % len(images)], [cv2.IMWRITE_JPEG_QUALITY, 90])
+
+
 def report_lines(r: GazeLatency) -> list[str]:
     verdict = "ok" if r.passed else "OVER"
     detect = (
@@ -206,7 +268,7 @@ def report_lines(r: GazeLatency) -> list[str]:
         f"p50 {r.p50_ms:.1f} ms, p95 {r.p95_ms:.1f} ms, max {r.max_ms:.1f} ms "
         f"[target p95 ≤ {TARGET_P95_MS:g} ms: {verdict}]",
         f"  frames {r.frames}, detected {r.detected}, commands {r.commands}; "
-        f"detector ({'its own process' if r.process else 'in this process'}) p50/p95 "
+        f"detector ({where(r)}) p50/p95 "
         f"{detect}; motion loop missed {r.missed_ticks} ticks",
         f"  loop lateness p99 {r.loop_p99_ms:.3f} ms with vision"
         + (

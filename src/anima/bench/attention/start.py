@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from anima.bench.attention.gaze import frames
+from anima.bench.attention.gaze import write_clip
 
 CONDITIONS = ("vision process", "runtime process")
 TIMEOUT_S = 120.0  # one start, its video and its stop, on a loaded machine
@@ -62,22 +62,13 @@ class StartRun:
     opencv_here: list[bool]  # whether the runtime's process imported OpenCV, in each
 
 
-def write_frames(folder: Path) -> None:
-    """The gaze bench's 30 frames as PNG files in ``folder``."""
-    from anima.vision.sources.opencv import load_cv2
-
-    cv2 = load_cv2()
-    for i, image in enumerate(frames()):
-        cv2.imwrite(str(folder / f"{i:03d}.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
-
-
 def run_starts(
     rounds: int = 10, *, progress: Callable[[str], None] | None = None
 ) -> list[StartRun]:
     """``rounds`` starts of each condition, alternating (A B, then B A)."""
     results: dict[str, list[dict[str, object]]] = {c: [] for c in CONDITIONS}
     with tempfile.TemporaryDirectory(prefix="anima-start-") as tmp:
-        write_frames(Path(tmp))
+        write_clip(Path(tmp), 30)
         for k in range(rounds):
             for condition in CONDITIONS if k % 2 == 0 else CONDITIONS[::-1]:
                 done = subprocess.run(

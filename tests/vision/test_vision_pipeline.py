@@ -18,7 +18,7 @@ import pytest
 
 from anima.errors import ConfigError, EngineStateError
 from anima.testing import FakeClock
-from anima.vision.pipeline import VisionPipeline, VisionStats
+from anima.vision.pipeline import VisionPipeline, VisionStats, percentile
 from anima.vision.sources import VideoPlayer
 from anima.vision.types import Box, Face, FrameSink, Image, VideoFrame
 
@@ -256,3 +256,14 @@ def test_a_hung_detector_does_not_hang_the_stop(caplog: pytest.LogCaptureFixture
     assert detector.closed == 1  # by the worker, as it ended
     assert 0.2 <= took < 2.0
     assert "did not finish within 0.2 s" in caplog.text
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 150])
+def test_the_detector_times_percentiles_are_numpys(count: int) -> None:
+    """The stats' p50 and p95 interpolate as numpy's default, in pure Python (numpy's took
+    0.3 ms a frame in the vision process); none without a sample."""
+    rng = np.random.default_rng(count)
+    values = rng.uniform(1.0, 20.0, count).tolist()
+    for q in (50, 95):
+        assert percentile(sorted(values), q) == pytest.approx(float(np.percentile(values, q)))
+    assert percentile([], 50) is None

@@ -175,6 +175,29 @@ def test_a_child_killed_is_started_again_with_its_camera(
     assert seen.ends == ["stopped"]
 
 
+def test_a_child_that_stops_sending_is_killed_and_started_again(
+    faces_folder: Path, seen: Seen, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A child stuck (here stopped with SIGSTOP) sends nothing: after ``stall_s`` (or three
+    frame periods) it is killed and started again with its camera."""
+    config = VisionConfig(source="video", video_in=str(faces_folder), video_fps=5.0)
+    vision = SeeingProcess(config, seen.on_faces, on_end=seen.on_end, stall_s=1.0)
+    try:
+        vision.start()
+        assert seen.arrived.wait(WAIT_S)
+        first = vision.pid
+        assert first is not None
+        os.kill(first, signal.SIGSTOP)
+        assert gone(first)  # killed for its silence
+        seen.arrived.clear()
+        assert seen.arrived.wait(WAIT_S)  # frames again, from a new child
+        assert vision.restarts == 1
+        assert "sent nothing for 1.0 s" in caplog.text
+        assert not seen.ended.is_set()
+    finally:
+        vision.stop(5.0)
+
+
 def test_a_seeing_runtime_never_imports_opencv(faces_folder: Path) -> None:
     """A runtime with a video source on the real clock sees the person with OpenCV in the
     vision process only (its import would hold the loop's interpreter lock for 25-55 ms)."""

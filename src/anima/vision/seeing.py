@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import select
 import subprocess
 import threading
 import time
@@ -56,6 +57,7 @@ log = logging.getLogger(__name__)
 
 SOURCES_SEEN_THERE = ("camera", "video")  # the sources that need nothing of the runtime
 REPLY_TIMEOUT_S = 5.0  # a start (a camera opening) or a view
+STALL_S = 10.0  # a running child silent this long is stuck (a frame takes ~5-20 ms here)
 # frames_in, processed, dropped, errors, detect ms p50, p95, the child's CPU on frames
 Counters = tuple[int, int, int, int, float | None, float | None, float]
 NO_COUNTERS: Counters = (0, 0, 0, 0, None, None, 0.0)
@@ -83,8 +85,13 @@ class SeeingProcess:
         *,
         on_end: Callable[[str], None] | None = None,
         start_timeout: float = START_TIMEOUT_S,
+        stall_s: float = STALL_S,
     ) -> None:
+        """``stall_s``: a running child silent this long (or three frame periods, if longer) is
+        taken as stuck, killed and started again."""
         self._config = config
+        pace = config.video_fps if config.source == "video" and config.video_fps else config.fps
+        self._stall_s = max(stall_s, 3.0 / pace)
         self._on_faces = on_faces
         self._on_end = on_end
         self._start_timeout = start_timeout
@@ -226,7 +233,7 @@ class SeeingProcess:
             child = self._child
             while child is not None:
                 try:
-                    message = child.conn.recv()
+                    message = self._receive(child)
                 # TypeError: the socket closed under the read (a stop that gave up waiting)
                 except (EOFError, OSError, TypeError):
                     if self._stopping or self._done.is_set():
@@ -238,6 +245,22 @@ class SeeingProcess:
                 self._handle(message)
         finally:
             self._finish(reason)
+
+    def _receive(self, child: _Child) -> Any:
+        """The child's next message; EOFError when it ended, or when it sent nothing for
+        ``stall_s`` while its camera runs (stuck: it is killed, and started again)."""
+        while True:
+            # select, not conn.poll: as _Child.receive (a FakeClock's autojump and selectors)
+            readable, _, _ = select.select([child.conn.fileno()], [], [], self._stall_s)
+            if readable:
+                return child.conn.recv()
+            if self._stopping or self._done.is_set():
+                continue  # the frames ended: only views are answered, and stop ends it
+            log.warning(
+                "vision: the vision process sent nothing for %.1f s; it is stopped", self._stall_s
+            )
+            child.process.kill()
+            raise EOFError
 
     def _handle(self, message: tuple[Any, ...]) -> None:
         """One message from the child."""

@@ -152,34 +152,19 @@ def test_a_missing_video_is_refused_when_made(tmp_path: Path, seen: Seen) -> Non
     assert caught.value.key == "vision.video_in"
 
 
-def test_a_child_killed_is_started_again_with_its_camera(
-    faces_folder: Path, seen: Seen, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("sent", "logged"),
+    [(signal.SIGKILL, "killed by SIGKILL"), (signal.SIGSTOP, "sent nothing for 1.0 s")],
+)
+def test_a_child_killed_or_stuck_is_started_again_with_its_camera(
+    faces_folder: Path,
+    seen: Seen,
+    caplog: pytest.LogCaptureFixture,
+    sent: signal.Signals,
+    logged: str,
 ) -> None:
-    config = VisionConfig(source="video", video_in=str(faces_folder), video_fps=2.0)
-    vision = SeeingProcess(config, seen.on_faces, on_end=seen.on_end)
-    try:
-        vision.start()
-        assert seen.arrived.wait(WAIT_S)
-        first = vision.pid
-        assert first is not None
-        os.kill(first, signal.SIGKILL)
-        assert gone(first)
-        seen.arrived.clear()
-        assert seen.arrived.wait(WAIT_S)  # frames again, from a new child
-        assert vision.restarts == 1
-        assert vision.pid not in (None, first)
-        assert "killed by SIGKILL" in caplog.text
-        assert not seen.ended.is_set()  # the frames did not end: vision went on
-    finally:
-        vision.stop(5.0)
-    assert seen.ends == ["stopped"]
-
-
-def test_a_child_that_stops_sending_is_killed_and_started_again(
-    faces_folder: Path, seen: Seen, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A child stuck (here stopped with SIGSTOP) sends nothing: after ``stall_s`` (or three
-    frame periods) it is killed and started again with its camera."""
+    """A child that dies (SIGKILL) is started again at once; one stuck (SIGSTOP: it sends
+    nothing) is killed after ``stall_s`` (or three frame periods), then started again."""
     config = VisionConfig(source="video", video_in=str(faces_folder), video_fps=5.0)
     vision = SeeingProcess(config, seen.on_faces, on_end=seen.on_end, stall_s=1.0)
     try:
@@ -187,15 +172,17 @@ def test_a_child_that_stops_sending_is_killed_and_started_again(
         assert seen.arrived.wait(WAIT_S)
         first = vision.pid
         assert first is not None
-        os.kill(first, signal.SIGSTOP)
-        assert gone(first)  # killed for its silence
+        os.kill(first, sent)
+        assert gone(first)
         seen.arrived.clear()
         assert seen.arrived.wait(WAIT_S)  # frames again, from a new child
         assert vision.restarts == 1
-        assert "sent nothing for 1.0 s" in caplog.text
-        assert not seen.ended.is_set()
+        assert vision.pid not in (None, first)
+        assert logged in caplog.text
+        assert not seen.ended.is_set()  # the frames did not end: vision went on
     finally:
         vision.stop(5.0)
+    assert seen.ends == ["stopped"]
 
 
 def test_a_seeing_runtime_never_imports_opencv(faces_folder: Path) -> None:

@@ -510,10 +510,12 @@ def test_started_attention_ticks_its_policy_in_the_frame_tap_every_tick_s() -> N
     rig.run(1.0)
     assert {ident for ident, _ in ticks} == {threading.get_ident()}  # on the ticking thread
     gaps = np.diff([t for _, t in ticks])
-    assert len(ticks) == 20
+    # the first tap's step is the frame's (not twice in one tap): then one every 0.05 s
+    assert len(ticks) == 19
+    assert ticks[0][1] == pytest.approx(rig.t - 1.0 + 0.05, abs=0.011)
     assert gaps == pytest.approx(0.05, abs=1e-6)
     # the face, seen once, is lost after lost_s by the tap's ticks alone
     assert rig.att.snapshot().people == ()
     rig.att.stop()
     rig.run(0.5)
-    assert len(ticks) == 20  # stopped: no more
+    assert len(ticks) == 19  # stopped: no more

@@ -139,17 +139,21 @@ class Attention:
 
     def _tap(self, sent: Frame) -> None:
         """The engine's frame tap (motion thread, after the tick's output): the pose, then the
-        faces posted since the last tick, then the policy's tick when one is due."""
+        faces posted since the last tick, then the policy's tick when one is due (unless the
+        faces just stepped it)."""
         self.poses.tap(sent)
+        stepped = False  # a frame's faces stepped the policy in this tap already
         try:
             frame, faces = self._posted.popleft()
         except IndexError:
             pass
         else:
+            stepped = self.config.enabled and self.config.faces
             self._guarded("a frame's faces", lambda: self.on_faces(frame, faces))
         if self._ticking and sent.t >= self._next_tick:
             self._next_tick = sent.t + self._tick_s - 1e-9  # every tick_s, on the tick's grid
-            self._guarded("the policy's tick", self.tick)
+            if not stepped:  # not twice in one tap: the frame's step decided at this instant
+                self._guarded("the policy's tick", self.tick)
 
     def _guarded(self, what: str, run: Callable[[], object]) -> None:
         """``run()``, its error logged (the first, then every 100th), never raised into the

@@ -8,10 +8,11 @@ a 100 Hz loop woken meanwhile misses its ticks: starting vision in the runtime's
 capture, scaling, the detector and the dashboard's view all run there, and only what attention
 needs crosses back, a frame's capture time, index, size and faces (a few hundred bytes).
 
-The child is the face detector's (:mod:`anima.vision.faces.process`), told ``("see",
-config)`` instead of ``("detect", config)``: it makes the camera ``vision.source`` names and
-the detector, says ``ready`` (or why not: raised here as in-process), and runs a
-:class:`~anima.vision.pipeline.VisionPipeline` of its own when told ``start``. Frames are
+The child is the face detector's (:mod:`anima.vision.child`), told ``("see", config)`` instead
+of ``("detect", config)``; its side is :func:`anima.vision.child.serve_seeing`: it makes the
+camera ``vision.source`` names and the detector, says ``ready`` (or why not: raised here as
+in-process), and runs a :class:`~anima.vision.pipeline.VisionPipeline` of its own when told
+``start``. Frames are
 stamped with ``time.monotonic`` there, the runtime's clock here
 (:class:`~anima.clock.MonotonicClock`): the same system-wide clock.
 
@@ -27,30 +28,27 @@ A child that dies is started again (its camera too) at most every
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import select
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
-from anima.config.vision import DETECTORS, SOURCES, VisionConfig
+from anima.config.vision import VisionConfig
 from anima.errors import AnimaError, EngineStateError
 from anima.vision.faces.process import (
     RESTART_S,
     START_TIMEOUT_S,
     _Child,
-    describe,
     ended,
     rebuild,
 )
 from anima.vision.pipeline import FacesCallback, VisionStats
-from anima.vision.types import Camera, Face, FaceDetector, VideoFrame
+from anima.vision.types import VideoFrame
 from anima.vision.view import Mark
 
 log = logging.getLogger(__name__)
@@ -333,100 +331,4 @@ class SeeingProcess:
                 log.exception("vision: on_end failed")
 
 
-# ---------------------------------------------------------------------- the child's side
-class _Seer:
-    """The child's pipeline and its messages to the parent (sent under one lock: frames go from
-    the pipeline's worker, replies from the main thread)."""
-
-    def __init__(self, conn: Connection, camera: Camera, detector: FaceDetector) -> None:
-        from anima.clock import MonotonicClock
-        from anima.vision.pipeline import VisionPipeline
-
-        self._conn = conn
-        self._sending = threading.Lock()
-        self._latest: VideoFrame | None = None
-        self._began = time.process_time()  # the CPU frames cost, not the imports' and loads'
-        clock = MonotonicClock(spin_s=0.0)  # a camera's pace needs no spin
-        self.pipeline = VisionPipeline(
-            camera, detector, self._on_faces, clock=clock, on_end=self._on_end
-        )
-
-    def send(self, message: tuple[Any, ...]) -> None:
-        with self._sending:
-            self._conn.send(message)
-
-    def counters(self) -> Counters:
-        s = self.pipeline.stats()
-        cpu = time.process_time() - self._began
-        return (
-            s.frames_in,
-            s.processed,
-            s.dropped,
-            s.errors,
-            s.detect_ms_p50,
-            s.detect_ms_p95,
-            cpu,
-        )
-
-    def _on_faces(self, frame: VideoFrame, faces: list[Face]) -> None:
-        self._latest = frame
-        self.send(
-            ("faces", frame.t, frame.index, frame.width, frame.height, faces, self.counters())
-        )
-
-    def _on_end(self, reason: str) -> None:
-        with contextlib.suppress(OSError):  # the parent went away
-            self.send(("ended", reason, self.counters()))
-
-    def view(self, quality: int, marks: Sequence[Mark]) -> bytes | None:
-        from anima.vision.view import render
-
-        frame = self._latest
-        return None if frame is None else render(frame.image, marks, quality)
-
-
-def serve_seeing(conn: Connection, config: VisionConfig) -> int:
-    """The child's side in ``see`` mode: make the camera and the detector, then answer the
-    parent until it says stop or its socket closes."""
-    from anima.clock import MonotonicClock
-
-    try:
-        camera = SOURCES.load(config.source)(config, MonotonicClock())
-        if camera is None:
-            raise AnimaError(f"vision.source: {config.source} films nothing")
-        detector = DETECTORS.load(config.faces)(config)
-    except Exception as exc:
-        conn.send(("failed", describe(exc)))
-        return 1
-    conn.send(("ready", detector.name))
-    seer = _Seer(conn, camera, detector)
-    started = False
-    try:
-        while True:
-            try:
-                message = conn.recv()
-            except EOFError:
-                return 0
-            if message[0] == "start":
-                started = True
-                try:
-                    seer.pipeline.start()
-                except Exception as exc:
-                    seer.send(("failed", describe(exc)))
-                else:
-                    seer.send(("started",))
-            elif message[0] == "view":
-                _, number, quality, marks = message
-                seer.send(("view", number, seer.view(quality, marks)))
-            elif message[0] == "stop":
-                return 0
-    except OSError:  # the parent went away mid-reply
-        return 0
-    finally:
-        if started:  # the pipeline's worker closes the detector as it ends
-            seer.pipeline.stop(1.0)
-        else:
-            detector.close()
-
-
-__all__ = ["SOURCES_SEEN_THERE", "SeeingProcess", "frame_of", "serve_seeing"]
+__all__ = ["SOURCES_SEEN_THERE", "SeeingProcess", "frame_of"]

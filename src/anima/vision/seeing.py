@@ -109,6 +109,7 @@ class SeeingProcess:
         self._reader_cpu_s = 0.0
         self._done = threading.Event()
         self.restarts = 0
+        self._restarting = False  # a restarted child's start reply is the reader's to read
 
     @property
     def pid(self) -> int | None:
@@ -275,6 +276,10 @@ class SeeingProcess:
             with self._lock:
                 self._counters = message[2]
             self._finish(message[1])
+        elif kind in ("started", "failed") and self._restarting:
+            self._restarting = False  # a restarted child's start: nobody waits for it
+            if kind == "failed":
+                log.warning("vision: the camera did not start again: %s", rebuild(message[1]))
         elif kind in ("started", "failed"):
             self._reply("start", message)
         elif kind == "view":
@@ -310,6 +315,7 @@ class SeeingProcess:
                     return None
                 self._child = child
             self.restarts += 1
+            self._restarting = True
             try:
                 child.conn.send(("start",))
             except OSError:

@@ -15,7 +15,12 @@ from numpy.typing import NDArray
 from anima.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
-from anima.listening.direction.estimator import DirectionEstimator, DirectionSink
+from anima.listening.direction.estimator import (
+    ONSET_DB,
+    ONSET_FRAMES,
+    DirectionEstimator,
+    DirectionSink,
+)
 from anima.listening.direction.own_voice import OWN_HOLD_S
 from anima.listening.direction.types import VoiceDirection
 from anima.listening.sources import WavSource
@@ -51,7 +56,7 @@ def silence(seconds: float, level: float = 3.0) -> list[NDArray[np.int16]]:
 
 def test_speech_frames_are_handed_on_with_their_direction() -> None:
     got: list[VoiceDirection] = []
-    estimator = DirectionEstimator(LINEAR, got.append)
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0)
     frames = voice(35.0)
     for k, frame in enumerate(frames):
         estimator.frame(frame, k * FRAME_S, speech=True)
@@ -61,9 +66,33 @@ def test_speech_frames_are_handed_on_with_their_direction() -> None:
     assert estimator.targets == len(got)
 
 
-def test_nothing_is_handed_on_when_the_vad_says_no_speech() -> None:
+def test_only_a_rising_sound_is_handed_on_by_default() -> None:
+    # the precedence effect: a steady sound's later windows hold its room's reflections too;
+    # only windows whose last frame is ONSET_DB over the quietest of the frames before count
     got: list[VoiceDirection] = []
     estimator = DirectionEstimator(LINEAR, got.append)
+    assert estimator.onset_db == ONSET_DB > 0
+    quiet, loud = silence(0.5), voice(35.0)
+    for k, frame in enumerate(quiet + loud + quiet + loud):
+        estimator.frame(frame, k * FRAME_S, speech=True)
+    heard = [round(d.t / FRAME_S) for d in got]
+    first, second = len(quiet), 2 * len(quiet) + len(loud)
+    # each burst's first frames are a rise over the quiet before them; its steady rest is not
+    assert heard
+    assert set(heard) <= {
+        *range(first, first + ONSET_FRAMES),
+        *range(second, second + ONSET_FRAMES),
+    }
+    assert first in heard
+    assert second in heard
+    assert all(abs(math.degrees(d.azimuth) - 35.0) < 1.5 for d in got)
+    with pytest.raises(ValueError, match="onset_db"):
+        DirectionEstimator(LINEAR, onset_db=-1)
+
+
+def test_nothing_is_handed_on_when_the_vad_says_no_speech() -> None:
+    got: list[VoiceDirection] = []
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0)
     for k, frame in enumerate(voice(-20.0)):
         assert estimator.frame(frame, k * FRAME_S, speech=False) is None
     assert got == []
@@ -72,7 +101,7 @@ def test_nothing_is_handed_on_when_the_vad_says_no_speech() -> None:
 
 def test_without_a_vad_result_an_energy_gate_decides() -> None:
     got: list[VoiceDirection] = []
-    estimator = DirectionEstimator(LINEAR, got.append)
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0)
     quiet, loud = silence(1.0), voice(-50.0)
     for k, frame in enumerate(quiet + loud + quiet):
         estimator.frame(frame, k * FRAME_S)
@@ -85,7 +114,7 @@ def test_without_a_vad_result_an_energy_gate_decides() -> None:
 
 def test_the_robots_own_voice_is_never_a_target_until_after_its_room_is_quiet() -> None:
     got: list[VoiceDirection] = []
-    estimator = DirectionEstimator(LINEAR, got.append)
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0)
     speech = voice(10.0, seconds=2.0)
     for k, frame in enumerate(speech):
         estimator.frame(frame, k * FRAME_S, speech=True, robot_speaking=k < 30)
@@ -98,7 +127,7 @@ def test_the_robots_own_voice_is_never_a_target_until_after_its_room_is_quiet() 
 
 def test_a_barge_in_makes_the_voice_a_target_while_the_robot_still_plays() -> None:
     got: list[VoiceDirection] = []
-    estimator = DirectionEstimator(LINEAR, got.append)
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0)
     frames = voice(-30.0, seconds=1.0)
     for k, frame in enumerate(frames):
         if k == 15:
@@ -112,7 +141,7 @@ def test_the_playback_reference_says_when_the_robot_plays() -> None:
     clock = FakeClock()
     reference = PlaybackReference(NullSink(clock))
     reference.start(16000)
-    estimator = DirectionEstimator(LINEAR, reference=reference.reader())
+    estimator = DirectionEstimator(LINEAR, reference=reference.reader(), onset_db=0)
     reference.write(np.full(16000, 2000, np.int16))  # a second of the robot's voice
     frames = voice(50.0, seconds=2.0)
     start, out = clock.now(), []
@@ -142,7 +171,7 @@ def test_the_sink_runs_the_estimator_on_its_own_thread() -> None:
         if round(d.t / FRAME_S) == len(quiet) + len(loud) - 1:
             done.set()
 
-    estimator = DirectionEstimator(SQUARE, hand_on)  # its own energy gate
+    estimator = DirectionEstimator(SQUARE, hand_on, onset_db=0)  # its own energy gate
     ticks = iter(range(10_000))
     sink = DirectionSink(estimator, lambda: next(ticks) * FRAME_S, max_frames=64)
     sink.start()
@@ -202,7 +231,7 @@ def test_a_multichannel_wav_feeds_the_mono_listener_and_the_array(
         assert np.max(np.abs(m.astype(float) - a.mean(axis=1))) <= 2
     if rate == 16000:
         assert np.array_equal(np.concatenate(multi.frames)[:n], signal)
-    estimator = DirectionEstimator(LINEAR)
+    estimator = DirectionEstimator(LINEAR, onset_db=0)  # a steady sound: every window
     estimates = [estimator.frame(f, k * FRAME_S, speech=True) for k, f in enumerate(multi.frames)]
     found = [math.degrees(d.azimuth) for d in estimates[3:-1] if d is not None]
     assert abs(float(np.median(found)) + 40.0) < 2.0

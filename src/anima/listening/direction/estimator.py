@@ -9,6 +9,14 @@ is handed on:
 - **speech**: nothing is handed on for a frame that is not speech: the VAD result the caller
   gives with the frame (the listener's), else the estimator's own VAD (``vad``) on the
   channels' mean, else an energy gate (:class:`~anima.listening.vad.EnergyVad`);
+- **onsets** (the precedence effect): an estimate is handed on only when its last frame is at
+  least ``onset_db`` (:data:`ONSET_DB`) louder than the quietest of the ``ONSET_FRAMES`` before
+  it: a sound's direct path reaches the array first and its reflections pile up after, so a
+  window where the sound is rising holds more of the direct path. In a room the reflections
+  pull the estimates toward the array's broadside, most near a line's ends (a talker at 70°
+  on the line was heard at 35–50°, at 57° from its onsets); measured on the bench's rooms
+  (line array, RT60 0.3 s): median error 5.2° → 4.5°, p90 22° → 20.5° at SNR 10 dB, and
+  28° → 19° at 20 dB, with about half the estimates; ``onset_db`` 0 hands on every window;
 - **the robot's own voice** (:class:`~anima.listening.direction.own_voice.OwnVoiceGate`): while
   the robot's loudspeaker plays (its reference louder than ``PLAYING_RMS`` over the frame, or
   the caller's ``robot_speaking``) and for ``OWN_HOLD_S`` after (the room's reverberation of
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 
@@ -49,6 +58,8 @@ WINDOW_FRAMES = 4
 MIN_CONFIDENCE = 0.16
 BAND_HZ = (100.0, 7000.0)  # speech's band: below it room modes, above it the anti-alias roll-off
 SPEECH_PROBABILITY = 0.5  # the estimator's own VAD: a frame at or above this is speech
+ONSET_DB = 3.0  # an estimate's last frame this much louder than the quietest of …
+ONSET_FRAMES = 3  # … the frames before it (96 ms): a rising sound (see the module docstring)
 
 MultiFrame = NDArray[np.int16]  # FRAME_SAMPLES × channels, int16 at 16 kHz
 
@@ -72,14 +83,20 @@ class DirectionEstimator:
         vad: Vad | None = None,
         reference: ReferenceReader | None = None,
         min_confidence: float = MIN_CONFIDENCE,
+        onset_db: float = ONSET_DB,
     ) -> None:
         if not 1 <= window_frames <= 16:
             raise ValueError(f"window_frames must be 1-16, got {window_frames}")
+        if not 0.0 <= onset_db <= 40.0:
+            raise ValueError(f"onset_db must be 0-40 dB, got {onset_db}")
         self.geometry = mics if isinstance(mics, ArrayGeometry) else ArrayGeometry(list(mics))
         self.channels = len(self.geometry.positions)
         self.on_direction = on_direction
         self.window_frames = window_frames
         self.min_confidence = min_confidence
+        self.onset_db = onset_db
+        # each recent frame's level (dB of its mean square over every channel): the onset gate
+        self._levels: collections.deque[float] = collections.deque(maxlen=ONSET_FRAMES + 1)
         self._delays = PairDelays(self.geometry, window_frames * FRAME_SAMPLES, band_hz=band_hz)
         self._window: collections.deque[NDArray[np.float64]] = collections.deque(
             maxlen=window_frames
@@ -112,14 +129,16 @@ class DirectionEstimator:
                 f"direction: a frame must be {FRAME_SAMPLES} × {self.channels} samples, "
                 f"got {block.shape}"
             )
-        self._window.append(block.astype(np.float64))
+        samples = block.astype(np.float64)
+        self._window.append(samples)
+        self._levels.append(10.0 * math.log10(float(np.mean(samples * samples)) + 1e-9))
         if robot_speaking is None:
             robot_speaking = self.own_voice.playing(FRAME_SAMPLES)
         self.own_voice.note(t, robot_speaking)
         if speech is None:
             mono: Frame = np.clip(block.mean(axis=1), -32768, 32767).astype(np.int16)
             speech = self._vad.probability(mono) >= SPEECH_PROBABILITY
-        if not speech or len(self._window) < self.window_frames:
+        if not speech or len(self._window) < self.window_frames or not self._rising():
             return None
         estimate = self.estimate(np.concatenate(list(self._window)), t)
         if estimate.confidence < self.min_confidence:
@@ -134,6 +153,13 @@ class DirectionEstimator:
         if self.on_direction is not None:
             self.on_direction(direction)
         return direction
+
+    def _rising(self) -> bool:
+        """Whether the newest frame is ``onset_db`` above the quietest of those before it."""
+        if self.onset_db <= 0.0:
+            return True
+        levels = list(self._levels)
+        return len(levels) > 1 and levels[-1] - min(levels[:-1]) >= self.onset_db
 
     def feed(
         self,

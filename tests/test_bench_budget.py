@@ -9,6 +9,8 @@ No figure is held to a target here: benchmarks report; the bounds only say the r
 from __future__ import annotations
 
 import math
+import py_compile
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from typer.testing import CliRunner
 from anima.bench.budget.idle import ROOM_DBFS, quiet_room
 from anima.bench.budget.report import Options, report_lines, run_budget_bench
 from anima.bench.budget.servers import MOVING, READY
+from anima.bench.budget.start import uncached_bytecode
 from anima.cli import app
 from anima.listening.sources.wav import read_wav
 
@@ -75,3 +78,18 @@ def test_anima_bench_budget_is_a_command_with_its_options() -> None:
     assert result.exit_code == 0, result.output
     for option in ("--quick", "--json", "--window", "--settle-max", "--starts", "--decode"):
         assert option in result.output
+
+
+def test_the_bytecode_check_names_modules_without_a_cached_compile(tmp_path: Path) -> None:
+    package = tmp_path / "budgetprobe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fresh.py").write_text("X = 1\n")
+    (package / "compiled.py").write_text("Y = 2\n")
+    py_compile.compile(str(package / "compiled.py"), doraise=True)  # beside it, in __pycache__
+    sys.path.insert(0, str(tmp_path))
+    try:
+        got = uncached_bytecode(("budgetprobe.fresh", "budgetprobe.compiled", "no_such_module"))
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert got == ["budgetprobe.fresh"]  # a module not installed is not a compile to come

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from anima.bench.budget.decode import DecodeLoop, LoopWindow, loop_during_decode
 from anima.bench.budget.idle import SAMPLE_S, SETTLED_PCT, Idle, idle_core, idle_serve
-from anima.bench.budget.start import Start, starts
+from anima.bench.budget.start import SAMPLE_MODULES, Start, starts, uncached_bytecode
 
 # Reachy Mini conversation app's movement loop alone, % of one core on this machine kind
 # (issue 34, measured side by side in an earlier run; /work/shared/NOTES.md has its tick cost)
@@ -63,10 +63,12 @@ class BudgetResult:
     idle: list[Idle]  # core, defaults, agent
     starts: list[Start]
     decode: DecodeLoop
+    uncached: list[str]  # of SAMPLE_MODULES, those without bytecode (each start compiles them)
 
 
 def run_budget_bench(options: Options) -> BudgetResult:
     load = os.getloadavg()
+    uncached = uncached_bytecode()
     with tempfile.TemporaryDirectory(prefix="anima-budget-") as tmp:
         work = Path(tmp)
         o = options
@@ -81,8 +83,9 @@ def run_budget_bench(options: Options) -> BudgetResult:
         started = [own] if own is not None else starts(work, o.starts, o.status_interval_s)
     decode = loop_during_decode(o.decode_s, o.settle_s, warm_up=o.decode_warm_up)
     return BudgetResult(
-        options=options, load_average=load, idle=idle, starts=started, decode=decode
-    )
+        options=options, load_average=load, idle=idle, starts=started, decode=decode,
+        uncached=uncached,
+    )  # fmt: skip
 
 
 def _spread(values: list[float], unit: str, scale: float = 1.0) -> str:
@@ -137,6 +140,13 @@ def report_lines(r: BudgetResult) -> list[str]:
         f"  ready      : {_spread([x.started.ready_s for x in s], 'ms', 1000)}",
         f"  loop       : missed {[x.missed for x in s]} (first tick → first status line), "
         f"worst period error {max(x.period_error_max_ms for x in s):.2f} ms",
+        "  bytecode   : "
+        + (
+            f"cached for the {len(SAMPLE_MODULES)} large modules sampled"
+            if not r.uncached
+            else f"NOT cached for {', '.join(r.uncached)}: each start compiles them while the "
+            "loop runs (missed ticks); `make run`'s set-up compiles them"
+        ),
     ]
     d = r.decode
     lines += [

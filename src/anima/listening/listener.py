@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from anima import heap
 from anima.audio import FRAME_SAMPLES, Frame
 from anima.clock import Clock, MonotonicClock
 from anima.config.listening import ListenConfig
@@ -149,6 +150,7 @@ class Listener:
         if self.spotter is not None:
             self.spotter.load()
         turn_for(self.config).load()  # its imports (~16 ms), before the runtime's loop runs
+        heap.release()  # what loading freed (Whisper's conversion to int8: ~50 MB)
 
     def start(self) -> None:
         """Load the models (when :meth:`prepare` did not), start the worker, then open the

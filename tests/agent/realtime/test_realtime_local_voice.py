@@ -49,6 +49,26 @@ def test_a_stop_word_in_the_servers_transcript_stops_the_robot() -> None:
     assert robot.said() == ["pause", "stop: heard 'Stop' over the robot"]  # nothing asked
 
 
+def test_a_stop_word_said_again_within_the_same_voice_is_that_voices_word() -> None:
+    # the voice stays open LOCAL_END_FRAMES after its last voiced frame: a second "stop" in it
+    # belongs to the voice that decided already; once it ended, a new voice is judged afresh
+    robot, duplex = rig()
+    assert not duplex.voice_open
+    frames(robot, duplex, *[VOICED] * 6)
+    assert duplex.voice_open
+    duplex.words(" Stop")
+    frames(robot, duplex, *[QUIET] * (LOCAL_END_FRAMES - 2), *[VOICED] * 6)
+    duplex.words(" stop")
+    stops = [said for said in robot.said() if said.startswith("stop")]
+    assert stops == ["stop: heard 'Stop' over the robot"]  # decided once, in that voice
+    frames(robot, duplex, *[QUIET] * (LOCAL_END_FRAMES + 1))
+    assert not duplex.voice_open
+    frames(robot, duplex, *[VOICED] * 6)
+    duplex.words(" Stop")
+    stops = [said for said in robot.said() if said.startswith("stop")]
+    assert stops == ["stop: heard 'Stop' over the robot"] * 2  # a new voice, a new decision
+
+
 def test_a_backchannel_resumes_the_robot_and_nothing_stops_it_after() -> None:
     robot, duplex = rig()
     frames(robot, duplex, *[VOICED] * 8)

@@ -195,6 +195,13 @@ class Duplex:
         elif stopped:
             self._stopped()
 
+    @property
+    def voice_open(self) -> bool:
+        """A voice of the person's is open (it began and has not ended), or its words are
+        awaited: words heard now belong to it, and a new voice cannot begin until it ends."""
+        with self._lock:
+            return self._voice or self._awaiting
+
     def words(self, text: str) -> None:
         """The server's transcript of the person, as it hears (``local_voice``: Gemini's
         ``inputTranscription``); words with no voice of anima's VAD open are not acted on."""

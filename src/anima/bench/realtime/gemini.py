@@ -130,7 +130,11 @@ def _trial(rig: _Rig, text: str, k: int, f: BargeFigures) -> None:
     speech = utterance(f.condition, text, k)
     onset_sample = int(np.flatnonzero(np.abs(speech) > 300)[0])
     wait_quiet(runtime)
-    _until(lambda: not ears.voiced, WAIT_S)  # the last trial's voice has ended
+    # the last trial's voice has ended, for the ears and for anima's own VAD (its voice ends
+    # after 16 unvoiced frames, 0.5 s): a stop word said while the last one's voice was still
+    # open belonged to that voice, whose rule had decided already (1 trial in 3-4 was not
+    # stopped in a fast hour, when trials came 0.7 s apart)
+    _until(lambda: not ears.voiced and not duplex.voice_open, WAIT_S)
     stops, starts, heard = len(sink.stops), len(sink.starts), len(ears.heard_at)
     false_onsets, cuts = duplex.false_onsets, len(duplex.stops)
     mark = rig.events.mark()

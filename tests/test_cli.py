@@ -98,6 +98,20 @@ def test_bench_tick_json() -> None:
     assert 0 < figures["p50_us"] <= figures["p99_us"]
 
 
+def test_bench_floor_counts_every_wake_up_of_its_real_time_sleeper() -> None:
+    # real time is its subject: half a second of 10 ms sleeps, counted, on a thread of its own
+    result = runner.invoke(app, ["bench", "floor", "--seconds", "0.5", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["wakeups"] == 50
+    assert 0 <= figures["missed"] <= figures["late"] <= figures["wakeups"]
+    assert 0 <= figures["p99_ms"] <= figures["worst_ms"]
+    assert figures["realtime"] == "SCHED_FIFO" or figures["realtime"].startswith("normal")
+    refused = runner.invoke(app, ["bench", "floor", "--seconds", "0"])
+    assert refused.exit_code != 0
+    assert "--seconds" in refused.output
+
+
 def _serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONUNBUFFERED="1", ANIMA_SERVE__STATUS_INTERVAL_S="0.2")
     env["ANIMA_MQTT__ENABLED"] = "false"  # MQTT has its own tests; keep these off any broker

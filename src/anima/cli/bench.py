@@ -67,6 +67,22 @@ def bench_loop(
     Console().print(table)
 
 
+@app.command("floor")
+def bench_floor(
+    seconds: Annotated[float, typer.Option(min=0.1, max=3600.0, help="How long to sleep.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """How late this machine wakes a real-time thread with nothing else running: the floor under
+    every missed-tick figure."""
+    from anima.bench.motion.floor import run_floor_bench
+
+    r = run_floor_bench(seconds)
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(r), indent=2))
+        return
+    typer.echo(r.line())
+
+
 @app.command("tick")
 def bench_tick(
     ticks: Annotated[int, typer.Option(min=100, help="How many ticks to time.")] = 20_000,

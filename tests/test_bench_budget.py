@@ -60,9 +60,13 @@ def test_quick_budget_runs_every_part_and_reads_plausible_figures() -> None:
         assert w.late_p99_ms <= w.late_max_ms
         assert w.missed >= 0
 
+    assert r.floor.wakeups == 100  # the quick run's 1 s of the bare sleeper
+    assert 0 <= r.floor.missed <= r.floor.late <= r.floor.wakeups
+
     text = "\n".join(report_lines(r))
     assert "NOT measured in this run" in text
     assert "first tick" in text
+    assert "this machine's own floor" in text
 
 
 def test_the_quiet_room_is_quiet_and_as_long_as_asked(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from anima.bench.budget.decode import DecodeLoop, LoopWindow, loop_during_decode
 from anima.bench.budget.idle import SAMPLE_S, SETTLED_PCT, Idle, idle_core, idle_serve
 from anima.bench.budget.start import SAMPLE_MODULES, Start, starts, uncached_bytecode
+from anima.bench.motion.floor import FloorResult, run_floor_bench
 
 # Reachy Mini conversation app's movement loop alone, % of one core on this machine kind
 # (issue 34, measured side by side in an earlier run; /work/shared/NOTES.md has its tick cost)
@@ -38,6 +39,7 @@ class Options:
     # the one start timed is the defaults part's own (its window then has a 1 s status line)
     start_in_defaults: bool = False
     decode_warm_up: bool = True  # one decode before the loop's windows
+    floor_s: float = 30.0  # `anima bench floor`: the machine's own missed deadlines, read beside
 
     @classmethod
     def quick(cls) -> Options:
@@ -53,6 +55,7 @@ class Options:
             status_interval_s=1.0,
             start_in_defaults=True,
             decode_warm_up=False,
+            floor_s=1.0,
         )
 
 
@@ -64,6 +67,7 @@ class BudgetResult:
     starts: list[Start]
     decode: DecodeLoop
     uncached: list[str]  # of SAMPLE_MODULES, those without bytecode (each start compiles them)
+    floor: FloorResult  # a bare real-time sleeper's late wake-ups: the machine's own misses
 
 
 def run_budget_bench(options: Options) -> BudgetResult:
@@ -82,9 +86,10 @@ def run_budget_bench(options: Options) -> BudgetResult:
         idle = [core, defaults, agent]
         started = [own] if own is not None else starts(work, o.starts, o.status_interval_s)
     decode = loop_during_decode(o.decode_s, o.settle_s, warm_up=o.decode_warm_up)
+    floor = run_floor_bench(o.floor_s)
     return BudgetResult(
         options=options, load_average=load, idle=idle, starts=started, decode=decode,
-        uncached=uncached,
+        uncached=uncached, floor=floor,
     )  # fmt: skip
 
 
@@ -154,5 +159,7 @@ def report_lines(r: BudgetResult) -> list[str]:
         f"{d.last_text!r}):",
         "  " + _loop(d.quiet),
         "  " + _loop(d.decoding),
+        "this machine's own floor (`anima bench floor`: a bare real-time sleeper, no anima): "
+        + r.floor.line(),
     ]
     return lines

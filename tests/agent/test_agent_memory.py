@@ -162,7 +162,7 @@ def test_the_conversation_forgets_who_is_talking_when_it_ends(tmp_path: Path) ->
 
     from anima import commands as cmd
     from anima.config.memory import MemoryConfig
-    from anima.events import ConversationChanged, SpeechStarted
+    from anima.events import ConversationChanged, PlanFinished, SpeechStarted
     from anima.testing import FakeTimeRobot
 
     from .conftest import agent_config
@@ -176,8 +176,14 @@ def test_the_conversation_forgets_who_is_talking_when_it_ends(tmp_path: Path) ->
         assert memory is not None
 
         def said(text: str) -> str:
+            # the plan (or the reply) waited for in real time before fake time runs on: the
+            # agent's and the plan's threads do real work (planning, the memory file) before
+            # their first wait on the clock, which does not count them until then; ticks raced
+            # ahead of them (fake time ran 8 s before the plan began, and the reply missed its
+            # 10 s: 2-5 runs in 10)
             mark = robot.recorder.mark()
             robot.execute(cmd.Ask(text=text))
+            robot.settle_for(lambda e: isinstance(e, PlanFinished | SpeechStarted), since=mark)
             started = robot.advance_until(SpeechStarted, within=10, since=mark)
             return started.text
 

@@ -28,6 +28,14 @@ play without waiting for the voice.
 
 What a wake or a voice over the robot stops, and the glance that acknowledges a wake, are
 :mod:`~anima.agent.interruption`'s.
+
+**The early reply** (full duplex, ``listen.turn_early_s``): at a pause that may end the turn
+while the turn detector still waits (:class:`~anima.listening.results.EarlyTranscript`), the
+turn is planned and its words begin at once; its plan's motion waits. The final that follows
+confirms it when it reads the same words (the plan then runs); the person going on
+(:class:`~anima.listening.results.TurnResumed`), a final with other words, a round that gives
+up or a wake takes it back: the speech stops, the plan never starts, the planner forgets the
+request (:class:`~anima.agent.planners.base.Retracts`), and what was said is not kept as said.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import collections
 import logging
 import queue
 import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
@@ -44,7 +53,7 @@ from anima.agent.dialogue import Dialogue, PlannerCall
 from anima.agent.executor import Executor
 from anima.agent.interruption import Interruptions
 from anima.agent.latency import TurnTiming
-from anima.agent.planners.base import Planner, speakable
+from anima.agent.planners.base import Planner, Retracts, speakable
 from anima.agent.presence import Presence
 from anima.agent.reply import canned, say_reply
 from anima.agent.summary import Spoken, summarise_later
@@ -64,6 +73,8 @@ from anima.events import (
     Transcript,
     WakeDetected,
 )  # fmt: skip
+from anima.listening.asr import normalize
+from anima.listening.results import EarlyTranscript, TurnResumed
 from anima.logtext import quoted
 
 if TYPE_CHECKING:
@@ -90,8 +101,27 @@ def _log_plan(event: Event) -> None:
 
 NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
 TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
-# a heard request: (generation, text, its other readings, heard well enough to act on, its time)
-_Request = tuple[int, str, tuple[str, ...], bool, float]
+EARLY_WAIT_S = 30.0  # an early reply's plan waits at most this for its final (max_utterance_s)
+
+
+@dataclass(kw_only=True)
+class _Early:
+    """A reply begun at a pause (the module docstring): its turn, its words, the decision."""
+
+    generation: int
+    text: str
+    mark: int  # the conversation's transcript before its words (Spoken.mark)
+    decided: threading.Event = field(default_factory=threading.Event)
+    confirmed: bool = False
+
+    def wait(self) -> bool:
+        """Until the final confirms it (True) or it is taken back (False)."""
+        return self.decided.wait(EARLY_WAIT_S) and self.confirmed
+
+
+# a heard request: (generation, text, its other readings, heard well enough to act on, its
+# time, the early reply it begins or None)
+_Request = tuple[int, str, tuple[str, ...], bool, float, _Early | None]
 
 
 class Conversation:
@@ -149,6 +179,9 @@ class Conversation:
         self._unsubscribe: list[object] = []
         self._stopped = False
         self.turns = 0
+        self._early: _Early | None = None  # the reply begun at a pause, not yet confirmed
+        self.early_replies = 0  # replies begun early …
+        self.taken_back = 0  # … and of them taken back (for benchmarks and the dashboard)
         # when each recent turn was heard and planned (anima bench conversation's stages)
         self.timings: collections.deque[TurnTiming] = collections.deque(maxlen=TIMINGS)
         self._dialogue = Dialogue(
@@ -188,6 +221,7 @@ class Conversation:
         self._stopped = True
         if self.listener is not None:
             self.listener.stop()
+        self._settle_early(None)
         self.planner.interrupt()
         self.executor.close()
         self._requests.put(None)
@@ -224,6 +258,10 @@ class Conversation:
                     self.hear(result)
                 case Transcript():
                     self.partial(result)
+                case EarlyTranscript():
+                    self.early(result)
+                case TurnResumed():
+                    self.resumed()
                 case ListenTimeout():
                     self.gave_up(result)
         finally:
@@ -240,7 +278,59 @@ class Conversation:
     def interrupt(self, event: WakeDetected) -> None:
         """A wake: stop what is in flight and glance at the person; a barge-in (a voice over the
         robot, full duplex) only opens a candidate (:mod:`~anima.agent.interruption`)."""
+        if event.source != "barge_in":
+            self._settle_early(None, "a wake")
         self.interruptions.wake(event)
+
+    def early(self, transcript: EarlyTranscript) -> None:
+        """Full duplex: a pause that may end the turn. Begin the reply now (module docstring),
+        unless the robot is talking (a voice over it is a barge-in's to judge) or the words
+        were heard with too little confidence (the final says so)."""
+        text = transcript.text.strip()
+        confidence = transcript.confidence
+        if not text or self.robot.speaking or self.executor.busy:
+            return
+        if confidence is not None and confidence < self.min_confidence:
+            return
+        self._settle_early(None, "another pause")
+        with self._lock:
+            early = self._early = _Early(
+                generation=self._generation, text=normalize(text), mark=self.spoken.mark()
+            )
+        self.early_replies += 1
+        log.info("reply begun early, at a pause: %s", quoted(text))
+        self.presence.to("thinking", f"heard {text[:40]!r} (the turn may be over)")
+        item = (early.generation, text, tuple(transcript.alternatives), True, transcript.t, early)
+        self._requests.put(item)
+
+    def resumed(self) -> None:
+        """The person went on after the pause: the reply begun there is taken back."""
+        if self._settle_early(None, "the person went on") == "taken back":
+            self.presence.to("listening", "the person goes on")
+
+    def _settle_early(self, final: str | None, why: str = "") -> str:
+        """Decide the reply begun early, if any: ``confirmed`` when ``final`` reads its words
+        (and its turn is still current), else ``taken back`` (``why``); ``none`` when there was
+        none, ``stale`` when a wake had already dropped its turn."""
+        with self._lock:
+            early, self._early = self._early, None
+            current = early is not None and early.generation == self._generation
+        if early is None:
+            return "none"
+        if current and final is not None and normalize(final) == early.text:
+            early.confirmed = True
+            early.decided.set()
+            log.info("the turn is over: the early reply stands")
+            return "confirmed"
+        if current:
+            self.interruptions.halt("interrupted")  # its words stop, its plan never starts
+            if isinstance(self.planner, Retracts):
+                self.planner.retract()
+            self.spoken.drop_since(early.mark)
+            self.taken_back += 1
+        early.decided.set()
+        log.info("early reply taken back: %s", why or "the final read other words")
+        return "taken back" if current else "stale"
 
     def partial(self, transcript: Transcript) -> None:
         """A partial transcript: a stop word over the robot stops it at once."""
@@ -248,6 +338,7 @@ class Conversation:
 
     def gave_up(self, timeout: ListenTimeout) -> None:
         """A round that ended without words: a sound over the robot (a cough) lets it go on."""
+        self._settle_early(None, f"the round gave up ({timeout.reason})")
         self.interruptions.gave_up(timeout.reason)
         self.presence.to("engaged", f"nothing heard ({timeout.reason})", when=("listening",))
 
@@ -259,6 +350,9 @@ class Conversation:
         """A final transcript: plan and act on it (on the agent thread); one heard with too
         little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
         robot (full duplex), a backchannel lets it go on and anything else stops it first."""
+        if self._early is not None and self._settle_early(transcript.text) == "confirmed":
+            self.spoken.heard(transcript.text)
+            return
         if self.interruptions.over_the_robot(transcript):
             return
         if transcript.final and transcript.text.strip():
@@ -274,7 +368,8 @@ class Conversation:
                 )
             others = tuple(transcript.alternatives)
             self.presence.to("thinking", f"heard {transcript.text.strip()[:40]!r}")
-            self._requests.put((generation, transcript.text.strip(), others, caught, transcript.t))
+            item = (generation, transcript.text.strip(), others, caught, transcript.t, None)
+            self._requests.put(item)
 
     def _on_phase(self, event: Event) -> None:
         # the conversation is over (nobody spoke for agent.engaged_s): whoever talks next says
@@ -312,14 +407,15 @@ class Conversation:
 
     def _work(self) -> None:
         while (item := self._requests.get()) is not None:
-            generation, text, others, caught, heard_t = item
+            generation, text, others, caught, heard_t, early = item
             if not self._current(generation):
                 continue
             try:
                 if caught:
                     chosen = self._dialogue.reading(text, others)
                     self.turns += 1
-                    self._dialogue.turn(generation, chosen, heard_t)
+                    hold = early.wait if early is not None else None
+                    self._dialogue.turn(generation, chosen, heard_t, hold=hold)
                 else:
                     self.turns += 1
                     self.timings.append(TurnTiming(heard_t=heard_t, planned_t=self._now()))

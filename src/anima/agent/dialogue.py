@@ -119,10 +119,13 @@ class Dialogue:
             self._understander = Understander(self.registry, about=self._about)
         return self._understander.understand
 
-    def turn(self, generation: int, text: str, heard_t: float) -> None:
+    def turn(
+        self, generation: int, text: str, heard_t: float, *, hold: Callable[[], bool] | None = None
+    ) -> None:
         """Plan ``text``, say and act on the answer, and follow its feedback for at most
-        ``feedback_rounds`` more requests, while ``generation`` is current."""
-        answer = self._ask(generation, self.planner.plan, text, heard_t=heard_t)
+        ``feedback_rounds`` more requests, while ``generation`` is current. ``hold``: an early
+        reply's (:class:`~anima.agent.reply.Answer`): its plan starts only once it says yes."""
+        answer = self._ask(generation, self.planner.plan, text, heard_t=heard_t, hold=hold)
         rounds = 0
         said_refusal = said_failure = False  # each said at most once per turn
         while answer is not None and self._current(generation):
@@ -175,7 +178,13 @@ class Dialogue:
             self.planner.acknowledge(summary)
 
     def _ask(
-        self, generation: int, call: PlannerCall, text: str, *, heard_t: float | None = None
+        self,
+        generation: int,
+        call: PlannerCall,
+        text: str,
+        *,
+        heard_t: float | None = None,
+        hold: Callable[[], bool] | None = None,
     ) -> Answer | None:
         """A planner call, its reply taken by an :class:`Answer` (as it streams, when the
         planner streams); None when the turn is over (interrupted, or nothing came back). A
@@ -189,6 +198,7 @@ class Dialogue:
             speak=lambda words: self._say(generation, words),
             current=lambda: self._current(generation),
             now=self._now,
+            hold=hold,
         )
         try:
             reply = call(text, answer) if self._streams else call(text)

@@ -118,7 +118,9 @@ class Answer:
 
     ``speak(text) -> bool`` says one sentence if the turn is still current (False: it is not);
     ``current()`` says whether the turn still is. After the planner has returned, :meth:`close`
-    makes late calls (an abandoned request's thread) do nothing.
+    makes late calls (an abandoned request's thread) do nothing. ``hold()``, for a reply begun
+    early (at a pause that may end the turn), blocks until the turn is confirmed (True) or
+    taken back (False): the plan's words go out at once, its steps start only after a yes.
     """
 
     def __init__(
@@ -130,8 +132,10 @@ class Answer:
         speak: Callable[[str], bool],
         current: Callable[[], bool],
         now: Callable[[], float] | None = None,
+        hold: Callable[[], bool] | None = None,
     ) -> None:
         self._registry = registry
+        self._hold = hold
         self._executor = executor
         self._words = words
         self._speak = speak
@@ -203,6 +207,11 @@ class Answer:
             return
         stops = [step.index for step in plan.steps if step.name == "stop"]
         self._release_after = max(stops) if stops else None
+        if self._hold is not None:
+            if self._release_after is None:
+                self._release()  # an early reply: its words now, its motion once confirmed
+            if not self._hold() or not self._current():
+                return  # taken back: nothing moves
         try:
             self.task = self._executor.start(plan, preempt=True, on_step=self._step_done)
         except AnimaError as exc:

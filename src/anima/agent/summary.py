@@ -83,20 +83,37 @@ class Spoken:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._lines: collections.deque[str] = collections.deque(maxlen=MAX_LINES)
+        self._count = 0  # lines ever added (mark, drop_since)
 
     def heard(self, text: str) -> None:
-        with self._lock:
-            self._lines.append(transcript_line("person", text))
+        self._add(transcript_line("person", text))
 
     def said(self, text: str) -> None:
+        self._add(transcript_line("robot", text))
+
+    def _add(self, line: str) -> None:
         with self._lock:
-            self._lines.append(transcript_line("robot", text))
+            self._lines.append(line)
+            self._count += 1
+
+    def mark(self) -> int:
+        """Where the transcript is now (for :meth:`drop_since`)."""
+        with self._lock:
+            return self._count
+
+    def drop_since(self, mark: int) -> None:
+        """Forget the lines added since ``mark`` (a reply taken back)."""
+        with self._lock:
+            for _ in range(min(max(0, self._count - mark), len(self._lines))):
+                self._lines.pop()
+            self._count = min(self._count, mark)
 
     def take(self) -> list[str]:
         """The lines so far, and a new transcript begins."""
         with self._lock:
             lines = list(self._lines)
             self._lines.clear()
+            self._count = 0
         return lines
 
 

@@ -33,6 +33,7 @@ LONGEST = {
     "max_utterance_s": 120.0,
     "turn_quick_s": 10.0,
     "turn_hold_s": 10.0,
+    "turn_early_s": 10.0,
 }
 # the listener decides once an audio frame (32 ms: anima.audio.FRAME_S, 512 samples at
 # 16 kHz): a silence, timeout or barge-in shorter than one is never what was written (1e-9 s gave
@@ -62,6 +63,10 @@ class ListenConfig:
     turn: str = "auto"  # end of turn: auto | silence | cues (registry.TURNS)
     turn_quick_s: float = 0.25  # cues: the silence after a complete request whose pitch falls
     turn_hold_s: float = 1.2  # cues: after "and", "the", "um"… or a voice that does not fall
+    # full duplex: this much silence that may end the turn (words that do not promise more)
+    # begins the reply while the turn detector still waits; the person going on takes it back
+    # (docs/listening.md, *Early reply*); null: the reply waits for the end of the turn
+    turn_early_s: float | None = 0.25
     # cues: a silence only the level gate hears (babble, which the VAD calls speech) ends the
     # turn after turn_hold_s ("hold"), or after turn_quick_s when the voice fell ("cues")
     turn_gate: TurnGate = TurnGate.CUES
@@ -147,6 +152,17 @@ class ListenConfig:
                     f"listen.{key} must be in (0, {LONGEST[key]:g}] seconds, got {_shown(value)}"
                 )
             _one_frame_at_least(key, value)
+        early = self.turn_early_s
+        if early is not None:
+            if isinstance(early, bool) or not (
+                isinstance(early, int | float) and math.isfinite(early)
+                and 0 < early <= LONGEST["turn_early_s"]
+            ):  # fmt: skip
+                raise ConfigError(
+                    f"listen.turn_early_s must be in (0, {LONGEST['turn_early_s']:g}] seconds "
+                    f"or null, got {_shown(early)}"
+                )
+            _one_frame_at_least("turn_early_s", early)
         if self.turn_quick_s > self.turn_hold_s:
             raise ConfigError(
                 f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "

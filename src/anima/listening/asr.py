@@ -76,6 +76,26 @@ class Recognizer(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class Reading:
+    """An utterance read so far: its text, how sure the engine is, its other readings."""
+
+    text: str
+    confidence: float | None = None
+    alternatives: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ReadsAhead(Protocol):
+    """A recognizer that can read the utterance so far as :meth:`Recognizer.finish` would,
+    without ending it (Whisper): what the early reply of full duplex is planned from
+    (``listen.turn_early_s``). A recognizer without it gives no early reply."""
+
+    def tentative(self) -> Reading:
+        """The utterance so far, read now; it goes on (the next frames belong to it)."""
+        ...
+
+
 @runtime_checkable
 class Rereads(Protocol):
     """A recognizer that can read its last final again with other words in mind (Whisper): what

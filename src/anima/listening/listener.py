@@ -31,15 +31,23 @@ from anima.events import ListenTimeout, Notice, Transcript, WakeDetected
 from anima.listening.asr import Recognizer
 from anima.listening.makers import make_recognizer, make_spotter
 from anima.listening.recorder import (
+    Early,
     Final,
     GaveUp,
     Outcome,
     Partial,
     Recorder,
     RecordingStarted,
+    Resumed,
     Woke,
 )
-from anima.listening.results import ListenResult, RecordingStart, RoundReport
+from anima.listening.results import (
+    EarlyTranscript,
+    ListenResult,
+    RecordingStart,
+    RoundReport,
+    TurnResumed,
+)
 from anima.listening.sources import AudioSource
 from anima.listening.turn.detector import turn_for
 from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
@@ -54,12 +62,16 @@ _URGENT, _IN_ORDER = 0, 1  # queue priorities: interrupts before audio
 
 def speech_detector(config: ListenConfig, vad: Vad) -> SpeechDetector:
     """The VAD's speech detector as ``config`` sets it, with its turn detector loaded
-    (``listen.turn`` and its silences: ``turn_quick_s``, ``turn_hold_s``)."""
+    (``listen.turn`` and its silences: ``turn_quick_s``, ``turn_hold_s``; with
+    ``listen.duplex``, ``turn_early_s``: a reply begun early can be taken back only while the
+    microphone stays open)."""
     turn = turn_for(config)
     turn.load()
+    early = config.turn_early_s if config.duplex else None
     return SpeechDetector(
         vad, start_threshold=config.vad_start_threshold, end_threshold=config.vad_end_threshold,
         start_frames=config.vad_start_frames, end_s=config.endpoint_silence_s, turn=turn,
+        early_s=early,
     )  # fmt: skip
 
 
@@ -273,6 +285,14 @@ class Listener:
                               voiced_s=outcome.voiced_s)  # fmt: skip
         if isinstance(outcome, Partial):
             return Transcript(t=now, text=outcome.text, final=False)
+        if isinstance(outcome, Early):
+            logger.info("the turn may be over: %s", quoted(outcome.text))
+            return EarlyTranscript(t=now, text=outcome.text, confidence=outcome.confidence,
+                                   alternatives=outcome.alternatives,
+                                   voiced_s=outcome.voiced_s)  # fmt: skip
+        if isinstance(outcome, Resumed):
+            logger.info("the person goes on")
+            return TurnResumed(t=now)
         if isinstance(outcome, GaveUp):
             logger.info(
                 "heard nothing to act on (%s after %.1f s%s)", outcome.reason,

@@ -28,6 +28,11 @@ round::
   the VAD's speech start while idle is a **barge-in**, a wake with source ``barge_in`` whose
   round records from ``pre_buffer_s`` before the voice began — the person's first word whole.
   Whether it stops the robot is the conversation's to decide (a backchannel does not).
+- **Early** (full duplex, ``listen.turn_early_s``): a pause that may end the turn but has not
+  yet (the detector's ``PAUSED``) sends the utterance so far as :class:`Early` (a recognizer
+  that reads ahead, :class:`~anima.listening.asr.ReadsAhead`), and the voice coming back in the
+  same utterance :class:`Resumed`: the conversation may begin its reply at the first and takes
+  it back at the second. The round goes on either way and ends with its :class:`Final`.
 - **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`,
   with its ``alternatives`` (other readings, best first; Whisper's beam) and ``voiced_s``, how
   long the voice was (the round's frames the VAD found voiced: a backchannel is short);
@@ -45,7 +50,7 @@ import numpy as np
 
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.config.listening import ListenConfig
-from anima.listening.asr import Recognizer
+from anima.listening.asr import ReadsAhead, Recognizer
 from anima.listening.vad import SpeechChange, SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 
@@ -97,6 +102,21 @@ class Final:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Early:
+    """The utterance so far, at a pause that may end the turn (see the module docstring)."""
+
+    text: str
+    confidence: float | None = None
+    alternatives: tuple[str, ...] = ()
+    voiced_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed:
+    """The voice came back after an :class:`Early`: the same utterance goes on."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class GaveUp:
     reason: str  # no_speech | silence | too_short | max_length | source_ended
     waited_s: float  # audio seconds recorded in the round
@@ -108,7 +128,7 @@ class RoundEnded:
     round: Round
 
 
-Outcome = Woke | RecordingStarted | Partial | Final | GaveUp | RoundEnded
+Outcome = Woke | RecordingStarted | Partial | Early | Resumed | Final | GaveUp | RoundEnded
 
 
 @dataclass
@@ -130,6 +150,7 @@ class _Active:
     asr_first: int | None = None
     speech_start: int | None = None
     speech_end: int | None = None
+    early: bool = False  # an Early was sent and no Resumed since
 
     def close(self, outcome: str, text: str) -> Round:
         return Round(
@@ -338,6 +359,11 @@ class Recorder:
             active.preroll.clear()
         elif active.asr_on:
             out += self._partial(frame)
+        if change is SpeechChange.PAUSED and active.asr_on:
+            out += self._early(active)
+        elif change is SpeechChange.RESUMED and active.early:
+            active.early = False
+            out.append(Resumed())
         if change is SpeechChange.ENDED and active.asr_on:
             end = position + len(frame) - self.detector.end_frames * FRAME_SAMPLES
             active.speech_end = end
@@ -365,6 +391,21 @@ class Recorder:
             return []
         self.detector.partial(text)
         return [Partial(text=text)]
+
+    def _early(self, active: _Active) -> list[Outcome]:
+        """A pause that may end the turn: the utterance so far, when the recognizer can read
+        ahead and heard enough words."""
+        recognizer = self.recognizer
+        if not isinstance(recognizer, ReadsAhead):
+            return []
+        reading = recognizer.tentative()
+        text = reading.text.strip()
+        if len(text) < max(1, self.config.min_chars):
+            return []
+        active.early = True
+        return [Early(text=text, confidence=reading.confidence,
+                      alternatives=tuple(reading.alternatives),
+                      voiced_s=active.voiced / SAMPLE_RATE)]  # fmt: skip
 
     def _decide(self, active: _Active, text: str, reason: str) -> list[Outcome]:
         """End the round: a final transcript, or giving up with ``reason``."""

@@ -9,14 +9,17 @@ The listener hands each result, in order, on its worker thread, to the one calla
             case WakeDetected(): ...                   # the phrase, a key, MQTT
             case Transcript(final=False): ...          # a partial
             case Transcript(): ...                     # the utterance's final
+            case EarlyTranscript(): ...                # duplex: a pause that may end the turn
+            case TurnResumed(): ...                    # … and the voice back after it
             case ListenTimeout(): ...                  # a round that heard nothing to act on
             case Notice(): ...                         # a part fell back (no Whisper, no Silero)
             case RecordingStart() | RoundReport(): ... # the round's timing, for benchmarks
 
 The results that are :class:`~anima.events.Event` (wake, transcript, timeout, notice) are what
 the outside world is told (``wake``, ``asr``, ``listen_timeout``, ``notice``): the consumer
-publishes them (:func:`is_wire_event`); :class:`RecordingStart` and :class:`RoundReport` stay
-inside.
+publishes them (:func:`is_wire_event`); :class:`RecordingStart`, :class:`RoundReport`,
+:class:`EarlyTranscript` and :class:`TurnResumed` stay inside (an early reading is not what the
+person said: the final, which follows, is).
 """
 
 from __future__ import annotations
@@ -47,8 +50,31 @@ class RoundReport:
     decided_t: float  # when the outcome had been delivered to the consumer
 
 
+@dataclass(frozen=True, kw_only=True)
+class EarlyTranscript:
+    """Full duplex, ``listen.turn_early_s``: the utterance so far, at a pause that may end the
+    turn but has not (the cues are unsure). Its final follows (the same words when nothing
+    more was said), or a :class:`TurnResumed`."""
+
+    t: float
+    text: str
+    confidence: float | None = None
+    alternatives: tuple[str, ...] = ()
+    voiced_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResumed:
+    """The person spoke again after an :class:`EarlyTranscript`: the turn goes on."""
+
+    t: float
+
+
 # everything a listener sends up (see the module docstring)
-ListenResult = WakeDetected | RecordingStart | Transcript | ListenTimeout | Notice | RoundReport
+ListenResult = (
+    WakeDetected | RecordingStart | Transcript | EarlyTranscript | TurnResumed | ListenTimeout
+    | Notice | RoundReport
+)  # fmt: skip
 WireEvent = WakeDetected | Transcript | ListenTimeout | Notice
 
 

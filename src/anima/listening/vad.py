@@ -31,7 +31,7 @@ import numpy as np
 from anima.audio import FRAME_S, FRAME_SAMPLES, Frame
 from anima.config.listening_parts import VADS
 from anima.errors import ConfigError, MissingDependencyError
-from anima.listening.turn.detector import GatedTurn, TurnDetector, silence_frames
+from anima.listening.turn.detector import GatedTurn, MayEnd, TurnDetector, silence_frames
 from anima.listening.vad_gate import GATE_PREROLL, VAD_GATE_DB, LevelGate, frame_db
 
 logger = logging.getLogger(__name__)
@@ -204,6 +204,10 @@ GATE_SMOOTH_FRAMES = 3  # a frame's level: the mean power of the last three (~0.
 class SpeechChange(Enum):
     STARTED = "started"
     ENDED = "ended"
+    # given ``early_s``: the turn may be over but is not yet (the cues are unsure); and the
+    # voice back after such a pause (the same utterance goes on)
+    PAUSED = "paused"
+    RESUMED = "resumed"
 
 
 class SpeechDetector:
@@ -224,6 +228,7 @@ class SpeechDetector:
         turn: TurnDetector | None = None,
         level_gate_db: float | None = None,
         gate_cues: bool | None = None,
+        early_s: float | None = None,
     ) -> None:
         if not 0 < end_threshold <= start_threshold < 1:
             raise ConfigError("VAD thresholds must satisfy 0 < end ≤ start < 1")
@@ -258,6 +263,10 @@ class SpeechDetector:
             gate_cues = gated is not None and gated.gate_cues
         self.gate_cues = gate_cues
         self._gate_need: float | None = None  # the turn's silence, judged as the level fell
+        if early_s is not None and not (math.isfinite(early_s) and early_s > 0):
+            raise ConfigError(f"VAD: the early pause must be > 0 seconds, got {early_s!r}")
+        self.early_s = early_s  # PAUSED after this much silence that may end the turn
+        self._paused = False  # PAUSED was reported for the silence in progress
 
     @property
     def end_frames(self) -> int:
@@ -273,6 +282,7 @@ class SpeechDetector:
         self.probability = 0.0
         self._run = 0
         self._gate_run = 0
+        self._paused = False
         self._forget_level()
 
     def _forget_level(self) -> None:
@@ -328,6 +338,7 @@ class SpeechDetector:
             self._run = self._run + 1 if p >= self.start_threshold else 0
             if self._run >= self.start_frames:
                 self.in_speech, self._run, self._gate_run = True, 0, 0
+                self._paused = False
                 self._forget_level()
                 p = self._gated(frame, p)
                 if turn is not None:
@@ -360,11 +371,37 @@ class SpeechDetector:
             over, run = True, self._below
         if over:
             self._ended_after, self.in_speech, self._run, self._gate_run = run, False, 0, 0
+            self._paused = False
             if logger.isEnabledFor(logging.DEBUG):
                 why = getattr(turn, "reason", "")
                 logger.debug("turn over after %.2f s of silence: %s", run * FRAME_S, why)
             return SpeechChange.ENDED
-        return None
+        return self._early(p) if self.early_s is not None else None
+
+    def _early(self, p: float) -> SpeechChange | None:
+        """PAUSED once a silence that has not ended the turn could have (``early_s`` of it, the
+        VAD's or only the level gate's, after words that do not promise more); RESUMED when a
+        confidently voiced frame at the voice's level follows it."""
+        early_s = self.early_s
+        assert early_s is not None
+        if self._paused:
+            if p >= self.start_threshold and self._below == 0:
+                self._paused = False
+                return SpeechChange.RESUMED
+            return None
+        turn = self.turn
+        if self._run and isinstance(turn, MayEnd):
+            ready = turn.may_end(self._run * FRAME_S, early_s)
+        elif self._run:
+            ready = self._run * FRAME_S >= early_s - 1e-9
+        else:  # a silence only the gate hears (babble): only after words that could end it
+            ready = self._below * FRAME_S >= early_s - 1e-9 and self._words_complete()
+        if not ready:
+            return None
+        self._paused = True
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("the turn may be over: %s", getattr(self.turn, "reason", ""))
+        return SpeechChange.PAUSED
 
     @property
     def speaking(self) -> bool:

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from anima.audio import FRAME_SAMPLES, Frame, Framer
 from anima.errors import EngineStateError
+from anima.listening.asr import Reading
 from anima.listening.sources import FrameSink
 from anima.listening.wake.spotter import WakeHit
 
@@ -64,6 +65,7 @@ class FakeRecognizer:
         self.loaded = False
         self.frames: list[Frame] = []  # every frame fed, all utterances
         self.heard: list[str] = []  # every final returned
+        self.tentatives: list[str] = []  # every tentative() reading's text
         self.starts = self.cancels = 0
         self._turn = 0
         self._fed = 0  # frames of the current utterance
@@ -101,6 +103,17 @@ class FakeRecognizer:
         self._turn += 1
         self.heard.append(text)
         return text
+
+    def tentative(self) -> Reading:
+        """The utterance so far (:class:`~anima.listening.asr.ReadsAhead`): the words of its
+        partial, with the text's confidence and alternatives; it goes on."""
+        index = min(self._turn, len(self.texts) - 1)
+        text = self._partial if self.in_utterance else ""
+        self.tentatives.append(text)
+        if not text:
+            return Reading(text="")
+        return Reading(text=text, confidence=self._confidences[index],
+                       alternatives=self._alternatives[index])  # fmt: skip
 
     def reread(self, text: str, hints: Sequence[str]) -> tuple[str, ...]:
         self.hinted.append((text, tuple(hints)))

@@ -98,6 +98,14 @@ class Understands(Protocol):
 
 
 @runtime_checkable
+class Retracts(Protocol):
+    """A planner that can forget its last request and answer: a reply begun early, at a pause,
+    and taken back because the person went on (the request was only part of theirs)."""
+
+    def retract(self) -> None: ...
+
+
+@runtime_checkable
 class Acknowledges(Protocol):
     """A planner told that the feedback of a plan was given without asking it for an answer
     (the OpenAI planner keeps it in its history)."""

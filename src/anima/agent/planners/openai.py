@@ -112,6 +112,7 @@ class OpenAIPlanner:
         self.system_prompt = prompt(registry, instructions)
         self._tools = FriendlyTools(registry)  # friendly names, directions, compact schemas
         self._history: list[Message] = []
+        self._before: tuple[list[Message], list[str]] | None = None  # before the last plan
         self._pending: list[str] = []  # tool-call ids still waiting for their results
         self._client = new_client(timeout_s)
         self._inflight = InflightCall(self.name)
@@ -182,6 +183,7 @@ class OpenAIPlanner:
 
     # ------------------------------------------------------------------ the protocol
     def plan(self, request: str, sink: ReplySink | None = None) -> PlannerReply:
+        self._before = (list(self._history), list(self._pending))
         added = self._close_pending(SUPERSEDED)
         message: Message = {"role": "user", "content": request}
         return self._exchange([*added, message], "plan", request, sink)
@@ -203,6 +205,14 @@ class OpenAIPlanner:
     def reset(self) -> None:
         self._history.clear()
         self._pending.clear()
+        self._before = None
+
+    def retract(self) -> None:
+        """Forget the last request and its answer (a reply taken back: the person went on):
+        the history as it was before it."""
+        if self._before is not None:
+            self._history, self._pending = self._before
+            self._before = None
 
     def interrupt(self) -> None:
         self._inflight.interrupt()

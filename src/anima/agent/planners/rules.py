@@ -38,6 +38,7 @@ class RulePlanner:
         self._actions: tuple[Action, ...] = tuple(registry)
         self._understander = Understander(registry, about=self.about)
         self._last: list[str] = []  # the last plan, for "do it again"
+        self._before: list[str] = []  # … and the one before it (retract)
         self.memory: Remembering | None = None  # names and facts told (remember_with)
 
     def speak_as(self, persona: Persona) -> None:
@@ -58,6 +59,7 @@ class RulePlanner:
     def plan(self, request: str) -> PlannerReply:
         understood = self.understanding(request)
         log.debug("understood %r as %s: %s", request[:80], understood.kind, understood.why)
+        self._before = self._last
         if understood.kind == "act":
             if not set(understood.actions) <= {"stop()", "finish()"}:
                 self._last = understood.actions
@@ -69,7 +71,11 @@ class RulePlanner:
 
     def reset(self) -> None:
         """Forget the last plan ("do it again" has nothing to repeat)."""
-        self._last = []
+        self._last = self._before = []
+
+    def retract(self) -> None:
+        """Forget the last request: "do it again" repeats the plan before it."""
+        self._last = self._before
 
     def interrupt(self) -> None:
         """Nothing in flight."""

@@ -10,12 +10,18 @@ frame to a :class:`~anima.listening.vad.SpeechDetector` on Silero VAD, with each
   the sentence ends (an ideal streaming recognizer, as pocketsphinx's ~30 ms partials are on
   the words it hears right);
 - ``cues, late partials``: the same words ``LATE_LAG_S`` later (Whisper decodes ~0.1 s into a
-  pause, and a decode takes 0.1–0.5 s here).
+  pause, and a decode takes 0.1–0.5 s here);
+- ``early, late partials``: the same, with the early reply of full duplex
+  (``listen.turn_early_s``, :data:`EARLY_S`): the reply begins at the first pause that may end
+  the turn, and is taken back if the person goes on.
 
 Figures, per detector and voice (and in total, per split): **delay** from the last loud sample
 to the frame that ends the turn (audio time, so machine load does not change it; p50/p95 over
 the takes the turn ended after their end), **cut** = the turn ended before the last word was
-said (a pause ended it), **missed** = still not ended ``TRAIL_S`` after the speech.
+said (a pause ended it), **missed** = still not ended ``TRAIL_S`` after the speech. With an
+early reply also: **reply** = from the last loud sample to the frame where the reply begins (the
+early pause after the last word, or the turn's end), and **taken back** = takes where a reply
+began in a pause inside the sentence (the person went on, so it was taken back).
 
 The VAD's probabilities are computed once per take and replayed to each detector, so a detector
 costs only its own work. :func:`run_turn_bench` stops adding takes after ``budget_s``.
@@ -36,7 +42,9 @@ from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
 
 PARTIAL_LAG_S = 0.1  # words reach the detector this long after they were said
 LATE_LAG_S = 0.4  # … from a recognizer that decodes at pauses (Whisper: ~0.1 s + a decode)
-DETECTORS = ("silence", "cues, no partials", "cues, partials", "cues, late partials")
+EARLY = "early, late partials"
+DETECTORS = ("silence", "cues, no partials", "cues, partials", "cues, late partials", EARLY)
+EARLY_S = 0.25  # listen.turn_early_s's default
 
 
 class _Replay:
@@ -72,6 +80,8 @@ class TurnOutcome:
     delay_ms: float | None  # after the speech's end (None: cut or missed)
     cut: bool  # ended before the last word
     reason: str  # the cues detector's last decision ("" for silence)
+    reply_ms: float | None = None  # early reply: after the speech's end (None: cut or missed)
+    taken_back: int = 0  # early replies begun in pauses before the last word
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,13 +95,24 @@ class TurnFigures:
     missed: int
     delay_p50_ms: float
     delay_p95_ms: float
+    early: bool = False  # an early reply was measured (the fields below)
+    reply_p50_ms: float = float("nan")
+    reply_p95_ms: float = float("nan")
+    taken_back: int = 0  # takes where an early reply was taken back
 
     def line(self) -> str:
-        return (
+        line = (
             f"{self.detector:<18} {self.group:<17} delay p50 {self.delay_p50_ms:5.0f} ms "
             f"p95 {self.delay_p95_ms:5.0f} ms   cut {self.cut}/{self.turns} "
             f"({100 * self.cut / max(1, self.turns):.1f} %; {self.cut_paused} of "
             f"{self.paused} paused)   missed {self.missed}"
+        )
+        if not self.early:
+            return line
+        return line + (
+            f"\n{'':<18} {'':<17} reply p50 {self.reply_p50_ms:5.0f} ms "
+            f"p95 {self.reply_p95_ms:5.0f} ms   taken back {self.taken_back}/{self.turns} "
+            f"({100 * self.taken_back / max(1, self.turns):.1f} %)"
         )
 
 
@@ -128,29 +149,40 @@ def run_take(
     with_partials: bool,
     vad_probabilities: Sequence[float] | None = None,
     partial_lag_s: float = PARTIAL_LAG_S,
+    early_s: float | None = None,
 ) -> TurnOutcome:
-    """Feed ``take`` to a SpeechDetector consulting ``turn``; the first end after a start."""
+    """Feed ``take`` to a SpeechDetector consulting ``turn``; the first end after a start.
+    With ``early_s``, the detector's early pauses too (the module docstring's reply)."""
     probs = probabilities(take.audio) if vad_probabilities is None else vad_probabilities
-    detector = SpeechDetector(_Replay(probs), turn=turn)
+    detector = SpeechDetector(_Replay(probs), turn=turn, early_s=early_s)
     detector.reset()
     words = list(take.segments) if with_partials else []
     lag = round(partial_lag_s * SAMPLE_RATE)
-    started, ended_at = False, None
+    started, ended_at, early_at, taken_back = False, None, None, 0
     for i in range(len(probs)):
         position = (i + 1) * FRAME_SAMPLES  # where this frame ends
         while words and words[0][1] + lag <= position - FRAME_SAMPLES:
             detector.partial(words.pop(0)[0])
         change = detector.feed(take.audio[i * FRAME_SAMPLES : position])
         started = started or change is SpeechChange.STARTED
+        if started and change is SpeechChange.PAUSED:
+            if position < take.speech_end:
+                taken_back += 1
+            elif early_at is None:
+                early_at = position
         if started and change is SpeechChange.ENDED:
             ended_at = position
             break
     cut = ended_at is not None and ended_at < take.speech_end  # a pause ended it
     delay = None if ended_at is None or cut else 1e3 * (ended_at - take.speech_end) / SAMPLE_RATE
+    reply = delay
+    if early_at is not None and not cut:
+        reply = 1e3 * (early_at - take.speech_end) / SAMPLE_RATE
     return TurnOutcome(
         take=take.label, voice=take.voice, split=take.split, paused=take.pause_s > 0,
         ended_at=ended_at, delay_ms=delay, cut=cut,
         reason=turn.reason if isinstance(turn, CuesTurn) else "",
+        reply_ms=reply, taken_back=taken_back,
     )  # fmt: skip
 
 
@@ -158,18 +190,21 @@ def _detector(name: str) -> tuple[TurnDetector | None, bool, float]:
     """The turn detector a row of the figures measures, whether it gets partials, their lag."""
     if name == "silence":
         return None, False, 0.0
-    lag = LATE_LAG_S if name == "cues, late partials" else PARTIAL_LAG_S
+    lag = LATE_LAG_S if name in ("cues, late partials", EARLY) else PARTIAL_LAG_S
     return make_turn("cues"), name != "cues, no partials", lag
 
 
 def figures(detector: str, group: str, outcomes: Iterable[TurnOutcome]) -> TurnFigures:
     rows = list(outcomes)
     delays = [o.delay_ms for o in rows if o.delay_ms is not None]
+    replies = [o.reply_ms for o in rows if o.reply_ms is not None]
     return TurnFigures(
         detector=detector, group=group, turns=len(rows), cut=sum(o.cut for o in rows),
         cut_paused=sum(o.cut and o.paused for o in rows), paused=sum(o.paused for o in rows),
         missed=sum(o.ended_at is None for o in rows),
         delay_p50_ms=percentile(delays, 50), delay_p95_ms=percentile(delays, 95),
+        early=detector == EARLY, reply_p50_ms=percentile(replies, 50),
+        reply_p95_ms=percentile(replies, 95), taken_back=sum(o.taken_back > 0 for o in rows),
     )  # fmt: skip
 
 
@@ -199,7 +234,7 @@ def run_turn_bench(
                 turn, partials, lag = _detector(name)
                 outcome = run_take(
                     one, turn, with_partials=partials, vad_probabilities=probs,
-                    partial_lag_s=lag,
+                    partial_lag_s=lag, early_s=EARLY_S if name == EARLY else None,
                 )  # fmt: skip
                 per.setdefault((name, one.voice), []).append(outcome)
             measured += 1

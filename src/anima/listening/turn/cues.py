@@ -203,6 +203,13 @@ class CuesTurn:
             return self.quick_s
         return None
 
+    def may_end(self, silence_s: float, early_s: float) -> bool:
+        """``early_s`` into a silence (counted from the last voiced frame, as the quick end is)
+        after words that do not promise more: the turn could be over (module docstring)."""
+        if self.decide().words is TextCue.OPEN:
+            return False
+        return max(silence_s, self._prosody.since_voiced_s) >= early_s - 1e-9
+
     def words_complete(self) -> bool:
         """The newest partial, fresh, could be a whole request: what a silence only the level
         gate hears needs before it ends the turn early. Without words yet (the partial lags

@@ -74,6 +74,18 @@ class GatedTurn(TurnDetector, Protocol):
         ...
 
 
+@runtime_checkable
+class MayEnd(Protocol):
+    """A turn detector that can tell a pause that could end the turn before its own end
+    (:class:`~anima.listening.turn.cues.CuesTurn`): for the early reply of full duplex
+    (:attr:`~anima.listening.vad.SpeechDetector.early_s`), taken back if the person goes on."""
+
+    def may_end(self, silence_s: float, early_s: float) -> bool:
+        """After ``silence_s`` of the VAD's silence: could the turn be over, ``early_s`` into
+        it (the words so far do not promise more)?"""
+        ...
+
+
 def silence_frames(seconds: float) -> int:
     """Whole frames that make up ``seconds`` of silence (at least one)."""
     return max(1, math.ceil(seconds / FRAME_S - 1e-9))

@@ -56,6 +56,7 @@ from numpy.typing import NDArray
 
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError, SpeechError
+from anima.listening.asr import Reading
 from anima.listening.whisper.features import encoded_silence, full_window, log_mel
 from anima.listening.whisper.model import (
     THREADS,
@@ -141,6 +142,7 @@ class WhisperAsr:
         self._quiet_run = 0  # quiet frames in a row at the end of the audio
         self._last_request = 0  # samples the last decode request covered
         self._partial = ""  # the last partial returned
+        self._ahead: Decoded | None = None  # the last tentative() decode of this utterance
         self._worker: DecodeThread[Decoded] | None = None
 
     @property
@@ -197,6 +199,7 @@ class WhisperAsr:
         self._peak, self._samples, self._quiet_run, self._last_request = 0.0, 0, 0, 0
         self._cut = False
         self._partial = ""
+        self._ahead = None
         self._in_utterance = True
         if self._worker is not None:
             self._worker.forget()
@@ -240,11 +243,32 @@ class WhisperAsr:
         self._in_utterance = False
         if self._cut:
             logger.warning("whisper: only the first %.0f s of the utterance are heard", MAX_AUDIO_S)
-        decoded = self._reusable() or self._decode(self._joined())
+        decoded = self._reusable() or self._ahead_reusable() or self._decode(self._joined())
         self.last = decoded
         self.confidence = decoded.confidence if decoded.text else None
         self.alternatives = decoded.alternatives if decoded.text else ()
         return decoded.text
+
+    def tentative(self) -> Reading:
+        """The utterance so far as :meth:`finish` would read it now (the decode started at the
+        pause, else one made here), without ending it; :meth:`finish` reuses it when nothing
+        but quiet comes after."""
+        if not self._in_utterance:
+            return Reading(text="")
+        decoded = self._reusable() or self._ahead_reusable() or self._decode(self._joined())
+        self._ahead = decoded
+        if not decoded.text:
+            return Reading(text="")
+        return Reading(
+            text=decoded.text, confidence=decoded.confidence, alternatives=decoded.alternatives
+        )
+
+    def _ahead_reusable(self) -> Decoded | None:
+        """The last :meth:`tentative` decode, if nothing but quiet came after it."""
+        ahead = self._ahead
+        if ahead is None or self._speech_since(ahead.samples):
+            return None
+        return ahead
 
     def cancel(self) -> None:
         self._in_utterance = False

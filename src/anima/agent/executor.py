@@ -11,6 +11,9 @@ at once (``StopAnimation``, the engine's ``clear()``: the running move decelerat
 the next tick, queued ones are dropped), and runs the cancel hooks of the running action
 (speech stopped, programs signalled, waits woken). The remaining steps are canceled and the
 feedback says INTERRUPTED.
+A plan started with a ``hold`` (the early reply of full duplex: the turn may not be over) runs
+its speech (:data:`SPEECH_STEPS`) at once and waits for ``hold()`` before its first other
+step: False (the person went on) cancels the rest, nothing having moved.
 ``finish()`` ends the task: the rest of the plan is dropped and the result says ``finished`` so
 the caller resets the conversation.
 
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
     from anima.config import AgentConfig
 
 log = logging.getLogger(__name__)
+
+SPEECH_STEPS = frozenset({"say"})  # steps a held plan runs before its hold says yes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,9 +125,11 @@ class PlanTask:
         plan: Plan,
         ctx: ActionContext,
         on_step: Callable[[StepResult], None] | None = None,
+        hold: Callable[[], bool] | None = None,
     ) -> None:
         self.plan = plan
         self._on_step = on_step
+        self._hold = hold
         self.id = plan.id
         self._executor = executor
         self._ctx = ctx
@@ -164,6 +171,10 @@ class PlanTask:
             ex.publish(PlanStarted(t=ex.now(), plan=plan.id, steps=plan.texts, source=ex.source))
             after = ""  # why the steps left are not run
             for step in plan.steps:
+                if self._hold is not None and step.name not in SPEECH_STEPS:
+                    hold, self._hold = self._hold, None
+                    if not hold() and not ctx.canceled:
+                        ctx.cancel("taken back: the person went on")
                 if ctx.canceled:
                     break
                 self.current = step.index
@@ -311,10 +322,11 @@ class Executor:
         *,
         preempt: bool = False,
         on_step: Callable[[StepResult], None] | None = None,
+        hold: Callable[[], bool] | None = None,
     ) -> PlanTask:
         """Run ``plan`` on a new thread; with ``preempt``, cancel (and join) a running one
         first, else refuse while one runs. ``on_step`` gets each step's result as it ends (on
-        the plan's thread, before the next step starts)."""
+        the plan's thread, before the next step starts). ``hold``: the module docstring's."""
         with self._lock:
             running = self.current
             if running is not None:
@@ -332,7 +344,7 @@ class Executor:
                 process_timeout_s=self.process_timeout_s,
                 halt=self._hold,
             )
-            task = PlanTask(self, plan, ctx, on_step)
+            task = PlanTask(self, plan, ctx, on_step, hold)
             self._current = task
             task._thread.start()
             return task

@@ -120,7 +120,8 @@ class Answer:
     ``current()`` says whether the turn still is. After the planner has returned, :meth:`close`
     makes late calls (an abandoned request's thread) do nothing. ``hold()``, for a reply begun
     early (at a pause that may end the turn), blocks until the turn is confirmed (True) or
-    taken back (False): the plan's words go out at once, its steps start only after a yes.
+    taken back (False): the words go out at once, the plan's first step that is not speech
+    waits for it (:meth:`~anima.agent.executor.Executor.start`).
     """
 
     def __init__(
@@ -207,13 +208,10 @@ class Answer:
             return
         stops = [step.index for step in plan.steps if step.name == "stop"]
         self._release_after = max(stops) if stops else None
-        if self._hold is not None:
-            if self._release_after is None:
-                self._release()  # an early reply: its words now, its motion once confirmed
-            if not self._hold() or not self._current():
-                return  # taken back: nothing moves
         try:
-            self.task = self._executor.start(plan, preempt=True, on_step=self._step_done)
+            self.task = self._executor.start(
+                plan, preempt=True, on_step=self._step_done, hold=self._hold
+            )
         except AnimaError as exc:
             self.not_started, self.state, self._held = exc, "refused", []
             return

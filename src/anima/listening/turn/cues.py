@@ -47,7 +47,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from anima.audio import Frame
+from anima.audio import FRAME_S, Frame
 from anima.errors import ConfigError
 from anima.listening.turn.prosody import Ending, ProsodyTracker
 from anima.listening.turn.text import TextCue, text_cue
@@ -204,11 +204,18 @@ class CuesTurn:
         return None
 
     def may_end(self, silence_s: float, early_s: float) -> bool:
-        """``early_s`` into a silence (counted from the last voiced frame, as the quick end is)
-        after words that do not promise more: the turn could be over (module docstring)."""
-        if self.decide().words is TextCue.OPEN:
+        """``early_s`` into a silence after words that do not promise more: the turn could be
+        over (module docstring). The silence counts from the last voiced frame, as the quick
+        end's does, but never more than Silero's lag before the VAD's own (a voice with no
+        pitch found has no last voiced frame)."""
+        decision = self.decide()
+        if decision.words is TextCue.OPEN:
             return False
-        return max(silence_s, self._prosody.since_voiced_s) >= early_s - 1e-9
+        since = silence_s
+        if decision.ending is not None:
+            lag = min(self._prosody.since_voiced_s, silence_s + GRACE_FRAMES * FRAME_S)
+            since = max(silence_s, lag)
+        return since >= early_s - 1e-9
 
     def words_complete(self) -> bool:
         """The newest partial, fresh, could be a whole request: what a silence only the level

@@ -91,7 +91,7 @@ def test_the_early_pause_is_a_full_duplex_setting() -> None:
 
 @pytest.mark.parametrize("bad", [0, -0.25, 0.01, 11.0, float("nan"), True, "soon"])
 def test_a_bad_early_pause_is_refused_by_name(bad: Any) -> None:
-    with pytest.raises(ConfigError, match="listen.turn_early_s"):
+    with pytest.raises(ConfigError, match=r"listen\.turn_early_s"):
         ListenConfig(turn_early_s=bad)
 
 

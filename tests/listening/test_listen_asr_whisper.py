@@ -474,3 +474,37 @@ def test_full_scale_clipping_and_odd_frames_do_not_break_it(asr: WhisperAsr) -> 
     text = asr.finish()
     assert isinstance(text, str)
     assert asr.confidence is None or 0.0 <= asr.confidence <= 1.0
+
+
+def test_the_utterance_read_ahead_at_a_pause_is_the_final_when_only_quiet_follows(
+    asr: WhisperAsr, piper: TTSEngine, say: Say, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tentative()`` (the early reply of full duplex) reads the utterance so far without
+    ending it; the final reuses that decode when nothing but quiet came after, and decodes
+    again when the person went on."""
+    from anima.listening.asr import ReadsAhead
+
+    assert isinstance(asr, ReadsAhead)
+    decodes: list[int] = []
+    decode = asr._decode
+    monkeypatch.setattr(asr, "_decode", lambda audio: decodes.append(len(audio)) or decode(audio))
+    pause = np.zeros(SAMPLE_RATE // 3, np.int16)
+    asr.start()
+    for frame in frames_of(np.concatenate([say(piper, "look at me"), pause])):
+        asr.feed(frame)
+    ahead = asr.tentative()
+    assert ahead.text.lower().rstrip(".") == "look at me"
+    assert ahead.confidence is not None and ahead.confidence > 0.2
+    for frame in frames_of(pause):
+        asr.feed(frame)
+    assert asr.finish() == ahead.text
+    assert len(decodes) == 1  # the final is the pause's reading
+    asr.start()
+    for frame in frames_of(np.concatenate([say(piper, "wave"), pause])):
+        asr.feed(frame)
+    first = asr.tentative()
+    for frame in frames_of(np.concatenate([say(piper, "at the children"), pause])):
+        asr.feed(frame)
+    went_on = asr.finish()
+    assert len(decodes) == 3  # the person went on: read again, whole
+    assert "children" in went_on.lower() and "children" not in first.text.lower()

@@ -94,7 +94,8 @@ def test_a_final_with_other_words_takes_the_early_reply_back_and_is_planned(
         assert [p.outcome for p in plans] == ["interrupted", "succeeded"]
         started = recorder.of(PlanStarted, since=mark)
         assert [s.steps for s in started] == [
-            ("play_animation(name='LOOKUP_Waving')",), ("play_animation(name='nod')",)
+            ("play_animation(name='LOOKUP_Waving')",),
+            ("play_animation(name='nod')",),
         ]
         assert ran(recorder, "play_animation(name='LOOKUP", mark) == ["canceled"]
         assert conv.taken_back == 1

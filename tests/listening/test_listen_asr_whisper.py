@@ -494,7 +494,8 @@ def test_the_utterance_read_ahead_at_a_pause_is_the_final_when_only_quiet_follow
         asr.feed(frame)
     ahead = asr.tentative()
     assert ahead.text.lower().rstrip(".") == "look at me"
-    assert ahead.confidence is not None and ahead.confidence > 0.2
+    assert ahead.confidence is not None
+    assert ahead.confidence > 0.2
     for frame in frames_of(pause):
         asr.feed(frame)
     assert asr.finish() == ahead.text
@@ -507,4 +508,5 @@ def test_the_utterance_read_ahead_at_a_pause_is_the_final_when_only_quiet_follow
         asr.feed(frame)
     went_on = asr.finish()
     assert len(decodes) == 3  # the person went on: read again, whole
-    assert "children" in went_on.lower() and "children" not in first.text.lower()
+    assert "children" in went_on.lower()
+    assert "children" not in first.text.lower()

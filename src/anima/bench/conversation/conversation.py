@@ -79,6 +79,9 @@ class ConversationBenchResult:
     seconds: float
     skipped: int  # trials not run because max_seconds was reached
     targets: dict[str, float] = field(default_factory=lambda: dict(TARGETS))
+    duplex: bool = False  # listen.duplex: replies may begin early (listen.turn_early_s)
+    early_replies: int = 0  # replies begun at a pause before the end of the turn …
+    taken_back: int = 0  # … and of them taken back (the person went on, or other words)
 
 
 def _conditions(o: BenchOptions) -> list[Condition]:
@@ -201,6 +204,8 @@ def run_conversation_bench(
                 progress(trial)
         stats = bench.runtime.engine.stats()
         engines = _engines(bench)
+        conv = bench.conversation
+        early = (conv.early_replies, conv.taken_back) if conv is not None else (0, 0)
     finally:
         bench.stop()
     false_wakes = None
@@ -222,6 +227,9 @@ def run_conversation_bench(
         load_after=os.getloadavg(),
         seconds=time.monotonic() - t_start,
         skipped=skipped,
+        duplex=config.listen.duplex,
+        early_replies=early[0],
+        taken_back=early[1],
     )
 
 

@@ -68,6 +68,11 @@ def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[st
             f"false wakes: {fw.wakes} in {fw.audio_s:.0f} s of speech without the wake phrase "
             f"= {fw.per_hour:.0f}/hour (resolution {3600 / max(fw.audio_s, 1e-9):.0f}/hour)"
         )
+    if r.duplex:
+        lines.append(
+            f"full duplex: {r.early_replies} replies begun early (at a pause), "
+            f"{r.taken_back} of them taken back"
+        )
     lines.append(f"loop: {r.loop_rate_hz:.2f} Hz, {r.loop_missed} missed ticks over the trials")
     t = TARGETS
     lines.append(

@@ -164,3 +164,49 @@ def test_a_backchannel_over_the_robot_lets_it_finish(
     assert eventually(lambda: not barge.pending, timeout=10)
     assert (barge.passed, barge.stops) == (barge.heard, 0)  # every one heard was let pass
     assert runtime.agent.turns == 0  # nor planned
+
+
+@pytest.fixture
+def early_robot() -> Iterator[tuple[Runtime, RoomSource, Ends]]:
+    """The robot whose turns end after a fixed 1.2 s of silence (``listen.turn: silence``), so
+    every request has its early pause (0.25 s) long before its end."""
+    base = quiet_config()
+    listen = dataclasses.replace(
+        base.listen, duplex=True, wake_word=False, turn="silence", endpoint_silence_s=1.2
+    )
+    config: AnimaConfig = dataclasses.replace(base, listen=listen)
+    runtime = Runtime(config, driver=SimDriver(history=5000), audio_sink=NullSink())
+    runtime.start()
+    assert runtime.playback is not None
+    room = RoomSource(runtime.playback.reader(), EchoPath(delay_s=0.04, gain_db=-3.0))
+    ends = Ends()
+    runtime.events.subscribe(ends, SpeechStarted.kind, SpeechEnded.kind)
+    conversation = build_conversation(
+        runtime, runtime.config, playback=runtime.playback, audio_in=room
+    )
+    runtime.attach_agent(conversation)
+    try:
+        yield runtime, room, ends
+    finally:
+        runtime.stop(ease=False)
+
+
+def test_an_early_reply_heard_back_through_the_room_does_not_take_itself_back(
+    early_robot: tuple[Runtime, RoomSource, Ends], speaker: Speaker
+) -> None:
+    """The reply begins 0.25 s into the person's silence, while the round still listens for
+    1 s more: its own voice, back through the room and the canceller, must not read as the
+    person going on."""
+    runtime, room, ends = early_robot
+    conversation = runtime.agent
+    assert conversation is not None
+    assert conversation.listener is not None
+    conversation.listener.wake("manual")
+    room.say(speaker.say("espeak-us", "what can you do"))
+    assert eventually(lambda: conversation.early_replies >= 1, timeout=10)
+    assert eventually(lambda: bool(ends.started), timeout=5)
+    said = ends.started[0]
+    assert said.text.startswith("I can")  # what it can do, begun before the turn's end
+    assert ends.reason(said.utterance) == "done"  # spoken to its end, not taken back
+    assert conversation.taken_back == 0
+    assert conversation.turns == 1  # planned once: the final confirmed it

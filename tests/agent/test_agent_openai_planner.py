@@ -438,3 +438,29 @@ def test_acknowledge_answers_the_tool_calls_without_a_request(
     messages = server.requests[1].body["messages"]
     assert [m["role"] for m in messages[1:]] == ["user", "assistant", "tool", "user"]
     assert messages[3]["content"].startswith("Robot feedback: Execution")
+
+
+def test_a_retracted_request_leaves_no_trace_in_the_next_prompt(
+    server: ScriptedOpenAIServer,
+) -> None:
+    """A reply begun early and taken back (the person went on, docs/listening.md): the next
+    request is sent as if the retracted one had never been asked."""
+    server.push(
+        Scripted.content("Hello!"),
+        Scripted.tool_calls(("play_animation", {"name": "LOOKUP_Waving"})),
+        Scripted.content("Waving at the children."),
+    )
+    planner = openai_planner(server)
+    try:
+        planner.plan("say hello")
+        planner.plan("wave")  # the pause after "wave": planned early …
+        planner.retract()  # … and taken back: "wave at the children" was the request
+        planner.plan("wave at the children")
+    finally:
+        planner.close()
+    last = server.requests[2].body["messages"]
+    assert [(m["role"], m.get("content")) for m in last[1:]] == [
+        ("user", "say hello"),
+        ("assistant", "Hello!"),
+        ("user", "wave at the children"),
+    ]  # no "wave", no tool call left open for it

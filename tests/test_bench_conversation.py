@@ -211,6 +211,9 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     report = "\n".join(report_lines(r))
     assert "end of turn" in report
     assert "1st chunk" in report
+    # "say goodbye" alone spoke, and its reply began with words
+    assert "over 1 trials that spoke" in report
+    assert "over the 1 whose reply began with words" in report
     assert r.loop_rate_hz > 90
     json.dumps(dataclasses.asdict(r))  # what --json prints
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from anima.bench.conversation.conversation import ConversationBenchResult
-from anima.bench.conversation.figures import STAGE_LABELS, TARGETS, Figures, Spread
+from anima.bench.conversation.figures import STAGE_LABELS, TARGETS, Figures, Spread, spread
 
 _HEAD = (
     f"{'group':24} {'n':>4} {'intent':>7} {'wake':>7} {'WER':>6} {'OOV ref':>8} "
@@ -68,6 +68,7 @@ def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[st
             f"false wakes: {fw.wakes} in {fw.audio_s:.0f} s of speech without the wake phrase "
             f"= {fw.per_hour:.0f}/hour (resolution {3600 / max(fw.audio_s, 1e-9):.0f}/hour)"
         )
+    lines.append(_first_audio_line(r))
     if r.duplex:
         lines.append(
             f"full duplex: {r.early_replies} replies begun early (at a pause), "
@@ -89,3 +90,19 @@ def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[st
                 f"heard {x.transcript[:30]!r}: {x.outcome}: {x.detail[:90]}"
             )
     return lines
+
+
+def _first_audio_line(r: ConversationBenchResult) -> str:
+    """The first audio over every split's trials, and over those whose reply began with words
+    (no move before its first audio: "wave and say hello" speaks after the wave, by request)."""
+    spoke = [t for t in r.trials if t.first_audio_ms is not None]
+    first = [
+        t for t in spoke
+        if t.first_motion_ms is None or t.first_audio_ms <= t.first_motion_ms  # type: ignore[operator]
+    ]  # fmt: skip
+    every, words = spread(t.first_audio_ms for t in spoke), spread(t.first_audio_ms for t in first)
+    return (
+        f"first audio, all splits: p50/p95 {_ms(every)} ms over {every.n} trials that spoke; "
+        f"{_ms(words)} ms over the {words.n} whose reply began with words (a move before the "
+        "words, as asked, left out)"
+    )

@@ -53,6 +53,7 @@ def test_an_early_reply_speaks_at_once_and_moves_only_once_the_final_confirms_it
         assert len(recorder.of(PlanStarted, since=mark)) == 1  # planned once, not again
         assert len(recorder.of(SpeechStarted, since=mark)) == 1  # "Hello!" said once
         assert (conv.early_replies, conv.taken_back) == (1, 0)
+        assert conv.spoken.take() == ["person: say hello and nod", "robot: Hello!"]
     finally:
         conv.stop()
 
@@ -65,13 +66,15 @@ def test_the_person_going_on_takes_the_early_reply_back_and_the_whole_request_is
         final(conv, "nod")  # a turn before: "do it again" repeats it
         recorder.wait_for(PlanFinished)
         mark = recorder.mark()
-        early(conv, "wave")  # "wave … at the children": the person pauses after "wave"
-        recorder.wait_for(PlanStarted, since=mark)
+        conv.spoken.take()
+        early(conv, "say hi and wave")  # "… at the children": the person pauses after "wave"
+        recorder.wait_for(SpeechStarted, since=mark)
         conv.take(TurnResumed(t=1.5))
         taken = recorder.wait_for(PlanFinished, since=mark)
         assert taken.outcome == "interrupted"
         assert ran(recorder, "play_animation", mark) == ["canceled"]  # the wave never ran
         assert conv.taken_back == 1
+        assert conv.spoken.take() == []  # neither the request nor the words taken back
         again = recorder.mark()
         final(conv, "do it again")  # the request taken back was forgotten: the nod again
         planned = recorder.wait_for(PlanStarted, since=again)

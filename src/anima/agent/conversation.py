@@ -110,7 +110,7 @@ class _Early:
 
     generation: int
     text: str
-    mark: int  # the conversation's transcript before its words (Spoken.mark)
+    mark: int  # the conversation's transcript before it (Spoken.mark)
     decided: threading.Event = field(default_factory=threading.Event)
     confirmed: bool = False
 
@@ -297,6 +297,7 @@ class Conversation:
             early = self._early = _Early(
                 generation=self._generation, text=normalize(text), mark=self.spoken.mark()
             )
+        self.spoken.heard(text)  # before the reply's words; dropped with them if taken back
         self.early_replies += 1
         log.info("reply begun early, at a pause: %s", quoted(text))
         self.presence.to("thinking", f"heard {text[:40]!r} (the turn may be over)")
@@ -351,8 +352,7 @@ class Conversation:
         little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
         robot (full duplex), a backchannel lets it go on and anything else stops it first."""
         if self._early is not None and self._settle_early(transcript.text) == "confirmed":
-            self.spoken.heard(transcript.text)
-            return
+            return  # its words were kept when the reply began
         if self.interruptions.over_the_robot(transcript):
             return
         if transcript.final and transcript.text.strip():

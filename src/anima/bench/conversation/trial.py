@@ -62,6 +62,10 @@ MOVING_STEPS = frozenset(
      "stand_motion", "posture", "set_gait"}
 )  # fmt: skip
 WAKE_GAP_S = 0.35  # the pause people leave after "hey robot"
+# the room before each request: longer than the wake spotter's noise floor (2 s of steady
+# level), so what it hears does not depend on how long the trial before went on (the stream
+# pauses between trials; a room does not)
+LEAD_S = 2.5
 WAKE_WAIT_S = 4.0  # no wake this long after the request: the phrase was missed (a spotter on
 # the ASR reports it when the speech stretch ends and is decoded: late on a loaded machine)
 DRAIN_S = 20.0  # at most this much silence pushed to end a round left over from a trial
@@ -157,7 +161,7 @@ class Harness:
         t0 = time.monotonic()
         if request.kind == "stop":
             self._pre_gesture(t0)
-        self.push_fast(room.quiet(0.3))
+        self.push_fast(room.quiet(LEAD_S))
         if cond.mode == "ptt":
             assert self.conversation is not None
             self.conversation.wake("manual")

@@ -42,6 +42,30 @@ def test_bench_turn_prints_delay_and_cut_offs_per_detector() -> None:
     assert re.search(
         r"silence\s+\S+\s+delay p50\s+\d+ ms p95\s+\d+ ms\s+cut \d+/\d+", result.output
     )
+    # the early reply of full duplex: when the reply begins, and how often it is taken back
+    assert re.search(r"reply p50\s+\d+ ms p95\s+\d+ ms\s+taken back \d+/\d+", result.output)
+
+
+def test_bench_conversation_duplex_runs_the_robot_in_full_duplex(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--duplex`` is ``listen.duplex: true`` over the defaults (or the ``-c`` file)."""
+    from anima.bench.conversation import conversation
+
+    seen = []
+
+    def run(options: object) -> None:
+        seen.append(options)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(conversation, "run_conversation_bench", run)
+    CliRunner().invoke(app, ["bench", "conversation", "--duplex"])
+    CliRunner().invoke(app, ["bench", "conversation"])
+    duplex, half = (getattr(o, "config", None) for o in seen)
+    assert duplex is not None
+    assert duplex.listen.duplex
+    assert duplex.listen.turn_early_s == 0.25
+    assert half is None  # the defaults: half duplex
 
 
 def test_bench_duplex_refuses_an_unknown_set_and_a_confidence_out_of_range() -> None:

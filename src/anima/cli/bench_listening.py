@@ -95,6 +95,14 @@ def bench_conversation(
         float, typer.Option(min=0.0, max=3600.0, help="Audio seconds of non-wake speech (0: skip).")
     ] = 60.0,
     config: ConfigOpt = None,
+    duplex: Annotated[
+        bool,
+        typer.Option(
+            "--duplex",
+            help="Full duplex (listen.duplex: true): replies begin early, at a pause "
+            "(listen.turn_early_s), and are taken back if the person goes on.",
+        ),
+    ] = False,
     detail: Annotated[bool, typer.Option("--detail", help="Also print every trial.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -125,6 +133,12 @@ def bench_conversation(
             options = dataclasses.replace(options, config=load_config(config))
         except AnimaError as exc:
             raise fail(exc) from None
+    if duplex:
+        from anima.config import AnimaConfig
+
+        base = options.config or AnimaConfig()
+        listen = dataclasses.replace(base.listen, duplex=True)
+        options = dataclasses.replace(options, config=dataclasses.replace(base, listen=listen))
     try:
         r = run_conversation_bench(options)
     except AnimaError as exc:  # a missing voice, a bad evaluation set: one line, exit 2

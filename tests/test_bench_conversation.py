@@ -215,6 +215,8 @@ def test_a_fast_real_slice_counts_what_the_robot_did(tmp_path: Path) -> None:
     assert "over 1 trials that spoke" in report
     assert "over the 1 whose reply began with words" in report
     assert r.loop_rate_hz > 90
+    assert 0 <= r.loop_p99_ms <= r.loop_max_ms  # each tick's lateness over the trials
+    assert "lateness p99" in report
     json.dumps(dataclasses.asdict(r))  # what --json prints
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from anima.audio import SAMPLE_RATE
 from anima.bench.conversation.audio import Room, Samples, Speaker
@@ -74,6 +75,8 @@ class ConversationBenchResult:
     false_wakes: FalseWakes | None
     loop_rate_hz: float  # ticks per second over the trials (not the start-up)
     loop_missed: int  # missed ticks of the 100 Hz loop over the trials
+    loop_p99_ms: float = float("nan")  # each tick's lateness over the trials: p99 …
+    loop_max_ms: float = float("nan")  # … and the worst
     load_before: tuple[float, float, float]  # os.getloadavg() at the start and at the end
     load_after: tuple[float, float, float]
     seconds: float
@@ -192,13 +195,17 @@ def run_conversation_bench(
         rooms = {n: Room(n, speaker) for n in o.noises}
         rooms[TEXT] = Room("clean", speaker)  # the microphone hears a quiet room meanwhile
         wake_audio = {v: speaker.say(v, config.listen.wake_phrase) for v in o.voices}
-        stats0 = bench.runtime.engine.stats()
+        engine = bench.runtime.engine
+        stats0 = engine.stats()
+        lateness: list[NDArray[np.float64]] = []  # each tick's, trial by trial
         reserve = min(30.0, o.false_wake_s / 2)  # left for the false-wake run
         for request, cond in plan:
             if time.monotonic() - t_start > o.max_seconds - reserve:
                 skipped += 1
                 continue
+            first_tick = engine.stats().ticks
             trial = bench.trial(request, cond, rooms[cond.noise], wake_audio.get(cond.voice))
+            lateness.append(engine.period_errors_since(first_tick))
             trials.append(trial)
             if progress is not None:
                 progress(trial)
@@ -223,6 +230,8 @@ def run_conversation_bench(
         false_wakes=false_wakes,
         loop_rate_hz=(stats.ticks - stats0.ticks) / max(stats.elapsed_s - stats0.elapsed_s, 1e-9),
         loop_missed=stats.missed - stats0.missed,
+        loop_p99_ms=_ms_percentile(lateness, 99),
+        loop_max_ms=_ms_percentile(lateness, 100),
         load_before=load_before,
         load_after=os.getloadavg(),
         seconds=time.monotonic() - t_start,
@@ -257,3 +266,9 @@ def _engines(bench: Harness) -> dict[str, str]:
         "planner": cfg.agent.planner.type,
         "robot voice": speech.engines[0].name if speech is not None and speech.engines else "none",
     }
+
+
+def _ms_percentile(chunks: list[NDArray[np.float64]], q: float) -> float:
+    """The ``q``-th percentile (ms) of the ticks' lateness (s) gathered trial by trial."""
+    every = np.concatenate(chunks) if chunks else np.zeros(0)
+    return float(np.percentile(every, q) * 1e3) if every.size else float("nan")

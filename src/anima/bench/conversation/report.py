@@ -74,7 +74,10 @@ def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[st
             f"full duplex: {r.early_replies} replies begun early (at a pause), "
             f"{r.taken_back} of them taken back"
         )
-    lines.append(f"loop: {r.loop_rate_hz:.2f} Hz, {r.loop_missed} missed ticks over the trials")
+    lines.append(
+        f"loop: {r.loop_rate_hz:.2f} Hz, {r.loop_missed} missed ticks over the trials, "
+        f"lateness p99 {r.loop_p99_ms:.2f} ms, max {r.loop_max_ms:.2f} ms"
+    )
     t = TARGETS
     lines.append(
         f"targets: intent ≥ {100 * t['intent_accuracy']:.0f} %, first audio p50 ≤ "

@@ -215,7 +215,9 @@ class SpeechDetector:
     or above ``start_threshold`` and ends after a silence of frames below ``end_threshold``:
     ``end_s`` of it, or, given a :class:`~anima.listening.turn.detector.TurnDetector`
     ``turn``, as much as the turn detector asks for (it sees every frame of the utterance and
-    the ASR's partials through :meth:`partial`)."""
+    the ASR's partials through :meth:`partial`). Given ``early_s`` (full duplex's early reply,
+    ``listen.turn_early_s``), it also reports ``PAUSED`` at a silence that could end the turn
+    before the turn detector's end, and ``RESUMED`` when the voice comes back after it."""
 
     def __init__(
         self,

@@ -149,3 +149,13 @@ def test_a_recognizer_that_cannot_read_ahead_gives_no_early_reading() -> None:
     got = outcomes(rec, VOICE[:20] + [QUIET] * 40)
     assert [type(o) for o in got] == [Final]
     assert recognizer.tentatives == []
+
+
+def test_no_early_reading_is_made_while_the_robot_speaks() -> None:
+    """A voice over the robot is a barge-in's to judge: reading ahead there would only hold
+    the listener up (the barge-in's rules read the round's frames as they come)."""
+    rec, recognizer = recorder()
+    rec.speaking(True)
+    got = outcomes(rec, VOICE[:20] + [QUIET] * 40)
+    assert [type(o) for o in got] == [Final]
+    assert recognizer.tentatives == []

@@ -32,7 +32,8 @@ round::
   yet (the detector's ``PAUSED``) sends the utterance so far as :class:`Early` (a recognizer
   that reads ahead, :class:`~anima.listening.asr.ReadsAhead`), and the voice coming back in the
   same utterance :class:`Resumed`: the conversation may begin its reply at the first and takes
-  it back at the second. The round goes on either way and ends with its :class:`Final`.
+  it back at the second. The round goes on either way and ends with its :class:`Final`. No
+  early reading is made while the robot speaks (a barge-in's round).
 - **Confidence**: the recognizer's ``confidence`` after ``finish()`` goes into :class:`Final`,
   with its ``alternatives`` (other readings, best first; Whisper's beam) and ``voiced_s``, how
   long the voice was (the round's frames the VAD found voiced: a backchannel is short);
@@ -359,7 +360,9 @@ class Recorder:
             active.preroll.clear()
         elif active.asr_on:
             out += self._partial(frame)
-        if change is SpeechChange.PAUSED and active.asr_on:
+        if change is SpeechChange.PAUSED and active.asr_on and not self.robot_speaking:
+            # not over the robot: a voice there is a barge-in's to judge (the conversation would
+            # drop the reading), and reading ahead would hold up the frames its rules need
             out += self._early(active)
         elif change is SpeechChange.RESUMED and active.early:
             active.early = False

@@ -8,6 +8,7 @@ duplex` counts among the backchannel false stops). Played in real time, so run a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import threading
@@ -88,11 +89,13 @@ def hears() -> list[str]:
     return []
 
 
-@pytest.fixture
-def robot(hears: list[str]) -> Iterator[tuple[Runtime, RoomSource, Ends]]:
+@contextlib.contextmanager
+def live_robot(hears: list[str], **listen: object) -> Iterator[tuple[Runtime, RoomSource, Ends]]:
+    """The runtime in full duplex, its agent hearing a simulated room (``listen``: more of the
+    listen section; ``hears``: a fake recognizer's texts, empty for Whisper)."""
     base = quiet_config()
-    listen = dataclasses.replace(base.listen, duplex=True, wake_word=False)
-    config: AnimaConfig = dataclasses.replace(base, listen=listen)
+    section = dataclasses.replace(base.listen, duplex=True, wake_word=False, **listen)
+    config: AnimaConfig = dataclasses.replace(base, listen=section)
     runtime = Runtime(config, driver=SimDriver(history=5000), audio_sink=NullSink())
     runtime.start()
     assert runtime.playback is not None
@@ -111,6 +114,12 @@ def robot(hears: list[str]) -> Iterator[tuple[Runtime, RoomSource, Ends]]:
         yield runtime, room, ends
     finally:
         runtime.stop(ease=False)  # the agent with it
+
+
+@pytest.fixture
+def robot(hears: list[str]) -> Iterator[tuple[Runtime, RoomSource, Ends]]:
+    with live_robot(hears) as parts:
+        yield parts
 
 
 def test_the_robot_talking_alone_is_not_interrupted(
@@ -170,25 +179,8 @@ def test_a_backchannel_over_the_robot_lets_it_finish(
 def early_robot() -> Iterator[tuple[Runtime, RoomSource, Ends]]:
     """The robot whose turns end after a fixed 1.2 s of silence (``listen.turn: silence``), so
     every request has its early pause (0.25 s) long before its end."""
-    base = quiet_config()
-    listen = dataclasses.replace(
-        base.listen, duplex=True, wake_word=False, turn="silence", endpoint_silence_s=1.2
-    )
-    config: AnimaConfig = dataclasses.replace(base, listen=listen)
-    runtime = Runtime(config, driver=SimDriver(history=5000), audio_sink=NullSink())
-    runtime.start()
-    assert runtime.playback is not None
-    room = RoomSource(runtime.playback.reader(), EchoPath(delay_s=0.04, gain_db=-3.0))
-    ends = Ends()
-    runtime.events.subscribe(ends, SpeechStarted.kind, SpeechEnded.kind)
-    conversation = build_conversation(
-        runtime, runtime.config, playback=runtime.playback, audio_in=room
-    )
-    runtime.attach_agent(conversation)
-    try:
-        yield runtime, room, ends
-    finally:
-        runtime.stop(ease=False)
+    with live_robot([], turn="silence", endpoint_silence_s=1.2) as parts:
+        yield parts
 
 
 def test_an_early_reply_heard_back_through_the_room_does_not_take_itself_back(

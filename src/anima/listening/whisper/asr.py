@@ -243,7 +243,7 @@ class WhisperAsr:
         self._in_utterance = False
         if self._cut:
             logger.warning("whisper: only the first %.0f s of the utterance are heard", MAX_AUDIO_S)
-        decoded = self._reusable() or self._ahead_reusable() or self._decode(self._joined())
+        decoded = self._read_now()
         self.last = decoded
         self.confidence = decoded.confidence if decoded.text else None
         self.alternatives = decoded.alternatives if decoded.text else ()
@@ -255,13 +255,18 @@ class WhisperAsr:
         but quiet comes after."""
         if not self._in_utterance:
             return Reading(text="")
-        decoded = self._reusable() or self._ahead_reusable() or self._decode(self._joined())
+        decoded = self._read_now()
         self._ahead = decoded
         if not decoded.text:
             return Reading(text="")
         return Reading(
             text=decoded.text, confidence=decoded.confidence, alternatives=decoded.alternatives
         )
+
+    def _read_now(self) -> Decoded:
+        """The utterance so far: the pause's decode or the last :meth:`tentative` one when only
+        quiet came after it, else a decode of all of it here."""
+        return self._reusable() or self._ahead_reusable() or self._decode(self._joined())
 
     def _ahead_reusable(self) -> Decoded | None:
         """The last :meth:`tentative` decode, if nothing but quiet came after it."""

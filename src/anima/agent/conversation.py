@@ -30,12 +30,8 @@ What a wake or a voice over the robot stops, and the glance that acknowledges a 
 :mod:`~anima.agent.interruption`'s.
 
 **The early reply** (full duplex, ``listen.turn_early_s``): at a pause that may end the turn
-while the turn detector still waits (:class:`~anima.listening.results.EarlyTranscript`), the
-turn is planned and its words begin at once; its plan's motion waits. The final that follows
-confirms it when it reads the same words (the plan then runs); the person going on
-(:class:`~anima.listening.results.TurnResumed`), a final with other words, a round that gives
-up or a wake takes it back: the speech stops, the plan never starts, the planner forgets the
-request (:class:`~anima.agent.planners.base.Retracts`), and what was said is not kept as said.
+the turn is planned and its words begin; the final confirms it, the person going on takes it
+back (:mod:`~anima.agent.early`).
 """
 
 from __future__ import annotations
@@ -44,12 +40,12 @@ import collections
 import logging
 import queue
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from anima.agent.actions import ActionRegistry
 from anima.agent.barge_in import BargeIn, recognizer_reading
 from anima.agent.dialogue import Dialogue, PlannerCall
+from anima.agent.early import EarlyReplies, EarlyReply
 from anima.agent.executor import Executor
 from anima.agent.interruption import Interruptions
 from anima.agent.latency import TurnTiming
@@ -73,7 +69,6 @@ from anima.events import (
     Transcript,
     WakeDetected,
 )  # fmt: skip
-from anima.listening.asr import normalize
 from anima.listening.results import EarlyTranscript, TurnResumed
 from anima.logtext import quoted
 
@@ -101,27 +96,11 @@ def _log_plan(event: Event) -> None:
 
 NOT_CAUGHT = "Sorry, I didn't catch that."  # said for a transcript under min_confidence
 TIMINGS = 64  # turns whose timing is kept (the bench reads the last few)
-EARLY_WAIT_S = 30.0  # an early reply's plan waits at most this for its final (max_utterance_s)
-
-
-@dataclass(kw_only=True)
-class _Early:
-    """A reply begun at a pause (the module docstring): its turn, its words, the decision."""
-
-    generation: int
-    text: str
-    mark: int  # the conversation's transcript before it (Spoken.mark)
-    decided: threading.Event = field(default_factory=threading.Event)
-    confirmed: bool = False
-
-    def wait(self) -> bool:
-        """Until the final confirms it (True) or it is taken back (False)."""
-        return self.decided.wait(EARLY_WAIT_S) and self.confirmed
 
 
 # a heard request: (generation, text, its other readings, heard well enough to act on, its
 # time, the early reply it begins or None)
-_Request = tuple[int, str, tuple[str, ...], bool, float, _Early | None]
+_Request = tuple[int, str, tuple[str, ...], bool, float, EarlyReply | None]
 
 
 class Conversation:
@@ -179,9 +158,10 @@ class Conversation:
         self._unsubscribe: list[object] = []
         self._stopped = False
         self.turns = 0
-        self._early: _Early | None = None  # the reply begun at a pause, not yet confirmed
-        self.early_replies = 0  # replies begun early …
-        self.taken_back = 0  # … and of them taken back (for benchmarks and the dashboard)
+        # the reply begun at a pause, until confirmed or taken back
+        self.early_reply = EarlyReplies(
+            spoken=self.spoken, current=self._current, take_back=self._take_back
+        )
         # when each recent turn was heard and planned (anima bench conversation's stages)
         self.timings: collections.deque[TurnTiming] = collections.deque(maxlen=TIMINGS)
         self._dialogue = Dialogue(
@@ -221,7 +201,7 @@ class Conversation:
         self._stopped = True
         if self.listener is not None:
             self.listener.stop()
-        self._settle_early(None)
+        self.early_reply.settle(None)
         self.planner.interrupt()
         self.executor.close()
         self._requests.put(None)
@@ -234,6 +214,16 @@ class Conversation:
         self.presence.close()
         if self.memory is not None:
             self.memory.store.close()
+
+    @property
+    def early_replies(self) -> int:
+        """Replies begun early, at a pause (full duplex)."""
+        return self.early_reply.begun
+
+    @property
+    def taken_back(self) -> int:
+        """Of the replies begun early, those taken back."""
+        return self.early_reply.taken_back
 
     @property
     def phase(self) -> ConversationPhase:
@@ -279,7 +269,7 @@ class Conversation:
         """A wake: stop what is in flight and glance at the person; a barge-in (a voice over the
         robot, full duplex) only opens a candidate (:mod:`~anima.agent.interruption`)."""
         if event.source != "barge_in":
-            self._settle_early(None, "a wake")
+            self.early_reply.settle(None, "a wake")
         self.interruptions.wake(event)
 
     def early(self, transcript: EarlyTranscript) -> None:
@@ -292,46 +282,24 @@ class Conversation:
             return
         if confidence is not None and confidence < self.min_confidence:
             return
-        self._settle_early(None, "another pause")
         with self._lock:
-            early = self._early = _Early(
-                generation=self._generation, text=normalize(text), mark=self.spoken.mark()
-            )
-        self.spoken.heard(text)  # before the reply's words; dropped with them if taken back
-        self.early_replies += 1
-        log.info("reply begun early, at a pause: %s", quoted(text))
+            generation = self._generation
+        early = self.early_reply.begin(generation, text)
         self.presence.to("thinking", f"heard {text[:40]!r} (the turn may be over)")
         item = (early.generation, text, tuple(transcript.alternatives), True, transcript.t, early)
         self._requests.put(item)
 
     def resumed(self) -> None:
         """The person went on after the pause: the reply begun there is taken back."""
-        if self._settle_early(None, "the person went on") == "taken back":
+        if self.early_reply.settle(None, "the person went on") == "taken back":
             self.presence.to("listening", "the person goes on")
 
-    def _settle_early(self, final: str | None, why: str = "") -> str:
-        """Decide the reply begun early, if any: ``confirmed`` when ``final`` reads its words
-        (and its turn is still current), else ``taken back`` (``why``); ``none`` when there was
-        none, ``stale`` when a wake had already dropped its turn."""
-        with self._lock:
-            early, self._early = self._early, None
-            current = early is not None and early.generation == self._generation
-        if early is None:
-            return "none"
-        if current and final is not None and normalize(final) == early.text:
-            early.confirmed = True
-            early.decided.set()
-            log.info("the turn is over: the early reply stands")
-            return "confirmed"
-        if current:
-            self.interruptions.halt("interrupted")  # its words stop, its plan never starts
-            if isinstance(self.planner, Retracts):
-                self.planner.retract()
-            self.spoken.drop_since(early.mark)
-            self.taken_back += 1
-        early.decided.set()
-        log.info("early reply taken back: %s", why or "the final read other words")
-        return "taken back" if current else "stale"
+    def _take_back(self) -> None:
+        """An early reply taken back: its words stop, its plan never starts, the planner
+        forgets the request."""
+        self.interruptions.halt("interrupted")
+        if isinstance(self.planner, Retracts):
+            self.planner.retract()
 
     def partial(self, transcript: Transcript) -> None:
         """A partial transcript: a stop word over the robot stops it at once."""
@@ -339,7 +307,7 @@ class Conversation:
 
     def gave_up(self, timeout: ListenTimeout) -> None:
         """A round that ended without words: a sound over the robot (a cough) lets it go on."""
-        self._settle_early(None, f"the round gave up ({timeout.reason})")
+        self.early_reply.settle(None, f"the round gave up ({timeout.reason})")
         self.interruptions.gave_up(timeout.reason)
         self.presence.to("engaged", f"nothing heard ({timeout.reason})", when=("listening",))
 
@@ -351,7 +319,7 @@ class Conversation:
         """A final transcript: plan and act on it (on the agent thread); one heard with too
         little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
         robot (full duplex), a backchannel lets it go on and anything else stops it first."""
-        if self._early is not None and self._settle_early(transcript.text) == "confirmed":
+        if self.early_reply.pending and self.early_reply.settle(transcript.text) == "confirmed":
             return  # its words were kept when the reply began
         if self.interruptions.over_the_robot(transcript):
             return

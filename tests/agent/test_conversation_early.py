@@ -7,8 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from anima.agent.conversation import Conversation
-from anima.events import ActionStatus, PlanFinished, PlanStarted, SpeechStarted, Transcript
+from anima.agent.conversation import NOT_CAUGHT, Conversation
+from anima.events import (
+    ActionStatus,
+    Notice,
+    PlanFinished,
+    PlanStarted,
+    SpeechEnded,
+    SpeechStarted,
+    Transcript,
+)
 from anima.listening.results import EarlyTranscript, TurnResumed
 from anima.runtime import Runtime
 
@@ -119,5 +127,51 @@ def test_a_wake_after_an_early_reply_drops_it(runtime: Runtime, recorder: Record
         final(conv, "wave")  # the new round's final: an ordinary request, planned anew
         assert recorder.wait_for(PlanFinished, since=mark, count=2).outcome == "succeeded"
         assert ran(recorder, "play_animation", mark) == ["canceled", "running", "succeeded"]
+    finally:
+        conv.stop()
+
+
+def unsure(conv: Conversation, text: str, final: bool, confidence: float) -> None:
+    """``text`` heard with ``confidence``: the early reading at the pause, or the final."""
+    if final:
+        conv.take(Transcript(t=2.0, text=text, final=True, confidence=confidence))
+    else:
+        conv.take(EarlyTranscript(t=1.0, text=text, confidence=confidence))
+
+
+def test_words_heard_unsurely_begin_not_caught_early_and_a_final_as_unsure_confirms_it(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    conv = _conversation(runtime)
+    try:
+        mark = recorder.mark()
+        unsure(conv, "nod", final=False, confidence=0.1)  # under listen.min_confidence 0.2
+        said = recorder.wait_for(SpeechStarted, since=mark)
+        assert said.text == NOT_CAUGHT  # at the pause, as the final would say it
+        unsure(conv, "Nod.", final=True, confidence=0.1)  # the same reading: it stands
+        ended = recorder.wait_for(SpeechEnded, since=mark)
+        assert ended.reason == "done"
+        notices = [n.message for n in recorder.of(Notice, since=mark)]
+        assert any(m.startswith("not acted on: heard 'Nod.'") for m in notices)
+        assert len(recorder.of(SpeechStarted, since=mark)) == 1  # said once
+        assert recorder.of(PlanStarted, since=mark) == []  # nothing planned
+        assert (conv.early_replies, conv.taken_back) == (1, 0)
+    finally:
+        conv.stop()
+
+
+def test_a_final_heard_surely_takes_back_an_unsure_early_reply_and_is_acted_on(
+    runtime: Runtime, recorder: Recorder
+) -> None:
+    conv = _conversation(runtime)
+    try:
+        mark = recorder.mark()
+        unsure(conv, "nod", final=False, confidence=0.1)
+        recorder.wait_for(SpeechStarted, since=mark)
+        unsure(conv, "nod", final=True, confidence=0.9)  # read again, surely: act on it
+        assert recorder.wait_for(PlanFinished, since=mark).outcome == "succeeded"
+        assert ran(recorder, "play_animation", mark) == ["running", "succeeded"]
+        assert recorder.wait_for(SpeechEnded, since=mark).reason == "interrupted"
+        assert conv.taken_back == 1
     finally:
         conv.stop()

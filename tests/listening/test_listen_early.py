@@ -74,6 +74,38 @@ def test_words_that_promise_more_give_no_early_pause() -> None:
     assert (got[0][0] + 1) * FRAME_S == pytest.approx(1.2, abs=FRAME_S)  # the hold
 
 
+def test_a_question_that_strands_its_last_word_pauses_early_but_ends_after_the_hold() -> None:
+    # "what's the weather like" is open by its last word (the turn's own end holds for more),
+    # but a question often ends so: the early reply may begin, taken back if the person goes on
+    detector = cues_detector()
+    changes(detector, VOICE[:20])
+    detector.partial("What's the weather like?")
+    got = changes(detector, [QUIET] * 50)
+    assert [c for _, c in got] == [SpeechChange.PAUSED, SpeechChange.ENDED]
+    assert (got[0][0] + 1) * FRAME_S == pytest.approx(0.25, abs=FRAME_S)
+    assert (got[1][0] + 1) * FRAME_S == pytest.approx(1.2, abs=FRAME_S)  # the hold, unchanged
+
+
+ROOM = [(RNG.standard_normal(FRAME_SAMPLES) * 600).astype(np.int16) for _ in range(30)]
+
+
+@pytest.mark.parametrize(
+    ("words", "early"),
+    [("say hello", True), ("What's the weather like?", True), ("look to your left and", False)],
+)
+def test_in_babble_a_pause_only_the_level_gate_hears_is_early_after_fresh_words(
+    words: str, early: bool
+) -> None:
+    # the room (14 dB under the voice) is speech to the VAD: only the level gate hears the
+    # pause; it is early once a partial that comes during it could end the request
+    detector = cues_detector()
+    changes(detector, VOICE[:20])
+    assert changes(detector, ROOM[:12]) == []  # no words fresh enough yet
+    detector.partial(words)
+    got = changes(detector, ROOM[12:14])
+    assert [c for _, c in got] == ([SpeechChange.PAUSED] if early else [])
+
+
 def test_without_early_s_nothing_changes() -> None:
     detector = cues_detector(None)
     detector.partial("say hello")

@@ -16,7 +16,7 @@ from anima.errors import ConfigError
 from anima.listening.turn.cues import CuesTurn, Fall
 from anima.listening.turn.detector import SilenceTurn, TurnDetector, make_turn, turn_for
 from anima.listening.turn.prosody import ProsodyTracker, pitch
-from anima.listening.turn.text import TextCue, text_cue
+from anima.listening.turn.text import TextCue, stranded, text_cue
 from anima.listening.vad import SpeechChange, SpeechDetector
 
 pytestmark = pytest.mark.fast
@@ -145,6 +145,28 @@ def test_partial_without_a_turn_detector_does_nothing() -> None:
 )
 def test_text_cue(text: str | None, cue: TextCue) -> None:
     assert text_cue(text) is cue
+
+
+@pytest.mark.parametrize(
+    ("text", "may_end"),
+    [
+        ("What's the weather like?", True),
+        ("where are you from", True),
+        ("What is that for", True),
+        ("Hello. Who are you talking to?", True),  # the last sentence is the question
+        ("what do you think about", True),
+        ("walk forward and", False),  # not a stranded word
+        ("look to the", False),
+        ("I would like", False),  # no question
+        ("turn to", False),
+        ("what for", False),  # too short to be a whole question
+        ("What? Turn to", False),  # the question was another sentence
+        ("say hello", False),  # complete, not stranded: text_cue's to judge
+        (None, False),
+    ],
+)
+def test_a_question_may_end_on_a_word_it_strands(text: str | None, may_end: bool) -> None:
+    assert stranded(text) is may_end
 
 
 def voice(f0: list[float], seconds_each: float, *, level: float = 8000.0) -> Frame:

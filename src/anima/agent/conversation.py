@@ -274,19 +274,18 @@ class Conversation:
 
     def early(self, transcript: EarlyTranscript) -> None:
         """Full duplex: a pause that may end the turn. Begin the reply now (module docstring),
-        unless the robot is talking (a voice over it is a barge-in's to judge) or the words
-        were heard with too little confidence (the final says so)."""
+        unless the robot is talking (a voice over it is a barge-in's to judge); words heard
+        with too little confidence begin "Sorry, I didn't catch that." as their final would."""
         text = transcript.text.strip()
-        confidence = transcript.confidence
         if not text or self.robot.speaking or self.executor.busy:
             return
-        if confidence is not None and confidence < self.min_confidence:
-            return
+        caught = self._caught(transcript.confidence)
         with self._lock:
             generation = self._generation
-        early = self.early_reply.begin(generation, text)
+        early = self.early_reply.begin(generation, text, caught=caught)
         self.presence.to("thinking", f"heard {text[:40]!r} (the turn may be over)")
-        item = (early.generation, text, tuple(transcript.alternatives), True, transcript.t, early)
+        others = tuple(transcript.alternatives)
+        item = (early.generation, text, others, caught, transcript.t, early)
         self._requests.put(item)
 
     def resumed(self) -> None:
@@ -319,25 +318,32 @@ class Conversation:
         """A final transcript: plan and act on it (on the agent thread); one heard with too
         little confidence is answered "Sorry, I didn't catch that." instead. Heard over the
         robot (full duplex), a backchannel lets it go on and anything else stops it first."""
-        if self.early_reply.pending and self.early_reply.settle(transcript.text) == "confirmed":
-            return  # its words were kept when the reply began
+        caught = self._caught(transcript.confidence)
+        early = self.early_reply
+        if early.pending and early.settle(transcript.text, caught=caught) == "confirmed":
+            self._not_caught(transcript, caught)  # its words were kept when the reply began
+            return
         if self.interruptions.over_the_robot(transcript):
             return
         if transcript.final and transcript.text.strip():
             self.spoken.heard(transcript.text)
             with self._lock:
                 generation = self._generation
-            confidence = transcript.confidence
-            caught = confidence is None or confidence >= self.min_confidence
-            if not caught:
-                self._notice(
-                    f"not acted on: heard {transcript.text.strip()[:60]!r} with confidence "
-                    f"{confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
-                )
+            self._not_caught(transcript, caught)
             others = tuple(transcript.alternatives)
             self.presence.to("thinking", f"heard {transcript.text.strip()[:40]!r}")
             item = (generation, transcript.text.strip(), others, caught, transcript.t, None)
             self._requests.put(item)
+
+    def _caught(self, confidence: float | None) -> bool:
+        return confidence is None or confidence >= self.min_confidence
+
+    def _not_caught(self, transcript: Transcript, caught: bool) -> None:
+        if not caught:
+            self._notice(
+                f"not acted on: heard {transcript.text.strip()[:60]!r} with confidence "
+                f"{transcript.confidence:.2f} < listen.min_confidence {self.min_confidence:g}"
+            )
 
     def _on_phase(self, event: Event) -> None:
         # the conversation is over (nobody spoke for agent.engaged_s): whoever talks next says

@@ -34,6 +34,7 @@ class EarlyReply:
     generation: int
     text: str  # normalized: a final reading the same words confirms it
     mark: int  # the conversation's transcript before it (Spoken.mark)
+    caught: bool = True  # heard with enough confidence; else its reply is "didn't catch that"
     decided: threading.Event = field(default_factory=threading.Event)
     confirmed: bool = False
 
@@ -65,10 +66,12 @@ class EarlyReplies:
     def pending(self) -> bool:
         return self._reply is not None
 
-    def begin(self, generation: int, text: str) -> EarlyReply:
-        """A reply begins for ``text`` (one begun before is taken back first)."""
+    def begin(self, generation: int, text: str, *, caught: bool = True) -> EarlyReply:
+        """A reply begins for ``text`` (one begun before is taken back first); ``caught``:
+        heard with enough confidence to act on (else the reply says it was not caught)."""
         self.settle(None, "another pause")
-        reply = EarlyReply(generation=generation, text=normalize(text), mark=self._spoken.mark())
+        mark = self._spoken.mark()
+        reply = EarlyReply(generation=generation, text=normalize(text), mark=mark, caught=caught)
         with self._lock:
             self._reply = reply
         self._spoken.heard(text)  # before the reply's words; dropped with them if taken back
@@ -76,16 +79,18 @@ class EarlyReplies:
         log.info("reply begun early, at a pause: %s", quoted(text))
         return reply
 
-    def settle(self, final: str | None, why: str = "") -> Settled:
+    def settle(self, final: str | None, why: str = "", *, caught: bool = True) -> Settled:
         """Decide the reply begun early, if any: ``confirmed`` when ``final`` reads its words
-        (and its turn is still current), else ``taken back`` (``why``); ``none`` when there was
-        none, ``stale`` when a wake had already dropped its turn."""
+        as surely (``caught`` as the reply was; and its turn is still current), else ``taken
+        back`` (``why``); ``none`` when there was none, ``stale`` when a wake had already
+        dropped its turn."""
         with self._lock:
             reply, self._reply = self._reply, None
         if reply is None:
             return "none"
         current = self._current(reply.generation)
-        if current and final is not None and normalize(final) == reply.text:
+        same = final is not None and normalize(final) == reply.text and caught == reply.caught
+        if current and same:
             reply.confirmed = True
             reply.decided.set()
             log.info("the turn is over: the early reply stands")

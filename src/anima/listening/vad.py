@@ -397,7 +397,8 @@ class SpeechDetector:
         elif self._run:
             ready = self._run * FRAME_S >= early_s - 1e-9
         else:  # a silence only the gate hears (babble): only after words that could end it
-            ready = self._below * FRAME_S >= early_s - 1e-9 and self._words_complete()
+            words = turn.words_may_end() if isinstance(turn, MayEnd) else self._words_complete()
+            ready = self._below * FRAME_S >= early_s - 1e-9 and words
         if not ready:
             return None
         self._paused = True

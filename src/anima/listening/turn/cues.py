@@ -50,7 +50,7 @@ from enum import Enum
 from anima.audio import FRAME_S, Frame
 from anima.errors import ConfigError
 from anima.listening.turn.prosody import Ending, ProsodyTracker
-from anima.listening.turn.text import TextCue, text_cue
+from anima.listening.turn.text import TextCue, stranded, text_cue
 
 GRACE_FRAMES = 4  # frames into a pause still looked at (~0.13 s: Silero's lag at speech's end)
 STALE_FRAMES = 6  # a partial older than this much speech (~0.2 s) says nothing of its end
@@ -204,12 +204,13 @@ class CuesTurn:
         return None
 
     def may_end(self, silence_s: float, early_s: float) -> bool:
-        """``early_s`` into a silence after words that do not promise more: the turn could be
-        over (module docstring). The silence counts from the last voiced frame, as the quick
-        end's does, but never more than Silero's lag before the VAD's own (a voice with no
-        pitch found has no last voiced frame)."""
+        """``early_s`` into a silence after words that do not promise more (or a question's
+        stranded ending: "where are you from"): the turn could be over (module docstring). The
+        silence counts from the last voiced frame, as the quick end's does, but never more than
+        Silero's lag before the VAD's own (a voice with no pitch found has no last voiced
+        frame)."""
         decision = self.decide()
-        if decision.words is TextCue.OPEN:
+        if decision.words is TextCue.OPEN and not stranded(self._text):
             return False
         since = silence_s
         if decision.ending is not None:
@@ -224,6 +225,13 @@ class CuesTurn:
         forward and | then turn left", before "and" had come, it cut the sentence."""
         stale = self._spoken_since_text > STALE_FRAMES
         return not stale and text_cue(self._text) is TextCue.COMPLETE
+
+    def words_may_end(self) -> bool:
+        """The newest partial, fresh, could end the turn (:meth:`words_complete`, or a
+        question's stranded ending, :func:`~anima.listening.turn.text.stranded`): what a
+        silence only the level gate hears needs before the early pause of full duplex."""
+        stale = self._spoken_since_text > STALE_FRAMES
+        return not stale and (text_cue(self._text) is TextCue.COMPLETE or stranded(self._text))
 
     @property
     def reason(self) -> str:

@@ -85,6 +85,10 @@ class MayEnd(Protocol):
         it (the words so far do not promise more)?"""
         ...
 
+    def words_may_end(self) -> bool:
+        """The newest words could end the turn: asked of a silence only the level gate hears."""
+        ...
+
 
 def silence_frames(seconds: float) -> int:
     """Whole frames that make up ``seconds`` of silence (at least one)."""

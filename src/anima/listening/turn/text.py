@@ -33,7 +33,14 @@ OPEN_PAIRS = frozenset(
         ("you", "to"), ("and", "now"), ("turn", "your"), ("how", "about"),
     }
 )  # fmt: skip
+# A question may leave a preposition or "like" at its end ("where are you from", "what's the
+# weather like", "what is it for"): after a wh-word such an ending may be the last word
+STRANDABLE = frozenset({*OPEN_WORDS["preposition"].split(), "like"})
+WH_WORDS = frozenset(
+    {"what", "what's", "whats", "where", "where's", "who", "who's", "whom", "which", "how", "how's"}
+)
 _WORD = re.compile(r"[a-z0-9']+")
+_SENTENCE_END = re.compile(r"[.!?]+")
 TAIL_CHARS = 80  # only the end of a partial is read: 15 s of speech is ~250 characters
 
 
@@ -58,3 +65,14 @@ def text_cue(text: str | None) -> TextCue:
     if heard[-1] in OPEN_ENDINGS or tuple(heard[-2:]) in OPEN_PAIRS or heard == ["please"]:
         return TextCue.OPEN
     return TextCue.COMPLETE
+
+
+def stranded(text: str | None) -> bool:
+    """The last sentence of ``text`` is a wh-question ending on a word it may strand: a
+    preposition or "like" ("where are you from", "what's the weather like"). Open by
+    :func:`text_cue` (it usually promises more: "what's the weather like in | Paris"), such an
+    ending may still end the turn: full duplex's early reply, taken back if the person goes on,
+    begins after it; the turn's own end still waits for more."""
+    sentences = [s for s in _SENTENCE_END.split((text or "")[-TAIL_CHARS:]) if words(s)]
+    heard = words(sentences[-1]) if sentences else []
+    return len(heard) >= 3 and heard[-1] in STRANDABLE and not WH_WORDS.isdisjoint(heard[:-2])

@@ -127,6 +127,48 @@ def test_a_bad_early_pause_is_refused_by_name(bad: Any) -> None:
         ListenConfig(turn_early_s=bad)
 
 
+def test_with_the_early_reply_the_turns_own_end_waits_the_confirming_silences() -> None:
+    # the reply has begun at the early pause: the final that confirms it waits out a pause
+    # inside the sentence (0.5 s after a fall, 1.0 s after a fall from the top)
+    vad = FakeVad()
+    duplex = speech_detector(ListenConfig(duplex=True, turn="cues"), vad).turn
+    half = speech_detector(ListenConfig(turn="cues"), vad).turn
+    off = speech_detector(ListenConfig(duplex=True, turn="cues", turn_early_s=None), vad).turn
+    assert isinstance(duplex, CuesTurn)
+    assert isinstance(half, CuesTurn)
+    assert isinstance(off, CuesTurn)
+    assert (duplex.quick_s, duplex.middle_s) == (0.5, 1.0)
+    assert (half.quick_s, half.middle_s) == (0.25, 0.8)  # half duplex: as before
+    assert (off.quick_s, off.middle_s) == (0.25, 0.8)  # no early reply: nothing to confirm
+    custom = ListenConfig(duplex=True, turn_confirm_quick_s=0.3, turn_confirm_endpoint_s=0.9)
+    assert custom.turn_silences() == (0.3, 0.9)
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [
+        ("turn_confirm_quick_s", 0), ("turn_confirm_quick_s", 11.0),
+        ("turn_confirm_quick_s", float("nan")), ("turn_confirm_endpoint_s", -1),
+        ("turn_confirm_endpoint_s", 11.0), ("turn_confirm_endpoint_s", 0.01),
+    ],
+)  # fmt: skip
+def test_a_bad_confirming_silence_is_refused_by_name(key: str, bad: Any) -> None:
+    with pytest.raises(ConfigError, match=rf"listen\.{key}"):
+        ListenConfig(**{key: bad})
+
+
+def test_the_confirming_quick_end_is_held_to_the_hold_only_with_the_early_reply() -> None:
+    with pytest.raises(ConfigError, match=r"turn_confirm_quick_s \(0.5 s\) must be ≤ turn_hold"):
+        ListenConfig(duplex=True, turn_hold_s=0.4, turn_quick_s=0.25)
+    ListenConfig(turn_hold_s=0.4, turn_quick_s=0.25)  # half duplex: it is not used
+
+
+def test_the_round_waits_at_least_the_confirming_endpoint() -> None:
+    with pytest.raises(ConfigError, match=r"silence_timeout_s must be ≥ turn_confirm_endpoint_s"):
+        ListenConfig(duplex=True, silence_timeout_s=0.9)
+    ListenConfig(silence_timeout_s=0.9)  # half duplex: the endpoint is 0.8 s
+
+
 def recorder(duplex: bool = True) -> tuple[Recorder, FakeRecognizer]:
     config = ListenConfig(duplex=duplex)
     recognizer = FakeRecognizer(["say hello"], confidence=0.8, frames_per_word=3)

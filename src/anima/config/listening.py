@@ -34,6 +34,8 @@ LONGEST = {
     "turn_quick_s": 10.0,
     "turn_hold_s": 10.0,
     "turn_early_s": 10.0,
+    "turn_confirm_quick_s": 10.0,
+    "turn_confirm_endpoint_s": 10.0,
 }
 # the listener decides once an audio frame (32 ms: anima.audio.FRAME_S, 512 samples at
 # 16 kHz): a silence, timeout or barge-in shorter than one is never what was written (1e-9 s gave
@@ -67,6 +69,11 @@ class ListenConfig:
     # begins the reply while the turn detector still waits; the person going on takes it back
     # (docs/listening.md, *Early reply*); null: the reply waits for the end of the turn
     turn_early_s: float | None = 0.25
+    # … and with it, the turn's own end (the final that confirms the reply and lets its plan
+    # move) waits these in place of turn_quick_s and endpoint_silence_s: the words have begun,
+    # so the final can wait out a pause inside the sentence (cut-offs 4.0 → 1.6 % on dev)
+    turn_confirm_quick_s: float = 0.5
+    turn_confirm_endpoint_s: float = 1.0
     # cues: a silence only the level gate hears (babble, which the VAD calls speech) ends the
     # turn after turn_hold_s ("hold"), or after turn_quick_s when the voice fell ("cues")
     turn_gate: TurnGate = TurnGate.CUES
@@ -144,7 +151,7 @@ class ListenConfig:
                 raise ConfigError(f"listen.{key} must be in [0, 5] seconds, got {value!r}")
         for key in (
             "endpoint_silence_s", "no_speech_timeout_s", "silence_timeout_s", "max_utterance_s",
-            "turn_quick_s", "turn_hold_s",
+            "turn_quick_s", "turn_hold_s", "turn_confirm_quick_s", "turn_confirm_endpoint_s",
         ):  # fmt: skip
             value = getattr(self, key)
             if not (math.isfinite(value) and 0 < value <= LONGEST[key]):
@@ -163,21 +170,36 @@ class ListenConfig:
                     f"or null, got {_shown(early)}"
                 )
             _one_frame_at_least("turn_early_s", early)
-        if self.turn_quick_s > self.turn_hold_s:
-            raise ConfigError(
-                f"listen.turn_quick_s ({self.turn_quick_s:g} s) must be ≤ turn_hold_s "
-                f"({self.turn_hold_s:g} s)"
-            )
+        for key in ("turn_quick_s", "turn_confirm_quick_s")[: 2 if self.early_reply else 1]:
+            if getattr(self, key) > self.turn_hold_s:
+                raise ConfigError(
+                    f"listen.{key} ({getattr(self, key):g} s) must be ≤ turn_hold_s "
+                    f"({self.turn_hold_s:g} s)"
+                )
         for key in ("turn_gate_db", "vad_gate_db"):
             _db_or_null(key, getattr(self, key))
         object.__setattr__(self, "turn_gate", checked(TurnGate, self.turn_gate, "listen.turn_gate"))
         if self.silence_timeout_s < self.endpoint_silence_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ endpoint_silence_s")
+        if self.early_reply and self.silence_timeout_s < self.turn_confirm_endpoint_s:
+            raise ConfigError("listen.silence_timeout_s must be ≥ turn_confirm_endpoint_s")
         _check_mics(self.mics)
         if not 0 <= self.min_chars <= MAX_MIN_CHARS:
             raise ConfigError(
                 f"listen.min_chars must be in [0, {MAX_MIN_CHARS}], got {_shown(self.min_chars)}"
             )
+
+    @property
+    def early_reply(self) -> bool:
+        """Replies begin at a pause before the end of the turn (full duplex, turn_early_s)."""
+        return self.duplex and self.turn_early_s is not None
+
+    def turn_silences(self) -> tuple[float, float]:
+        """The turn's quick end and its endpoint: turn_quick_s and endpoint_silence_s, or with
+        the early reply the confirming end's (turn_confirm_quick_s, turn_confirm_endpoint_s)."""
+        if self.early_reply:
+            return self.turn_confirm_quick_s, self.turn_confirm_endpoint_s
+        return self.turn_quick_s, self.endpoint_silence_s
 
 
 def _check_mics(mics: tuple[tuple[float, float, float], ...]) -> None:

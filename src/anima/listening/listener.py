@@ -64,13 +64,14 @@ def speech_detector(config: ListenConfig, vad: Vad) -> SpeechDetector:
     """The VAD's speech detector as ``config`` sets it, with its turn detector loaded
     (``listen.turn`` and its silences: ``turn_quick_s``, ``turn_hold_s``; with
     ``listen.duplex``, ``turn_early_s``: a reply begun early can be taken back only while the
-    microphone stays open)."""
+    microphone stays open, and the turn's own end then waits ``turn_confirm_quick_s`` and
+    ``turn_confirm_endpoint_s``)."""
     turn = turn_for(config)
     turn.load()
-    early = config.turn_early_s if config.duplex else None
+    early = config.turn_early_s if config.early_reply else None
     return SpeechDetector(
         vad, start_threshold=config.vad_start_threshold, end_threshold=config.vad_end_threshold,
-        start_frames=config.vad_start_frames, end_s=config.endpoint_silence_s, turn=turn,
+        start_frames=config.vad_start_frames, end_s=config.turn_silences()[1], turn=turn,
         early_s=early,
     )  # fmt: skip
 

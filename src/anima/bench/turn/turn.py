@@ -13,7 +13,8 @@ frame to a :class:`~anima.listening.vad.SpeechDetector` on Silero VAD, with each
   pause, and a decode takes 0.1–0.5 s here);
 - ``early, late partials``: the same, with the early reply of full duplex
   (``listen.turn_early_s``, :data:`EARLY_S`): the reply begins at the first pause that may end
-  the turn, and is taken back if the person goes on.
+  the turn, and is taken back if the person goes on; the turn's own end, which confirms it,
+  waits full duplex's ``turn_confirm_quick_s`` and ``turn_confirm_endpoint_s``.
 
 Figures, per detector and voice (and in total, per split): **delay** from the last loud sample
 to the frame that ends the turn (audio time, so machine load does not change it; p50/p95 over
@@ -36,15 +37,16 @@ from dataclasses import dataclass
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.bench.measure import percentile
 from anima.bench.turn.takes import VOICES, Take, Voice, iter_takes
+from anima.config.listening import ListenConfig
 from anima.listening.turn.cues import CuesTurn
-from anima.listening.turn.detector import TurnDetector, make_turn
+from anima.listening.turn.detector import TurnDetector, make_turn, turn_for
 from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
 
 PARTIAL_LAG_S = 0.1  # words reach the detector this long after they were said
 LATE_LAG_S = 0.4  # … from a recognizer that decodes at pauses (Whisper: ~0.1 s + a decode)
 EARLY = "early, late partials"
 DETECTORS = ("silence", "cues, no partials", "cues, partials", "cues, late partials", EARLY)
-EARLY_S = 0.25  # listen.turn_early_s's default
+EARLY_S = ListenConfig().turn_early_s  # listen.turn_early_s's default
 
 
 class _Replay:
@@ -191,6 +193,8 @@ def _detector(name: str) -> tuple[TurnDetector | None, bool, float]:
     if name == "silence":
         return None, False, 0.0
     lag = LATE_LAG_S if name in ("cues, late partials", EARLY) else PARTIAL_LAG_S
+    if name == EARLY:  # full duplex's: the turn's own end confirms a reply already begun
+        return turn_for(ListenConfig(turn="cues", duplex=True)), True, lag
     return make_turn("cues"), name != "cues, no partials", lag
 
 

@@ -161,10 +161,11 @@ def silence_turn(*, endpoint_s: float, **_others: object) -> TurnDetector:
 
 
 def turn_for(config: ListenConfig) -> TurnDetector:
-    """The turn detector a listening config names, with its silences."""
+    """The turn detector a listening config names, with its silences (with full duplex's
+    early reply, the confirming end's: :meth:`ListenConfig.turn_silences`)."""
+    quick_s, endpoint_s = config.turn_silences()
     return make_turn(
-        config.turn, endpoint_s=config.endpoint_silence_s,
-        quick_s=config.turn_quick_s, hold_s=config.turn_hold_s,
+        config.turn, endpoint_s=endpoint_s, quick_s=quick_s, hold_s=config.turn_hold_s,
         speech_threshold=config.vad_end_threshold, gate=config.turn_gate,
         level_gate_db=config.turn_gate_db,
     )  # fmt: skip

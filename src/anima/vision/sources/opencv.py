@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from anima.errors import MissingDependencyError
+from anima.native import preload
 from anima.vision.types import Image
 
 
@@ -22,7 +23,10 @@ def load_cv2() -> ModuleType:
     detector's calls kept both cores busy, a thread holding the interpreter lock was left
     waiting for one, and the motion loop waited on the lock: with the simulated head camera
     and BlazeFace, 36-63 missed ticks in 6 s and detection 39-50 ms a frame; without the pool,
-    0 missed and 7-9 ms (320×240 frames gain nothing from threads)."""
+    0 missed and 7-9 ms (320×240 frames gain nothing from threads). Its library is mapped
+    first without the interpreter lock (:func:`anima.native.preload`): imported under it, the
+    loop's tick waited 106 ms."""
+    preload("cv2", "cv2")
     try:
         import cv2
     except ImportError as exc:

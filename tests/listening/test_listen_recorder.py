@@ -20,7 +20,7 @@ from anima.listening.recorder import (
     RoundEnded,
     Woke,
 )
-from anima.listening.vad import SpeechDetector
+from anima.listening.speech_detector import SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 
 pytestmark = pytest.mark.fast

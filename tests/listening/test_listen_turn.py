@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from anima.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
+from anima.listening.speech_detector import SpeechChange, SpeechDetector
 from anima.listening.turn.cues import CuesTurn, Fall
 from anima.listening.turn.detector import SilenceTurn, TurnDetector, make_turn, turn_for
 from anima.listening.turn.prosody import ProsodyTracker, pitch
 from anima.listening.turn.text import TextCue, stranded, text_cue
-from anima.listening.vad import SpeechChange, SpeechDetector
 
 pytestmark = pytest.mark.fast
 

@@ -12,15 +12,13 @@ import pytest
 from anima.audio import FRAME_S, FRAME_SAMPLES, Framer
 from anima.errors import ConfigError, MissingDependencyError
 from anima.listening import ListenConfig
-from anima.listening.vad import (
+from anima.listening.speech_detector import (
     GATE_LAG_FRAMES,
     GATE_SMOOTH_FRAMES,
-    EnergyVad,
-    SileroVad,
     SpeechChange,
     SpeechDetector,
-    load_vad,
 )
+from anima.listening.vad import EnergyVad, SileroVad, load_vad
 
 pytestmark = pytest.mark.model
 

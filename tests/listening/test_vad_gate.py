@@ -13,14 +13,8 @@ import pytest
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError
 from anima.listening import ListenConfig
-from anima.listening.vad import (
-    EnergyVad,
-    GatedVad,
-    SileroVad,
-    SpeechChange,
-    SpeechDetector,
-    load_vad,
-)
+from anima.listening.speech_detector import SpeechChange, SpeechDetector
+from anima.listening.vad import EnergyVad, GatedVad, SileroVad, load_vad
 from anima.listening.vad_gate import VAD_GATE_DB, LevelGate, band_db
 
 pytestmark = pytest.mark.model

@@ -49,8 +49,9 @@ from anima.listening.results import (
     TurnResumed,
 )
 from anima.listening.sources import AudioSource
+from anima.listening.speech_detector import SpeechDetector
 from anima.listening.turn.detector import turn_for
-from anima.listening.vad import EnergyVad, SpeechDetector, Vad, load_vad
+from anima.listening.vad import EnergyVad, Vad, load_vad
 from anima.listening.wake.spotter import Spotter
 from anima.listening.wake.trigger import WakeTrigger
 from anima.logtext import quoted

@@ -52,7 +52,7 @@ import numpy as np
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.config.listening import ListenConfig
 from anima.listening.asr import ReadsAhead, Recognizer
-from anima.listening.vad import SpeechChange, SpeechDetector
+from anima.listening.speech_detector import SpeechChange, SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 
 HELD_SHARE = 0.6  # full duplex: the share of voiced frames that makes a voice over the robot held

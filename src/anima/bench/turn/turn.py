@@ -2,7 +2,8 @@
 
 Every take of the turn-taking set (:mod:`anima.bench.turn.takes`: requests said straight and with
 0.5–1 s pauses inside, by eSpeak NG and Piper voices, clean and with pink noise) is fed frame by
-frame to a :class:`~anima.listening.vad.SpeechDetector` on Silero VAD, with each detector:
+frame to a :class:`~anima.listening.speech_detector.SpeechDetector` on Silero VAD, with each
+detector:
 
 - ``silence``: the fixed 0.8 s endpoint (the behaviour before turn detectors);
 - ``cues, no partials``: VAD and pitch only (a recognizer that gives no partials, as Whisper);
@@ -38,9 +39,10 @@ from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.bench.measure import percentile
 from anima.bench.turn.takes import VOICES, Take, Voice, iter_takes
 from anima.config.listening import ListenConfig
+from anima.listening.speech_detector import SpeechChange, SpeechDetector
 from anima.listening.turn.cues import CuesTurn
 from anima.listening.turn.detector import TurnDetector, make_turn, turn_for
-from anima.listening.vad import SileroVad, SpeechChange, SpeechDetector, Vad
+from anima.listening.vad import SileroVad, Vad
 
 PARTIAL_LAG_S = 0.1  # words reach the detector this long after they were said
 LATE_LAG_S = 0.4  # … from a recognizer that decodes at pauses (Whisper: ~0.1 s + a decode)

@@ -37,8 +37,8 @@ VAD reports silence ~0.1 s after the voice stops.
 :attr:`CuesTurn.reason` says which row applied last, for logs and benchmarks.
 
 In babble, Silero calls the room speech and no silence would begin: :attr:`CuesTurn.level_gate_db`
-(``LEVEL_GATE_DB``, 12 dB) asks :class:`~anima.listening.vad.SpeechDetector` to count frames that
-far below the utterance's own voice as silence (see its ``_gated``).
+(``LEVEL_GATE_DB``, 12 dB) asks :class:`~anima.listening.speech_detector.SpeechDetector` to
+count frames that far below the utterance's own voice as silence (see its ``_gated``).
 """
 
 from __future__ import annotations

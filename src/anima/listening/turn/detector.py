@@ -2,8 +2,8 @@
 
 A :class:`TurnDetector` sees every frame of an utterance (with the VAD's speech probability) and
 the ASR's partial text, and is asked after each frame of silence whether the turn is over.
-:class:`~anima.listening.vad.SpeechDetector` consults one when it is given one; without one it
-ends speech after its fixed ``end_s``.
+:class:`~anima.listening.speech_detector.SpeechDetector` consults one when it is given one;
+without one it ends speech after its fixed ``end_s``.
 
 - ``silence`` (:class:`SilenceTurn`): the turn ends after ``endpoint_silence_s`` of silence,
   whatever was said (exactly the behaviour before turn detectors: 0.8 s by default).
@@ -57,9 +57,10 @@ class TurnDetector(Protocol):
 
 @runtime_checkable
 class GatedTurn(TurnDetector, Protocol):
-    """A turn detector that also rules the level gate (:class:`~anima.listening.vad.SpeechDetector`
-    asks it, :class:`~anima.listening.turn.cues.CuesTurn` is one): frames ``level_gate_db``
-    below the utterance's voice are the room's (babble the VAD calls speech)."""
+    """A turn detector that also rules the level gate
+    (:class:`~anima.listening.speech_detector.SpeechDetector` asks it,
+    :class:`~anima.listening.turn.cues.CuesTurn` is one): frames ``level_gate_db`` below the
+    utterance's voice are the room's (babble the VAD calls speech)."""
 
     level_gate_db: float | None  # None: no gate
     hold_s: float  # the longest silence it waits: a silence only the gate hears ends after it
@@ -78,7 +79,8 @@ class GatedTurn(TurnDetector, Protocol):
 class MayEnd(Protocol):
     """A turn detector that can tell a pause that could end the turn before its own end
     (:class:`~anima.listening.turn.cues.CuesTurn`): for the early reply of full duplex
-    (:attr:`~anima.listening.vad.SpeechDetector.early_s`), taken back if the person goes on."""
+    (:attr:`~anima.listening.speech_detector.SpeechDetector.early_s`), taken back if the
+    person goes on."""
 
     def may_end(self, silence_s: float, early_s: float) -> bool:
         """After ``silence_s`` of the VAD's silence: could the turn be over, ``early_s`` into

@@ -33,7 +33,8 @@ from numpy.typing import NDArray
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame
 from anima.errors import ConfigError
 from anima.listening.asr import normalize
-from anima.listening.vad import SpeechChange, SpeechDetector, Vad, load_vad
+from anima.listening.speech_detector import SpeechChange, SpeechDetector
+from anima.listening.vad import Vad, load_vad
 from anima.listening.vad_gate import VAD_GATE_DB
 from anima.listening.wake.spotter import WakeHit
 from anima.listening.whisper.reader import PhraseScore, WhisperReader

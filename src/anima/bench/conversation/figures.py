@@ -37,8 +37,10 @@ class Stages:
     """Where a trial's first audio went, in ms, each from the moment before (None: it did not
     happen, or a moment before it did not)."""
 
-    turn_end: float | None = None  # person stops → the listener decided the turn was over
-    transcript: float | None = None  # → its final transcript (the ASR's finish)
+    # person stops → the listener decided the turn was over (an early reply: → the reading at
+    # the pause that began it, the read-ahead's decode included)
+    turn_end: float | None = None
+    transcript: float | None = None  # → its final transcript (the ASR's finish; early: 0)
     plan: float | None = None  # → the planner's answer (queue hop to the agent + planning)
     speak: float | None = None  # → start_speak: its first audio synthesized, handed to the sink
     chunk: float | None = None  # → the sink has it (the hand-over: ~0 since start_speak waits)

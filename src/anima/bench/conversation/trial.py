@@ -90,6 +90,7 @@ class Harness:
         self.sink = StampedSink()
         self.log = EventLog()
         self.round_log = RoundLog()
+        self._early_from = 0  # the conversation's early replies when the trial began
         self.source = PushSource()
         self.framer = Framer()
         self.runtime = build(config, doors=False, driver=SimDriver(), audio_sink=self.sink)
@@ -153,6 +154,8 @@ class Harness:
     ) -> Trial:
         began = time.monotonic()
         self._settle()
+        assert self.conversation is not None
+        self._early_from = self.conversation.early_replies  # replies begun early before it
         if cond.mode == "text":
             return self._text_trial(request, cond, room, began)
         assert wake_audio is not None
@@ -341,11 +344,20 @@ class Harness:
         heard = next((t for t, e in events if isinstance(e, Transcript) and e.final), None)
         turn = next((r.decided_arrival_t for r in self.round_log.finals_since(t0)), None)
         assert self.conversation is not None
+        timings = [x for x in list(self.conversation.timings) if x.heard_t >= t_end]
         planned = next(
-            (x.planned_t for x in list(self.conversation.timings)
-             if heard is not None and abs(x.heard_t - heard) < 1e-9),
+            (x.planned_t for x in timings if heard is not None and abs(x.heard_t - heard) < 1e-9),
             None,
-        )  # fmt: skip
+        )
+        first = timings[0] if timings else None
+        begun = self.conversation.early_replies > self._early_from  # in this trial
+        early = begun and first is not None and (heard is None or first.heard_t < heard - 1e-9)
+        if early and first is not None:
+            # full duplex's early reply: planned from the reading at the pause (not an event),
+            # before the final; the end of turn is then to that reading, the pause and the
+            # read-ahead's decode together (its transcript stage 0)
+            turn = heard = first.heard_t
+            planned = first.planned_t
         # start_speak goes out as the utterance's first audio is handed to the sink (the
         # player's show, just before the write the sink stamps), so the reply's onset is the
         # first one after the plan, and start_speak → 1st chunk is the hand-over (≈ 0)

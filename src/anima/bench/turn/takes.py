@@ -88,9 +88,18 @@ def _espeak(**options: int) -> Callable[[], TTSEngine]:
     return make
 
 
+PIPER_SEED = 13  # Piper samples its prosody (VITS noise): seeded, its takes are the same each run
+
+
 def _piper() -> TTSEngine:
+    """Piper's voice, in this process, onnxruntime's random draws seeded: unseeded, the same
+    sentences fell otherwise from process to process, and the half-duplex cues cut 33-41 of
+    Piper's 184 takes (seeds 1, 7 and none, 2026-12-05)."""
+    import onnxruntime
+
     from anima.speech.piper.piper import PiperEngine
 
+    onnxruntime.set_seed(PIPER_SEED)
     return PiperEngine()
 
 

@@ -71,7 +71,7 @@ class ListenConfig:
     turn_early_s: float | None = 0.25
     # … and with it, the turn's own end (the final that confirms the reply and lets its plan
     # move) waits these in place of turn_quick_s and endpoint_silence_s: the words have begun,
-    # so the final can wait out a pause inside the sentence (cut-offs 4.0 → 1.6 % on dev)
+    # so the final can wait out a pause inside the sentence (docs/listening.md: its cut-offs)
     turn_confirm_quick_s: float = 0.5
     turn_confirm_endpoint_s: float = 1.0
     # cues: a silence only the level gate hears (babble, which the VAD calls speech) ends the

@@ -11,7 +11,8 @@ from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
 from anima.listening.echo.canceller import NoEcho, ResidualGuard, WebRtcEcho, erle_db, make_echo
-from anima.listening.recorder import Final, Recorder, RecordingStarted, Woke
+from anima.listening.outcomes import Final, RecordingStarted, Woke
+from anima.listening.recorder import Recorder
 from anima.listening.speech_detector import SpeechDetector
 from anima.listening.vad import EnergyVad
 from anima.speech.reference import PlaybackReference

@@ -12,7 +12,8 @@ from anima.audio import FRAME_S, FRAME_SAMPLES
 from anima.config.listening import ListenConfig
 from anima.errors import ConfigError
 from anima.listening.listener import speech_detector
-from anima.listening.recorder import Early, Final, Recorder, Resumed
+from anima.listening.outcomes import Early, Final, Resumed
+from anima.listening.recorder import Recorder
 from anima.listening.speech_detector import SpeechChange, SpeechDetector
 from anima.listening.turn.cues import CuesTurn
 from anima.testing.listening import FakeRecognizer, FakeVad

@@ -10,16 +10,8 @@ import pytest
 
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.config.listening import ListenConfig
-from anima.listening.recorder import (
-    END_SILENCE_S,
-    Final,
-    GaveUp,
-    Partial,
-    Recorder,
-    RecordingStarted,
-    RoundEnded,
-    Woke,
-)
+from anima.listening.outcomes import Final, GaveUp, Partial, RecordingStarted, RoundEnded, Woke
+from anima.listening.recorder import END_SILENCE_S, Recorder
 from anima.listening.speech_detector import SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 

@@ -378,7 +378,8 @@ def test_a_partial_from_before_the_last_words_says_nothing() -> None:
 def test_the_recorder_ends_a_round_when_its_turn_detector_says() -> None:
     """Models out, fakes in: the recorder forwards each partial, the turn detector's silence
     (longer after "… and") decides the round, and the end of speech is dated by the VAD."""
-    from anima.listening.recorder import Final, Partial, Recorder
+    from anima.listening.outcomes import Final, Partial
+    from anima.listening.recorder import Recorder
     from anima.testing.listening import FakeRecognizer, FakeTurn, FakeVad
 
     turn = FakeTurn(silence_s=0.3, by_text={"walk forward and": 1.0})

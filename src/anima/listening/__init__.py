@@ -25,7 +25,7 @@ The optional packages (``pip install 'anima[listen]'``) are imported when a mode
 from anima.config.listening import ListenConfig
 from anima.listening.listener import Listener
 from anima.listening.making import make_listener
-from anima.listening.recorder import Round
+from anima.listening.outcomes import Round
 from anima.listening.results import ListenResult, RecordingStart, RoundReport
 from anima.listening.sources import (
     AudioSource,

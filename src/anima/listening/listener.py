@@ -30,17 +30,17 @@ from anima.errors import EngineStateError
 from anima.events import ListenTimeout, Notice, Transcript, WakeDetected
 from anima.listening.asr import Recognizer
 from anima.listening.makers import make_recognizer, make_spotter
-from anima.listening.recorder import (
+from anima.listening.outcomes import (
     Early,
     Final,
     GaveUp,
     Outcome,
     Partial,
-    Recorder,
     RecordingStarted,
     Resumed,
     Woke,
 )
+from anima.listening.recorder import Recorder
 from anima.listening.results import (
     EarlyTranscript,
     ListenResult,

@@ -1,9 +1,9 @@
 """One listening round after another, on the audio stream's own time (single-threaded, no I/O).
 
 The :class:`Recorder` is fed every frame of the stream, with gate changes and wakes in between,
-and answers with :class:`Outcome` s; :class:`~anima.listening.listener.Listener` runs it on a
-thread and turns outcomes into the typed results it sends up (:mod:`anima.listening.results`). A
-round::
+and answers with outcomes (:mod:`anima.listening.outcomes`);
+:class:`~anima.listening.listener.Listener` runs it on a thread and turns outcomes into the typed
+results it sends up (:mod:`anima.listening.results`). A round::
 
     idle ──wake──▶ recording: VAD only, the last pre_buffer_s kept ──speech starts──▶
         the kept audio, then every frame, to the ASR (partials) ──endpoint_silence_s──▶ final
@@ -52,6 +52,18 @@ import numpy as np
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE, Frame, Framer
 from anima.config.listening import ListenConfig
 from anima.listening.asr import ReadsAhead, Recognizer
+from anima.listening.outcomes import (
+    Early,
+    Final,
+    GaveUp,
+    Outcome,
+    Partial,
+    RecordingStarted,
+    Resumed,
+    Round,
+    RoundEnded,
+    Woke,
+)
 from anima.listening.speech_detector import SpeechChange, SpeechDetector
 from anima.listening.wake.spotter import Spotter, WakeHit
 
@@ -61,75 +73,6 @@ HELD_SHARE = 0.6  # full duplex: the share of voiced frames that makes a voice o
 END_SILENCE_S = 1.0
 _RING_S = 3.0  # audio kept while idle: covers the spotter's delay (the ASR spotter reports at
 # the end of a 2 s stretch at the latest) and the pre-buffer
-
-
-@dataclass(frozen=True, kw_only=True)
-class Round:
-    """Where one round's milestones fell in the stream (sample positions; None: never)."""
-
-    wake_source: str  # the spotter's name (asr, keyphrase) | manual | keyboard | …
-    start_position: int  # first sample the round records (the phrase's end, or pre-buffer)
-    wake_position: int  # stream position when the wake was acted upon
-    asr_first_position: int | None = None  # first sample fed to the ASR
-    speech_start_position: int | None = None  # VAD: the first frame of speech
-    speech_end_position: int | None = None  # VAD: the end of the last frame of speech
-    endpoint_position: int | None = None  # where the round was decided (endpoint or timeout)
-    text: str = ""
-    outcome: str = ""  # final | restarted | a GaveUp reason
-
-
-@dataclass(frozen=True, kw_only=True)
-class Woke:
-    source: str
-    phrase: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecordingStarted:
-    restarted: bool  # a round was in progress and was dropped
-
-
-@dataclass(frozen=True, kw_only=True)
-class Partial:
-    text: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Final:
-    text: str
-    confidence: float | None = None  # the recognizer's (0-1; None: it gives none)
-    alternatives: tuple[str, ...] = ()  # the recognizer's other readings, best first
-    voiced_s: float | None = None  # how long the voice was (the round's voiced frames)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Early:
-    """The utterance so far, at a pause that may end the turn (see the module docstring)."""
-
-    text: str
-    confidence: float | None = None
-    alternatives: tuple[str, ...] = ()
-    voiced_s: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Resumed:
-    """The voice came back after an :class:`Early`: the same utterance goes on."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class GaveUp:
-    reason: str  # no_speech | silence | too_short | max_length | source_ended
-    waited_s: float  # audio seconds recorded in the round
-    text: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RoundEnded:
-    round: Round
-
-
-Outcome = Woke | RecordingStarted | Partial | Early | Resumed | Final | GaveUp | RoundEnded
 
 
 @dataclass

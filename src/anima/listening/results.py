@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from anima.events import Event, ListenTimeout, Notice, Transcript, WakeDetected
-from anima.listening.recorder import Round
+from anima.listening.outcomes import Round
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,7 +42,8 @@ from anima.listening.asr import Recognizer, Weighs
 from anima.listening.echo.canceller import EchoCanceller, ResidualGuard, erle_db, make_echo
 from anima.listening.listener import speech_detector
 from anima.listening.makers import make_recognizer
-from anima.listening.recorder import Final, GaveUp, Partial, Recorder, Woke
+from anima.listening.outcomes import Final, GaveUp, Partial, Woke
+from anima.listening.recorder import Recorder
 from anima.listening.vad import load_vad
 from anima.testing.room import to_int16
 

@@ -50,6 +50,13 @@ def find_daemon() -> Path | None:
     return None
 
 
+PORT_TRIES = 3  # starts on a new port when the one chosen was taken before the daemon bound it
+
+
+class _PortTakenError(DriverError):
+    """The daemon could not bind its port: another process took it first."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -70,6 +77,9 @@ class MockupDaemon:
         self.executable = executable
         self.doa_file = doa_file
         self.port = port or free_port()
+        # a port chosen here may be taken before the daemon binds it (free_port closes its
+        # socket; the kernel may hand the number to any connection meanwhile): then another
+        self._own_port = not port
         self.ready_s = ready_s
         self.process: subprocess.Popen[bytes] | None = None
         self._log = tempfile.NamedTemporaryFile(prefix="reachy-daemon-", suffix=".log")  # noqa: SIM115
@@ -80,6 +90,19 @@ class MockupDaemon:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> MockupDaemon:
+        """Start the daemon and wait until it runs; on a port this chose, one another process
+        took first is replaced by a new one (up to :data:`PORT_TRIES` starts)."""
+        for _ in range(PORT_TRIES - 1):
+            try:
+                return self._start()
+            except _PortTakenError:
+                if not self._own_port:
+                    raise
+                self.port = free_port()
+        return self._start()
+
+    def _start(self) -> MockupDaemon:
+        begun = Path(self._log.name).stat().st_size  # this start's lines follow
         cmd = [str(self.executable), *FLAGS, "--fastapi-host", "127.0.0.1"]
         cmd += ["--fastapi-port", str(self.port)]
         home = Path(tempfile.gettempdir()) / "anima-reachy-home"
@@ -95,8 +118,13 @@ class MockupDaemon:
         )  # fmt: skip
         while time.monotonic() - t0 < self.ready_s:
             if self.process.poll() is not None:
-                raise DriverError(f"the Reachy Mini daemon exited ({self.process.returncode}): "
-                                  f"{self.log_tail()}")  # fmt: skip
+                why = (f"the Reachy Mini daemon exited ({self.process.returncode}): "
+                       f"{self.log_tail()}")  # fmt: skip
+                self._log.flush()
+                with open(self._log.name, "rb") as log:
+                    log.seek(begun)
+                    taken = b"address already in use" in log.read()
+                raise _PortTakenError(why) if taken else DriverError(why)
             try:
                 if self.status().get("state") == "running":
                     self.started_s = time.monotonic() - t0
@@ -132,8 +160,9 @@ class MockupDaemon:
             pass
 
     def restart(self) -> None:
+        """Stop and start again on the same port (a port taken meanwhile is an error)."""
         self.stop()
-        self.start()
+        self._start()
 
     def log_tail(self, lines: int = 15) -> str:
         self._log.flush()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,7 @@ from types import TracebackType
 from typing import Any
 
 from anima.errors import DriverError
+from anima.frontdoors.mqtt.broker import free_port as broker_free_port
 
 VENV = ".venv-reachy"
 FLAGS = (
@@ -58,9 +58,9 @@ class _PortTakenError(DriverError):
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port for the daemon: below the kernel's ephemeral range, so the connections
+    made meanwhile cannot take it (:func:`anima.frontdoors.mqtt.broker.free_port`)."""
+    return broker_free_port("127.0.0.1")
 
 
 class MockupDaemon:

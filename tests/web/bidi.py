@@ -30,6 +30,23 @@ from websockets.sync.client import ClientConnection, connect
 FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/firefox-esr"
 ENTER = "\ue007"  # WebDriver's key code for Enter
 _LISTENING = re.compile(r"WebDriver BiDi listening on (ws://\S+)")
+STABLE_FRAMES = 3  # a click waits until the element's box is the same over this many frames
+STABLE_TIMEOUT_S = 5.0
+_STABLE_JS = (  # resolves true once the element's box held still, false after the timeout
+    "e => new Promise(resolve => {"
+    f" const end = performance.now() + {STABLE_TIMEOUT_S * 1000:.0f};"
+    " let last = '', same = 0;"
+    " const check = () => {"
+    "  const r = e.getBoundingClientRect();"
+    "  const box = [r.x, r.y, r.width, r.height].join(',');"
+    "  same = box === last ? same + 1 : 0; last = box;"
+    f"  if (same >= {STABLE_FRAMES}) resolve(true);"
+    "  else if (performance.now() > end) resolve(false);"
+    "  else requestAnimationFrame(check);"
+    " };"
+    " check();"
+    "})"
+)
 # offline and quiet: no update checks, telemetry or remote settings, no first-run pages
 _PREFS = {
     "app.update.disabledForTesting": True,
@@ -156,7 +173,11 @@ class Firefox:
         return {"sharedId": found["nodes"][0]["sharedId"]}
 
     def click(self, selector: str) -> None:
-        """A real click (pointer move, down, up) in the middle of the element."""
+        """A real click (pointer move, down, up) in the middle of the element, once it has
+        stopped moving: its box the same over :data:`STABLE_FRAMES` frames, as Playwright waits
+        for before it clicks. Without that, a panel filled in above it after the page went live
+        (28 px, in Firefox) moved the button between the pointer's aim and its press: the click
+        landed on the page behind, and nothing happened."""
         element = self._element(selector)
         self.send(
             "script.callFunction",
@@ -167,6 +188,18 @@ class Firefox:
                 "awaitPromise": False,
             },
         )
+        stable = self.send(
+            "script.callFunction",
+            {
+                "functionDeclaration": _STABLE_JS,
+                "arguments": [element],
+                "target": {"context": self.context},
+                "awaitPromise": True,
+            },
+            timeout=STABLE_TIMEOUT_S + 5.0,
+        )
+        if stable["type"] == "exception" or not _value(stable["result"]):
+            raise BidiError(f"{selector!r} kept moving for {STABLE_TIMEOUT_S:g} s: not clicked")
         pointer = [
             {
                 "type": "pointerMove",

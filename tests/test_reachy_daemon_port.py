@@ -20,7 +20,9 @@ pytestmark = pytest.mark.integration
 STAND_IN = textwrap.dedent(
     """\
     #!{python}
-    import http.server, json, sys
+    import http.server, json, signal, sys
+    # the harness stops it with SIGINT, which a process started in the background ignores
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
     port = int(sys.argv[sys.argv.index("--fastapi-port") + 1])
     class Status(http.server.BaseHTTPRequestHandler):
         def do_GET(self):

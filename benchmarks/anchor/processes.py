@@ -8,49 +8,23 @@ SIGKILL after a timeout.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from anima.testing.reachy_daemon import MockupDaemon, free_port, stop_group
+
 HERE = Path(__file__).resolve().parent
-DAEMON_FLAGS = (
+DAEMON_FLAGS = (  # reachy-mini 1.2.11's (anima's harness adds --fastapi-host and --fastapi-port)
     "--mockup-sim", "--headless", "--deactivate-audio", "--no-wake-up-on-start",
     "--no-goto-sleep-on-stop", "--no-preload-datasets", "--dataset-update-interval", "0",
-    "--localhost-only", "--fastapi-host", "127.0.0.1",
+    "--localhost-only",
 )  # fmt: skip
-QUIET = {"REACHY_MINI_TELEMETRY": "0", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"}
 
 
 class HarnessError(Exception):
     """Something the harness needs is missing or failed; its message is one line."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def stop_group(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """Ctrl-C to the child's process group, then SIGKILL if it has not exited in ``timeout``."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGINT)
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(5)
-    except ProcessLookupError:
-        pass
 
 
 def run_json(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -80,61 +54,15 @@ def run_json(cmd: list[str], timeout: float, env: dict[str, str] | None = None) 
     return data
 
 
-class MockupDaemon:
+class AnchorDaemon(MockupDaemon):
     """Pollen's reachy-mini 1.2.11 daemon in its mockup simulation (no MuJoCo), run by the
-    anchor's interpreter through daemon_main.py: HTTP and Zenoh on free ports of 127.0.0.1."""
+    anchor's interpreter through daemon_main.py: anima's test harness for the daemon
+    (:class:`anima.testing.reachy_daemon.MockupDaemon`), with its Zenoh link on a free port of
+    127.0.0.1 too (``zenoh_port``, for the anchor's loop)."""
 
     def __init__(self, python: Path, ready_s: float = 30.0) -> None:
-        self.python = python
-        self.ready_s = ready_s
-        self.http_port = free_port()
         self.zenoh_port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.NamedTemporaryFile(prefix="anchor-daemon-", suffix=".log")  # noqa: SIM115  (closed in __exit__)
-
-    def __enter__(self) -> MockupDaemon:
-        cmd = [str(self.python), str(HERE / "daemon_main.py"), *DAEMON_FLAGS]
-        cmd += ["--fastapi-port", str(self.http_port)]
-        env = dict(os.environ, **QUIET, ANCHOR_ZENOH_PORT=str(self.zenoh_port))
-        self.process = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True, env=env,
+        super().__init__(
+            python, ready_s=ready_s, command=(str(python), str(HERE / "daemon_main.py")),
+            flags=DAEMON_FLAGS, env={"ANCHOR_ZENOH_PORT": str(self.zenoh_port)},
         )  # fmt: skip
-        self._wait_running()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self.process is not None:
-            stop_group(self.process)
-        self._log.close()
-
-    def _wait_running(self) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + self.ready_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise HarnessError(
-                    f"the anchor's daemon exited ({self.process.returncode}): {self.log_tail()}"
-                )
-            try:
-                if self._status().get("state") == "running":
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise HarnessError(
-            f"the anchor's daemon was not running after {self.ready_s:g} s: {self.log_tail()}"
-        )
-
-    def _status(self) -> dict[str, Any]:
-        url = f"http://127.0.0.1:{self.http_port}/api/daemon/status"
-        with urllib.request.urlopen(url, timeout=2) as reply:
-            data = json.loads(reply.read())
-        return data if isinstance(data, dict) else {}
-
-    def log_tail(self, lines: int = 3) -> str:
-        self._log.flush()
-        text = Path(self._log.name).read_text(errors="replace").splitlines()
-        return " | ".join(text[-lines:])

@@ -28,7 +28,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from processes import HERE, QUIET, HarnessError, MockupDaemon, run_json
+from processes import HERE, AnchorDaemon, HarnessError, run_json
+
+from anima.errors import DriverError
+from anima.testing.reachy_daemon import QUIET
 
 ROOT = HERE.parents[1]
 ANCHOR_PYTHON = HERE / ".venv-anchor" / "bin" / "python"
@@ -67,7 +70,7 @@ def check_anchor(python: Path) -> None:
                            "run benchmarks/anchor/setup.sh")  # fmt: skip
 
 
-def anchor_round(args: argparse.Namespace, daemon: MockupDaemon, k: int) -> Reading:
+def anchor_round(args: argparse.Namespace, daemon: AnchorDaemon, k: int) -> Reading:
     cmd = [str(args.anchor_python), str(HERE / "anchor_loop.py"), "--seconds", str(args.seconds)]
     cmd += ["--zenoh-port", str(daemon.zenoh_port), "--priority", str(args.anchor_priority)]
     data = run_json(cmd, args.seconds + SLACK_S, env=dict(os.environ, **QUIET))
@@ -93,7 +96,7 @@ def anima_round(anima: Path, k: int, seconds: float) -> Reading:
 
 def measure(args: argparse.Namespace) -> list[Reading]:
     readings: list[Reading] = []
-    with MockupDaemon(args.anchor_python) as daemon:
+    with AnchorDaemon(args.anchor_python) as daemon:
         for k in range(1, args.rounds + 1):
             print(f"round {k}/{args.rounds}: anchor {args.seconds:g} s …", file=sys.stderr)
             readings.append(anchor_round(args, daemon, k))
@@ -206,7 +209,7 @@ def main() -> int:
         before = load_average()
         readings = measure(args)
         load = (before, load_average())
-    except HarnessError as exc:
+    except (HarnessError, DriverError) as exc:  # DriverError: the daemon did not start
         print(f"side_by_side: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -63,8 +64,25 @@ def free_port() -> int:
     return broker_free_port("127.0.0.1")
 
 
+def stop_group(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGINT to the process group ``process`` leads (started with ``start_new_session``: the
+    daemon's clean path), then SIGKILL if it has not exited within ``timeout``."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(5)
+    except ProcessLookupError:
+        pass
+
+
 class MockupDaemon:
-    """One daemon process; ``start``, ``stop`` and ``restart`` (on the same port)."""
+    """One daemon process; ``start``, ``stop`` and ``restart`` (on the same port). ``command``
+    runs it in place of ``executable`` (another interpreter's launcher: the anchor benchmark's),
+    with ``flags`` in place of :data:`FLAGS` and ``env`` added to its environment."""
 
     def __init__(
         self,
@@ -73,9 +91,15 @@ class MockupDaemon:
         *,
         ready_s: float = 60.0,
         doa_file: Path | None = None,
+        command: Sequence[str] = (),
+        flags: Sequence[str] = FLAGS,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.executable = executable
         self.doa_file = doa_file
+        self.command = tuple(command) or (str(executable),)
+        self.flags = tuple(flags)
+        self.env = dict(env or {})
         self.port = port or free_port()
         # a port chosen here may be taken before the daemon binds it (free_port closes its
         # socket; the kernel may hand the number to any connection meanwhile): then another
@@ -103,10 +127,10 @@ class MockupDaemon:
 
     def _start(self) -> MockupDaemon:
         begun = Path(self._log.name).stat().st_size  # this start's lines follow
-        cmd = [str(self.executable), *FLAGS, "--fastapi-host", "127.0.0.1"]
+        cmd = [*self.command, *self.flags, "--fastapi-host", "127.0.0.1"]
         cmd += ["--fastapi-port", str(self.port)]
         home = Path(tempfile.gettempdir()) / "anima-reachy-home"
-        env = dict(os.environ, **QUIET, XDG_CONFIG_HOME=str(home))
+        env = dict(os.environ, **QUIET, XDG_CONFIG_HOME=str(home), **self.env)
         if self.doa_file is not None:  # the same daemon, through the shim, by its own python
             shim = Path(__file__).with_name("reachy_doa_shim.py")
             cmd = [str(self.executable.with_name("python")), "-P", str(shim), *cmd[1:]]
@@ -148,16 +172,8 @@ class MockupDaemon:
 
     def stop(self, timeout: float = 10.0) -> None:
         p, self.process = self.process, None
-        if p is None or p.poll() is not None:
-            return
-        try:
-            os.killpg(p.pid, signal.SIGINT)
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(5)
-        except ProcessLookupError:
-            pass
+        if p is not None:
+            stop_group(p, timeout)
 
     def restart(self) -> None:
         """Stop and start again on the same port (a port taken meanwhile is an error)."""

@@ -389,6 +389,36 @@ def test_the_robot_never_turns_toward_its_own_voice() -> None:
     assert (snap.target, snap.voice_azimuth_deg) == ("voice", pytest.approx(-40.0))
 
 
+@pytest.mark.parametrize("on_head", [True, False])
+def test_an_array_on_the_head_is_heard_with_the_heads_pose(on_head: bool) -> None:
+    """Reachy Mini's array turns with its head: a talker 40° to the left is heard at 40° less
+    the head's turn while they spoke. Marked ``on_head``, each estimate is turned back by the
+    head's pose at the middle of its audio, and the gaze gets to 40°; taken as fixed to the
+    body (the bug anima had with the daemon's array), the turn chases itself and falls short."""
+    rig = Rig()
+    start = rig.t
+    while rig.t < start + 2.5:
+        span = 0.128
+        pose = rig.att.poses.at(rig.t - span / 2)
+        head = 0.0 if pose is None else math.degrees(pose.yaw)
+        heard = VoiceDirection(
+            t=rig.t, azimuth=math.radians(40.0 - head), confidence=0.9, speech=True,
+            on_head=on_head, span_s=span,
+        )  # fmt: skip
+        rig.att.on_voice(heard)
+        rig.run(0.05)
+    turned = math.degrees(rig.pose().yaw)
+    assert turned > 5.0  # the head took part in the turn
+    voice_deg = rig.att.snapshot().voice_azimuth_deg
+    assert voice_deg is not None
+    if on_head:
+        assert rig.gaze_deg()[0] == pytest.approx(40.0, abs=1.0)
+        assert voice_deg == pytest.approx(40.0, abs=0.5)
+    else:
+        assert rig.gaze_deg()[0] < 35.0
+        assert voice_deg == pytest.approx(40.0 - turned, abs=1.0)
+
+
 def test_stopping_lets_the_gaze_go_and_the_pose_history_stop() -> None:
     rig = Rig()
     rig.people = [(20.0, 0.0, 1.2)]

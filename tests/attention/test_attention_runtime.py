@@ -98,6 +98,15 @@ def test_an_array_alone_attends_with_voices() -> None:
     assert runtime.attention.voice_sink is not None
     assert runtime.playback is not None  # the array's own-voice gate reads what is played
     assert any("4-microphone array" in line for line in lines), lines
+    assert not runtime.attention.voice_sink.estimator.on_head
+    on_head = build(
+        AnimaConfig(listen=ListenConfig(mics=mics, mics_mount="head")), doors=False,
+        audio_in="none", report=lambda _l: None,
+    )  # fmt: skip
+    assert on_head.attention is not None
+    assert on_head.attention.voice_sink is not None
+    assert on_head.attention.voice_sink.estimator.on_head
+    assert "a 4-microphone array on the head" in on_head.attention.summary
 
 
 def test_a_barge_in_lifts_the_arrays_own_voice_gate() -> None:

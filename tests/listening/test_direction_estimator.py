@@ -64,6 +64,18 @@ def test_speech_frames_are_handed_on_with_their_direction() -> None:
     assert all(abs(math.degrees(d.azimuth) - 35.0) < 1.5 for d in got)
     assert all(d.speech and not d.own_voice and d.confidence > 0.5 for d in got)
     assert estimator.targets == len(got)
+    assert not any(d.on_head for d in got)
+    assert {d.span_s for d in got} == {estimator.window_frames * FRAME_S}
+    assert got[-1].heard_at == pytest.approx(got[-1].t - estimator.window_frames * FRAME_S / 2)
+
+
+def test_an_array_on_the_head_hands_on_its_directions_in_the_heads_frame() -> None:
+    got: list[VoiceDirection] = []
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0, on_head=True)
+    for k, frame in enumerate(voice(-20.0, seconds=0.5)):
+        estimator.frame(frame, k * FRAME_S, speech=True)
+    assert got
+    assert all(d.on_head and abs(math.degrees(d.azimuth) + 20.0) < 1.5 for d in got)
 
 
 def test_only_a_rising_sound_is_handed_on_by_default() -> None:
@@ -261,6 +273,10 @@ def test_listen_mics_is_checked() -> None:
     ):
         with pytest.raises(ConfigError, match=says):
             ListenConfig(mics=bad)
+    assert ListenConfig().mics_mount == "fixed"
+    assert ListenConfig(mics=tuple(LINEAR), mics_mount="head").mics_mount == "head"
+    with pytest.raises(ConfigError, match=r"listen\.mics_mount must be one of head, fixed"):
+        ListenConfig(mics_mount="hat")
 
 
 def test_a_microphone_array_of_an_absurd_size_is_refused_before_any_device() -> None:

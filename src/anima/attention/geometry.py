@@ -75,6 +75,14 @@ def point_at(azimuth: float, elevation: float, distance: float) -> Vector:
     )
 
 
+def from_head(azimuth: float, elevation: float, head: HeadPose | None) -> tuple[float, float]:
+    """A direction in the head's frame (an array on the head heard it there), turned into the
+    robot frame by the head's pose ``head`` (None: the head at rest)."""
+    if head is None:
+        return azimuth, elevation
+    return direction_of(head_rotation(head) @ point_at(azimuth, elevation, 1.0))
+
+
 @dataclass(frozen=True, slots=True)
 class Sighting:
     """Where a face is in the robot frame."""

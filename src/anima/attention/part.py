@@ -82,6 +82,7 @@ class AttentionPart:
                 config.listen.mics,
                 self.attention.on_voice,
                 reference=None if playback is None else playback.reader(),
+                on_head=config.listen.mics_mount == "head",
             )
             self.voice_sink = DirectionSink(estimator, clock.now)
         self.daemon_voice: DaemonDirection | None = None
@@ -107,7 +108,9 @@ class AttentionPart:
             v = self.attention.vision  # with the body's camera where the config sets nothing
             with_what.append(f"{v.source} camera ({v.faces} faces, {v.hfov_deg:g}° wide)")
         if self.voice_sink is not None:
-            with_what.append(f"a {len(self.config.listen.mics)}-microphone array")
+            listen = self.config.listen
+            on = " on the head" if listen.mics_mount == "head" else ""
+            with_what.append(f"a {len(listen.mics)}-microphone array{on}")
         if self.daemon_voice is not None:
             with_what.append("the Reachy Mini daemon's microphone array")
         return " and ".join(with_what) or "nothing (idle glances only)"

@@ -25,13 +25,14 @@ thread of its own. :meth:`Attention.tick` is public, so a test steps it by hand 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
 
 from anima.attention.aim import Aim
-from anima.attention.geometry import CameraModel
+from anima.attention.geometry import CameraModel, from_head
 from anima.attention.policy import Choice, Policy
 from anima.attention.pose_history import TAP, Lag, PoseHistory
 from anima.attention.tracker import Detection, Tracker
@@ -195,11 +196,21 @@ class Attention:
                 self.latencies.append(self.clock.now() - frame.t)
 
     def on_voice(self, direction: VoiceDirection) -> None:
-        """One direction-of-arrival estimate (the robot's own voice is ignored)."""
+        """One direction-of-arrival estimate (the robot's own voice is ignored). One from an
+        array on the head (``on_head``) is turned into the robot's frame by the head's pose
+        when it was heard (:attr:`VoiceDirection.heard_at`), as a face is by the pose at its
+        frame's capture."""
         if not (self.config.enabled and self.config.voices):
             return
         if direction.own_voice or not direction.speech:
             return
+        if direction.on_head:
+            azimuth, elevation = from_head(
+                direction.azimuth, direction.elevation, self.poses.at(direction.heard_at)
+            )
+            direction = dataclasses.replace(
+                direction, azimuth=azimuth, elevation=elevation, on_head=False
+            )
         with self._lock:
             self._voice_azimuth = direction.azimuth
             person = self.tracker.voice(direction)

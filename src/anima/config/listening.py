@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from anima.choices import AsrMode, EchoCanceller, TurnGate, checked
 from anima.config.listening_parts import RECOGNIZERS, SPOTTERS, TURNS, VADS
+from anima.config.vision import check_mount
 from anima.errors import ConfigError
 
 # measured (anima bench asr, docs/listening.md): Whisper's confidence on requests it heard right,
@@ -107,6 +108,10 @@ class ListenConfig:
     # in the robot's frame (x forward, y left, z up), in the input's channel order; () (the
     # default): one microphone, no direction (docs/attention.md)
     mics: tuple[tuple[float, float, float], ...] = ()
+    # where the array is: fixed (on the body or a stand) or head (it turns with the head, as
+    # Reachy Mini's does: its directions are turned by the head's pose when each was heard);
+    # on the head, listen.mics are the positions with the head at rest
+    mics_mount: str = "fixed"
 
     def __post_init__(self) -> None:
         for registry, name in (
@@ -184,6 +189,7 @@ class ListenConfig:
         if self.early_reply and self.silence_timeout_s < self.turn_confirm_endpoint_s:
             raise ConfigError("listen.silence_timeout_s must be ≥ turn_confirm_endpoint_s")
         _check_mics(self.mics)
+        check_mount(self.mics_mount, "listen.mics_mount")
         if not 0 <= self.min_chars <= MAX_MIN_CHARS:
             raise ConfigError(
                 f"listen.min_chars must be in [0, {MAX_MIN_CHARS}], got {_shown(self.min_chars)}"

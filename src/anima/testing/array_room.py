@@ -294,6 +294,13 @@ def talker(azimuth_deg: float, index: int = 0, **kwargs: float) -> Talker:
     return Talker(math.radians(azimuth_deg), speech(text), **kwargs)
 
 
+def turned(mics: Sequence[Mic], yaw: float) -> tuple[Mic, ...]:
+    """The array ``mics`` turned by ``yaw`` (radians, positive: left) about the robot's z axis
+    through its origin: an array on the head, with the head turned (roll and pitch at 0)."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return tuple((c * x - s * y, s * x + c * y, z) for x, y, z in mics)
+
+
 def angle_error(a: float, b: float) -> float:
     """The absolute difference of two angles (radians), wrapped to [0, π]."""
     return abs((a - b + math.pi) % (2 * math.pi) - math.pi)

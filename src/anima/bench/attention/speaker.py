@@ -10,28 +10,39 @@ attention on the runtime's engine, stepped tick by tick on fake time
 From the second voice's first sound: when attention aimed within :data:`TOLERANCE_DEG` of them
 (the decision), and when the gaze itself (head and eyes, from the frames the engine sent) got
 there. Near a line's ends (70° and more) its estimates fall toward the broadside (measured: ~40°
-for a talker at 70°), so the turn there is slow; a planar array (the square) has no such end.
+for a talker at 70°), so the turn there is slow with the line fixed to the body; a planar array
+(the square) has no such end. ``mount="head"`` puts the array on the head, as Reachy Mini's is:
+the room is simulated for the head's yaw every :data:`HEAD_STEP_DEG` (each orientation once,
+when the head first comes near it), and each 32 ms frame is what the array hears at the head's
+yaw in the middle of that frame (the two nearest orientations mixed), so as the head turns
+toward the talker they move toward the array's broadside (a closed loop, as the simulated head
+camera is for faces); the estimator marks its directions ``on_head`` and attention turns them
+by the head's pose when they were heard (``listen.mics_mount: head``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from anima.attention.service import Attention
 from anima.audio import FRAME_SAMPLES, SAMPLE_RATE
 from anima.config import AnimaConfig, AttentionConfig, VisionConfig
 from anima.listening.direction.estimator import DirectionEstimator
 from anima.testing import FakeTimeRobot
-from anima.testing.array_room import LINEAR_4, SQUARE_4, Mic, record, talker
+from anima.testing.array_room import LINEAR_4, SQUARE_4, Mic, Talker, record, talker, turned
 
 ARRAYS: dict[str, tuple[Mic, ...]] = {"line": LINEAR_4, "square": SQUARE_4}
 
 TARGET_MS = 600.0
 TOLERANCE_DEG = 15.0
 ONSET_LEVEL = 0.05  # of the speech's peak: where a voice starts
+HEAD_STEP_DEG = 5.0  # an array on the head: the room is simulated every this many degrees of yaw
+RT60_S, SNR_DB = 0.3, 10.0  # the room
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +53,7 @@ class SpeakerTurn:
     gazed_ms: float | None  # … → the gaze (head + eyes) is within the tolerance
     vad: str
     array: str = "line"  # ARRAYS' name: the 4-microphone line, or a 6 cm square
+    mount: str = "fixed"  # fixed to the body, or on the head (turning with it)
 
     @property
     def passed(self) -> bool:
@@ -54,6 +66,47 @@ def _onset(samples: np.ndarray) -> float:
     return float(loud[0]) / SAMPLE_RATE if len(loud) else 0.0
 
 
+class Heard:
+    """What the array hears of ``talkers`` (:func:`record`, the bench's room): fixed to the
+    body, one recording; on the head (``on_head``), one per :data:`HEAD_STEP_DEG` of the head's
+    yaw, each made the first time the head comes near it, all of the fixed one's length."""
+
+    def __init__(self, mics: Sequence[Mic], talkers: Sequence[Talker], *, on_head: bool) -> None:
+        self.mics = tuple(mics)
+        self.talkers = tuple(talkers)
+        self.on_head = on_head
+        fixed = record(mics, talkers, rt60_s=RT60_S, snr_db=SNR_DB).signals
+        self._turned: dict[int, NDArray[np.int16]] = {0: fixed}
+        self.samples = len(self._turned[0])
+
+    def _at(self, step: int) -> NDArray[np.int16]:
+        """The recording with the head turned ``step`` × :data:`HEAD_STEP_DEG`."""
+        if step not in self._turned:
+            yaw = math.radians(step * HEAD_STEP_DEG)
+            self._turned[step] = record(
+                turned(self.mics, yaw), self.talkers, rt60_s=RT60_S, snr_db=SNR_DB,
+                seconds=self.samples / SAMPLE_RATE,
+            ).signals  # fmt: skip
+        return self._turned[step]
+
+    @property
+    def orientations(self) -> int:
+        """How many head orientations were simulated."""
+        return len(self._turned)
+
+    def frame(self, k: int, yaw: float) -> NDArray[np.int16]:
+        """The ``k``-th 32 ms frame (samples × microphones) with the head at ``yaw`` (radians;
+        ignored when the array is fixed)."""
+        part = slice(k * FRAME_SAMPLES, (k + 1) * FRAME_SAMPLES)
+        if not self.on_head:
+            return self._turned[0][part]
+        where = math.degrees(yaw) / HEAD_STEP_DEG
+        low = math.floor(where)
+        w = where - low
+        mixed = (1.0 - w) * self._at(low)[part] + w * self._at(low + 1)[part]
+        return np.round(mixed).astype(np.int16)
+
+
 def run_speaker_turn(
     first_deg: float = -40.0,
     second_deg: float = 50.0,
@@ -61,15 +114,19 @@ def run_speaker_turn(
     pause_s: float = 0.8,
     after_s: float = 2.0,
     array: str = "line",
+    mount: str = "fixed",
 ) -> SpeakerTurn:
-    """One run (see the module docstring); ``array``: one of :data:`ARRAYS`."""
+    """One run (see the module docstring); ``array``: one of :data:`ARRAYS`; ``mount``:
+    ``fixed`` (to the body) or ``head``."""
+    if mount not in ("fixed", "head"):
+        raise ValueError(f"mount must be fixed or head, got {mount!r}")
     mics = ARRAYS[array]
     from anima.bench.attention.doa import _vad
 
     a = talker(first_deg, 0)
     start_b = len(a.samples) / SAMPLE_RATE + pause_s
     b = talker(second_deg, 1, start_s=start_b)
-    heard = record(mics, [a, b], rt60_s=0.3, snr_db=10.0)
+    heard = Heard(mics, [a, b], on_head=mount == "head")
     onset = start_b + _onset(b.samples)
     vad, vad_name = _vad()
     attention_cfg = AttentionConfig(idle_glances=False)
@@ -79,9 +136,9 @@ def run_speaker_turn(
             engine, robot.runtime.behaviour, robot.clock, VisionConfig(), attention_cfg
         )
         follower.attach()
-        estimator = DirectionEstimator(mics, follower.on_voice, vad=vad)
+        estimator = DirectionEstimator(mics, follower.on_voice, vad=vad, on_head=heard.on_head)
         t0 = robot.now
-        end = min(len(heard.signals) / SAMPLE_RATE, onset + after_s)
+        end = min(heard.samples / SAMPLE_RATE, onset + after_s)
         aimed: float | None = None
         gazed: float | None = None
         fed, tick = 0, 0
@@ -93,8 +150,9 @@ def run_speaker_turn(
             while robot.now - t0 < end:
                 now = robot.now - t0
                 while (fed + 1) * FRAME_SAMPLES / SAMPLE_RATE <= now:  # the frames heard by now
-                    block = heard.signals[fed * FRAME_SAMPLES : (fed + 1) * FRAME_SAMPLES]
-                    estimator.frame(block, robot.now)
+                    middle = t0 + (fed + 0.5) * FRAME_SAMPLES / SAMPLE_RATE
+                    yaw = follower.poses.head_at(middle)[0]  # where the head was meanwhile
+                    estimator.frame(heard.frame(fed, yaw), robot.now)
                     fed += 1
                 if tick % 5 == 0:
                     follower.tick(robot.now)  # its thread's 20 Hz
@@ -115,6 +173,7 @@ def run_speaker_turn(
         gazed_ms=None if gazed is None else 1000 * gazed,
         vad=vad_name,
         array=array,
+        mount=mount,
     )
 
 
@@ -129,7 +188,8 @@ def report_lines(runs: list[SpeakerTurn]) -> list[str]:
         gazed = "never" if r.gazed_ms is None else f"{r.gazed_ms:.0f} ms"
         verdict = "ok" if r.passed else "OVER"
         lines.append(
-            f"  {r.first_deg:+.0f}° then {r.second_deg:+.0f}° (4-mic {r.array}): aimed {aimed} "
+            f"  {r.first_deg:+.0f}° then {r.second_deg:+.0f}° (4-mic {r.array}"
+            f"{' on the head' if r.mount == 'head' else ''}): aimed {aimed} "
             f"[{verdict}], gaze {gazed} (VAD {r.vad})"
         )
     return lines

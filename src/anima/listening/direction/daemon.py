@@ -8,8 +8,10 @@ reading yet) or ``{"angle": <rad>, "speech_detected": <bool>}``, the angle 0 = t
 left, π/2 = front, π = right. :class:`DaemonDirection` asks for that stream at 10 Hz with the
 daemon's other fields off, and hands each reading the array calls speech on as a
 :class:`VoiceDirection` (``azimuth = π/2 − angle``), gated by the robot's own voice
-(:class:`OwnVoiceGate`) as the microphone array's estimates are. (Until 2026-12 it polled
-``GET /api/state/doa`` ten times a second: the daemon spent 2.3–2.7 % of a core answering, the
+(:class:`OwnVoiceGate`) as the microphone array's estimates are. The array is in the robot's
+head, so each reading is in the head's frame (``on_head``): attention turns it by the head's
+pose when it was heard, as Pollen's own example does. (Until 2026-12 it polled ``GET
+/api/state/doa`` ten times a second: the daemon spent 2.3–2.7 % of a core answering, the
 stream 0.5–1.0 %.)
 """
 
@@ -39,6 +41,10 @@ QUERY = (
 )
 RETRY_S = 0.5  # between attempts while the daemon does not answer
 TIMEOUT_S = 1.0  # connecting, and waiting for each message (10 a second), at most
+# the array is in the head (Pollen's own example turns its reading by the head's pose): a
+# reading is taken to be of the audio over the last two messages' time (10 a second), and is
+# turned by the head's pose at its middle, 100 ms before it arrived
+READING_SPAN_S = 0.2
 MAX_MESSAGE = 4096  # bytes: a message is ~240; a longer one ends the connection (made anew)
 
 
@@ -178,7 +184,10 @@ class DaemonDirection:
         if reading is not None and reading.speech:
             self.handed += 1
             azimuth, own = azimuth_of(reading.angle), self.own_voice.own(t)
-            voice = VoiceDirection(t=t, azimuth=azimuth, confidence=1.0, speech=True, own_voice=own)
+            voice = VoiceDirection(
+                t=t, azimuth=azimuth, confidence=1.0, speech=True, own_voice=own,
+                on_head=True, span_s=READING_SPAN_S,
+            )  # fmt: skip
             self.on_voice(voice)
         return True
 

@@ -70,7 +70,9 @@ class DirectionEstimator:
 
     ``mics``: the array (``listen.mics``); ``reference``: a reader of the robot's playback
     (None: the robot is silent unless the caller says otherwise per frame); ``vad``: a loaded
-    VAD run on the channels' mean when the caller gives no speech flag (None: an energy gate).
+    VAD run on the channels' mean when the caller gives no speech flag (None: an energy gate);
+    ``on_head``: the array turns with the head (``listen.mics_mount: head``): its directions
+    are handed on in the head's frame (:attr:`VoiceDirection.on_head`).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class DirectionEstimator:
         reference: ReferenceReader | None = None,
         min_confidence: float = MIN_CONFIDENCE,
         onset_db: float = ONSET_DB,
+        on_head: bool = False,
     ) -> None:
         if not 1 <= window_frames <= 16:
             raise ValueError(f"window_frames must be 1-16, got {window_frames}")
@@ -95,6 +98,7 @@ class DirectionEstimator:
         self.window_frames = window_frames
         self.min_confidence = min_confidence
         self.onset_db = onset_db
+        self.on_head = on_head
         # each recent frame's level (dB of its mean square over every channel): the onset gate
         self._levels: collections.deque[float] = collections.deque(maxlen=ONSET_FRAMES + 1)
         self._delays = PairDelays(self.geometry, window_frames * FRAME_SAMPLES, band_hz=band_hz)
@@ -146,7 +150,8 @@ class DirectionEstimator:
         own = self.own_voice.own(t)
         direction = VoiceDirection(
             t=t, azimuth=estimate.azimuth, elevation=estimate.elevation,
-            confidence=estimate.confidence, speech=True, own_voice=own,
+            confidence=estimate.confidence, speech=True, own_voice=own, on_head=self.on_head,
+            span_s=self.window_frames * FRAME_S,
         )  # fmt: skip
         self.handed_on += 1
         self.targets += not own

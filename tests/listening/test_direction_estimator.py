@@ -78,6 +78,55 @@ def test_an_array_on_the_head_hands_on_its_directions_in_the_heads_frame() -> No
     assert all(d.on_head and abs(math.degrees(d.azimuth) + 20.0) < 1.5 for d in got)
 
 
+def run(estimator: DirectionEstimator, frames: list[NDArray[np.int16]], start: int = 0) -> int:
+    for k, frame in enumerate(frames, start=start):
+        estimator.frame(frame, k * FRAME_S, speech=True)
+    return start + len(frames)
+
+
+def test_onsets_summed_hand_on_a_faint_voice_more_often_and_more_exactly() -> None:
+    """A voice 6 dB under the noise: many windows alone are under min_confidence; their
+    whitened cross spectra summed are not (measured: 18 → 27 of 28, median error 1.7° →
+    0.6°)."""
+    n = round(1.0 / FRAME_S) * FRAME_SAMPLES
+    noise = 1000.0 * np.random.default_rng(3).standard_normal((n, len(LINEAR)))
+    faint = frames_of(500.0 * plane_wave(LINEAR, math.radians(50.0), n=n, seed=250) + noise)
+    results = {}
+    for accumulate_s in (0.0, 0.3):
+        got: list[VoiceDirection] = []
+        run(DirectionEstimator(LINEAR, got.append, onset_db=0, accumulate_s=accumulate_s), faint)
+        errors = [abs(math.degrees(d.azimuth) - 50.0) for d in got]
+        results[accumulate_s] = (len(got), float(np.median(errors)))
+    (alone, alone_error), (summed, summed_error) = results[0.0], results[0.3]
+    assert alone < len(faint) - 3 - 5  # windows alone: several under min_confidence
+    assert summed >= alone + 5
+    assert summed_error < alone_error
+
+
+@pytest.mark.parametrize("pause_s", [0.0, 0.8])
+def test_a_new_talker_is_followed_at_once_after_a_pause_or_none(pause_s: float) -> None:
+    """The sum forgets a talker within its time constant, and starts over at once when a sure
+    window comes from elsewhere: someone taking over without a pause is not heard where the
+    last one was."""
+    got: list[VoiceDirection] = []
+    estimator = DirectionEstimator(LINEAR, got.append, onset_db=0)
+    k = run(estimator, voice(-40.0))
+    for frame in silence(pause_s):
+        estimator.frame(frame, k * FRAME_S, speech=False)
+        k += 1
+    start = k * FRAME_S
+    run(estimator, voice(50.0), start=k)
+    whole = start + (estimator.window_frames - 1) * FRAME_S  # the first window all of them
+    second = [math.degrees(d.azimuth) for d in got if d.t >= whole - 1e-9]
+    assert len(second) == len(voice(50.0)) - estimator.window_frames + 1
+    assert all(abs(deg - 50.0) < 2.0 for deg in second), second[:8]
+
+
+def test_the_sums_time_constant_is_checked() -> None:
+    with pytest.raises(ValueError, match="accumulate_s must be 0-10 s"):
+        DirectionEstimator(LINEAR, accumulate_s=-1.0)
+
+
 def test_only_a_rising_sound_is_handed_on_by_default() -> None:
     # the precedence effect: a steady sound's later windows hold its room's reflections too;
     # only windows whose last frame is ONSET_DB over the quietest of the frames before count

@@ -131,13 +131,11 @@ def bench_attention(
     if part in (Part.all, Part.speaker):
         from anima.bench.attention import speaker
 
-        pairs = (
-            ((-40.0, 50.0, "line"),)
+        turns = (
+            [speaker.run_speaker_turn(-40.0, 50.0, mount="head")]
             if quick
-            else ((-40.0, 50.0, "line"), (30.0, -60.0, "line"), (0.0, 70.0, "line"),
-                  (0.0, 70.0, "square"))
-        )  # fmt: skip
-        turns = [speaker.run_speaker_turn(a, b, array=m) for a, b, m in pairs]
+            else speaker.run_set("dev") + speaker.run_set("heldout")
+        )
         out["speaker"] = [dataclasses.asdict(t) for t in turns]
         lines += speaker.report_lines(turns)
     if as_json:

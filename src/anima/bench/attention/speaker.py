@@ -54,6 +54,7 @@ class SpeakerTurn:
     vad: str
     array: str = "line"  # ARRAYS' name: the 4-microphone line, or a 6 cm square
     mount: str = "fixed"  # fixed to the body, or on the head (turning with it)
+    set: str = "dev"  # dev (looked at while tuning) or heldout (only measured)
 
     @property
     def passed(self) -> bool:
@@ -71,11 +72,14 @@ class Heard:
     body, one recording; on the head (``on_head``), one per :data:`HEAD_STEP_DEG` of the head's
     yaw, each made the first time the head comes near it, all of the fixed one's length."""
 
-    def __init__(self, mics: Sequence[Mic], talkers: Sequence[Talker], *, on_head: bool) -> None:
+    def __init__(
+        self, mics: Sequence[Mic], talkers: Sequence[Talker], *, on_head: bool, seed: int = 0
+    ) -> None:
         self.mics = tuple(mics)
         self.talkers = tuple(talkers)
         self.on_head = on_head
-        fixed = record(mics, talkers, rt60_s=RT60_S, snr_db=SNR_DB).signals
+        self.seed = seed
+        fixed = record(mics, talkers, rt60_s=RT60_S, snr_db=SNR_DB, seed=seed).signals
         self._turned: dict[int, NDArray[np.int16]] = {0: fixed}
         self.samples = len(self._turned[0])
 
@@ -85,7 +89,7 @@ class Heard:
             yaw = math.radians(step * HEAD_STEP_DEG)
             self._turned[step] = record(
                 turned(self.mics, yaw), self.talkers, rt60_s=RT60_S, snr_db=SNR_DB,
-                seconds=self.samples / SAMPLE_RATE,
+                seconds=self.samples / SAMPLE_RATE, seed=self.seed,
             ).signals  # fmt: skip
         return self._turned[step]
 
@@ -115,18 +119,22 @@ def run_speaker_turn(
     after_s: float = 2.0,
     array: str = "line",
     mount: str = "fixed",
+    sentences: tuple[int, int] = (0, 1),
+    seed: int = 0,
+    set: str = "dev",
 ) -> SpeakerTurn:
     """One run (see the module docstring); ``array``: one of :data:`ARRAYS`; ``mount``:
-    ``fixed`` (to the body) or ``head``."""
+    ``fixed`` (to the body) or ``head``; ``sentences``: what each says (indices into
+    :data:`~anima.testing.array_room.SENTENCES`); ``seed``: the room's noise."""
     if mount not in ("fixed", "head"):
         raise ValueError(f"mount must be fixed or head, got {mount!r}")
     mics = ARRAYS[array]
     from anima.bench.attention.doa import _vad
 
-    a = talker(first_deg, 0)
+    a = talker(first_deg, sentences[0])
     start_b = len(a.samples) / SAMPLE_RATE + pause_s
-    b = talker(second_deg, 1, start_s=start_b)
-    heard = Heard(mics, [a, b], on_head=mount == "head")
+    b = talker(second_deg, sentences[1], start_s=start_b)
+    heard = Heard(mics, [a, b], on_head=mount == "head", seed=seed)
     onset = start_b + _onset(b.samples)
     vad, vad_name = _vad()
     attention_cfg = AttentionConfig(idle_glances=False)
@@ -174,7 +182,38 @@ def run_speaker_turn(
         vad=vad_name,
         array=array,
         mount=mount,
+        set=set,
     )
+
+
+# (first °, second °, array, mount): the runs looked at while choosing the estimator's sum
+# (its time constant and threshold), and others only measured: other directions, each with two
+# other pairs of sentences and noise (:data:`HELD_OUT_VOICES`)
+DEV: tuple[tuple[float, float, str, str], ...] = (
+    (-40.0, 50.0, "line", "fixed"), (30.0, -60.0, "line", "fixed"), (0.0, 70.0, "line", "fixed"),
+    (0.0, 70.0, "line", "head"), (0.0, -75.0, "line", "head"), (20.0, 80.0, "line", "head"),
+    (-40.0, 50.0, "line", "head"), (30.0, -60.0, "line", "head"), (-60.0, 10.0, "line", "head"),
+    (50.0, -30.0, "line", "head"), (0.0, 70.0, "square", "fixed"),
+    (-40.0, 50.0, "square", "fixed"),
+)  # fmt: skip
+HELD_OUT: tuple[tuple[float, float, str, str], ...] = (
+    (10.0, -70.0, "line", "head"), (-70.0, 20.0, "line", "head"), (-20.0, 65.0, "line", "head"),
+    (45.0, -50.0, "line", "head"), (-10.0, 85.0, "line", "head"), (10.0, -70.0, "line", "fixed"),
+    (60.0, -20.0, "square", "fixed"),
+)  # fmt: skip
+HELD_OUT_VOICES: tuple[tuple[tuple[int, int], int], ...] = (((3, 4), 7), ((5, 2), 11))
+
+
+def run_set(name: str) -> list[SpeakerTurn]:
+    """The runs of one set: ``dev`` (:data:`DEV`) or ``heldout`` (:data:`HELD_OUT` with each
+    of :data:`HELD_OUT_VOICES`: sentences and the noise's seed)."""
+    if name == "dev":
+        return [run_speaker_turn(a, b, array=arr, mount=m) for a, b, arr, m in DEV]
+    return [
+        run_speaker_turn(a, b, array=arr, mount=m, sentences=said, seed=seed, set="heldout")
+        for said, seed in HELD_OUT_VOICES
+        for a, b, arr, m in HELD_OUT
+    ]
 
 
 def report_lines(runs: list[SpeakerTurn]) -> list[str]:
@@ -188,8 +227,18 @@ def report_lines(runs: list[SpeakerTurn]) -> list[str]:
         gazed = "never" if r.gazed_ms is None else f"{r.gazed_ms:.0f} ms"
         verdict = "ok" if r.passed else "OVER"
         lines.append(
-            f"  {r.first_deg:+.0f}° then {r.second_deg:+.0f}° (4-mic {r.array}"
+            f"  {r.set}: {r.first_deg:+.0f}° then {r.second_deg:+.0f}° (4-mic {r.array}"
             f"{' on the head' if r.mount == 'head' else ''}): aimed {aimed} "
             f"[{verdict}], gaze {gazed} (VAD {r.vad})"
         )
+    for set_ in ("dev", "heldout"):
+        for kind in ("line on the head", "line", "square"):
+            group = [r for r in runs if r.set == set_ and _kind(r) == kind]
+            if len(group) > 1:
+                ok = sum(r.passed for r in group)
+                lines.append(f"  {set_}, 4-mic {kind}: {ok} of {len(group)} within the target")
     return lines
+
+
+def _kind(r: SpeakerTurn) -> str:
+    return f"{r.array} on the head" if r.mount == "head" else r.array

@@ -238,10 +238,23 @@ class PairDelays:
         ]
 
     def __call__(self, channels: NDArray[np.float64]) -> list[PairDelay]:
+        return self.delays(self.whitened(channels))
+
+    def whitened(self, channels: NDArray[np.float64]) -> NDArray[np.complex128]:
+        """Each pair's whitened cross spectrum of one window (pairs × bins): what
+        :meth:`delays` reads, and what may be summed over windows first (the sum of several
+        windows' spectra correlates like their audio together)."""
         x = np.asarray(channels, np.float64).T * self._window
         spectra = np.fft.rfft(x, self.n_fft, axis=1)
+        return np.stack([cross_spectrum(spectra, i, j, self.band) for i, j in self.geometry.pairs])
+
+    def delays(self, whitened: NDArray[np.complex128]) -> list[PairDelay]:
+        """Each pair's delay and peak height from its whitened cross spectrum (a row of
+        :meth:`whitened`'s, or a sum of them)."""
         out = []
-        for (i, j), correlator in zip(self.geometry.pairs, self._correlators, strict=True):
-            lag, peak = correlator.peak(cross_spectrum(spectra, i, j, self.band))
+        for (i, j), correlator, row in zip(
+            self.geometry.pairs, self._correlators, whitened, strict=True
+        ):
+            lag, peak = correlator.peak(row)
             out.append(PairDelay(i, j, lag / self.rate, peak))
         return out

@@ -45,7 +45,7 @@ from anima.config.vision import DETECTORS, AttentionConfig, VisionConfig
 from anima.testing.fake_time import FakeTimeRobot
 from anima.testing.head_camera import SimHeadCamera
 from anima.testing.pinhole import Pinhole
-from anima.testing.sim_scene import Scene
+from anima.testing.sim_scene import Path, Place, Scene
 from anima.vision.types import Face, FaceDetector, VideoFrame
 
 JUMP_DEG = 30.0  # the issue's jump
@@ -68,13 +68,15 @@ class Condition:
     detector: str = "blazeface"  # blazeface | truth (the camera's own boxes: no detector)
     hfov_deg: float = HFOV_DEG
     distance_m: float = DISTANCE_M
+    step_s: float = 0.0  # 0: the person jumps; else they walk there in this long (a steady pace)
 
     @property
     def label(self) -> str:
         comp = "compensated" if self.compensation else "uncompensated"
+        step = f", a {self.step_s:g} s step" if self.step_s > 0 else ""
         return (
             f"{comp}, {self.latency_s * 1000:.0f} ms + {self.detector}, "
-            f"{self.hfov_deg:g}° lens, {self.distance_m:g} m"
+            f"{self.hfov_deg:g}° lens, {self.distance_m:g} m{step}"
         )
 
 
@@ -166,7 +168,10 @@ def jump(
         t_jump = robot.now + before_s
         scene = Scene()
         scene.add("ann", 0.0, distance_m=condition.distance_m)
-        scene.move("ann", jump_deg, at=t_jump)
+        if condition.step_s > 0:
+            scene.follow("ann", _step(t_jump, jump_deg, condition.step_s, condition.distance_m))
+        else:
+            scene.move("ann", jump_deg, at=t_jump)
         camera = SimHeadCamera(
             scene, Pinhole.from_config(vision), robot.clock, fps=vision.fps, pose_at=truth.head_at
         )
@@ -180,6 +185,17 @@ def jump(
             follower.stop()
             close()
     return run.figures(jump_deg)
+
+
+def _step(start: float, to_deg: float, seconds: float, distance_m: float) -> Path:
+    """A walk from straight ahead to ``to_deg``, at a steady pace over ``seconds`` from
+    ``start``."""
+
+    def place(t: float) -> Place:
+        done = min(1.0, max(0.0, (t - start) / seconds))
+        return Place(to_deg * done, distance_m=distance_m)
+
+    return place
 
 
 @dataclass
@@ -275,6 +291,7 @@ CONDITIONS = (
     Condition(compensation=True, detector="truth"),
     Condition(compensation=False, detector="truth"),
     Condition(compensation=True, hfov_deg=65.0),  # vision.hfov_deg's default: the face is lost
+    Condition(compensation=True, hfov_deg=65.0, step_s=0.5),  # … unless it moves, not teleports
 )
 
 

@@ -198,7 +198,8 @@ class DirectionEstimator:
             if self._sum is None:
                 self._sum = whitened
             else:
-                self._sum = self._sum * math.exp(-(t - self._sum_t) / self.accumulate_s) + whitened
+                age = max(0.0, t - self._sum_t)  # a caller's clock that went back: no growth
+                self._sum = self._sum * math.exp(-age / self.accumulate_s) + whitened
             self._sum_t = t
             together = self._direction(self._sum, t)
             if (

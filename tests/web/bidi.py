@@ -32,6 +32,13 @@ ENTER = "\ue007"  # WebDriver's key code for Enter
 _LISTENING = re.compile(r"WebDriver BiDi listening on (ws://\S+)")
 STABLE_FRAMES = 3  # a click waits until the element's box is the same over this many frames
 STABLE_TIMEOUT_S = 5.0
+CLICK_ATTEMPTS = 3  # a click that did not reach its element is made again, this many in all
+# marks the element when a click reaches it (capture: before the page's own handlers run)
+_WATCH_JS = (
+    "e => { e.__bidiClicked = false;"
+    " e.addEventListener('click', () => { e.__bidiClicked = true; },"
+    " {once: true, capture: true}); }"
+)
 _STABLE_JS = (  # resolves true once the element's box held still, false after the timeout
     "e => new Promise(resolve => {"
     f" const end = performance.now() + {STABLE_TIMEOUT_S * 1000:.0f};"
@@ -177,40 +184,42 @@ class Firefox:
         stopped moving: its box the same over :data:`STABLE_FRAMES` frames, as Playwright waits
         for before it clicks. Without that, a panel filled in above it after the page went live
         (28 px, in Firefox) moved the button between the pointer's aim and its press: the click
-        landed on the page behind, and nothing happened."""
+        landed on the page behind, and nothing happened. The element is then asked whether the
+        click reached it (a listener put on it just before); a click that missed — the page
+        still moved between the check and the press — is made again, as a person clicks again
+        when nothing happened, up to :data:`CLICK_ATTEMPTS` times."""
         element = self._element(selector)
-        self.send(
-            "script.callFunction",
-            {
-                "functionDeclaration": "e => e.scrollIntoView({block: 'center'})",
-                "arguments": [element],
-                "target": {"context": self.context},
-                "awaitPromise": False,
-            },
-        )
-        stable = self.send(
-            "script.callFunction",
-            {
-                "functionDeclaration": _STABLE_JS,
-                "arguments": [element],
-                "target": {"context": self.context},
-                "awaitPromise": True,
-            },
-            timeout=STABLE_TIMEOUT_S + 5.0,
-        )
-        if stable["type"] == "exception" or not _value(stable["result"]):
-            raise BidiError(f"{selector!r} kept moving for {STABLE_TIMEOUT_S:g} s: not clicked")
-        pointer = [
-            {
-                "type": "pointerMove",
-                "x": 0,
-                "y": 0,
-                "origin": {"type": "element", "element": element},
-            },
-            {"type": "pointerDown", "button": 0},
-            {"type": "pointerUp", "button": 0},
-        ]
-        self._act({"type": "pointer", "id": "mouse", "actions": pointer})
+        for _attempt in range(CLICK_ATTEMPTS):
+            self._call(element, "e => e.scrollIntoView({block: 'center'})")
+            stable = self._call(element, _STABLE_JS, timeout=STABLE_TIMEOUT_S + 5.0)
+            if stable["type"] == "exception" or not _value(stable["result"]):
+                raise BidiError(f"{selector!r} kept moving for {STABLE_TIMEOUT_S:g} s: not clicked")
+            self._call(element, _WATCH_JS)
+            pointer = [
+                {
+                    "type": "pointerMove",
+                    "x": 0,
+                    "y": 0,
+                    "origin": {"type": "element", "element": element},
+                },
+                {"type": "pointerDown", "button": 0},
+                {"type": "pointerUp", "button": 0},
+            ]
+            self._act({"type": "pointer", "id": "mouse", "actions": pointer})
+            reached = self._call(element, "e => e.__bidiClicked === true")
+            if reached["type"] != "exception" and _value(reached["result"]):
+                return
+        raise BidiError(f"{selector!r}: {CLICK_ATTEMPTS} clicks never reached it")
+
+    def _call(self, element: Any, function: str, timeout: float | None = None) -> Any:
+        """``function`` called with the element, in the page (its promise awaited)."""
+        params = {
+            "functionDeclaration": function,
+            "arguments": [element],
+            "target": {"context": self.context},
+            "awaitPromise": True,
+        }
+        return self.send("script.callFunction", params, 15.0 if timeout is None else timeout)
 
     def type(self, selector: str, text: str) -> None:
         """Click into the element, then press one key per character."""

@@ -77,7 +77,9 @@ def bench_conversation(
             "understanding alone)."
         ),
     ] = "wake,ptt",
-    split: Annotated[str, typer.Option(help="dev, heldout or both.")] = "both",
+    split: Annotated[
+        str, typer.Option(help="dev, heldout, both (the two), fresh, or all (the three).")
+    ] = "both",
     category: Annotated[str, typer.Option(help="Only these categories (comma-separated).")] = "",
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most this many requests per split.")
@@ -113,9 +115,14 @@ def bench_conversation(
     from anima.bench.conversation.report import report_lines
     from anima.config import load_config
 
-    splits = {"both": ("dev", "heldout"), "dev": ("dev",), "heldout": ("heldout",)}
+    splits = {
+        "both": ("dev", "heldout"), "dev": ("dev",), "heldout": ("heldout",), "fresh": ("fresh",),
+        "all": ("dev", "heldout", "fresh"),
+    }  # fmt: skip
     if split not in splits:
-        raise typer.BadParameter(f"--split must be dev, heldout or both, got {split[:40]!r}")
+        raise typer.BadParameter(
+            f"--split must be dev, heldout, fresh, both or all, got {split[:40]!r}"
+        )
     options = BenchOptions(
         voices=_names(voices, list(VOICES), "voice"),
         noises=_names(noises, list(NOISES), "noise"),

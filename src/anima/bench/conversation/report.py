@@ -54,7 +54,7 @@ def report_lines(r: ConversationBenchResult, *, detail: bool = False) -> list[st
         + (f" ({r.skipped} not run: time limit)" if r.skipped else ""),
     ]
     for split, groups in r.figures.items():
-        lines += ["", f"{split} {'(measured only)' if split == 'heldout' else '(tuned on)'}", _HEAD]
+        lines += ["", f"{split} {'(tuned on)' if split == 'dev' else '(measured only)'}", _HEAD]
         lines += [_row(name, f) for name, f in groups.items()]
         outcomes = groups["overall"].outcomes
         lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.items()))

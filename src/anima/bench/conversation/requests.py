@@ -1,11 +1,13 @@
 """The conversation evaluation set: requests as people phrase them, each with what it should do.
 
-Two files under ``benchmarks/conversation/``: ``requests.yaml`` (dev: anyone may tune on it)
-and ``heldout.yaml`` (measured only). Each entry has ``text``, ``category`` and either
-``expect`` (the plan, as canonical action strings; a list of such lists gives alternatives) or
-``expect_kind`` (``answer | refuse | not_understood | stop``), with optional ``expect_words``
-for answers. Every expected plan is validated against the robot's own registry when the set is
-loaded, so a typo in the set is an error naming the file and the entry, not a request that can
+Files under ``benchmarks/conversation/``: ``requests.yaml`` (dev: anyone may tune on it),
+``heldout.yaml`` (measured only) and ``fresh.yaml`` (measured only: written on 2026-12-05, after
+the held-out set's misses had been read, and run once before that session's changes). Each
+entry has ``text``, ``category`` and either ``expect`` (the plan, as canonical action strings; a
+list of such lists gives alternatives) or ``expect_kind`` (``answer | refuse | not_understood |
+stop``), with optional ``expect_words`` for answers. Every expected plan is validated against
+the robot's own registry when the set is loaded, so a typo in the set is an error naming the
+file and the entry, not a request that can
 never be judged right.
 """
 
@@ -22,9 +24,13 @@ from anima.config.yaml_text import load_yaml
 from anima.errors import ConfigError, PlanError
 
 Kind = Literal["act", "answer", "refuse", "not_understood", "stop"]
-Split = Literal["dev", "heldout"]
+Split = Literal["dev", "heldout", "fresh"]
 KINDS: tuple[str, ...] = get_args(Kind)
-SPLIT_FILES: dict[str, str] = {"dev": "requests.yaml", "heldout": "heldout.yaml"}
+SPLIT_FILES: dict[str, str] = {
+    "dev": "requests.yaml",
+    "heldout": "heldout.yaml",
+    "fresh": "fresh.yaml",
+}
 MAX_ENTRIES = 2000  # a set is read whole: refuse an absurd file
 MAX_BYTES = 1_000_000  # … and its size
 _KEYS = {"text", "category", "expect", "expect_kind", "expect_words"}

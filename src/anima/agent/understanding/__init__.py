@@ -113,17 +113,22 @@ class Understander:
             return Understanding(kind="act", actions=list(alike.match.actions), why=alike.match.why)
         if steps.limit is not None:
             return Understanding(kind="refuse", response=steps.limit.said, why="past a limit")
-        return self._refusal(stripped, steps.missed)
+        return self._refusal(stripped, steps.missed, self._addressed(words))
 
-    def _refusal(self, request: list[str], missed: tuple[str, ...] | None) -> Understanding:
+    def _refusal(
+        self, request: list[str], missed: tuple[str, ...] | None, addressed: list[str]
+    ) -> Understanding:
         """A refusal naming what was asked — the part not understood, when only a part was
         ("wave and fly" → "I can't fly") — or "didn't catch that" when the words do not ask
-        for anything, or when every word is one the robot knows ("turn": it can, not so)."""
+        for anything, or when every word is one the robot knows ("turn": it can, not so).
+        ``addressed``: the words as said to the robot, its way of asking kept ("could you
+        iron my shirt" asks, whatever the verb)."""
         part = self._matcher.strip(list(missed)) if missed is not None else request
         lacks = self._lacks
         asks_part = part != request and is_request(part, lacks)
         what = part if asks_part else request
-        if (asks_part or is_request(request, lacks)) and self._matcher.unknown(part):
+        asks = asks_part or is_request(request, lacks) or is_request(addressed, lacks)
+        if asks and self._matcher.unknown(part):
             return Understanding(
                 kind="refuse",
                 response=refusal(what, self.registry),

@@ -96,6 +96,19 @@ LEADING = (
     "perhaps",
     "try to",
     "try and",
+    # urging ("come on, wave", "go on then, smile")
+    "come on",
+    "go on",
+    "go on then",
+    # asking to be shown ("let me see a nod", "could we see a wave")
+    "let me see",
+    "let us see",
+    "can i see",
+    "could i see",
+    "can we see",
+    "could we see",
+    "i want to see",
+    "i would like to see",
 )
 TRAILING = ("please", "for me", "now", "robot", "right now")
 # Dropped at the end only when the rest is understood without them ("say thank you" says it)
@@ -159,6 +172,7 @@ AUDIENCE = wordset(
     """
     audience camera everyone everybody them him her us me people crowd kids children guests
     visitors friend friends class room family folks guys mom dad
+    watching listening here there over around present
     """
 )
 AUDIENCE_LEAD = wordset("to for at towards toward with")
@@ -176,6 +190,16 @@ SYNONYMS = {
     "waive": "wave",
     "bough": "bow",
 }
+
+# a direction and the point look_at takes for it (y left, z up, 1 m ahead)
+_WAYS = (
+    ("left", 0.6, 0.0),
+    ("to the left", 0.6, 0.0),
+    ("right", -0.6, 0.0),
+    ("to the right", -0.6, 0.0),
+    ("up", 0.0, 0.5),
+    ("down", 0.0, -0.4),
+)
 
 # Phrases understood but kept out of the actions' own phrases, which are also the ASR's
 # vocabulary: single words there crowd the few that fit Whisper's prompt ("wave", "walk"), so
@@ -201,6 +225,19 @@ EXTRA_PHRASES: dict[str, tuple[Phrase, ...]] = {
         Phrase("you can stop now"),
         Phrase("please stop"),
         Phrase("stop now"),
+        Phrase("stop it"),
+        Phrase("cut it out"),
+        Phrase("knock it off"),
+        Phrase("hold it"),
+    ),
+    # the eyes or the head moved one way ("eyes left", "move your eyes to the right", "turn
+    # your head up"): what "look …" says, without the verb
+    "look_at": tuple(
+        Phrase(f"{verb}{part} {way}", x=1.0, y=y, z=z)
+        for verb in ("", "move your ", "turn your ")
+        for part in ("eyes", "head")
+        if verb or part == "eyes"
+        for way, y, z in _WAYS
     ),
     "walk_forward": (
         Phrase("move forward"),

@@ -41,6 +41,9 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "are you a robot",
         "are you a person",
         "are you human",
+        "are you real",
+        "are you a real robot",
+        "are you a machine",
         "introduce yourself",
         "tell me about yourself",
     ),
@@ -135,9 +138,27 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
         "where do you come from",
         "where are you from",
     ),
-    "bye": ("goodbye", "bye", "bye bye", "see you", "see you later", "good night"),
+    "bye": (
+        "goodbye",
+        "bye",
+        "bye bye",
+        "see you",
+        "see you later",
+        "see you soon",
+        "good night",
+        "take care",
+        "have a nice day",
+        "have a good day",
+        "have a good one",
+        "talk to you later",
+        "catch you later",
+        "farewell",
+        "so long",
+    ),
 }
 _SENTENCES = {s: topic for topic, ss in QUESTIONS.items() for s in ss}
+# greetings a question may follow, the longest first ("hi there, what's your name")
+_GREETINGS = sorted(QUESTIONS["hello"], key=len, reverse=True)
 QUESTION_SCORE = 90  # rapidfuzz ratio on the whole sentence: one word misheard, not another
 
 # A request for something the robot has no action for starts like one of these
@@ -228,6 +249,11 @@ def topic(words: list[str], about: About) -> str | None:
         return "hello" if words and set(words) <= own else None
     if text in _SENTENCES:
         return _SENTENCES[text]
+    for said in (whole, text):  # "hello, how are you": the question is what wants an answer
+        for greeting in _GREETINGS:
+            rest = said[len(greeting) + 1 :]
+            if said.startswith(greeting + " ") and rest in _SENTENCES:
+                return _SENTENCES[rest]
     if len(text) < 10:  # too short to tell a misheard word from a different one
         return None
     found = process.extractOne(text, _SENTENCES, scorer=fuzz.ratio, score_cutoff=QUESTION_SCORE)

@@ -776,3 +776,11 @@ def test_prompt_phrases_give_each_kind_of_action_in_turn() -> None:
     assert first[2].startswith("look ")
     assert first[3].startswith("say")
     assert phrases.index("stop") < phrases.index("nod")  # before any kind's second phrase
+
+
+def test_a_refusal_turns_the_words_to_the_robots_side_with_the_verb_agreeing() -> None:
+    refused = UNDERSTANDER.understand("could you tell me if you are tired")
+    assert refused.kind == "refuse"
+    assert refused.response.startswith("Sorry, I can't tell you if I am tired.")
+    asked = UNDERSTANDER.understand("would you knit me a scarf")
+    assert asked.response.startswith("Sorry, I can't knit you a scarf.")

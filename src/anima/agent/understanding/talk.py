@@ -331,9 +331,24 @@ def _labels(act: Action) -> list[str]:
     return out
 
 
+# "you" as the subject of a verb is "I" from the robot's side, and the verb agrees
+_SUBJECT = {("you", "are"): "I am", ("you", "were"): "I was", ("are", "you"): "am I"}
+
+
 def point_of_view(words: list[str]) -> str:
-    """The person's words from the robot's side: "shake your head" → "shake my head"."""
-    return " ".join(POINT_OF_VIEW.get(w, w) for w in words)
+    """The person's words from the robot's side: "shake your head" → "shake my head", "when
+    you are surprised" → "when I am surprised"."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        pair = (words[i], words[i + 1]) if i + 1 < len(words) else None
+        if pair in _SUBJECT:
+            out.append(_SUBJECT[pair])
+            i += 2
+            continue
+        out.append(POINT_OF_VIEW.get(words[i], words[i]))
+        i += 1
+    return " ".join(out)
 
 
 def is_request(words: list[str], lacks: Callable[[str], bool] | None = None) -> bool:

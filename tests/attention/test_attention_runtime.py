@@ -5,7 +5,9 @@ and the typed state carries it all — on autojump fake time, through the JSON e
 from __future__ import annotations
 
 import json
+import logging
 import math
+import wave
 from pathlib import Path
 
 import pytest
@@ -107,6 +109,31 @@ def test_an_array_alone_attends_with_voices() -> None:
     assert on_head.attention.voice_sink is not None
     assert on_head.attention.voice_sink.estimator.on_head
     assert "a 4-microphone array on the head" in on_head.attention.summary
+
+
+def test_a_recording_for_an_array_on_the_head_is_warned_of(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A recording does not turn with the head: played to an array said to be on the head, its
+    directions would be turned by the head's pose, and the robot would chase the voice."""
+    mics = ((0.0, 0.048, 0.0), (0.0, 0.016, 0.0), (0.0, -0.016, 0.0), (0.0, -0.048, 0.0))
+    path = tmp_path / "array.wav"
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(4)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(bytes(4 * 2 * 1600))
+    for mount, warned in (("head", True), ("fixed", False)):
+        caplog.clear()
+        runtime = build(
+            AnimaConfig(listen=ListenConfig(mics=mics, mics_mount=mount)), doors=False,
+            audio_in="none", report=lambda _l: None,
+        )  # fmt: skip
+        assert runtime.attention is not None
+        with caplog.at_level(logging.WARNING, logger="anima.attention.part"):
+            assert runtime.attention.ears(str(path)) is not None
+        said = [r.getMessage() for r in caplog.records if r.name == "anima.attention.part"]
+        assert any("does not turn with the head" in m for m in said) is warned, said
 
 
 def test_a_barge_in_lifts_the_arrays_own_voice_gate() -> None:

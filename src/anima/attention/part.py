@@ -230,6 +230,14 @@ class AttentionPart:
 
         if audio_in.lower().endswith(".wav"):
             check_wav(audio_in)
+            if self.config.listen.mics_mount == "head":
+                log.warning(
+                    "attention: %s is a recording, which does not turn with the head: with "
+                    "listen.mics_mount head its directions are turned by the head's pose as if "
+                    "it did (the robot chases the voice); a recording made with the head still "
+                    "wants listen.mics_mount fixed",
+                    audio_in,
+                )
             return WavSource(audio_in, realtime=True, multi=self.voice_sink)
         if audio_in == "auto":
             from anima.listening.makers import make_source

@@ -1,0 +1,92 @@
+"""Each missed tick of the realtime session trials, set against the machine's own floor in the
+same seconds: ``cyclictest`` (Debian's rt-tests: a C thread at real-time priority 80, memory
+locked, waking every 10 ms) runs beside anima and logs every wake-up; each tick anima's loop
+misses is printed with the nearest of cyclictest's wake-ups later than 5 ms. A miss that falls
+with a late wake of a C program doing nothing else is the virtual machine's, not anima's.
+
+    .venv/bin/python benchmarks/missed_vs_floor.py [--trials 15] [--seconds 170]
+
+``--seconds`` must cover the trials (about 9 s each). Needs ``cyclictest`` (``apt-get install
+rt-tests``) and root for its priority. docs/realtime.md has a run's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from anima.bench.realtime.session import run_session_bench
+from anima.motion import timer
+
+LATE_MS = 5.0  # a cyclictest wake-up later than this is listed
+INTERVAL_S = 0.01  # cyclictest's period, as anima's loop
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=15)
+    parser.add_argument("--seconds", type=int, default=170)
+    args = parser.parse_args()
+    if shutil.which("cyclictest") is None:
+        print("cyclictest is not installed: apt-get install rt-tests", file=sys.stderr)
+        return 2
+    misses: list[tuple[float, int, float]] = []  # (monotonic time, ticks missed, lateness s)
+    wait = timer.LoopTimer.wait
+
+    def logged(self: timer.LoopTimer, interrupt: Any = None) -> Any:
+        before = self.missed
+        out = wait(self, interrupt) if interrupt is not None else wait(self)
+        if self.missed > before:
+            late = float(self._errors[(self.ticks - 1) % self._window])
+            misses.append((time.monotonic(), self.missed - before, late))
+        return out
+
+    timer.LoopTimer.wait = logged  # type: ignore[method-assign]
+    with tempfile.TemporaryDirectory() as tmp:
+        log_path = Path(tmp) / "cyclictest.log"
+        with log_path.open("w") as log:
+            t0 = time.monotonic()
+            command = ["cyclictest", "-v", "-m", "-q", "-p", "80", "-t", "1", "-i", "10000"]
+            floor = subprocess.Popen([*command, "-D", f"{args.seconds}s"], stdout=log)
+            time.sleep(1.0)
+            began = time.monotonic()
+            figures = run_session_bench(trials=args.trials)
+            ended = time.monotonic()
+            floor.wait()
+        late = []  # (monotonic time, ms) of each late wake-up; its time from its count
+        for line in log_path.read_text().splitlines():
+            m = re.match(r"\s*\d+:\s*(\d+):\s*(\d+)", line)
+            if m and int(m.group(2)) > LATE_MS * 1000:
+                n, us = int(m.group(1)), int(m.group(2))
+                late.append((t0 + (n + 1) * INTERVAL_S + us / 1e6, us / 1000))
+    print(
+        f"session trials {ended - began:.0f} s: anima's loop {figures.ticks} ticks, "
+        f"{figures.missed_ticks} missed"
+    )
+    inside = [(t, ms) for t, ms in late if began <= t <= ended]
+    print(
+        f"cyclictest, {args.seconds} s: {len(late)} wake-ups later than {LATE_MS:g} ms, "
+        f"{len(inside)} during the trials"
+        + "".join(f"; {ms:.1f} ms at +{t - began:.2f} s" for t, ms in inside)
+    )
+    for t, count, lateness in misses:
+        if not began <= t <= ended:
+            continue
+        near = min(late, key=lambda w: abs(w[0] - t), default=None)
+        said = "none" if near is None else f"{near[1]:.1f} ms, {1000 * (near[0] - t):+.0f} ms off"
+        print(
+            f"anima missed {count} at +{t - began:.2f} s ({lateness * 1000:.1f} ms late); "
+            f"cyclictest's nearest late wake-up: {said}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

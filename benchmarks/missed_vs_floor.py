@@ -5,9 +5,12 @@ misses is printed with the nearest of cyclictest's wake-ups later than 5 ms. A m
 with a late wake of a C program doing nothing else is the virtual machine's, not anima's.
 
     .venv/bin/python benchmarks/missed_vs_floor.py [--trials 15] [--seconds 170]
+    .venv/bin/python benchmarks/missed_vs_floor.py --whole --seconds 450
 
-``--seconds`` must cover the trials (about 9 s each). Needs ``cyclictest`` (``apt-get install
-rt-tests``) and root for its priority. docs/realtime.md has a run's figures.
+``--whole``: all of ``anima bench realtime`` (its Gemini trials and voice runs too), not only
+the session trials. ``--seconds`` must cover the run (about 9 s a trial; ~7 minutes whole).
+Needs ``cyclictest`` (``apt-get install rt-tests``) and root for its priority.
+docs/realtime.md has a run's figures.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=15)
     parser.add_argument("--seconds", type=int, default=170)
+    parser.add_argument("--whole", action="store_true", help="all of anima bench realtime")
     args = parser.parse_args()
     if shutil.which("cyclictest") is None:
         print("cyclictest is not installed: apt-get install rt-tests", file=sys.stderr)
@@ -57,7 +61,15 @@ def main() -> int:
             floor = subprocess.Popen([*command, "-D", f"{args.seconds}s"], stdout=log)
             time.sleep(1.0)
             began = time.monotonic()
-            figures = run_session_bench(trials=args.trials)
+            if args.whole:
+                from anima.bench.realtime.report import run_realtime_bench
+
+                whole = run_realtime_bench()
+                ticks = whole.session.ticks + whole.gemini.ticks
+                missed = whole.session.missed_ticks + whole.gemini.missed_ticks
+            else:
+                figures = run_session_bench(trials=args.trials)
+                ticks, missed = figures.ticks, figures.missed_ticks
             ended = time.monotonic()
             floor.wait()
         late = []  # (monotonic time, ms) of each late wake-up; its time from its count
@@ -67,8 +79,9 @@ def main() -> int:
                 n, us = int(m.group(1)), int(m.group(2))
                 late.append((t0 + (n + 1) * INTERVAL_S + us / 1e6, us / 1000))
     print(
-        f"session trials {ended - began:.0f} s: anima's loop {figures.ticks} ticks, "
-        f"{figures.missed_ticks} missed"
+        f"{'the whole bench' if args.whole else 'session trials'} {ended - began:.0f} s: "
+        f"anima's loop {ticks} ticks counted by the trials, {missed} missed (every miss over "
+        "the run is listed below)"
     )
     inside = [(t, ms) for t, ms in late if began <= t <= ended]
     print(

@@ -6,9 +6,12 @@ with a late wake of a C program doing nothing else is the virtual machine's, not
 
     .venv/bin/python benchmarks/missed_vs_floor.py [--trials 15] [--seconds 170]
     .venv/bin/python benchmarks/missed_vs_floor.py --whole --seconds 450
+    .venv/bin/python benchmarks/missed_vs_floor.py --conversation 300 --seconds 420
 
 ``--whole``: all of ``anima bench realtime`` (its Gemini trials and voice runs too), not only
-the session trials. ``--seconds`` must cover the run (about 9 s a trial; ~7 minutes whole).
+the session trials; ``--conversation S``: ``anima bench conversation`` for S seconds of trials
+instead (issue 34's 5 minutes of conversation). ``--seconds`` must cover the run (about 9 s a
+trial; ~7 minutes whole).
 Needs ``cyclictest`` (``apt-get install rt-tests``) and root for its priority.
 docs/realtime.md has a run's figures.
 """
@@ -37,6 +40,9 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=15)
     parser.add_argument("--seconds", type=int, default=170)
     parser.add_argument("--whole", action="store_true", help="all of anima bench realtime")
+    parser.add_argument(
+        "--conversation", type=float, default=0.0, help="anima bench conversation, these seconds"
+    )
     args = parser.parse_args()
     if shutil.which("cyclictest") is None:
         print("cyclictest is not installed: apt-get install rt-tests", file=sys.stderr)
@@ -61,15 +67,7 @@ def main() -> int:
             floor = subprocess.Popen([*command, "-D", f"{args.seconds}s"], stdout=log)
             time.sleep(1.0)
             began = time.monotonic()
-            if args.whole:
-                from anima.bench.realtime.report import run_realtime_bench
-
-                whole = run_realtime_bench()
-                ticks = whole.session.ticks + whole.gemini.ticks
-                missed = whole.session.missed_ticks + whole.gemini.missed_ticks
-            else:
-                figures = run_session_bench(trials=args.trials)
-                ticks, missed = figures.ticks, figures.missed_ticks
+            ticks, missed, what = _trials(args)
             ended = time.monotonic()
             floor.wait()
         late = []  # (monotonic time, ms) of each late wake-up; its time from its count
@@ -79,9 +77,8 @@ def main() -> int:
                 n, us = int(m.group(1)), int(m.group(2))
                 late.append((t0 + (n + 1) * INTERVAL_S + us / 1e6, us / 1000))
     print(
-        f"{'the whole bench' if args.whole else 'session trials'} {ended - began:.0f} s: "
-        f"anima's loop {ticks} ticks counted by the trials, {missed} missed (every miss over "
-        "the run is listed below)"
+        f"{what} {ended - began:.0f} s: anima's loop {ticks or 'its'} ticks counted by the "
+        f"trials, {missed} missed (every miss over the run is listed below)"
     )
     inside = [(t, ms) for t, ms in late if began <= t <= ended]
     print(
@@ -99,6 +96,24 @@ def main() -> int:
             f"cyclictest's nearest late wake-up: {said}"
         )
     return 0
+
+
+def _trials(args: argparse.Namespace) -> tuple[int, int, str]:
+    """Run what ``args`` ask for: (ticks the trials counted, those missed, what ran)."""
+    if args.conversation > 0:
+        from anima.bench.conversation.conversation import BenchOptions, run_conversation_bench
+
+        talk = run_conversation_bench(BenchOptions(max_seconds=args.conversation, false_wake_s=0.0))
+        return 0, talk.loop_missed, "the conversation trials"
+    if args.whole:
+        from anima.bench.realtime.report import run_realtime_bench
+
+        whole = run_realtime_bench()
+        ticks = whole.session.ticks + whole.gemini.ticks
+        missed = whole.session.missed_ticks + whole.gemini.missed_ticks
+        return ticks, missed, "the whole realtime bench"
+    figures = run_session_bench(trials=args.trials)
+    return figures.ticks, figures.missed_ticks, "session trials"
 
 
 if __name__ == "__main__":

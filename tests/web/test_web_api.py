@@ -28,9 +28,10 @@ def robot(fake_robot: Robot) -> Robot:
 
 
 def next_tick(robot: Robot, robot_time: HeldTime) -> None:
-    """Move held time on by one period and see the motion loop's tick done. A microsecond more
-    than the period: the loop's deadline is ``t0 + k * period``, which a sum of periods can miss
-    by a rounding error."""
+    """Move held time on by one period and see the motion loop wake for its tick (counted as it
+    wakes: what the tick does may still be under way; a test settles on that). A microsecond
+    more than the period: the loop's deadline is ``t0 + k * period``, which a sum of periods can
+    miss by a rounding error."""
     runtime = robot[0]
     ticks = runtime.engine.stats().ticks
     robot_time.advance(runtime.engine.period + 1e-6)
@@ -133,7 +134,8 @@ def test_every_command_route_answers_the_runtimes_verdict(
     assert http.post("/api/animation", json={"name": "nod"}).status_code == 202
     assert not runtime.engine.is_idle  # queued on the engine before the answer (no tick since)
     next_tick(robot, robot_time)  # the next tick starts it
-    assert runtime.engine.state().move is not None
+    # (the tick is counted when the loop wakes, before its work: wait for the work, time held)
+    assert robot_time.settle(lambda: runtime.engine.state().move is not None)
 
 
 @pytest.mark.parametrize(

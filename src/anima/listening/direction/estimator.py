@@ -251,10 +251,6 @@ class DirectionEstimator:
                 out.append(got)
         return out
 
-    def estimate(self, window: NDArray[np.float64], t: float = 0.0) -> VoiceDirection:
-        """The direction of one window (samples × channels) alone, ungated."""
-        return self._direction(self._delays.whitened(window), t)
-
 
 class DirectionSink:
     """A :class:`~anima.listening.sources.base.MultiFrameSink` feeding an estimator on a thread

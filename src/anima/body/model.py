@@ -118,7 +118,9 @@ class LipWidthRule:
     narrow_active: float  # value above which lips.narrow counts as active
 
     def violated(self, frame: FloatArray) -> bool:
-        return bool(frame[self.wide] > self.wide_active and frame[self.narrow] > self.narrow_active)
+        wide: float = frame.item(self.wide)
+        narrow: float = frame.item(self.narrow)
+        return wide > self.wide_active and narrow > self.narrow_active
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -86,7 +86,8 @@ class Breathing(_EndlessLayer):
 
     def apply(self, t: float, base: FloatArray, target: FloatArray) -> None:
         if self._index >= 0:
-            target[self._index] = base[self._index] + self._amplitude * math.sin(self._omega * t)
+            i = self._index
+            target[i] = base.item(i) + self._amplitude * math.sin(self._omega * t)
 
 
 class Blink(_EndlessLayer):
@@ -158,7 +159,7 @@ class Blink(_EndlessLayer):
             return
         c = self.closure(t)
         if c > 0.0:
-            b = base[self._index]
+            b = base.item(self._index)
             target[self._index] = b + c * (self._closed - b)
 
 

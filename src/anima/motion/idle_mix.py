@@ -102,6 +102,6 @@ class IdleMixer:
             self._settled = settled
         for i in self._channels:
             r = ramp[i]
-            if r > 0.0:
-                b = base[i]
-                out[i] = b + (min_jerk(r) if r < 1.0 else 1.0) * (target[i] - b)
+            if r > 0.0:  # plain floats: a numpy scalar's arithmetic costs more on this path
+                b = base.item(i)
+                out[i] = b + (min_jerk(r) if r < 1.0 else 1.0) * (target.item(i) - b)

@@ -16,8 +16,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from anima.body import HEAD_ROLES, Body, Calibration, FloatArray
 from anima.errors import InvalidCommandError
 from anima.motion import so3
@@ -35,8 +33,63 @@ class Offset:
     deltas: Mapping[str | int, float] = field(default_factory=dict)  # channel → units
 
 
+class _Source:
+    """One source's smoothing state, on the columns it moves (a few of the bank's width)."""
+
+    __slots__ = ("cols", "k1", "k2", "settled", "target", "v", "vmax", "x")
+
+    def __init__(self) -> None:
+        self.cols: list[int] = []  # bank columns: 0-2 roll, pitch, yaw; 3 + i channel i
+        self.target: list[float] = []
+        self.x: list[float] = []
+        self.v: list[float] = []
+        self.vmax: list[float] = []
+        self.k1 = 0.0  # ω²·dt
+        self.k2 = 1.0  # 1 − 2ω·dt
+        self.settled = True
+
+    def retarget(self, row: Mapping[int, float], vmax: Sequence[float]) -> None:
+        """Aim at ``row`` (column → value; columns not in it aim at 0), keeping the state of
+        the columns already moving; columns resting at 0 with a target of 0 are let go."""
+        old = dict(zip(self.cols, zip(self.x, self.v, strict=True), strict=True))
+        cols = sorted(set(row) | {c for c, (x, v) in old.items() if x != 0.0 or v != 0.0})
+        self.cols = cols
+        self.target = [row.get(c, 0.0) for c in cols]
+        self.x = [old.get(c, (0.0, 0.0))[0] for c in cols]
+        self.v = [old.get(c, (0.0, 0.0))[1] for c in cols]
+        self.vmax = [vmax[c] for c in cols]
+        self.settled = False
+
+    def integrate(self, dt: float, check: bool) -> None:
+        """One tick of the critically damped filter: a = ω²(target − x) − 2ω·v, semi-implicit
+        Euler, the velocity slew-limited. Every ``check`` tick, a source within 1e-6 of its
+        target and at rest snaps there and settles (no work until it is set again)."""
+        x, v, target = self.x, self.v, self.target
+        if check and all(
+            abs(g - p) < 1e-6 and abs(w) < 1e-6 for g, p, w in zip(target, x, v, strict=True)
+        ):
+            self.x = list(target)
+            self.v = [0.0] * len(v)
+            self.settled = True
+            return
+        k1, k2 = self.k1, self.k2
+        for j, m in enumerate(self.vmax):
+            w = v[j] * k2 + (target[j] - x[j]) * k1
+            if w > m:
+                w = m
+            elif w < -m:
+                w = -m
+            v[j] = w
+            x[j] += w * dt
+
+
 class OffsetBank:
-    """Holds every source's target and smoothed state; thread-safe input, engine-side output."""
+    """Holds every source's target and smoothed state; thread-safe input, engine-side output.
+
+    Plain floats on each source's own columns, not arrays of the bank's width: a source moves a
+    head rotation and a channel or two, and on this path a few float operations cost less than
+    the fixed price of each numpy call (``anima bench loop``, docs/motion.md).
+    """
 
     def __init__(
         self,
@@ -51,32 +104,24 @@ class OffsetBank:
         # the explicit integrator is well damped only while ω·dt stays small
         self.max_bandwidth_hz = 0.06 / period
         self._default_bw = self._check_bandwidth(bandwidth_hz)
-        self._k1 = np.zeros((0, 1))  # per source: ω²·dt
-        self._k2 = np.zeros((0, 1))  # per source: 1 − 2ω·dt
-        n = len(body)
-        self._width = _ROT + n
-        self._vmax = np.concatenate(([max_rate_rad_s] * _ROT, body.max_speeds()))
-        self._vmin = -self._vmax
-        self._names: list[str] = []
-        self._target = np.zeros((0, self._width))
-        self._x = np.zeros((0, self._width))
-        self._v = np.zeros((0, self._width))
+        self._vmax = [max_rate_rad_s] * _ROT + body.max_speeds().tolist()
+        self._sources: dict[str, _Source] = {}
         self._settled = True
         self._lock = threading.Lock()
-        self._pending: dict[str, tuple[FloatArray, float] | str | None] = {}
+        self._pending: dict[str, tuple[dict[int, float], float] | str | None] = {}
         self._dirty = False
         head = [body.role_index(r) for r in HEAD_ROLES]
         self._head = [i for i in head if i is not None]
-        self._head_axes = [a for a, i in enumerate(head) if i is not None]
         self._head_cal: list[tuple[int, int, Calibration]] = []
-        for axis, i in zip(self._head_axes, self._head, strict=True):
+        for axis, i in enumerate(head):
+            if i is None:
+                continue
             cal = body.channels[i].calibration
             assert cal is not None  # the body guarantees head channels are calibrated
             self._head_cal.append((axis, i, cal))
-        self._sum = np.zeros(self._width)
+        self._deltas: list[tuple[int, float]] = []  # (channel, summed delta) of moving channels
         self._rotation: so3.Quat = so3.IDENTITY
         self._ticks = 0
-        self._tmp = np.zeros((0, self._width))
 
     # --- any thread -----------------------------------------------------------------------
     def _check_bandwidth(self, bandwidth_hz: float) -> float:
@@ -95,10 +140,10 @@ class OffsetBank:
         bw = self._default_bw if bandwidth_hz is None else self._check_bandwidth(bandwidth_hz)
         check_finite(offset.head, f"offset {name!r} head")
         check_finite(offset.deltas.values(), f"offset {name!r} deltas")
-        row = np.zeros(self._width)
-        row[:_ROT] = offset.head
+        row = {axis: float(a) for axis, a in enumerate(offset.head)}
         for channel, delta in offset.deltas.items():
-            row[_ROT + self._body.index(channel)] = delta
+            row[_ROT + self._body.index(channel)] = float(delta)
+        row = {c: value for c, value in row.items() if value != 0.0}
         with self._lock:
             self._pending[name] = (row, bw)
             self._dirty = True
@@ -135,108 +180,88 @@ class OffsetBank:
         with self._lock:
             self._pending.clear()
             self._dirty = False
-        self._names = []
-        self._target = np.zeros((0, self._width))
-        self._x = self._target.copy()
-        self._v = self._target.copy()
-        self._tmp = self._target.copy()
-        self._k1 = np.zeros((0, 1))
-        self._k2 = np.zeros((0, 1))
-        self._sum[:] = 0.0
+        self._sources = {}
+        self._deltas = []
         self._rotation = so3.IDENTITY
         self._settled = True
 
     @property
     def sources(self) -> tuple[str, ...]:
-        return tuple(self._names)
+        return tuple(self._sources)
 
     # --- engine thread ----------------------------------------------------------------------
     def _drain(self) -> None:
         with self._lock:
             pending, self._pending, self._dirty = self._pending, {}, False
+        sources = self._sources
         for name, entry in pending.items():
             if isinstance(entry, str):  # _DROP
-                if name in self._names:
-                    self._remove(self._names.index(name))
+                sources.pop(name, None)
                 continue
-            if name not in self._names:
+            source = sources.get(name)
+            if source is None:
                 if entry is None:
                     continue
-                self._names.append(name)
-                grow = np.zeros((1, self._width))
-                self._target = np.vstack((self._target, grow))
-                self._x = np.vstack((self._x, grow))
-                self._v = np.vstack((self._v, grow))
-                self._tmp = np.zeros_like(self._x)
-                self._k1 = np.vstack((self._k1, [[0.0]]))
-                self._k2 = np.vstack((self._k2, [[0.0]]))
-            i = self._names.index(name)
+                source = sources[name] = _Source()
             if entry is None:
-                self._target[i] = 0.0
+                source.retarget({}, self._vmax)
                 continue
             row, bw = entry
-            self._target[i] = row
+            source.retarget(row, self._vmax)
             w = 2.0 * math.pi * bw
-            self._k1[i, 0] = w * w * self._dt
-            self._k2[i, 0] = 1.0 - 2.0 * w * self._dt
+            source.k1 = w * w * self._dt
+            source.k2 = 1.0 - 2.0 * w * self._dt
         self._settled = False
-
-    def _remove(self, i: int) -> None:
-        del self._names[i]
-        self._target = np.delete(self._target, i, axis=0)
-        self._x = np.delete(self._x, i, axis=0)
-        self._v = np.delete(self._v, i, axis=0)
-        self._tmp = np.zeros_like(self._x)
-        self._k1 = np.delete(self._k1, i, axis=0)
-        self._k2 = np.delete(self._k2, i, axis=0)
-        self._settled = False
-        if not self._names:  # step() will not run: forget what the last source added
-            self._sum[:] = 0.0
+        if not sources:  # step() will not run: forget what the last source added
+            self._deltas = []
             self._rotation = so3.IDENTITY
 
     def step(self) -> bool:
         """Advance the smoothing by one tick; False when there is nothing to apply."""
         if self._dirty:
             self._drain()
-        if not self._names:
+        if not self._sources:
             return False
         if self._settled:
             return True
-        dt, x, v, tmp = self._dt, self._x, self._v, self._tmp
-        # critically damped: a = ω²(target − x) − 2ω·v, semi-implicit Euler, slew-limited v
-        np.subtract(self._target, x, out=tmp)
-        if self._ticks % 8 == 0 and np.abs(tmp).max() < 1e-6 and np.abs(v).max() < 1e-6:
-            x[:] = self._target
-            v[:] = 0.0
-            self._settled = True
-        else:
-            tmp *= self._k1
-            v *= self._k2
-            v += tmp
-            np.minimum(v, self._vmax, out=v)
-            np.maximum(v, self._vmin, out=v)
-            np.multiply(v, dt, out=tmp)
-            x += tmp
+        dt, check = self._dt, self._ticks % 8 == 0
         self._ticks += 1
-        # what apply() adds: the channel deltas summed over sources, the rotations composed
-        np.add.reduce(x, axis=0, out=self._sum)
+        settled = True
         q = so3.IDENTITY
-        for roll, pitch, yaw in x[:, :_ROT].tolist():
+        deltas: dict[int, float] = {}
+        for source in self._sources.values():
+            if not source.settled:
+                source.integrate(dt, check)
+                settled = settled and source.settled
+            # what apply() adds: the channel deltas summed over sources, the rotations composed
+            roll = pitch = yaw = 0.0
+            for c, value in zip(source.cols, source.x, strict=True):
+                if c >= _ROT:
+                    deltas[c - _ROT] = deltas.get(c - _ROT, 0.0) + value
+                elif c == 0:
+                    roll = value
+                elif c == 1:
+                    pitch = value
+                else:
+                    yaw = value
             if roll != 0.0 or pitch != 0.0 or yaw != 0.0:
                 r = so3.from_euler(roll, pitch, yaw)
                 q = r if q is so3.IDENTITY else so3.multiply(q, r)
+        self._deltas = list(deltas.items())
         self._rotation = q
+        self._settled = settled
         return True
 
     def apply(self, frame: FloatArray) -> None:
         """Add the smoothed offsets to ``frame`` in place (head as a rotation)."""
-        frame += self._sum[_ROT:]
+        for i, delta in self._deltas:
+            frame[i] = frame.item(i) + delta
         q = self._rotation
         if q is so3.IDENTITY or not self._head:
             return
         angles = [0.0, 0.0, 0.0]
         for axis, i, cal in self._head_cal:
-            angles[axis] = (frame[i] - cal.zero) * cal.rad_per_unit
+            angles[axis] = (frame.item(i) - cal.zero) * cal.rad_per_unit
         composed = so3.to_euler(so3.multiply(q, so3.from_euler(*angles)))
         for axis, i, cal in self._head_cal:
             frame[i] = cal.zero + composed[axis] / cal.rad_per_unit

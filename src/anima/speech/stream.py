@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import threading
 from collections.abc import Callable
 
@@ -39,8 +38,8 @@ from anima.events import EventHub, SpeechEndReason
 from anima.speech.base import AudioSink, Samples
 from anima.speech.cues import CuePlayer
 from anima.speech.player import Player
+from anima.speech.stream_motion import SoundMotion
 from anima.speech.stream_words import StreamWords
-from anima.speech.sway import SwayGenerator
 from anima.speech.utterance import Playback, Utterance
 from anima.speech.visemes import LipTrack
 
@@ -54,8 +53,6 @@ BURST_S = 0.16  # ...or at once when this much is already there (a source ahead 
 PIECE_S = 0.1  # input resampled and written this much at a time (a stop waits at most one)
 MAX_AHEAD_S = 120.0  # a stream's audio not yet played: more in a feed is refused
 IDLE_S = 10.0  # no audio for this long after all has played, and no finish(): an error
-LIP_HOP_S = 0.01  # the audio-driven lips' hop: one mouth opening per 10 ms
-LIP_FLOOR_DB, LIP_FULL_DB = -45.0, -18.0  # loudness (dBFS) of a closed and a fully open mouth
 FADE_S = 0.005  # a resume's fade-in: the sound resumes mid-wave, and a step would click
 
 
@@ -87,7 +84,7 @@ class Stream:
         self._made = made  # the service's "the worker is making audio" flag
         self._stop = stop  # the service's end of one utterance
         self.playback = Playback(u, rate, LipTrack(rate))
-        self._energy = self.playback.lips  # the lips from loudness, until visemes come
+        self._motion = SoundMotion(self.playback, rate)  # lips (until visemes) and sway
         self._marked: LipTrack | None = None  # the lips from the server's visemes
         self._input: collections.deque[tuple[Samples, int]] = collections.deque()
         self._input_s = 0.0  # seconds of audio in _input
@@ -111,8 +108,6 @@ class Stream:
         self._restart = False  # the sink was stopped by a pause: start it again before a write
         self._final_ms: int | None = None  # played_ms() once ended
         self._resampler: StreamResampler | None = None
-        self._sway = SwayGenerator(rate)
-        self._sway_pending = np.zeros(0, dtype=np.int16)
         self._words = StreamWords(self.playback, cues, events, clock)  # the transcript
         u.pump = self.pump
         u.on_end = self._ended
@@ -402,7 +397,7 @@ class Stream:
             if not self._sounding and not self._held:
                 self._u.finished.set()  # nothing was ever played
                 return
-            self._energy.end(self._made_n)
+            self._motion.lips.end(self._made_n)
             if self._marked is not None:
                 self._marked.end(self._made_n)
         self._player.synthesized(self.playback)
@@ -417,12 +412,7 @@ class Stream:
                 return
             base = self._made_n
             self._made_n = base + len(out)
-        self._lips(out, base)
-        self._sway_pending = np.concatenate((self._sway_pending, out))
-        hop = self._sway.hop
-        while len(self._sway_pending) >= hop:
-            self.playback.sway.append(self._sway.feed(self._sway_pending[:hop]))
-            self._sway_pending = self._sway_pending[hop:]
+        self._motion.add(out, base)
         self._give([out])
 
     def _give(self, pieces: list[Samples]) -> None:
@@ -462,18 +452,3 @@ class Stream:
                     self._given.popleft()
                 # when the sink will have played all it has (the idle bound's start)
                 self._dry_at = self._clock.now() + self._queued_s_locked()
-
-    def _lips(self, out: Samples, base: int) -> None:
-        """The mouth's opening per hop of ``out``, written ``base`` samples into the stream.
-
-        Each hop's opening is placed at the hop's end: with the lip track's anticipation
-        (half a 40 ms blend) the mouth shows the loudness of the audio ~5 ms ahead of what
-        plays. In an underrun the player closes the mouth (the sink has nothing to play)."""
-        hop = max(1, round(LIP_HOP_S * self.rate))
-        x = out.astype(np.float64)
-        span = LIP_FULL_DB - LIP_FLOOR_DB
-        for s in range(0, len(x), hop):
-            seg = x[s : s + hop]
-            power = float(np.dot(seg, seg)) / len(seg)
-            db = 10.0 * math.log10(power / (32768.0 * 32768.0) + 1e-12)
-            self._energy.add_opening(base + s + len(seg), (db - LIP_FLOOR_DB) / span)

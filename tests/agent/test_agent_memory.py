@@ -222,3 +222,67 @@ def test_which_words_give_a_name(session: Session, said: str, name: str | None) 
     session.say(said)
     assert session.memory.person == name
     assert session.store.count() == (0 if name is None else 1)
+
+
+def test_a_misheard_fact_is_put_right_and_the_wrong_one_never_recalled(session: Session) -> None:
+    session.say("My name is Ana.")
+    # what Whisper made of "Remember that I live in Lyon" in an eSpeak voice
+    assert session.say("Remember that I live in light on.") == (
+        "OK, I'll remember that you live in light on."
+    )
+    assert session.say("No, I said Lyon.") == "Sorry. I'll remember that you live in lyon."
+    assert session.say("Where do I live?") == "You live in lyon."
+    assert session.say("Do I live in light on?") != "You live in light on."
+    kept = session.store.recent(who="Ana", limit=10, superseded=True)
+    assert [m.what for m in kept if m.supersedes is not None] == ["I live in lyon"]
+    # the misheard one is linked, not recalled; forgetting the fact removes both
+    assert session.say("forget what I told you") == "OK, I've forgotten it."
+    assert session.store.residue("light") == 0
+    assert session.store.residue("lyon") == 0
+
+
+@pytest.mark.parametrize(
+    ("told", "said", "kept"),
+    [
+        ("My middle name is a death.", "No, I said Ade.", "my middle name is ade"),
+        ("Remember that I keep peace.", "I meant bees", "I keep bees"),
+        ("My sister is called either.", "no, it's Eva", "my sister is called eva"),
+        ("Remember that I live in light on.", "No, I said I live in Lyon.", "I live in lyon"),
+        ("Remember that I like tea.", "No I said coffee", "I like coffee"),  # no sound in common
+    ],
+)
+def test_how_a_correction_is_read(session: Session, told: str, said: str, kept: str) -> None:
+    session.say("my name is Bob")
+    session.say(told)
+    session.say(said)
+    assert session.memory.last_told() is not None
+    assert session.memory.last_told().what == kept  # type: ignore[union-attr]
+    # the name, the misheard fact (kept, linked, never recalled) and the one put right
+    assert session.store.count() == 3
+    assert len(session.store.recent(who="Bob")) == 2
+
+
+def test_what_is_not_a_correction(session: Session) -> None:
+    # nothing told yet in this conversation: said so, nothing kept
+    assert session.say("No, I said Lyon.") == (
+        "Sorry, I wasn't told anything to put right just now."
+    )
+    assert session.store.count() == 0
+    session.say("Remember that I like jazz.")
+    # a longer sentence with "I said" is not a correction of the last fact
+    session.say("I said hello to Bob yesterday")
+    assert session.memory.last_told().what == "I like jazz"  # type: ignore[union-attr]
+
+
+def test_the_correction_is_an_action_any_planner_can_call(session: Session) -> None:
+    session.say("my name is Ana")
+    session.say("remember that I play the chillo")
+    plan = parse_plan(session.registry, ["remember(what='I play the cello', correct=True)"])
+    ctx = ActionContext(robot=None)  # type: ignore[arg-type]
+    ok, said = plan.steps[0].action.fn(ctx, *plan.steps[0].args, **plan.steps[0].kwargs)
+    assert ok, said
+    assert session.say("What instrument do I play?") == "You play the cello."
+    assert [m.what for m in session.store.recent(who="Ana")] == [
+        "I play the cello",
+        "my name is Ana",
+    ]

@@ -64,13 +64,26 @@ class Remembering:
             self._person = None
             self._told.clear()
 
-    def remember(self, what: str, who: str = "") -> Memory:
+    def last_told(self) -> Memory | None:
+        """The last memory told in this conversation that is still in the file."""
+        with self._lock:
+            told = list(self._told)
+        for memory_id in reversed(told):
+            memory = self.store.get(memory_id)
+            if memory is not None:
+                return memory
+        return None
+
+    def remember(self, what: str, who: str = "", *, correct: bool = False) -> Memory:
         """Keep ``what`` about ``who`` (the person talking when empty, else ``everyone``). A
         name ("my name is Ana") makes Ana the person talking. A memory with the same subject
-        ("my favourite colour is …") replaces it; the same words again are kept once."""
-        person = who.strip() or self.person or EVERYONE
+        ("my favourite colour is …") replaces it; the same words again are kept once.
+        ``correct``: ``what`` puts right the last memory told in this conversation (misheard:
+        "no, I said Lyon"), which it replaces, about the same person."""
+        last = self.last_told() if correct else None
+        person = who.strip() or (last.who if last else None) or self.person or EVERYONE
         name = re.match(r"^my name is (.+)$", what.strip(), re.IGNORECASE)
-        replaced = self._replaced(what, person)
+        replaced = last.id if last is not None else self._replaced(what, person)
         old = self.store.get(replaced) if replaced is not None else None
         if old is not None and old.what.lower() == " ".join(what.split()).lower():
             memory = old  # told again in the same words: kept once
@@ -80,6 +93,8 @@ class Remembering:
             named = name is not None and person != EVERYONE
             if named:
                 self._person = memory.who
+            if last is not None and last.id in self._told:
+                self._told.remove(last.id)  # "forget what I told you" forgets the right one
             self._told.append(memory.id)
         if named:
             for hook in list(self.on_name):
@@ -188,15 +203,19 @@ def open_memory(config: MemoryConfig, registry: ActionRegistry) -> Remembering |
 def register_memory(registry: ActionRegistry, memory: Remembering) -> None:
     """Add ``remember`` and ``forget`` on ``memory`` to ``registry``."""
 
-    def remember(ctx: ActionContext, what: str, who: str = "") -> ActionResult:
+    def remember(
+        ctx: ActionContext, what: str, who: str = "", correct: bool = False
+    ) -> ActionResult:
         """Remember something a person said, to recall it later (even after a restart).
 
         Args:
             what: the fact in the person's own words ("I like jazz", "my name is Ana")
             who: whose it is (a name); empty: the person talking, else everyone
+            correct: what replaces the last thing told in this conversation (the person said
+                it was misheard: "no, I said Lyon")
         """
         try:
-            kept = memory.remember(what, who)
+            kept = memory.remember(what, who, correct=correct)
         except AnimaError as exc:
             return (False, str(exc))
         return (True, f"remembered #{kept.id} about {kept.who}: {kept.what}")

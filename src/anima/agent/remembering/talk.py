@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 
 from anima.agent.remembering.people import Remembering
-from anima.agent.remembering.words import FILLER, first_person, second_person, sentence
+from anima.agent.remembering.words import (
+    FILLER,
+    corrected,
+    first_person,
+    second_person,
+    sentence,
+)
 from anima.agent.understanding.result import Understanding
 from anima.errors import InvalidCommandError
 from anima.memory.store import EVERYONE, clean_what, words
@@ -43,6 +49,11 @@ _FORGET_ALL = re.compile(
 _FORGET_LAST = re.compile(
     r"^(?:please )?(?:forget|delete|erase|never mind) (?:what i (?:just )?(?:told you|said)|"
     r"that|it|this|the last thing(?: i said| i told you)?)$"
+)
+# "no, I said Lyon" after "OK, I'll remember that you live in light on"
+_CORRECT = re.compile(
+    r"^(?:(?:no|nope|not quite|wrong|not that)\s+)?i (?:said|meant)(?: that)?\s+(?P<said>.+)$"
+    r"|^(?:no|nope)\s+(?:it's|it is)\s+(?P<it>.+)$"
 )
 _FORGET_ABOUT = re.compile(r"^(?:please )?(?:forget|delete|erase) (?:that )?(?P<what>.+)$")
 # a fact about the person said plainly: "my favourite colour is blue" (not a command)
@@ -94,6 +105,12 @@ def understand_memory(
             response=f"Welcome back, {name}." if met else f"Nice to meet you, {name}.",
             why=f"memory: the person's name, {name}" + (" (met before)" if met else ""),
         )
+    put_right = _CORRECT.match(plain)
+    said = put_right.group("said") or put_right.group("it") if put_right else ""
+    # a word or three ("no, I said Lyon"), or the whole fact again ("I said I live in Lyon");
+    # not "I said hello to Bob yesterday"
+    if said and (len(said.split()) <= 3 or said.split()[0] in ("i", "i'm", "my")):
+        return _correction(said, memory)
     told = _REMEMBER.match(plain)
     fact = told.group("fact") if told else (plain if _MY_FACT.match(plain) else None)
     if fact is not None:  # "remember that I like jazz", "my favourite colour is blue"
@@ -178,6 +195,24 @@ def understand_memory(
                 why="memory: nothing recalled",
             )
     return None
+
+
+def _correction(said: str, memory: Remembering) -> Understanding:
+    """The last memory told, put right with what the person says they said."""
+    last = memory.last_told()
+    if last is None:
+        return Understanding(
+            kind="answer",
+            response="Sorry, I wasn't told anything to put right just now.",
+            why="memory: a correction, nothing told in this conversation",
+        )
+    fact = corrected(last.what, first_person(said))
+    return Understanding(
+        kind="act",
+        actions=[_call("remember", what=fact, correct=True)],
+        response=f"Sorry. I'll remember that {second_person(fact)}.",
+        why=f"memory: #{last.id} put right ({last.what!r} → {fact!r})",
+    )
 
 
 def _name_given(text: str, plain: str) -> str | None:

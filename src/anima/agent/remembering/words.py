@@ -76,3 +76,43 @@ def meaning_words(text: str) -> list[str]:
 def with_forms(terms: list[str]) -> list[str]:
     """``terms`` and the other forms of their irregular verbs ("break" → "broke", "broken")."""
     return terms + [form for w in terms for form in FORMS.get(w, ()) if form not in terms]
+
+
+# the first sounds a recognizer keeps when it mishears a word ("Lyon" → "light on", "bees" →
+# "peace", "Ade" → "a death"): a letter's class, the voiced and unvoiced pairs together
+_SOUND_CLASSES = ("aeiou", "bp", "dt", "fv", "gkq", "csz", "l", "r", "mn", "w", "h", "j", "y", "x")
+_SPAN_WORDS = 3  # the most words of a memory one misheard word may have become
+
+
+def _first_sound(word: str) -> frozenset[str]:
+    w = word.lower()
+    if w.startswith(("ch", "sh")):
+        return frozenset({"ch"})
+    if w.startswith("ph"):
+        w = "f" + w[2:]
+    head = w[:1]
+    return frozenset(c for c in _SOUND_CLASSES if head and head in c) | (
+        frozenset({"gkq"}) if head == "c" else frozenset()  # "c" is a "k" or an "s"
+    )
+
+
+def corrected(what: str, said: str) -> str:
+    """``what`` (a memory as heard) put right by the person's ``said`` ("no, I said Lyon").
+
+    ``said`` a whole fact ("I live in Lyon", "my sister is Eva"): that. Else the words of
+    ``said`` replace the shortest run of ``what``'s last words (up to three) that begins with
+    the same sound ("light on" for "Lyon", "a death" for "Ade", "peace" for "bees"), else its
+    last word: a misheard word keeps its first sound more often than not, and the value a fact
+    is about comes last ("I live in …", "my sister is …")."""
+    said = " ".join(said.split()).strip(" .,!?;:")
+    told = what.split()
+    if not said or not told:
+        return said or what
+    said_words = said.split()
+    if len(said_words) >= 3 and said_words[0].lower() in ("i", "i'm", "my"):
+        return first_person(said)
+    sound = _first_sound(said_words[0])
+    for n in range(1, min(_SPAN_WORDS, len(told)) + 1):
+        if sound & _first_sound(told[-n]):
+            return " ".join(told[:-n] + said_words)
+    return " ".join(told[:-1] + said_words)

@@ -5,6 +5,7 @@ stays within its budget with thousands of memories."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -60,6 +61,34 @@ def test_the_prompt_block_stays_in_its_budget(tmp_path: Path) -> None:
     assert cost.memories == 2_000
     assert 0 < cost.block_tokens_max <= PROMPT_TOKENS
     assert cost.block_lines_max > 0
+
+
+class MishearingEars:
+    """Ears that mishear as Whisper did an eSpeak voice (scripted, so the test is exact)."""
+
+    voice = "scripted"
+    MISHEARD: ClassVar[dict[str, str]] = {
+        "Remember that I live in Lyon.": "Remember that I live in light on.",
+        "My sister is called Eva.": "My sister is called either.",
+    }
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    def hear(self, text: str, understand: object = None) -> str:
+        self.heard.append(text)
+        return self.MISHEARD.get(text, text)
+
+
+@pytest.mark.parametrize("correct", [False, True])
+def test_a_person_who_corrects_what_is_said_back(tmp_path: Path, correct: bool) -> None:
+    facts = [f for f in DEV if f.tell in MishearingEars.MISHEARD]
+    ears = MishearingEars()
+    result = run_recall("rules", "dev", tmp_path, ears=ears, facts=facts, correct=correct)  # type: ignore[arg-type]
+    assert result.planner == "rules, spoken (scripted)" + (", corrected" if correct else "")
+    assert result.recalled == (2 if correct else 0), [a.answer for a in result.asked]
+    assert result.corrections == (2 if correct else 0)
+    assert ("No, I said Lyon." in ears.heard) is correct
 
 
 @pytest.mark.model

@@ -20,6 +20,12 @@ class Fact:
     ask: str
     expect: str  # a word the answer must contain (any case); "|" between equal answers
 
+    def word(self) -> str:
+        """The fact's word as the person says it ("Lyon", "two"): as written in ``tell``."""
+        first = self.expect.split("|")[0]
+        at = self.tell.lower().find(first.lower())
+        return self.tell[at : at + len(first)] if at >= 0 else first
+
     def answered(self, answer: str) -> bool:
         """Whether ``answer`` holds the expected word, or one of its equal forms ("twelve|12",
         "grey|gray": the digits Whisper writes, US spelling)."""

@@ -62,6 +62,7 @@ class RecallResult:
     planner: str
     split: str
     asked: tuple[Asked, ...]
+    corrections: int = 0  # "no, I said …" said after a fact was said back wrong
 
     @property
     def recalled(self) -> int:
@@ -73,6 +74,7 @@ class RecallResult:
         return (
             f"recall  {self.planner:<5} {self.split:<8} {self.recalled}/{n} "
             f"({100 * self.recalled / max(1, n):.0f} %; target ≥ {100 * target:.0f} %)"
+            + (f"; {self.corrections} corrections" if self.corrections else "")
         )
 
 
@@ -186,14 +188,19 @@ def run_recall(
     *,
     ears: Ears | None = None,
     facts: Sequence[Fact] | None = None,
+    correct: bool = False,
 ) -> RecallResult:
     """Tell the split's facts over three restarts, ask them in a fourth (module docstring);
     ``ears``: each utterance spoken and heard first (the rule planner); ``facts``: these
-    instead of the split's (a test's slice)."""
+    instead of the split's (a test's slice); ``correct``: the person hears what the robot
+    says back and, when their fact's word is not in it, says "No, I said <word>." (once,
+    heard like any line)."""
     facts = SPLITS[split] if facts is None else facts
     heard_as = f"-{ears.voice}" if ears is not None else ""
+    heard_as += "-corrected" if correct else ""
     path = workdir / f"{planner}-{split}{heard_as}.sqlite3"
     server = ReadingModel() if planner == "llm" else None
+    corrections = 0
     try:
         if server is not None:
             server.start()
@@ -205,7 +212,10 @@ def run_recall(
                     talk.say(f"My name is {person}.")
                     for fact in facts:
                         if fact.session == session and fact.who == person:
-                            talk.say(fact.tell)
+                            said_back = talk.say(fact.tell)
+                            if correct and not fact.answered(said_back):
+                                talk.say(f"No, I said {fact.word()}.")
+                                corrections += 1
             finally:
                 talk.close()
         asked: list[Asked] = []
@@ -226,7 +236,8 @@ def run_recall(
         if server is not None:
             server.stop()
     spoken = f"rules, spoken ({ears.voice})" if ears is not None else planner
-    return RecallResult(planner=spoken, split=split, asked=tuple(asked))
+    spoken += ", corrected" if correct else ""
+    return RecallResult(planner=spoken, split=split, asked=tuple(asked), corrections=corrections)
 
 
 def run_forget(split: str, workdir: Path) -> list[ForgetResult]:
@@ -340,6 +351,9 @@ def run_memory_bench(
             ears = Ears(voice)
             try:
                 recall += tuple(run_recall("rules", s, work, ears=ears) for s in splits)
+                recall += tuple(
+                    run_recall("rules", s, work, ears=ears, correct=True) for s in splits
+                )
             finally:
                 ears.close()
         forget = tuple(f for s in splits for f in run_forget(s, work))

@@ -26,7 +26,8 @@ def memory_block(memory: Remembering, request: str, budget: int = PROMPT_TOKENS)
     person = memory.person
     head = (
         "What you remember from earlier conversations (use remember(what, who) to keep what a "
-        "person tells you, forget(...) when they ask you to):"
+        "person tells you, remember(what, correct=True) when they say you misheard what they "
+        "just told you, forget(...) when they ask you to):"
     )
     who = f"The person talking says their name is {person}." if person else ""
     people = [EVERYONE] + ([person] if person else [])

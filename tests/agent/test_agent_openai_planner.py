@@ -13,7 +13,8 @@ from anima.agent.actions import ActionRegistry
 from anima.agent.executor import Executor
 from anima.agent.plan import parse_plan
 from anima.agent.planners import APOLOGY, create_planner
-from anima.agent.planners.openai import SUPERSEDED, OpenAIPlanner, action_string
+from anima.agent.planners.openai import SUPERSEDED, OpenAIPlanner
+from anima.agent.planners.tools import action_string
 from anima.agent.vocabulary import builtin_registry
 from anima.config import AgentConfig, OpenAIPlannerConfig
 from anima.errors import PlannerError

@@ -39,7 +39,6 @@ from anima.agent.planners.base import (
     ReplySink,
     apology,
     interrupted_reply,
-    json_value,
     parse_reply_text,
     speakable,
 )
@@ -55,7 +54,7 @@ from anima.agent.planners.http import (
 )
 from anima.agent.planners.prompt import json_prompt, tools_prompt
 from anima.agent.planners.streaming import ChatStream
-from anima.agent.planners.tools import FriendlyTools
+from anima.agent.planners.tools import FriendlyTools, action_string, tool_call
 from anima.errors import ConfigError, PlannerError
 from anima.wire.jsontypes import JsonDict, JsonObject, JsonValue
 
@@ -331,7 +330,7 @@ class OpenAIPlanner:
         actions, ids = [], []
         kept: list[JsonValue] = []
         for n, call in enumerate(raw_calls):
-            name, args, call_id = _tool_call(call, n)
+            name, args, call_id = tool_call(call, n)
             actions.append(action_string(name, self._tools.call(name, args)))
             ids.append(call_id)
             arguments = json.dumps(args)
@@ -361,43 +360,3 @@ class OpenAIPlanner:
         while cut < len(self._history) and self._history[cut].get("role") != "user":
             cut += 1
         del self._history[:cut]
-
-
-def _tool_call(call: Any, n: int) -> tuple[str, JsonObject, str]:
-    """(name, arguments, id) of one tool call, or PlannerError."""
-    try:
-        function = call["function"]
-        name = function["name"]
-        raw = function.get("arguments") or "{}"
-    except (KeyError, TypeError, AttributeError):
-        raise PlannerError(f"malformed reply: tool call {n} has no function name") from None
-    if not isinstance(name, str):
-        raise PlannerError(f"malformed reply: tool call {n} names a {type(name).__name__}")
-    if not name.isidentifier():
-        raise PlannerError(f"malformed reply: tool call {n} names {name[:40]!r}")
-    args = json_value(raw, f"the arguments of {name}") if isinstance(raw, str) else raw
-    if not isinstance(args, dict):
-        raise PlannerError(f"malformed reply: the arguments of {name} are not an object")
-    call_id = call.get("id") if isinstance(call, dict) else None
-    return name, args, call_id if isinstance(call_id, str) and call_id else f"call_{n}"
-
-
-def action_string(name: str, args: JsonObject) -> str:
-    """``name(key=value, …)`` from a tool call's JSON arguments; PlannerError for arguments a
-    plan could not carry (nested objects, keys that are not names)."""
-    parts = []
-    for key, value in args.items():
-        if not key.isidentifier():
-            raise PlannerError(f"malformed reply: {name} has an argument named {key[:40]!r}")
-        if not _plain(value):
-            raise PlannerError(f"malformed reply: {name}({key}=…) is not a plain value")
-        parts.append(f"{key}={value!r}")
-    return f"{name}({', '.join(parts)})"
-
-
-def _plain(value: Any, depth: int = 0) -> bool:
-    if value is None or isinstance(value, str | int | float | bool):
-        return True
-    if isinstance(value, list) and depth == 0:
-        return all(_plain(v, 1) for v in value)
-    return False

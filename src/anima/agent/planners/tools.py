@@ -22,6 +22,8 @@ import logging
 from typing import Any
 
 from anima.agent.actions import ActionRegistry
+from anima.agent.planners.base import json_value
+from anima.errors import PlannerError
 from anima.wire.jsontypes import JsonObject
 
 log = logging.getLogger(__name__)
@@ -146,3 +148,44 @@ def _choice_aliases(registry: ActionRegistry) -> dict[str, dict[str, dict[str, A
         for param, names in params.items():
             out.setdefault(action, {})[param] = {k.lower(): v for k, v in names.items()}
     return out
+
+
+# ---------------------------------------------------------------------- a reply's tool calls
+def tool_call(call: Any, n: int) -> tuple[str, JsonObject, str]:
+    """(name, arguments, id) of one tool call, or PlannerError."""
+    try:
+        function = call["function"]
+        name = function["name"]
+        raw = function.get("arguments") or "{}"
+    except (KeyError, TypeError, AttributeError):
+        raise PlannerError(f"malformed reply: tool call {n} has no function name") from None
+    if not isinstance(name, str):
+        raise PlannerError(f"malformed reply: tool call {n} names a {type(name).__name__}")
+    if not name.isidentifier():
+        raise PlannerError(f"malformed reply: tool call {n} names {name[:40]!r}")
+    args = json_value(raw, f"the arguments of {name}") if isinstance(raw, str) else raw
+    if not isinstance(args, dict):
+        raise PlannerError(f"malformed reply: the arguments of {name} are not an object")
+    call_id = call.get("id") if isinstance(call, dict) else None
+    return name, args, call_id if isinstance(call_id, str) and call_id else f"call_{n}"
+
+
+def action_string(name: str, args: JsonObject) -> str:
+    """``name(key=value, …)`` from a tool call's JSON arguments; PlannerError for arguments a
+    plan could not carry (nested objects, keys that are not names)."""
+    parts = []
+    for key, value in args.items():
+        if not key.isidentifier():
+            raise PlannerError(f"malformed reply: {name} has an argument named {key[:40]!r}")
+        if not _plain(value):
+            raise PlannerError(f"malformed reply: {name}({key}=…) is not a plain value")
+        parts.append(f"{key}={value!r}")
+    return f"{name}({', '.join(parts)})"
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list) and depth == 0:
+        return all(_plain(v, 1) for v in value)
+    return False

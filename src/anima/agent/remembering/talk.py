@@ -110,11 +110,11 @@ def understand_memory(
     # a word or three ("no, I said Lyon"), or the whole fact again ("I said I live in Lyon");
     # not "I said hello to Bob yesterday"
     if said and (len(said.split()) <= 3 or said.split()[0] in ("i", "i'm", "my")):
-        return _correction(said, memory)
+        return _correction(_as_said(said, text), memory)
     told = _REMEMBER.match(plain)
     fact = told.group("fact") if told else (plain if _MY_FACT.match(plain) else None)
     if fact is not None:  # "remember that I like jazz", "my favourite colour is blue"
-        fact = first_person(fact)
+        fact = first_person(_as_said(fact, text))
         try:
             clean_what(fact)  # never promise what remember() will refuse
         except InvalidCommandError as exc:
@@ -195,6 +195,15 @@ def understand_memory(
                 why="memory: nothing recalled",
             )
     return None
+
+
+def _as_said(fragment: str, text: str) -> str:
+    """``fragment`` (of the lower-cased request) with its words cased as ``text`` had them,
+    except the request's first word (a sentence's capital): "i live in lyon" → "i live in
+    Lyon" from "Remember that I live in Lyon.", so a name is kept and said back as given."""
+    said = re.findall(r"[\w'’-]+", text)[1:]
+    cased = {w.lower(): w for w in reversed(said) if w != w.lower()}
+    return " ".join(cased.get(w, w) for w in fragment.split())
 
 
 def _correction(said: str, memory: Remembering) -> Understanding:

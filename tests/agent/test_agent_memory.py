@@ -269,6 +269,10 @@ def test_what_is_not_a_correction(session: Session) -> None:
     )
     assert session.store.count() == 0
     session.say("Remember that I like jazz.")
+    # a correction too long to keep is refused before anything is promised
+    assert session.say("No, I said " + "x" * 600) == (
+        "Sorry, I can't remember that: tell me in a shorter sentence."
+    )
     # a longer sentence with "I said" is not a correction of the last fact
     session.say("I said hello to Bob yesterday")
     assert session.memory.last_told().what == "I like jazz"  # type: ignore[union-attr]

@@ -216,6 +216,14 @@ def _correction(said: str, memory: Remembering) -> Understanding:
             why="memory: a correction, nothing told in this conversation",
         )
     fact = corrected(last.what, first_person(said))
+    try:
+        clean_what(fact)  # never promise what remember() will refuse
+    except InvalidCommandError as exc:
+        return Understanding(
+            kind="answer",
+            response="Sorry, I can't remember that: tell me in a shorter sentence.",
+            why=f"memory: not put right ({exc})",
+        )
     return Understanding(
         kind="act",
         actions=[_call("remember", what=fact, correct=True)],

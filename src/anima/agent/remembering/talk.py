@@ -115,14 +115,8 @@ def understand_memory(
     fact = told.group("fact") if told else (plain if _MY_FACT.match(plain) else None)
     if fact is not None:  # "remember that I like jazz", "my favourite colour is blue"
         fact = first_person(_as_said(fact, text))
-        try:
-            clean_what(fact)  # never promise what remember() will refuse
-        except InvalidCommandError as exc:
-            return Understanding(
-                kind="answer",
-                response="Sorry, I can't remember that: tell me in a shorter sentence.",
-                why=f"memory: not kept ({exc})",
-            )
+        if (refused := _unkept(fact)) is not None:
+            return refused
         return Understanding(
             kind="act",
             actions=[_call("remember", what=fact)],
@@ -197,6 +191,19 @@ def understand_memory(
     return None
 
 
+def _unkept(fact: str) -> Understanding | None:
+    """The answer when remember() would refuse ``fact`` (never promise it), else None."""
+    try:
+        clean_what(fact)
+    except InvalidCommandError as exc:
+        return Understanding(
+            kind="answer",
+            response="Sorry, I can't remember that: tell me in a shorter sentence.",
+            why=f"memory: not kept ({exc})",
+        )
+    return None
+
+
 def _as_said(fragment: str, text: str) -> str:
     """``fragment`` (of the lower-cased request) with its words cased as ``text`` had them,
     except the request's first word (a sentence's capital): "i live in lyon" → "i live in
@@ -216,14 +223,8 @@ def _correction(said: str, memory: Remembering) -> Understanding:
             why="memory: a correction, nothing told in this conversation",
         )
     fact = corrected(last.what, first_person(said))
-    try:
-        clean_what(fact)  # never promise what remember() will refuse
-    except InvalidCommandError as exc:
-        return Understanding(
-            kind="answer",
-            response="Sorry, I can't remember that: tell me in a shorter sentence.",
-            why=f"memory: not put right ({exc})",
-        )
+    if (refused := _unkept(fact)) is not None:
+        return refused
     return Understanding(
         kind="act",
         actions=[_call("remember", what=fact, correct=True)],

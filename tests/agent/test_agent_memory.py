@@ -298,3 +298,22 @@ def test_a_fact_keeps_the_words_as_said(session: Session) -> None:
         "OK, I'll remember that your sister lives in New York."
     )
     assert session.say("Where does my sister live?") == "Your sister lives in New York."
+
+
+@pytest.mark.parametrize(
+    ("asked", "memory_answers"),
+    [
+        ("Where did I park?", True),
+        ("What did I buy?", True),
+        ("Was I born in May?", True),
+        ("What's my favourite colour?", True),
+        ("How do I turn you off?", False),  # a question, not about what was told
+        ("What can I ask you?", False),
+    ],
+)
+def test_a_question_about_what_was_never_told(
+    session: Session, asked: str, memory_answers: bool
+) -> None:
+    session.say("My name is Ana.")
+    answer = session.say(asked)
+    assert (answer == "I don't know that yet. Tell me, and I'll remember it.") is memory_answers

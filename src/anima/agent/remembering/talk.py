@@ -182,7 +182,9 @@ def understand_memory(
                 response=sentence(second_person(found[0].what)),
                 why=f"memory: recalled #{found[0].id}",
             )
-        if re.search(r"\bmy\b", plain):  # "what's my favourite colour", never told
+        # "what's my favourite colour", "where did I park", never told ("how do I …" is not
+        # about what the person told: it goes on to the other rules)
+        if re.search(r"\bmy\b|\b(?:did|was|were|have) i\b", plain):
             return Understanding(
                 kind="answer",
                 response="I don't know that yet. Tell me, and I'll remember it.",

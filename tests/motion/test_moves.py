@@ -317,3 +317,53 @@ def test_clear_with_nothing_running_is_harmless(fast_body: Body, frames: Frames)
     engine.run(5)
     assert (frames(driver) == fast_body.defaults()).all()
     assert engine.wait_until_idle(0)
+
+
+class _PluginMove:
+    """A plug-in's move (no ``finite`` attribute): its values are checked every tick."""
+
+    name = "plugin"
+    duration = 1.0
+
+    def __init__(self, body: Body, bad: Callable[[float], FloatArray]) -> None:
+        self.channels = body.indices(["arm"])
+        self._bad = bad
+
+    def begin(self, start: FloatArray) -> None:
+        pass
+
+    def evaluate(self, t: float) -> FloatArray:
+        return self._bad(t) if t > 0.2 else np.array([300.0])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda t: np.array([math.nan]),
+        lambda t: np.array([300.0, 1.0]),  # the wrong number of values
+        lambda t: 1 / 0,  # raises
+    ],
+    ids=["nan", "shape", "raises"],
+)
+def test_a_broken_plugin_move_is_dropped_and_the_body_holds(
+    fast_body: Body,
+    hub: EventHub,
+    seen: list[Event],
+    frames: Frames,
+    bad: Callable[[float], FloatArray],
+) -> None:
+    engine, driver, _ = make_engine(body=fast_body, events=hub)
+    engine.queue_move(_PluginMove(fast_body, bad))  # type: ignore[arg-type]
+    engine.run(60)
+    hub.drain()
+    assert [(e.name, e.reason) for e in _finished(seen)] == [("plugin", "failed")]
+    assert engine.faults == 1
+    x = frames(driver)[:, fast_body.index("arm")]
+    assert np.isfinite(frames(driver)).all()
+    assert x[-1] == x[-20]  # held where it was when the move broke
+
+
+def test_keyframes_whose_steps_overflow_are_refused(fast_body: Body) -> None:
+    # each value finite, their difference not: interpolating would give infinity
+    with pytest.raises(NonFiniteValueError, match="differ by more than a float holds"):
+        Keyframes(fast_body, ["arm"], [[1e308], [-1e308]], frame_period=0.1)

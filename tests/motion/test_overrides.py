@@ -96,7 +96,23 @@ def _short(_t: float) -> list[float]:
     return []
 
 
-@pytest.mark.parametrize("source", [_boom, _nan, _short], ids=["raises", "nan", "wrong-shape"])
+def _inf_tuple(_t: float) -> tuple[float]:
+    return (math.inf,)
+
+
+def _text(_t: float) -> list[str]:
+    return ["wide"]
+
+
+def _nested(_t: float) -> list[list[float]]:
+    return [[1.0]]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [_boom, _nan, _short, _inf_tuple, _text, _nested],
+    ids=["raises", "nan", "wrong-shape", "inf-tuple", "text", "nested"],
+)
 def test_a_faulty_source_is_dropped_with_an_event_and_the_loop_goes_on(
     fast_body: Body,
     hub: EventHub,
@@ -148,3 +164,19 @@ def test_overrides_are_still_clamped_and_rate_limited() -> None:
     assert x.max() == body.channel("lip_open").max
     step = body.max_speeds()[lip] * engine.period
     assert np.abs(np.diff(np.concatenate(([body.defaults()[lip]], x)))).max() <= step + 1e-9
+
+
+def test_a_source_of_plain_floats_is_written_as_given(fast_body: Body, frames: Frames) -> None:
+    # a tuple of Python floats takes the path without an array; huge but finite values are
+    # kept (their sum overflows, each is finite) and the safety stage clamps them
+    engine, driver, _ = make_engine(body=fast_body)
+    lips = fast_body.index("lip_open")
+    engine.set_override_source("speech", ["lip_open"], lambda t: (1e308,))
+    engine.run(50)
+    assert engine.faults == 0
+    assert frames(driver)[-1, lips] == fast_body.channel("lip_open").max
+    engine.set_override_source(
+        "speech", ["lip_open"], lambda t: [float(fast_body.channel("lip_open").min)]
+    )
+    engine.run(200)
+    assert frames(driver)[-1, lips] == fast_body.channel("lip_open").min

@@ -24,6 +24,8 @@ class AnimationMove:
     :class:`~anima.motion.moves.Keyframes` (which this replaces for library animations).
     """
 
+    finite = True  # an animation's frames are 0–255: the engine need not check each tick's
+
     def __init__(self, animation: Animation, body: Body, cols: Sequence[int]) -> None:
         self.name = animation.name
         self._frames = animation.frames  # shared, read-only: never copied here

@@ -5,6 +5,10 @@ A move is a small object with ``channels`` (the indices it owns), ``duration`` (
 returning the values of its channels at local time ``t``. Moves are single-use: queue a new one
 each time. The engine blends every move in from the last commanded frame, so a move need not
 start where the robot is (see :mod:`anima.motion.engine`).
+
+A move may also say ``finite = True`` when its values cannot be NaN or infinite (the built-in
+ones, where their inputs allow it): the engine then skips checking each tick's values, the
+check a plug-in's move gets (a broken one is dropped, the body held).
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ def _duration(duration: float, what: str, *, allow_inf: bool = False) -> float:
 class _FixedMove:
     """What the built-in moves share: a fixed channel set and a fixed duration."""
 
+    # finite values by construction: the engine skips its per-tick check of them (a move
+    # without this attribute, a plug-in's, is checked every tick)
+    finite = True
     name: str
     _channels: IndexArray
     _duration: float
@@ -114,6 +121,7 @@ class Goto(_FixedMove):
     def begin(self, start: FloatArray) -> None:
         self._start = start[self._channels].copy()
         self._delta = self._target - self._start
+        self.finite = bool(np.isfinite(self._delta).all())  # not when a huge target overflows
 
     def evaluate(self, t: float) -> FloatArray:
         s = 1.0 if self._duration <= 0.0 else min_jerk(t / self._duration)
@@ -126,6 +134,8 @@ class Keyframes:
     An animation authored at 30 ms per frame therefore plays at its true speed on the 100 Hz
     loop: values between frames are interpolated linearly; the last frame is held at the end.
     """
+
+    finite = True  # frames checked finite when made, and their steps too
 
     def __init__(
         self,
@@ -149,7 +159,10 @@ class Keyframes:
         self.name = name
         self._channels = body.indices(channels)
         self._frames = data
-        self._steps = np.diff(data, axis=0)
+        with np.errstate(over="ignore"):  # huge values whose difference overflows: refused
+            self._steps = np.diff(data, axis=0)
+        if not np.isfinite(self._steps).all():
+            raise NonFiniteValueError(f"{name}: two frames differ by more than a float holds")
         self._period = float(frame_period)
         self._last = len(data) - 1
 
@@ -210,6 +223,7 @@ class Decelerate(_FixedMove):
         self.name = "decelerate"
         self._channels = channels
         self._velocity = velocity
+        self.finite = bool(np.isfinite(velocity).all())
         self._stop = self._duration = max(float(stop_time), 1e-6)
         self._start = np.zeros(len(channels), dtype=np.float64)
 

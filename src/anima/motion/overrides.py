@@ -9,6 +9,7 @@ not block: read a position, index a table). A callable returning ``None`` releas
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ class _Override:
     values: FloatArray | None  # fixed values, or None when ``fn`` supplies them
     fn: OverrideFn | None
 
+    @property
+    def indices(self) -> list[int]:
+        return self.channels.tolist()  # type: ignore[no-any-return]  # a list of ints
+
 
 class OverrideTable:
     """Thread-safe table of overrides; the engine applies them after the offsets."""
@@ -41,6 +46,7 @@ class OverrideTable:
         self._pending: dict[str, _Override | None] = {}
         self._dirty = False
         self._active: dict[str, _Override] = {}
+        self._indices: dict[str, list[int]] = {}  # each active override's channels, as ints
 
     def set_values(self, name: str, values: Mapping[str | int, float]) -> None:
         check_finite(values.values(), f"override {name!r}")
@@ -60,6 +66,7 @@ class OverrideTable:
             self._pending.clear()
             self._dirty = False
         self._active.clear()
+        self._indices.clear()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -78,11 +85,14 @@ class OverrideTable:
             for name, entry in pending.items():
                 if entry is None:
                     self._active.pop(name, None)
+                    self._indices.pop(name, None)
                 else:
                     self._active[name] = entry
+                    self._indices[name] = entry.indices
         if not self._active:
             return
         dropped: list[str] = []
+        indices = self._indices
         for name, entry in self._active.items():
             values = entry.values
             if entry.fn is not None:
@@ -95,7 +105,18 @@ class OverrideTable:
                 if got is None:
                     dropped.append(name)
                     continue
-                values = np.asarray(got, dtype=np.float64)
+                if _plain_floats(got, len(entry.channels)):
+                    # a tuple or list of floats (a viseme table's row): written as it is, no
+                    # array made — after a sleep each numpy call costs the tick microseconds
+                    for i, value in zip(indices[name], got, strict=True):
+                        frame[i] = value
+                    continue
+                try:
+                    values = np.asarray(got, dtype=np.float64)
+                except (TypeError, ValueError) as exc:  # not numbers: dropped, not every tick
+                    dropped.append(name)
+                    self._on_fault(name, f"override source returned no numbers: {exc}")
+                    continue
                 if values.shape != entry.channels.shape or not all_finite(values):
                     dropped.append(name)
                     self._on_fault(
@@ -107,3 +128,16 @@ class OverrideTable:
             frame[entry.channels] = values
         for name in dropped:
             self._active.pop(name, None)
+            self._indices.pop(name, None)
+
+
+def _plain_floats(got: object, n: int) -> bool:
+    """``got`` is a tuple or list of ``n`` finite Python floats."""
+    if not isinstance(got, tuple) and not isinstance(got, list):
+        return False
+    if len(got) != n:
+        return False
+    for value in got:
+        if type(value) is not float:
+            return False
+    return math.isfinite(math.fsum(got)) or all(math.isfinite(v) for v in got)

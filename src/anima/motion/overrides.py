@@ -12,7 +12,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,10 +30,10 @@ class _Override:
     channels: IndexArray
     values: FloatArray | None  # fixed values, or None when ``fn`` supplies them
     fn: OverrideFn | None
+    indices: tuple[int, ...] = field(init=False)  # the channels as ints (plain floats' writes)
 
-    @property
-    def indices(self) -> list[int]:
-        return self.channels.tolist()  # type: ignore[no-any-return]  # a list of ints
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "indices", tuple(int(i) for i in self.channels))
 
 
 class OverrideTable:
@@ -46,7 +46,6 @@ class OverrideTable:
         self._pending: dict[str, _Override | None] = {}
         self._dirty = False
         self._active: dict[str, _Override] = {}
-        self._indices: dict[str, list[int]] = {}  # each active override's channels, as ints
 
     def set_values(self, name: str, values: Mapping[str | int, float]) -> None:
         check_finite(values.values(), f"override {name!r}")
@@ -66,7 +65,6 @@ class OverrideTable:
             self._pending.clear()
             self._dirty = False
         self._active.clear()
-        self._indices.clear()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -85,14 +83,11 @@ class OverrideTable:
             for name, entry in pending.items():
                 if entry is None:
                     self._active.pop(name, None)
-                    self._indices.pop(name, None)
                 else:
                     self._active[name] = entry
-                    self._indices[name] = entry.indices
         if not self._active:
             return
         dropped: list[str] = []
-        indices = self._indices
         for name, entry in self._active.items():
             values = entry.values
             if entry.fn is not None:
@@ -108,7 +103,7 @@ class OverrideTable:
                 if _plain_floats(got, len(entry.channels)):
                     # a tuple or list of floats (a viseme table's row): written as it is, no
                     # array made — after a sleep each numpy call costs the tick microseconds
-                    for i, value in zip(indices[name], got, strict=True):
+                    for i, value in zip(entry.indices, got, strict=True):
                         frame[i] = value
                     continue
                 try:
@@ -128,7 +123,6 @@ class OverrideTable:
             frame[entry.channels] = values
         for name in dropped:
             self._active.pop(name, None)
-            self._indices.pop(name, None)
 
 
 def _plain_floats(got: object, n: int) -> bool:

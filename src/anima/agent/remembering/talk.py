@@ -10,6 +10,7 @@ from anima.agent.remembering.words import (
     FILLER,
     corrected,
     first_person,
+    is_whole_fact,
     second_person,
     sentence,
 )
@@ -109,7 +110,7 @@ def understand_memory(
     said = put_right.group("said") or put_right.group("it") if put_right else ""
     # a word or three ("no, I said Lyon"), or the whole fact again ("I said I live in Lyon");
     # not "I said hello to Bob yesterday"
-    if said and (len(said.split()) <= 3 or said.split()[0] in ("i", "i'm", "my")):
+    if said and (len(said.split()) <= 3 or is_whole_fact(said)):
         return _correction(_as_said(said, text), memory)
     told = _REMEMBER.match(plain)
     fact = told.group("fact") if told else (plain if _MY_FACT.match(plain) else None)

@@ -96,6 +96,13 @@ def _first_sound(word: str) -> frozenset[str]:
     )
 
 
+def is_whole_fact(said: str) -> bool:
+    """``said`` is a fact of its own ("I live in Lyon", "my sister is Eva"), not a word or
+    two of one."""
+    said_words = said.split()
+    return len(said_words) >= 3 and said_words[0].lower() in ("i", "i'm", "my")
+
+
 def corrected(what: str, said: str) -> str:
     """``what`` (a memory as heard) put right by the person's ``said`` ("no, I said Lyon").
 
@@ -108,9 +115,9 @@ def corrected(what: str, said: str) -> str:
     told = what.split()
     if not said or not told:
         return said or what
-    said_words = said.split()
-    if len(said_words) >= 3 and said_words[0].lower() in ("i", "i'm", "my"):
+    if is_whole_fact(said):
         return first_person(said)
+    said_words = said.split()
     sound = _first_sound(said_words[0])
     for n in range(1, min(_SPAN_WORDS, len(told)) + 1):
         if sound & _first_sound(told[-n]):

@@ -331,8 +331,7 @@ class MotionEngine:
         self._idle.mix(t, base, track.owned, pre)
         composed = self._composed
         np.copyto(composed, pre)
-        if self._offsets.step():
-            self._offsets.apply(composed)
+        self._offsets.add_to(composed)
         self._overrides.apply(t, composed)
         out = self._out
         np.copyto(out, composed)

@@ -33,10 +33,21 @@ class Offset:
     deltas: Mapping[str | int, float] = field(default_factory=dict)  # channel → units
 
 
+@dataclass(frozen=True, slots=True)
+class _Aim:
+    """A source's new target as the engine takes it: made on the caller's thread, so the
+    tick only swaps it in. ``cols`` ascending, their ``target`` values none zero."""
+
+    cols: list[int]
+    target: list[float]
+    k1: float  # ω²·dt
+    k2: float  # 1 − 2ω·dt
+
+
 class _Source:
     """One source's smoothing state, on the columns it moves (a few of the bank's width)."""
 
-    __slots__ = ("cols", "k1", "k2", "settled", "target", "v", "vmax", "x")
+    __slots__ = ("chan", "cols", "k1", "k2", "q", "rot", "settled", "target", "v", "vmax", "x")
 
     def __init__(self) -> None:
         self.cols: list[int] = []  # bank columns: 0-2 roll, pitch, yaw; 3 + i channel i
@@ -47,10 +58,31 @@ class _Source:
         self.k1 = 0.0  # ω²·dt
         self.k2 = 1.0  # 1 − 2ω·dt
         self.settled = True
+        self.rot: list[int] = []  # the axes (0 roll, 1 pitch, 2 yaw) of x's first entries
+        self.chan: list[tuple[int, int]] = []  # (channel, index in x) of the rest
+        self.q: so3.Quat = so3.IDENTITY  # the rotation of x's head angles
 
-    def retarget(self, row: Mapping[int, float], vmax: Sequence[float]) -> None:
-        """Aim at ``row`` (column → value; columns not in it aim at 0), keeping the state of
-        the columns already moving; columns resting at 0 with a target of 0 are let go."""
+    def rotation(self) -> so3.Quat:
+        """The head rotation this source adds now (its angles as smoothed)."""
+        if not self.rot:
+            return so3.IDENTITY
+        angles = [0.0, 0.0, 0.0]
+        x = self.x
+        for j, axis in enumerate(self.rot):
+            angles[axis] = x[j]
+        if angles[0] == 0.0 and angles[1] == 0.0 and angles[2] == 0.0:
+            return so3.IDENTITY
+        return so3.from_euler(angles[0], angles[1], angles[2])
+
+    def retarget(self, aim: _Aim, vmax: Sequence[float]) -> None:
+        """Aim at ``aim`` (columns not in it aim at 0), keeping the state of the columns
+        already moving; columns resting at 0 with a target of 0 are let go."""
+        self.k1, self.k2 = aim.k1, aim.k2
+        self.settled = False
+        if aim.cols == self.cols:  # the usual update: same columns, new values
+            self.target = aim.target
+            return
+        row = dict(zip(aim.cols, aim.target, strict=True))
         old = dict(zip(self.cols, zip(self.x, self.v, strict=True), strict=True))
         cols = sorted(set(row) | {c for c, (x, v) in old.items() if x != 0.0 or v != 0.0})
         self.cols = cols
@@ -58,7 +90,8 @@ class _Source:
         self.x = [old.get(c, (0.0, 0.0))[0] for c in cols]
         self.v = [old.get(c, (0.0, 0.0))[1] for c in cols]
         self.vmax = [vmax[c] for c in cols]
-        self.settled = False
+        self.rot = [c for c in cols if c < _ROT]  # cols ascend: the angles come first
+        self.chan = [(c - _ROT, j) for j, c in enumerate(cols) if c >= _ROT]
 
     def integrate(self, dt: float, check: bool) -> None:
         """One tick of the critically damped filter: a = ω²(target − x) − 2ω·v, semi-implicit
@@ -108,10 +141,9 @@ class OffsetBank:
         self._sources: dict[str, _Source] = {}
         self._settled = True
         self._lock = threading.Lock()
-        self._pending: dict[str, tuple[dict[int, float], float] | str | None] = {}
+        self._pending: dict[str, _Aim | str | None] = {}
         self._dirty = False
         head = [body.role_index(r) for r in HEAD_ROLES]
-        self._head = [i for i in head if i is not None]
         self._head_cal: list[tuple[int, int, Calibration]] = []
         for axis, i in enumerate(head):
             if i is None:
@@ -143,9 +175,11 @@ class OffsetBank:
         row = {axis: float(a) for axis, a in enumerate(offset.head)}
         for channel, delta in offset.deltas.items():
             row[_ROT + self._body.index(channel)] = float(delta)
-        row = {c: value for c, value in row.items() if value != 0.0}
+        cols = sorted(c for c, value in row.items() if value != 0.0)
+        w = 2.0 * math.pi * bw
+        aim = _Aim(cols, [row[c] for c in cols], w * w * self._dt, 1.0 - 2.0 * w * self._dt)
         with self._lock:
-            self._pending[name] = (row, bw)
+            self._pending[name] = aim
             self._dirty = True
 
     def set_values(
@@ -203,27 +237,36 @@ class OffsetBank:
                 if entry is None:
                     continue
                 source = sources[name] = _Source()
-            if entry is None:
-                source.retarget({}, self._vmax)
-                continue
-            row, bw = entry
-            source.retarget(row, self._vmax)
-            w = 2.0 * math.pi * bw
-            source.k1 = w * w * self._dt
-            source.k2 = 1.0 - 2.0 * w * self._dt
+            # None: decay to zero, as fast as the source was following
+            aim = _Aim([], [], source.k1, source.k2) if entry is None else entry
+            source.retarget(aim, self._vmax)
         self._settled = False
         if not sources:  # step() will not run: forget what the last source added
             self._deltas = []
             self._rotation = so3.IDENTITY
 
-    def step(self) -> bool:
-        """Advance the smoothing by one tick; False when there is nothing to apply."""
+    def add_to(self, frame: FloatArray) -> None:
+        """Advance the smoothing by one tick and add the offsets to ``frame`` in place (the
+        channel deltas summed over sources, the head rotations composed with the frame's)."""
         if self._dirty:
             self._drain()
         if not self._sources:
-            return False
-        if self._settled:
-            return True
+            return
+        if not self._settled:
+            self._step()
+        for i, delta in self._deltas:
+            frame[i] = frame.item(i) + delta
+        q = self._rotation
+        if q is so3.IDENTITY or not self._head_cal:
+            return
+        angles = [0.0, 0.0, 0.0]
+        for axis, i, cal in self._head_cal:
+            angles[axis] = (frame.item(i) - cal.zero) * cal.rad_per_unit
+        composed = so3.to_euler(so3.multiply(q, so3.from_euler(angles[0], angles[1], angles[2])))
+        for axis, i, cal in self._head_cal:
+            frame[i] = cal.zero + composed[axis] / cal.rad_per_unit
+
+    def _step(self) -> None:
         dt, check = self._dt, self._ticks % 8 == 0
         self._ticks += 1
         settled = True
@@ -232,36 +275,14 @@ class OffsetBank:
         for source in self._sources.values():
             if not source.settled:
                 source.integrate(dt, check)
+                source.q = source.rotation()
                 settled = settled and source.settled
-            # what apply() adds: the channel deltas summed over sources, the rotations composed
-            roll = pitch = yaw = 0.0
-            for c, value in zip(source.cols, source.x, strict=True):
-                if c >= _ROT:
-                    deltas[c - _ROT] = deltas.get(c - _ROT, 0.0) + value
-                elif c == 0:
-                    roll = value
-                elif c == 1:
-                    pitch = value
-                else:
-                    yaw = value
-            if roll != 0.0 or pitch != 0.0 or yaw != 0.0:
-                r = so3.from_euler(roll, pitch, yaw)
+            x = source.x
+            for i, j in source.chan:
+                deltas[i] = deltas.get(i, 0.0) + x[j]
+            r = source.q
+            if r is not so3.IDENTITY:
                 q = r if q is so3.IDENTITY else so3.multiply(q, r)
         self._deltas = list(deltas.items())
         self._rotation = q
         self._settled = settled
-        return True
-
-    def apply(self, frame: FloatArray) -> None:
-        """Add the smoothed offsets to ``frame`` in place (head as a rotation)."""
-        for i, delta in self._deltas:
-            frame[i] = frame.item(i) + delta
-        q = self._rotation
-        if q is so3.IDENTITY or not self._head:
-            return
-        angles = [0.0, 0.0, 0.0]
-        for axis, i, cal in self._head_cal:
-            angles[axis] = (frame.item(i) - cal.zero) * cal.rad_per_unit
-        composed = so3.to_euler(so3.multiply(q, so3.from_euler(*angles)))
-        for axis, i, cal in self._head_cal:
-            frame[i] = cal.zero + composed[axis] / cal.rad_per_unit

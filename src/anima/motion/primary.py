@@ -43,6 +43,7 @@ class ActiveMove:
         self.move = move
         # a move that does not say its values are finite by construction is checked each tick
         self.checked = not getattr(move, "finite", False)
+        self.duration = move.duration  # read once, as ``end`` is
         self.announced = announced  # MoveStarted was published (not an internal Decelerate)
         self.t0 = t - period
         self._blend_s = blend_s
@@ -53,7 +54,9 @@ class ActiveMove:
 
     def values(self, lt: float) -> FloatArray:
         """The move's values at local time ``lt``, with what is left of the blend-in."""
-        values = np.asarray(self.move.evaluate(min(lt, self.move.duration)), dtype=np.float64)
+        values = self.move.evaluate(min(lt, self.duration))
+        if self.checked:  # a built-in move gives float arrays by construction
+            values = np.asarray(values, dtype=np.float64)
         gap = self._gap
         if gap is not None and lt < self._blend_s:
             values = values + gap * (1.0 - min_jerk(lt / self._blend_s))

@@ -336,8 +336,19 @@ def _device(kind: str) -> tuple[str, str]:
     return f"{info['name']} ({int(info['default_samplerate'])} Hz)", ""
 
 
+def check_motion_tick(config: AnimaConfig) -> Iterator[Check]:
+    from anima.motion import compiled
+
+    if compiled.compiled():
+        yield Check("motion tick", Status.OK, compiled.status())
+        return
+    # plain Python keeps every deadline too, at about twice the tick's cost (docs/motion.md)
+    yield Check("motion tick", Status.WARN, compiled.status(), "anima compile")
+
+
 CHECKS: tuple[Callable[[AnimaConfig], Iterator[Check]], ...] = (
     check_body,
+    check_motion_tick,
     check_audio_out,
     check_audio_in,
     check_tts,

@@ -400,12 +400,18 @@ def test_estop_refusals_name_what_was_asked_not_the_internal_moves(rig: Rig) -> 
 def test_an_estop_racing_a_request_is_still_named_after_it(
     rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = rig.engine.queue_move
+    engine = rig.engine
 
-    def estop_then_queue(move: Move) -> None:  # the estop lands between the check and the call
-        rig.engine.estop()
-        original(move)
+    class Racing:  # the engine, but an estop lands between the behaviour's check and its call
+        def __getattr__(self, name: str) -> object:
+            return getattr(engine, name)
 
-    monkeypatch.setattr(rig.engine, "queue_move", estop_then_queue)
+        def queue_move(self, move: Move) -> None:
+            engine.estop()
+            engine.queue_move(move)
+
+    # the behaviour's engine replaced, not the engine's method: a compiled engine's methods are
+    # read-only (anima.motion.compiled)
+    monkeypatch.setattr(rig.b, "engine", Racing())
     with pytest.raises(CommandRefusedError, match=f"^'nod' {ESTOP_REFUSAL}"):
         rig.b.play_animation("nod")

@@ -16,11 +16,13 @@ def bench_loop(
 ) -> None:
     """Run the 100 Hz loop with every layer active and print its health figures."""
     from anima.bench.motion.loop import run_loop_bench
+    from anima.motion import compiled
 
     r = run_loop_bench(seconds)
     s = r.stats
     if as_json:
         out = s.as_dict() | {
+            "tick": compiled.status(),
             "moves_played": r.moves_played,
             "offset_updates": r.offset_updates,
             "frames_sent": r.frames_sent,
@@ -44,6 +46,7 @@ def bench_loop(
         ("period error p99", f"{s.period_error_p99_ms:.3f} ms"),
         ("period error max", f"{s.period_error_max_ms:.3f} ms"),
         ("missed deadlines", str(s.missed)),
+        ("the tick runs", compiled.status()),
         ("fused tick p50", f"{s.tick_compute_p50_us:.1f} µs"),
         ("fused tick p99", f"{s.tick_compute_p99_us:.1f} µs"),
         ("ticks", str(s.ticks)),

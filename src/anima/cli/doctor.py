@@ -71,3 +71,26 @@ def doctor_command(
             typer.echo("all that this robot needs is here")
     if failed:
         raise typer.Exit(code=2)
+
+
+def compile_command(
+    force: Annotated[bool, typer.Option("--force", help="Build again even when built.")] = False,
+    status: Annotated[
+        bool, typer.Option("--status", help="Say how the tick runs; build nothing.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print only errors.")] = False,
+) -> None:
+    """Compile the motion tick with mypyc for the sources as they are (make run and make test
+    do it; ~30 s, skipped when built): about half the tick's cost in the loop (docs/motion.md).
+    Exit 1 saying what is missing (a C compiler, Python's headers, mypy); plain Python runs
+    then."""
+    from anima.motion import compiled
+
+    if status:
+        typer.echo(f"motion tick: {compiled.status()}")
+        return
+    try:
+        compiled.build(force=force, quiet=quiet)
+    except (compiled.BuildError, OSError) as exc:
+        typer.echo(f"anima compile: {exc}; the motion tick runs as plain Python", err=True)
+        raise typer.Exit(1) from None

@@ -118,7 +118,8 @@ class MotionEngine:
             fault=self._fault,
             ownership_changed=self._idle.ownership_changed,
         )
-        self._inbox = MoveInbox(self._primary, self._start_frame, self._emit)
+        self._start = self._start_frame  # bound once: the tick passes it every time
+        self._inbox = MoveInbox(self._primary, self._start, self._emit)
         # the tick reads the inbox's deque and idle flag as its own: no lookup through it a tick
         self._commands = self._inbox.pending
         self._idle_event = self._inbox.idle
@@ -195,7 +196,7 @@ class MotionEngine:
     def set_offset(
         self,
         name: str,
-        head: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        head: Sequence[float] = (0.0, 0.0, 0.0),  # not a tuple type: checked, with its error
         deltas: Mapping[str | int, float] | None = None,
         *,
         bandwidth_hz: float | None = None,
@@ -323,8 +324,8 @@ class MotionEngine:
         if self._commands:
             self._inbox.drain(t)
         track = self._primary
-        track.step(t, self._start_frame)
-        if not track.busy and not self._idle_event.is_set():
+        track.step(t, self._start)
+        if track.active is None and not track.queue and not self._idle_event.is_set():
             self._inbox.settle()  # only on the tick the last move ends
         base, pre = self._base, self._pre
         np.copyto(pre, base)
@@ -334,8 +335,7 @@ class MotionEngine:
         self._offsets.add_to(composed)
         self._overrides.apply(t, composed)
         out = self._out
-        np.copyto(out, composed)
-        if not self._safety.apply(out, self._last):
+        if not self._safety.apply(composed, self._last, out):
             self._fault("safety", "non-finite values replaced by the last commanded ones")
         return self._taps.send(t, out)
 

@@ -49,14 +49,10 @@ class IdleLayer(Protocol):
 class _EndlessLayer:
     """Layers that run until stopped."""
 
-    _finished = False
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
+    finished = False  # an attribute, not a property: the mixer reads it every tick
 
     def stop(self) -> None:
-        self._finished = True
+        self.finished = True
 
 
 def _role_channel(body: Body, role: Role) -> tuple[IndexArray, int]:

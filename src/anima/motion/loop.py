@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from anima.clock import Clock, MonotonicClock
 from anima.errors import EngineStateError
+from anima.motion.compiled import status as tick_status
 from anima.motion.priority import enter_realtime
 from anima.motion.timer import LoopStats, LoopTimer
 
@@ -57,6 +58,7 @@ class MotionLoop:
         self._stopping.clear()
         self._thread = threading.Thread(target=self._loop, name="anima-motion", daemon=True)
         self._thread.start()
+        log.info("motion tick: %s", tick_status())
 
     def stop(self, timeout: float = 1.0) -> None:
         """Stop the loop thread and wait for it (at most ``timeout`` seconds)."""

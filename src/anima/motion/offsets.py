@@ -62,18 +62,6 @@ class _Source:
         self.chan: list[tuple[int, int]] = []  # (channel, index in x) of the rest
         self.q: so3.Quat = so3.IDENTITY  # the rotation of x's head angles
 
-    def rotation(self) -> so3.Quat:
-        """The head rotation this source adds now (its angles as smoothed)."""
-        if not self.rot:
-            return so3.IDENTITY
-        angles = [0.0, 0.0, 0.0]
-        x = self.x
-        for j, axis in enumerate(self.rot):
-            angles[axis] = x[j]
-        if angles[0] == 0.0 and angles[1] == 0.0 and angles[2] == 0.0:
-            return so3.IDENTITY
-        return so3.from_euler(angles[0], angles[1], angles[2])
-
     def retarget(self, aim: _Aim, vmax: Sequence[float]) -> None:
         """Aim at ``aim`` (columns not in it aim at 0), keeping the state of the columns
         already moving; columns resting at 0 with a target of 0 are let go."""
@@ -91,29 +79,41 @@ class _Source:
         self.v = [old.get(c, (0.0, 0.0))[1] for c in cols]
         self.vmax = [vmax[c] for c in cols]
         self.rot = [c for c in cols if c < _ROT]  # cols ascend: the angles come first
+        if not self.rot:
+            self.q = so3.IDENTITY
         self.chan = [(c - _ROT, j) for j, c in enumerate(cols) if c >= _ROT]
 
     def integrate(self, dt: float, check: bool) -> None:
         """One tick of the critically damped filter: a = ω²(target − x) − 2ω·v, semi-implicit
         Euler, the velocity slew-limited. Every ``check`` tick, a source within 1e-6 of its
-        target and at rest snaps there and settles (no work until it is set again)."""
+        target and at rest snaps there and settles (no work until it is set again). ``q``
+        becomes the rotation of the head angles reached."""
         x, v, target = self.x, self.v, self.target
         if check and all(
             abs(g - p) < 1e-6 and abs(w) < 1e-6 for g, p, w in zip(target, x, v, strict=True)
         ):
-            self.x = list(target)
+            self.x = x = list(target)
             self.v = [0.0] * len(v)
             self.settled = True
-            return
-        k1, k2 = self.k1, self.k2
-        for j, m in enumerate(self.vmax):
-            w = v[j] * k2 + (target[j] - x[j]) * k1
-            if w > m:
-                w = m
-            elif w < -m:
-                w = -m
-            v[j] = w
-            x[j] += w * dt
+        else:
+            k1, k2 = self.k1, self.k2
+            for j, m in enumerate(self.vmax):
+                w = v[j] * k2 + (target[j] - x[j]) * k1
+                if w > m:
+                    w = m
+                elif w < -m:
+                    w = -m
+                v[j] = w
+                x[j] += w * dt
+        if not self.rot:
+            return  # q is the identity (retarget says so when the angles go)
+        angles = [0.0, 0.0, 0.0]
+        for j, axis in enumerate(self.rot):
+            angles[axis] = x[j]
+        if angles[0] == 0.0 and angles[1] == 0.0 and angles[2] == 0.0:
+            self.q = so3.IDENTITY
+        else:
+            self.q = so3.from_euler(angles[0], angles[1], angles[2])
 
 
 class OffsetBank:
@@ -275,7 +275,6 @@ class OffsetBank:
         for source in self._sources.values():
             if not source.settled:
                 source.integrate(dt, check)
-                source.q = source.rotation()
                 settled = settled and source.settled
             x = source.x
             for i, j in source.chan:

@@ -45,21 +45,26 @@ class SafetyStage:
         self._lo = np.zeros(len(body))
         self._hi = np.zeros(len(body))
 
-    def apply(self, frame: FloatArray, last: FloatArray) -> bool:
-        """Make ``frame`` safe to send after ``last``, in place.
+    def apply(self, frame: FloatArray, last: FloatArray, out: FloatArray) -> bool:
+        """Write into ``out`` what is safe to send after ``last`` of ``frame`` (``out`` may be
+        ``frame`` itself; ``frame`` is left as it was otherwise).
 
         Returns False when ``frame`` had non-finite values (they were replaced).
         """
         finite = all_finite(frame)
-        if not finite:
-            bad = ~np.isfinite(frame)
-            frame[bad] = last[bad]
         rule = self.rule
         # (the thresholds lie inside the channels' ranges, so checking before the clamp is the same)
-        if rule is not None and rule.violated(frame):
-            # Nadine's rule: the mouth cannot be pulled wide and narrow at once: close it
-            for i in (rule.open, rule.wide, rule.narrow):
-                frame[i] = self._rest[i]
+        if not finite or (rule is not None and rule.violated(frame)):
+            if out is not frame:
+                np.copyto(out, frame)
+            frame = out
+            if not finite:
+                bad = ~np.isfinite(frame)
+                frame[bad] = last[bad]
+            if rule is not None and rule.violated(frame):
+                # Nadine's rule: the mouth cannot be pulled wide and narrow at once: close it
+                for i in (rule.open, rule.wide, rule.narrow):
+                    frame[i] = self._rest[i]
         # one clamp to [max(min, last − step), min(max, last + step)]: last is in range, so the
         # result is both in range and within one step of last
         lo, hi = self._lo, self._hi
@@ -67,16 +72,16 @@ class SafetyStage:
         np.maximum(lo, self.lower, out=lo)
         np.add(last, self.step, out=hi)
         np.minimum(hi, self.upper, out=hi)
-        np.maximum(frame, lo, out=frame)
-        np.minimum(frame, hi, out=frame)
-        if rule is not None and rule.violated(frame):
+        np.maximum(frame, lo, out=out)
+        np.minimum(out, hi, out=out)
+        if rule is not None and rule.violated(out):
             # The step limit kept both widths up on the way from one to the other. ``last`` was
             # safe, so one of them was inactive there: hold that one at its threshold, which is
             # closer to ``last`` than the limited value and therefore still within the step.
             if last[rule.wide] <= rule.wide_active:
-                frame[rule.wide] = rule.wide_active
+                out[rule.wide] = rule.wide_active
             else:
-                frame[rule.narrow] = rule.narrow_active
+                out[rule.narrow] = rule.narrow_active
         return finite
 
     def hold(self, frame: FloatArray, last: FloatArray) -> None:
@@ -85,4 +90,4 @@ class SafetyStage:
         released = self._released
         if released.size:
             frame[released] = self._rest[released]
-            self.apply(frame, last)  # one step per tick, the lip rule kept
+            self.apply(frame, last, frame)  # one step per tick, the lip rule kept

@@ -88,7 +88,8 @@ def anima_round(anima: Path, k: int, seconds: float) -> Reading:
         [str(anima), "bench", "loop", "--seconds", str(seconds), "--json"], seconds + SLACK_S
     )
     note = (f"missed {data['missed']}, period error p99 {data['period_error_p99_ms']:.2f} ms, "
-            f"{data['offset_updates']} offsets, {data['moves_played']} moves")  # fmt: skip
+            f"{data['offset_updates']} offsets, {data['moves_played']} moves; "
+            f"tick {data.get('tick', '?').split(' (')[0]}")  # fmt: skip
     return Reading(who="anima", round=k, p50_us=data["tick_compute_p50_us"],
                    p99_us=data["tick_compute_p99_us"], rate_hz=data["rate_hz"],
                    ticks=data["ticks"], note=note)  # fmt: skip

@@ -71,6 +71,22 @@ def test_the_body(tmp_path: Path) -> None:
     assert "bad.ini" in check.detail
 
 
+def test_the_motion_tick_says_whether_it_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    from anima.motion import compiled
+
+    # make test builds it: here the engine imported is the build's
+    (check,) = doctor.check_motion_tick(AnimaConfig())
+    assert check.status is Status.OK
+    assert check.detail.startswith("compiled (mypyc) (") and "anima-native" in check.detail
+    monkeypatch.setattr(compiled, "compiled", lambda: False)
+    monkeypatch.setitem(compiled._state, "tick", "plain Python")
+    monkeypatch.setitem(compiled._state, "why", "not built for these sources: anima compile")
+    (check,) = doctor.check_motion_tick(AnimaConfig())
+    assert check.status is Status.WARN
+    assert check.fix == "anima compile"
+    assert "warn  motion tick: plain Python (not built" in check.line()
+
+
 def test_audio_out_names_the_missing_device(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 30: no sound card failed the doctor (exit 2) where serve runs and only warns
     (anima.health): with audio_out auto it is a warning here too, with its fix; the sound card

@@ -77,7 +77,8 @@ def test_the_motion_tick_says_whether_it_runs_compiled(monkeypatch: pytest.Monke
     # make test builds it: here the engine imported is the build's
     (check,) = doctor.check_motion_tick(AnimaConfig())
     assert check.status is Status.OK
-    assert check.detail.startswith("compiled (mypyc) (") and "anima-native" in check.detail
+    assert check.detail.startswith("compiled (mypyc) (")
+    assert "anima-native" in check.detail
     monkeypatch.setattr(compiled, "compiled", lambda: False)
     monkeypatch.setitem(compiled._state, "tick", "plain Python")
     monkeypatch.setitem(compiled._state, "why", "not built for these sources: anima compile")

@@ -31,13 +31,23 @@ def sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(compiled, "_HERE", copy / "motion")
     monkeypatch.setattr(compiled, "native_root", lambda: tmp_path / "native")
     monkeypatch.delenv("ANIMA_PURE_PYTHON", raising=False)
+    monkeypatch.setattr(compiled, "_state", dict(compiled._state))  # this process's, kept
     return copy
 
 
-def fake_build(fingerprint: str, root: Path) -> Path:
+def fake_build(fingerprint: str, root: Path, library: str = "") -> Path:
+    """A build as ``anima compile`` lays one out, its shared library a Python module."""
     build = root / fingerprint
     (build / "anima" / "motion").mkdir(parents=True)
-    (build / "built.json").write_text(json.dumps({"fingerprint": fingerprint}))
+    name = f"fake{abs(hash(str(root)))}__mypyc"  # each test's own: imported modules are kept
+    lib = build / f"{name}.py"
+    lib.write_text(library or "LOADED = True\n", encoding="utf-8")
+    manifest = {
+        "fingerprint": fingerprint,
+        "library": name,
+        "files": {lib.name: lib.stat().st_size},
+    }
+    (build / "built.json").write_text(json.dumps(manifest))
     return build
 
 
@@ -79,6 +89,34 @@ def test_a_build_is_used_only_for_the_sources_it_was_made_from(
     assert compiled.activate(path) is None
     assert path == []
     assert compiled.status().startswith("plain Python (not built for these sources")
+
+
+def test_a_damaged_build_is_not_used_and_says_so(
+    sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    build = fake_build(compiled.fingerprint(), tmp_path / "native")
+    (lib,) = build.glob("*__mypyc.py")
+    lib.write_text("LOADED = True  # cut short\n", encoding="utf-8")
+    path: list[str] = []
+    assert compiled.activate(path) is None
+    assert path == []
+    assert compiled.status().startswith("plain Python (the build is damaged (")
+    assert "not the size it was built" in compiled.status()
+    assert compiled.status().endswith("anima compile --force)")
+
+
+def test_a_build_whose_library_does_not_load_is_not_used(
+    sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    fake_build(compiled.fingerprint(), tmp_path / "native", library="raise ImportError('x')\n")
+    before = list(sys.path)
+    path: list[str] = []
+    assert compiled.activate(path) is None
+    assert path == []
+    assert sys.path == before
+    assert compiled.status().startswith("plain Python (the build does not load (ImportError")
 
 
 def test_anima_pure_python_runs_plain_python_whatever_is_built(

@@ -23,6 +23,7 @@ Nothing here is imported by the compiled modules: this module stays plain Python
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -82,7 +83,8 @@ def native_root() -> Path:
 
 def activate(package_path: list[str]) -> str | None:
     """Put the build for these sources first on ``package_path`` (the package's ``__path__``);
-    return its directory, or None when plain Python runs (:func:`status` says why)."""
+    return its directory, or None when plain Python runs (:func:`status` says why). A build
+    whose files are not as it made them, or whose library does not load, is not used."""
     if os.environ.get(_DISABLE, "") not in ("", "0"):
         _state.update(tick="plain Python", why=f"{_DISABLE} is set")
         return None
@@ -93,11 +95,24 @@ def activate(package_path: list[str]) -> str | None:
             why = "not built for these sources: anima compile"
             _state.update(tick="plain Python", why=why)
             return None
-    except OSError as exc:
-        _state.update(tick="plain Python", why=f"cannot read the sources: {exc}")
+        made = json.loads(manifest.read_text(encoding="utf-8"))
+        for name, size in made["files"].items():
+            if (build / name).stat().st_size != size:
+                raise ValueError(f"{name} is not the size it was built")
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
+        why = f"the build is damaged ({exc}): anima compile --force"
+        _state.update(tick="plain Python", why=why)
         return None
     package_path.insert(0, str(build / "anima" / "motion"))
     sys.path.append(str(build))  # mypyc's shared library is a top-level module
+    try:
+        importlib.import_module(made["library"])
+    except Exception as exc:  # a library that does not load: plain Python, said why
+        package_path.remove(str(build / "anima" / "motion"))
+        sys.path.remove(str(build))
+        why = f"the build does not load ({exc!r}): anima compile --force"
+        _state.update(tick="plain Python", why=why)
+        return None
     _state.update(tick="compiled (mypyc)", why=str(build))
     return str(build)
 
@@ -165,13 +180,17 @@ def build(*, force: bool = False, quiet: bool = False) -> Path:
         staged = work / "out"
         (staged / "anima" / "motion").mkdir(parents=True)
         suffix = str(sysconfig.get_config_var("EXT_SUFFIX"))
-        for lib in (work / "src").glob(f"*__mypyc{suffix}"):
-            shutil.copy2(lib, staged)
-        for m in MODULES:
-            built = work / "src" / "anima" / "motion" / f"{m}{suffix}"
-            shutil.copy2(built, staged / "anima" / "motion")
+        (lib,) = (work / "src").glob(f"*__mypyc{suffix}")  # one group: one shared library
+        made = [lib] + [work / "src" / "anima" / "motion" / f"{m}{suffix}" for m in MODULES]
+        files = {}
+        for path in made:
+            name = str(path.relative_to(work / "src"))
+            shutil.copy2(path, staged / name)
+            files[name] = path.stat().st_size
         manifest = {
             "fingerprint": target.name,
+            "library": lib.name.removesuffix(suffix),
+            "files": files,
             "modules": list(MODULES),
             "mypy": _version("mypy"),
             "python": sys.version.split()[0],

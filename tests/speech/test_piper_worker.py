@@ -165,6 +165,8 @@ def test_idle_worker_exits_and_the_next_request_starts_another() -> None:
         pid = voice.pid
         assert pid is not None
         assert _gone(pid), "the idle worker is still running"
+        # reaped at once, not left <defunct> in ps until the next request
+        assert eventually(lambda: not Path(f"/proc/{pid}").exists(), 5.0), "left a zombie"
         assert voice.pid is None
         assert list(engine.synthesize("Back again.", "en-US", Cancel()))
         assert voice.starts == 2

@@ -220,6 +220,8 @@ class VoiceWorker:
         self.config = VoiceConfig(sample_rate=int(frame[0]["sample_rate"]))
         self._proc = proc
         self.starts += 1
+        # reaped as soon as it exits (idle, or killed): not left a zombie until the next request
+        threading.Thread(target=proc.wait, name=f"piper-reaper-{proc.pid}", daemon=True).start()
         logger.info("piper: voice worker %d ready (%d Hz)", proc.pid, self.config.sample_rate)
         return proc
 

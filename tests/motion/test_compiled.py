@@ -104,6 +104,11 @@ def test_a_damaged_build_is_not_used_and_says_so(
     assert compiled.status().startswith("plain Python (the build is damaged (")
     assert "not the size it was built" in compiled.status()
     assert compiled.status().endswith("anima compile --force)")
+    for manifest in ("[]", "{}", "not json", '{"files": {"gone.so": 1}}'):
+        (build / "built.json").write_text(manifest, encoding="utf-8")
+        assert compiled.activate(path) is None, manifest
+        assert path == []
+        assert compiled.status().startswith("plain Python (the build is damaged ("), manifest
 
 
 def test_a_build_whose_library_does_not_load_is_not_used(

@@ -90,16 +90,19 @@ def activate(package_path: list[str]) -> str | None:
         return None
     try:
         build = native_root() / fingerprint()
-        manifest = build / _MANIFEST
-        if not manifest.is_file():
-            why = "not built for these sources: anima compile"
-            _state.update(tick="plain Python", why=why)
-            return None
+    except OSError as exc:
+        _state.update(tick="plain Python", why=f"cannot read the sources: {exc}")
+        return None
+    manifest = build / _MANIFEST
+    if not manifest.is_file():
+        _state.update(tick="plain Python", why="not built for these sources: anima compile")
+        return None
+    try:
         made = json.loads(manifest.read_text(encoding="utf-8"))
         for name, size in made["files"].items():
             if (build / name).stat().st_size != size:
                 raise ValueError(f"{name} is not the size it was built")
-    except (OSError, ValueError, KeyError, AttributeError) as exc:
+    except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
         why = f"the build is damaged ({exc}): anima compile --force"
         _state.update(tick="plain Python", why=why)
         return None

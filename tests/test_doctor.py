@@ -86,7 +86,7 @@ def test_the_motion_tick_says_whether_it_runs_compiled(monkeypatch: pytest.Monke
     assert check.status is Status.WARN
     assert check.fix == "anima compile"
     assert "warn  motion tick: plain Python (not built" in check.line()
-    monkeypatch.setitem(compiled._state, "why", "ANIMA_PURE_PYTHON is set")
+    monkeypatch.setenv("ANIMA_PURE_PYTHON", "1")
     (check,) = doctor.check_motion_tick(AnimaConfig())
     assert check.fix == "unset ANIMA_PURE_PYTHON"  # built, and turned off on purpose
 

@@ -85,7 +85,7 @@ def activate(package_path: list[str]) -> str | None:
     """Put the build for these sources first on ``package_path`` (the package's ``__path__``);
     return its directory, or None when plain Python runs (:func:`status` says why). A build
     whose files are not as it made them, or whose library does not load, is not used."""
-    if os.environ.get(_DISABLE, "") not in ("", "0"):
+    if disabled():
         _state.update(tick="plain Python", why=f"{_DISABLE} is set")
         return None
     try:
@@ -118,6 +118,11 @@ def activate(package_path: list[str]) -> str | None:
         return None
     _state.update(tick="compiled (mypyc)", why=str(build))
     return str(build)
+
+
+def disabled() -> bool:
+    """Plain Python asked for (``ANIMA_PURE_PYTHON`` set, and not to 0), whatever is built."""
+    return os.environ.get(_DISABLE, "") not in ("", "0")
 
 
 def status() -> str:

@@ -50,7 +50,7 @@ class ActiveMove:
         gap = start[move.channels] - np.asarray(move.evaluate(0.0), dtype=np.float64)
         blending = gap.size > 0 and float(np.abs(gap).max()) > 1e-9
         self._gap: FloatArray | None = gap if blending else None
-        self.end = max(move.duration, blend_s if blending else 0.0)
+        self.end = max(self.duration, blend_s if blending else 0.0)
 
     def values(self, lt: float) -> FloatArray:
         """The move's values at local time ``lt``, with what is left of the blend-in."""
